@@ -1,0 +1,73 @@
+// The admission protocol: AdmissionReview bytes in, response bytes out
+// (WAS-API.md §d, DESIGN.md "Contract details"). No I/O: the server hands in
+// the request body and writes out what comes back.
+//
+// The one exception to "one call answers" is the deployments/scale
+// subresource, which needs the stored Deployment (the Scale object does not
+// carry the scheduling config): Review() then returns a Result whose `pending`
+// is set; the caller fetches the Deployment (off the I/O threads) and calls
+// FinishScale(). Each step stays a pure function.
+//
+// Thread-safe: no shared mutable state.
+#ifndef WASD_ADMISSION_REVIEW_H_
+#define WASD_ADMISSION_REVIEW_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace wasd::admission {
+
+enum class Webhook {
+  kValidateDeployment,  // /validate-apps-v1-deployment (also deployments/scale)
+  kMutateDeployment,    // /mutate-apps-v1-deployment
+  kMutatePod,           // /mutate-v1-pod
+};
+
+// Maps a request path (query string ignored) to its webhook; false when unknown.
+bool WebhookForPath(std::string_view target, Webhook* out);
+std::string_view WebhookName(Webhook w);  // "validate-deployment", … (metric label)
+
+struct Options {
+  bool pod_scheduling_gate = true;  // --pod-scheduling-gate
+  // Nesting limit for untrusted JSON: Kubernetes objects nest ~20 deep; 200
+  // leaves room for any real object and stops stack/time abuse long before.
+  std::size_t max_json_depth = 200;
+};
+
+// What the server logs and counts for one request.
+struct Summary {
+  std::string uid, kind, namespace_, name, operation, sub_resource;
+  bool allowed = false;
+  int code = 200;         // status.code of the response (200 allowed, 422 denied), or the HTTP status
+  bool patched = false;
+  std::string error;      // one line, for 4xx answers
+};
+
+struct PendingScale;  // opaque: the decoded scale request awaiting its Deployment
+
+struct Result {
+  int http_status = 200;  // 200 with a review; 400 for a body that is not a review
+  std::string content_type = "application/json";
+  std::string body;
+  Summary summary;
+  // Set only for a deployments/scale request: fetch the Deployment
+  // `scale_namespace`/`scale_name`, then call FinishScale.
+  std::shared_ptr<const PendingScale> pending;
+  std::string scale_namespace, scale_name;
+};
+
+// Answers one AdmissionReview body for webhook `w`. Never throws.
+Result Review(Webhook w, std::string_view body, const Options& options);
+
+// Completes a scale request. `deployment` is the stored Deployment, or null
+// when it was not found (→ allowed). Never throws.
+Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment);
+
+}  // namespace wasd::admission
+
+#endif  // WASD_ADMISSION_REVIEW_H_

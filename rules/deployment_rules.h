@@ -1,0 +1,43 @@
+// The Deployment admission rules of wasd: the structural rules of the
+// scheduling configuration (via workloadbuilder) plus the hand-written
+// cross-field rules H1–H5 and the update rules U1–U9 with ratcheting
+// (WAS-API.md §b.2, §b.3; DESIGN.md "Ratcheting").
+//
+// Objects are apps/v1 Deployments as the API server sends them to admission
+// (defaults applied: replicas, strategy). Pure; thread-safe.
+#ifndef WASD_RULES_DEPLOYMENT_RULES_H_
+#define WASD_RULES_DEPLOYMENT_RULES_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloadbuilder/field_error.h"
+
+namespace wasd::rules {
+
+using workloadbuilder::FieldErrorList;
+
+// CREATE: every rule on `deployment`. A Deployment without a carrier → no errors.
+FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment);
+
+// UPDATE: U1–U9 between `old_deployment` and `deployment`; when the scheduling
+// config (parsed), spec.replicas, spec.strategy.type and
+// spec.template.spec.schedulingGroup are all unchanged, returns no errors
+// (ratcheting); otherwise every create rule also runs on the new object.
+FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
+                                        const nlohmann::json& old_deployment);
+
+// deployments/scale UPDATE (H4): `scale` is the autoscaling/v1 Scale being
+// written, `deployment` the stored Deployment. Errors only when the Deployment
+// has an explicit gang minCount and 0 < scale.spec.replicas < minCount.
+FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::json& deployment);
+
+// Short (≤ 120 characters) admission warnings for an allowed Deployment, e.g.
+// that gang minCount is derived from spec.replicas.
+std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment);
+
+}  // namespace wasd::rules
+
+#endif  // WASD_RULES_DEPLOYMENT_RULES_H_

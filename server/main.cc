@@ -1,0 +1,63 @@
+// wasd: one binary, several subcommands (DESIGN.md "Command line").
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "server/commands.h"
+
+#ifndef WASD_VERSION
+#define WASD_VERSION "dev"
+#endif
+
+namespace wasd::server {
+
+int RunVersion(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf("Usage: wasd version\n\nPrints the version and build information.\n");
+      return 0;
+    }
+  }
+  std::printf("wasd %s (built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION, __DATE__, __TIME__,
+              static_cast<long>(__cplusplus), __VERSION__);
+  return 0;
+}
+
+}  // namespace wasd::server
+
+namespace {
+
+void Usage(std::FILE* out) {
+  std::fprintf(out,
+               "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
+               "Usage: wasd <command> [flags]\n\n"
+               "Commands:\n"
+               "  webhook     HTTPS admission server (AdmissionReview v1)\n"
+               "  reconciler  companion controller: Workloads and PodGroups\n"
+               "  certs       generate certificates, inject the CA bundle\n"
+               "  check       run the admission rules on manifests offline\n"
+               "  version     print version information\n\n"
+               "Run 'wasd <command> --help' for the flags of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    Usage(stderr);
+    return 2;
+  }
+  const std::string_view cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    Usage(stdout);
+    return 0;
+  }
+  if (cmd == "webhook") return wasd::server::RunWebhook(argc - 1, argv + 1);
+  if (cmd == "check") return wasd::server::RunCheck(argc - 1, argv + 1);
+  if (cmd == "certs") return wasd::server::RunCerts(argc - 1, argv + 1);
+  if (cmd == "reconciler") return wasd::server::RunReconciler(argc - 1, argv + 1);
+  if (cmd == "version" || cmd == "--version") return wasd::server::RunVersion(argc - 1, argv + 1);
+  std::fprintf(stderr, "wasd: unknown command %s\n\n", argv[1]);
+  Usage(stderr);
+  return 2;
+}
