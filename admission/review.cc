@@ -1,0 +1,213 @@
+#include "admission/review.h"
+
+#include <exception>
+
+#include "admission/handlers.h"
+#include "admission/json_access.h"
+#include "rules/deployment_rules.h"
+
+namespace wasd::admission {
+
+namespace {
+
+using nlohmann::json;
+using workloadbuilder::ErrorTypeReason;
+using workloadbuilder::FieldErrorList;
+
+constexpr std::string_view kV1 = "admission.k8s.io/v1";
+constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
+
+// The parts of a decoded review that every answer needs.
+struct Envelope {
+  std::string api_version;  // answered in the version received
+  std::string uid;
+};
+
+Result BadRequest(std::string reason, Summary summary = {}) {
+  Result r;
+  r.http_status = 400;
+  r.content_type = "text/plain; charset=utf-8";
+  summary.code = 400;
+  summary.allowed = false;
+  summary.error = reason;
+  r.body = std::move(reason);
+  r.body += '\n';
+  r.summary = std::move(summary);
+  return r;
+}
+
+void FillSummary(const json& request, Summary& s) {
+  s.uid = StringOr(Member(&request, "uid"));
+  s.kind = StringOr(Path(&request, {"kind", "kind"}));
+  s.namespace_ = StringOr(Member(&request, "namespace"));
+  s.name = StringOr(Member(&request, "name"));
+  if (s.name.empty()) {
+    // Pods arrive with generateName and no name yet.
+    s.name = StringOr(Path(&request, {"object", "metadata", "generateName"}));
+  }
+  s.operation = StringOr(Member(&request, "operation"));
+  s.sub_resource = StringOr(Member(&request, "subResource"));
+}
+
+// metav1.Status of a denial: 422 Invalid with one cause per field error.
+json DenialStatus(const FieldErrorList& errors, const json& request) {
+  json causes = json::array();
+  for (const auto& e : errors) {
+    causes.push_back({{"reason", ErrorTypeReason(e.type)},
+                      {"message", e.Body()},
+                      {"field", e.path.String()}});
+  }
+  json details = {{"causes", std::move(causes)}};
+  const std::string_view name = StringOr(Member(&request, "name"));
+  if (!name.empty()) details["name"] = name;
+  const std::string_view group = StringOr(Path(&request, {"resource", "group"}));
+  const std::string_view resource = StringOr(Path(&request, {"resource", "resource"}));
+  if (!resource.empty()) {
+    details["group"] = group;
+    details["kind"] = resource;
+  }
+  return {{"metadata", json::object()},
+          {"status", "Failure"},
+          {"message", workloadbuilder::AggregateMessage(errors)},
+          {"reason", "Invalid"},
+          {"details", std::move(details)},
+          {"code", 422}};
+}
+
+Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summary) {
+  if (!v.bad_request.empty()) return BadRequest(std::move(v.bad_request), std::move(summary));
+  json response = {{"uid", env.uid}, {"allowed", v.allowed}};
+  if (!v.allowed) {
+    response["status"] = DenialStatus(v.errors, request);
+    summary.code = 422;
+  } else {
+    summary.code = 200;
+    if (!v.patch.empty()) {
+      response["patchType"] = "JSONPatch";
+      response["patch"] = Base64Encode(v.patch.Json());
+      summary.patched = true;
+    }
+  }
+  if (!v.warnings.empty()) response["warnings"] = v.warnings;
+  summary.allowed = v.allowed;
+  Result r;
+  r.body = json{{"apiVersion", env.api_version},
+                {"kind", "AdmissionReview"},
+                {"response", std::move(response)}}
+               .dump(-1, ' ', false, json::error_handler_t::replace);
+  r.summary = std::move(summary);
+  return r;
+}
+
+}  // namespace
+
+struct PendingScale {
+  Envelope env;
+  json request;  // the decoded request (object = the new Scale)
+  Summary summary;
+};
+
+bool WebhookForPath(std::string_view target, Webhook* out) {
+  const std::size_t q = target.find('?');
+  if (q != std::string_view::npos) target = target.substr(0, q);
+  if (target == "/validate-apps-v1-deployment") {
+    *out = Webhook::kValidateDeployment;
+  } else if (target == "/mutate-apps-v1-deployment") {
+    *out = Webhook::kMutateDeployment;
+  } else if (target == "/mutate-v1-pod") {
+    *out = Webhook::kMutatePod;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string_view WebhookName(Webhook w) {
+  switch (w) {
+    case Webhook::kValidateDeployment: return "validate-deployment";
+    case Webhook::kMutateDeployment: return "mutate-deployment";
+    case Webhook::kMutatePod: return "mutate-pod";
+  }
+  return "unknown";
+}
+
+Result Review(Webhook w, std::string_view body, const Options& options) {
+  try {
+    if (body.empty()) return BadRequest("empty body: expected an AdmissionReview");
+    if (NestingDepth(body, options.max_json_depth) > options.max_json_depth) {
+      return BadRequest("JSON nested deeper than " + std::to_string(options.max_json_depth) +
+                        " levels");
+    }
+    json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return BadRequest("body is not valid JSON");
+    if (!doc.is_object()) return BadRequest("body is not an AdmissionReview: not a JSON object");
+    Envelope env;
+    env.api_version = StringOr(Member(&doc, "apiVersion"));
+    if (StringOr(Member(&doc, "kind")) != "AdmissionReview" ||
+        (env.api_version != kV1 && env.api_version != kV1beta1)) {
+      return BadRequest(
+          "body is not an AdmissionReview: want apiVersion admission.k8s.io/v1 (or v1beta1) and "
+          "kind AdmissionReview");
+    }
+    json* request = nullptr;
+    if (auto it = doc.find("request"); it != doc.end() && it->is_object()) request = &*it;
+    if (request == nullptr) return BadRequest("AdmissionReview has no request");
+    env.uid = StringOr(Member(request, "uid"));
+    if (env.uid.empty()) return BadRequest("AdmissionReview request has no uid");
+
+    Summary summary;
+    FillSummary(*request, summary);
+    Verdict v;
+    switch (w) {
+      case Webhook::kValidateDeployment:
+        if (summary.sub_resource == "scale") {
+          if (summary.operation != "UPDATE") break;  // allowed
+          Result r;
+          r.summary = summary;
+          r.scale_namespace = summary.namespace_;
+          r.scale_name = summary.name;
+          if (r.scale_name.empty()) return BadRequest("scale request has no name", summary);
+          r.pending = std::make_shared<const PendingScale>(
+              PendingScale{std::move(env), std::move(*request), std::move(summary)});
+          return r;
+        }
+        v = ValidateDeployment(*request);
+        break;
+      case Webhook::kMutateDeployment:
+        v = MutateDeployment(*request);
+        break;
+      case Webhook::kMutatePod:
+        v = MutatePod(*request, options);
+        break;
+    }
+    return Encode(env, *request, v, std::move(summary));
+  } catch (const std::exception& e) {
+    // Defensive: handlers do not throw on any input; if one ever does, the
+    // client gets a 400, never an allowing review.
+    return BadRequest(std::string("cannot process AdmissionReview: ") + e.what());
+  }
+}
+
+Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment) {
+  try {
+    Verdict v;
+    const json& request = pending.request;
+    const json* scale = Member(&request, "object");
+    if (scale == nullptr || !scale->is_object()) {
+      v.bad_request = "request.object must be a Scale for a scale UPDATE";
+    } else if (deployment != nullptr) {
+      // Ratcheting: a Scale write that keeps the replica count is never denied.
+      const json* new_replicas = Path(scale, {"spec", "replicas"});
+      const json* old_replicas = Path(&request, {"oldObject", "spec", "replicas"});
+      const bool unchanged = new_replicas != nullptr && old_replicas != nullptr &&
+                             *new_replicas == *old_replicas;
+      if (!unchanged) v.errors = rules::ValidateScaleUpdate(*scale, *deployment);
+      v.allowed = v.errors.empty();
+    }
+    return Encode(pending.env, request, v, pending.summary);
+  } catch (const std::exception& e) {
+    return BadRequest(std::string("cannot process scale request: ") + e.what(), pending.summary);
+  }
+}
+
+}  // namespace wasd::admission

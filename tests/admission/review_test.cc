@@ -1,0 +1,346 @@
+// Tests of the admission protocol layer: envelope decoding/encoding, HTTP 400
+// answers, the mutating handlers (patches applied to the original object),
+// and the scale round trip.
+#include "admission/review.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "patch_apply.h"
+
+using nlohmann::json;
+using wasd::admission::FinishScale;
+using wasd::admission::Options;
+using wasd::admission::Result;
+using wasd::admission::Review;
+using wasd::admission::Webhook;
+
+namespace {
+
+json Request(const std::string& op, json object, json old_object = nullptr,
+             const std::string& kind = "Deployment") {
+  json req = {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+              {"kind", {{"group", kind == "Pod" ? "" : "apps"}, {"version", "v1"}, {"kind", kind}}},
+              {"resource",
+               {{"group", kind == "Pod" ? "" : "apps"},
+                {"version", "v1"},
+                {"resource", kind == "Pod" ? "pods" : "deployments"}}},
+              {"name", kind == "Pod" ? "" : "web"},
+              {"namespace", "ml"},
+              {"operation", op},
+              {"userInfo", {{"username", "kubernetes-admin"}, {"groups", {"system:masters"}}}},
+              {"object", std::move(object)},
+              {"oldObject", std::move(old_object)},
+              {"dryRun", false}};
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", req}};
+}
+
+json Deployment(json annotations = json::object(), json labels = nullptr) {
+  json d = {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata", {{"name", "web"}, {"namespace", "ml"}, {"uid", "6f1e2d3c-1111-4222-8333-944455556666"}}},
+            {"spec",
+             {{"replicas", 3},
+              {"strategy", {{"type", "Recreate"}}},
+              {"selector", {{"matchLabels", {{"app", "web"}}}}},
+              {"template",
+               {{"metadata", {{"labels", {{"app", "web"}}}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", "img:v1"}}}}}}}}}}}};
+  if (!annotations.empty()) d["metadata"]["annotations"] = annotations;
+  if (!labels.is_null()) d["metadata"]["labels"] = labels;
+  return d;
+}
+
+json Pod(json labels, json owners, json spec_extra = json::object()) {
+  json spec = {{"containers", {{{"name", "c"}, {"image", "img:v1"}}}}};
+  spec.update(spec_extra);
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"generateName", "web-5d8f7c9b6-"},
+            {"namespace", "ml"},
+            {"labels", std::move(labels)},
+            {"ownerReferences", std::move(owners)}}},
+          {"spec", spec}};
+}
+
+json RsOwner(const std::string& name = "web-5d8f7c9b6", bool controller = true,
+             const std::string& kind = "ReplicaSet") {
+  return {{"apiVersion", "apps/v1"}, {"kind", kind}, {"name", name}, {"uid", "rs-uid"},
+          {"controller", controller}, {"blockOwnerDeletion", true}};
+}
+
+json ManagedLabels() {
+  return {{"app", "web"}, {"pod-template-hash", "5d8f7c9b6"}, {"wasd.io/managed", "true"}};
+}
+
+json Response(const Result& r) {
+  REQUIRE(r.http_status == 200);
+  const json doc = json::parse(r.body);
+  CHECK(doc["apiVersion"] == "admission.k8s.io/v1");
+  CHECK(doc["kind"] == "AdmissionReview");
+  CHECK(doc["response"]["uid"] == "705ab4f5-6393-11e8-b7cc-42010a800002");
+  return doc["response"];
+}
+
+// Applies the response's patch to `original` (no patch: unchanged).
+json Patched(const json& response, const json& original) {
+  if (!response.contains("patch")) {
+    CHECK_FALSE(response.contains("patchType"));
+    return original;
+  }
+  CHECK(response["patchType"] == "JSONPatch");
+  const json patch = json::parse(wasd::testing::DecodeBase64(response["patch"].get<std::string>()));
+  return wasd::testing::ApplyAddPatch(original, patch);
+}
+
+const char* kConfig = R"({"schedulingPolicy":{"gang":{"minCount":3}}})";
+
+}  // namespace
+
+TEST_CASE("paths map to webhooks, query string ignored", "[unit]") {
+  Webhook w;
+  CHECK(wasd::admission::WebhookForPath("/validate-apps-v1-deployment?timeout=10s", &w));
+  CHECK(w == Webhook::kValidateDeployment);
+  CHECK(wasd::admission::WebhookForPath("/mutate-v1-pod", &w));
+  CHECK(w == Webhook::kMutatePod);
+  CHECK(wasd::admission::WebhookForPath("/mutate-apps-v1-deployment", &w));
+  CHECK(w == Webhook::kMutateDeployment);
+  CHECK_FALSE(wasd::admission::WebhookForPath("/validate", &w));
+  CHECK_FALSE(wasd::admission::WebhookForPath("/mutate-v1-pod/extra", &w));
+}
+
+TEST_CASE("bodies that are not an AdmissionReview get HTTP 400, never an allowing review", "[unit]") {
+  const Options opts;
+  const std::string deep(100000, '[');
+  const char* bad[] = {"", "not json", "[]", "42", "{}",
+                       R"({"apiVersion":"v1","kind":"AdmissionReview","request":{"uid":"u"}})",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"Status","request":{"uid":"u"}})",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":7}})"};
+  for (const char* body : bad) {
+    for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+      INFO(body);
+      const Result r = Review(w, body, opts);
+      CHECK(r.http_status == 400);
+      CHECK(r.body.find('\n') == r.body.size() - 1);  // one line
+      CHECK(r.body.find("allowed") == std::string::npos);
+    }
+  }
+  const Result r = Review(Webhook::kValidateDeployment, deep, opts);
+  CHECK(r.http_status == 400);
+  CHECK(r.body.find("nested deeper") != std::string::npos);
+}
+
+TEST_CASE("v1beta1 reviews are answered in v1beta1", "[unit]") {
+  json req = Request("CREATE", Deployment());
+  req["apiVersion"] = "admission.k8s.io/v1beta1";
+  const Result r = Review(Webhook::kValidateDeployment, req.dump(), Options{});
+  REQUIRE(r.http_status == 200);
+  CHECK(json::parse(r.body)["apiVersion"] == "admission.k8s.io/v1beta1");
+}
+
+TEST_CASE("a Deployment without a carrier is allowed without a patch", "[unit]") {
+  for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment}) {
+    const Result r = Review(w, Request("CREATE", Deployment()).dump(), Options{});
+    const json resp = Response(r);
+    CHECK(resp["allowed"] == true);
+    CHECK_FALSE(resp.contains("patch"));
+    CHECK_FALSE(resp.contains("status"));
+  }
+}
+
+TEST_CASE("denial: 422 Invalid with one cause per field error", "[unit]") {
+  json d = Deployment({{"wasd.io/scheduling", R"({"schedulingPolicy":{"gang":{"minCount":4}}})"}});
+  d["spec"]["replicas"] = 2;
+  d["spec"]["strategy"] = {{"type", "RollingUpdate"},
+                           {"rollingUpdate", {{"maxSurge", "25%"}, {"maxUnavailable", "25%"}}}};
+  const Result r = Review(Webhook::kValidateDeployment, Request("CREATE", d).dump(), Options{});
+  const json resp = Response(r);
+  CHECK(resp["allowed"] == false);
+  CHECK_FALSE(resp.contains("patch"));
+  const json& st = resp["status"];
+  CHECK(st["code"] == 422);
+  CHECK(st["reason"] == "Invalid");
+  CHECK(st["status"] == "Failure");
+  const std::string msg = st["message"];
+  CHECK(msg.front() == '[');
+  CHECK(msg.find("metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount: "
+                 "Invalid value: 4: must be less than or equal to spec.replicas (2)") !=
+        std::string::npos);
+  CHECK(msg.find("spec.strategy.type: Invalid value: \"RollingUpdate\": gang scheduling requires "
+                 "Recreate") != std::string::npos);
+  REQUIRE(st["details"]["causes"].size() == 2);
+  for (const auto& c : st["details"]["causes"]) {
+    CHECK(c["reason"] == "FieldValueInvalid");
+    CHECK(c["message"].get<std::string>().rfind("Invalid value: ", 0) == 0);
+  }
+  CHECK(r.summary.code == 422);
+  CHECK_FALSE(r.summary.allowed);
+}
+
+TEST_CASE("Deployment mutation marks opted-in Deployments", "[unit]") {
+  SECTION("labels maps absent: created") {
+    json d = Deployment({{"wasd.io/scheduling", kConfig}});
+    d["spec"]["template"].erase("metadata");
+    const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
+    const json out = Patched(resp, d);
+    CHECK(out["metadata"]["labels"]["wasd.io/managed"] == "true");
+    CHECK(out["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] == "true");
+    CHECK(out["metadata"]["annotations"] == d["metadata"]["annotations"]);
+  }
+  SECTION("existing labels kept, marker added, other value overwritten") {
+    json d = Deployment({{"wasd.io/scheduling", kConfig}}, {{"team", "a"}, {"wasd.io/managed", "no"}});
+    const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
+    const json out = Patched(resp, d);
+    CHECK(out["metadata"]["labels"] == json{{"team", "a"}, {"wasd.io/managed", "true"}});
+    CHECK(out["spec"]["template"]["metadata"]["labels"] ==
+          json{{"app", "web"}, {"wasd.io/managed", "true"}});
+  }
+  SECTION("already marked: no patch (idempotent UPDATE)") {
+    json d = Deployment({{"wasd.io/scheduling", kConfig}}, {{"wasd.io/managed", "true"}});
+    d["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] = "true";
+    const json resp = Response(Review(Webhook::kMutateDeployment, Request("UPDATE", d, d).dump(), {}));
+    CHECK(resp["allowed"] == true);
+    CHECK_FALSE(resp.contains("patch"));
+  }
+  SECTION("invalid carrier still marks (validation is the other webhook's job)") {
+    json d = Deployment({{"wasd.io/scheduling", "{not json or yaml: ["}});
+    const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
+    CHECK(Patched(resp, d)["metadata"]["labels"]["wasd.io/managed"] == "true");
+  }
+  SECTION("field carrier") {
+    json d = Deployment();
+    d["spec"]["scheduling"] = json::parse(kConfig);
+    const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
+    CHECK(Patched(resp, d)["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] == "true");
+  }
+  SECTION("DELETE: nothing") {
+    json d = Deployment({{"wasd.io/scheduling", kConfig}});
+    const json resp = Response(Review(Webhook::kMutateDeployment, Request("DELETE", nullptr, d).dump(), {}));
+    CHECK_FALSE(resp.contains("patch"));
+  }
+}
+
+TEST_CASE("pod mutation ties a ReplicaSet pod to its PodGroup", "[unit]") {
+  const Options gate_on;
+  Options gate_off;
+  gate_off.pod_scheduling_gate = false;
+
+  SECTION("no gates yet: group and gate added, nothing else changes") {
+    const json pod = Pod(ManagedLabels(), json::array({RsOwner()}));
+    const Result r = Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(), gate_on);
+    const json resp = Response(r);
+    CHECK(r.summary.name == "web-5d8f7c9b6-");
+    json want = pod;
+    want["spec"]["schedulingGroup"] = {{"podGroupName", "web-5d8f7c9b6"}};
+    want["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+    CHECK(Patched(resp, pod) == want);
+  }
+  SECTION("existing gates kept, ours appended once") {
+    const json pod = Pod(ManagedLabels(), json::array({RsOwner()}),
+                         {{"schedulingGates", json::array({{{"name", "other.io/x"}}})}});
+    const json out = Patched(Response(Review(Webhook::kMutatePod,
+                                             Request("CREATE", pod, nullptr, "Pod").dump(), gate_on)),
+                             pod);
+    CHECK(out["spec"]["schedulingGates"] ==
+          json::array({{{"name", "other.io/x"}}, {{"name", "wasd.io/pod-group"}}}));
+  }
+  SECTION("our gate already present: not twice") {
+    const json pod = Pod(ManagedLabels(), json::array({RsOwner()}),
+                         {{"schedulingGates", json::array({{{"name", "wasd.io/pod-group"}}})}});
+    const json out = Patched(Response(Review(Webhook::kMutatePod,
+                                             Request("CREATE", pod, nullptr, "Pod").dump(), gate_on)),
+                             pod);
+    CHECK(out["spec"]["schedulingGates"].size() == 1);
+    CHECK(out["spec"]["schedulingGroup"]["podGroupName"] == "web-5d8f7c9b6");
+  }
+  SECTION("--pod-scheduling-gate=false: group only") {
+    const json pod = Pod(ManagedLabels(), json::array({RsOwner()}));
+    const json out = Patched(Response(Review(Webhook::kMutatePod,
+                                             Request("CREATE", pod, nullptr, "Pod").dump(), gate_off)),
+                             pod);
+    CHECK(out["spec"]["schedulingGroup"]["podGroupName"] == "web-5d8f7c9b6");
+    CHECK_FALSE(out["spec"].contains("schedulingGates"));
+  }
+  SECTION("pods left alone") {
+    json labels_no_hash = ManagedLabels();
+    labels_no_hash.erase("pod-template-hash");
+    json labels_unmanaged = ManagedLabels();
+    labels_unmanaged["wasd.io/managed"] = "false";
+    const json cases[] = {
+        Pod(labels_no_hash, json::array({RsOwner()})),
+        Pod(labels_unmanaged, json::array({RsOwner()})),
+        Pod(ManagedLabels(), json::array()),
+        Pod(ManagedLabels(), json::array({RsOwner("web-5d8f7c9b6", false)})),
+        Pod(ManagedLabels(), json::array({RsOwner("job-x", true, "Job")})),
+        Pod(ManagedLabels(), json::array({RsOwner()}),
+            {{"schedulingGroup", {{"podGroupName", "someone-else"}}}}),
+    };
+    for (const json& pod : cases) {
+      INFO(pod.dump());
+      const json resp = Response(Review(Webhook::kMutatePod,
+                                        Request("CREATE", pod, nullptr, "Pod").dump(), gate_on));
+      CHECK(resp["allowed"] == true);
+      CHECK_FALSE(resp.contains("patch"));
+    }
+  }
+  SECTION("UPDATE is never patched") {
+    const json pod = Pod(ManagedLabels(), json::array({RsOwner()}));
+    const json resp = Response(Review(Webhook::kMutatePod,
+                                      Request("UPDATE", pod, pod, "Pod").dump(), gate_on));
+    CHECK_FALSE(resp.contains("patch"));
+  }
+}
+
+namespace {
+
+json ScaleRequest(int old_replicas, int new_replicas) {
+  auto scale = [](int n) {
+    return json{{"apiVersion", "autoscaling/v1"},
+                {"kind", "Scale"},
+                {"metadata", {{"name", "web"}, {"namespace", "ml"}}},
+                {"spec", {{"replicas", n}}},
+                {"status", {{"replicas", 3}, {"selector", "app=web"}}}};
+  };
+  json req = Request("UPDATE", scale(new_replicas), scale(old_replicas));
+  req["request"]["kind"] = {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}};
+  req["request"]["subResource"] = "scale";
+  req["request"]["requestSubResource"] = "scale";
+  return req;
+}
+
+}  // namespace
+
+TEST_CASE("scale: lookup requested, then H4 decides", "[unit]") {
+  const json d = Deployment({{"wasd.io/scheduling", kConfig}});
+  const Result first = Review(Webhook::kValidateDeployment, ScaleRequest(3, 2).dump(), Options{});
+  REQUIRE(first.pending);
+  CHECK(first.scale_namespace == "ml");
+  CHECK(first.scale_name == "web");
+  SECTION("below minCount: denied at spec.replicas") {
+    const json resp = Response(FinishScale(*first.pending, &d));
+    CHECK(resp["allowed"] == false);
+    CHECK(resp["status"]["details"]["causes"][0]["field"] == "spec.replicas");
+  }
+  SECTION("Deployment not found: allowed") {
+    CHECK(Response(FinishScale(*first.pending, nullptr))["allowed"] == true);
+  }
+  SECTION("to zero: allowed") {
+    const Result z = Review(Webhook::kValidateDeployment, ScaleRequest(3, 0).dump(), Options{});
+    REQUIRE(z.pending);
+    CHECK(Response(FinishScale(*z.pending, &d))["allowed"] == true);
+  }
+  SECTION("at or above minCount: allowed") {
+    const Result up = Review(Webhook::kValidateDeployment, ScaleRequest(3, 5).dump(), Options{});
+    REQUIRE(up.pending);
+    CHECK(Response(FinishScale(*up.pending, &d))["allowed"] == true);
+  }
+  SECTION("unchanged replica count is never denied (ratcheting)") {
+    const Result same = Review(Webhook::kValidateDeployment, ScaleRequest(2, 2).dump(), Options{});
+    REQUIRE(same.pending);
+    CHECK(Response(FinishScale(*same.pending, &d))["allowed"] == true);
+  }
+}
