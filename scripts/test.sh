@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The README's second command: installs what is missing, then builds and runs
+# the whole test suite twice — a normal build, and a build with
+# AddressSanitizer + UndefinedBehaviorSanitizer — and prints one closing line
+# "total: N passed, N failed".
+#
+# Usage: scripts/test.sh [--no-sanitize]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=1
+[ "${1:-}" = "--no-sanitize" ] && sanitize=0
+
+"$root/scripts/setup.sh" || exit 1
+
+passed=0
+failed=0
+status=0
+run_suite() {  # NAME BUILD_DIR [cmake args...]
+  local name=$1 dir=$2
+  shift 2
+  echo "=== $name: build ($dir)"
+  if ! "$root/scripts/build.sh" "$dir" "$@"; then
+    echo "=== $name: BUILD FAILED"
+    failed=$((failed + 1))
+    status=1
+    return
+  fi
+  echo "=== $name: ctest"
+  local log="$dir/ctest.log"
+  (cd "$dir" && ctest --output-on-failure -j2 --timeout 900) 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local line total nfail
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+  nfail=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  if [ -z "$line" ]; then
+    failed=$((failed + 1))
+    status=1
+  else
+    passed=$((passed + total - nfail))
+    failed=$((failed + nfail))
+  fi
+  [ "$rc" -eq 0 ] || status=1
+}
+
+run_suite "normal build" "$root/build"
+if [ "$sanitize" = 1 ]; then
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  run_suite "ASan+UBSan build" "$root/build-asan" -DWASD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+fi
+echo "total: $passed passed, $failed failed"
+exit $status

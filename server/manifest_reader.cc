@@ -1,0 +1,121 @@
+#include "server/manifest_reader.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "workloadbuilder/config_text.h"
+
+namespace wasd::server {
+
+namespace {
+
+void Expand(nlohmann::json doc, const std::string& source, int index, std::vector<Manifest>& out) {
+  if (!doc.is_object()) return;
+  auto kind = doc.find("kind");
+  auto items = doc.find("items");
+  if (kind != doc.end() && kind->is_string() && items != doc.end() && items->is_array()) {
+    const std::string& k = kind->get_ref<const std::string&>();
+    if (k.size() >= 4 && k.compare(k.size() - 4, 4, "List") == 0) {
+      for (auto& item : *items) out.push_back({source, index, std::move(item)});
+      return;
+    }
+  }
+  out.push_back({source, index, std::move(doc)});
+}
+
+bool LooksLikeJson(const std::string& text) {
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+// Splits a YAML stream at document markers ("---" at the start of a line)
+// so that each document is converted with the bounded annotation parser.
+std::vector<std::string> SplitYamlDocuments(const std::string& text) {
+  std::vector<std::string> docs(1);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
+      docs.emplace_back();
+      continue;
+    }
+    if (line == "..." ) continue;
+    docs.back() += line;
+    docs.back() += '\n';
+  }
+  return docs;
+}
+
+bool Blank(const std::string& doc) {
+  std::istringstream in(doc);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto p = line.find_first_not_of(" \t\r");
+    if (p != std::string::npos && line[p] != '#') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ManifestReadResult ParseManifests(const std::string& text, const std::string& source) {
+  ManifestReadResult r;
+  if (LooksLikeJson(text)) {
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) {
+      r.error = source + ": not valid JSON";
+      return r;
+    }
+    Expand(std::move(doc), source, 1, r.manifests);
+    return r;
+  }
+  int index = 0;
+  for (const std::string& doc : SplitYamlDocuments(text)) {
+    if (Blank(doc)) continue;
+    ++index;
+    workloadbuilder::ParsedText parsed = workloadbuilder::ParseConfigText(doc);
+    if (!parsed.ok()) {
+      r.error = source + ": document " + std::to_string(index) + " is not YAML or JSON: " +
+                parsed.error;
+      return r;
+    }
+    if (!parsed.value.is_object()) {
+      r.error = source + ": document " + std::to_string(index) + " is not a mapping";
+      return r;
+    }
+    Expand(std::move(parsed.value), source, index, r.manifests);
+  }
+  return r;
+}
+
+ManifestReadResult ReadManifests(const std::string& path) {
+  std::string text;
+  const std::string source = path == "-" ? "<stdin>" : path;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+      ManifestReadResult r;
+      r.error = path + ": cannot open file";
+      return r;
+    }
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  if (text.size() > kMaxManifestBytes) {
+    ManifestReadResult r;
+    r.error = source + ": larger than 64 MiB";
+    return r;
+  }
+  return ParseManifests(text, source);
+}
+
+}  // namespace wasd::server
