@@ -26,6 +26,14 @@
 namespace wasd::kube {
 
 struct Resource {
+  Resource() = default;
+  Resource(std::string gv, std::string plural_name, bool is_namespaced = true,
+           std::string sub = {})
+      : group_version(std::move(gv)),
+        plural(std::move(plural_name)),
+        namespaced(is_namespaced),
+        subresource(std::move(sub)) {}
+
   std::string group_version;  // "v1" (core) or "group/version", as in apiVersion
   std::string plural;         // "deployments"
   bool namespaced = true;

@@ -1,0 +1,218 @@
+// ParseKubeconfig and InClusterServer: the pure half of config loading.
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "kube/config.h"
+
+namespace wasd::kube {
+namespace {
+
+Status Bad(const std::string& why) {
+  return Status::Error(Status::Kind::kInvalidArgument, "kubeconfig: " + why);
+}
+
+// RFC 4648 base64 (standard alphabet), ignoring whitespace; false on junk.
+bool DecodeBase64(std::string_view in, std::string& out) {
+  out.clear();
+  unsigned buffer = 0;
+  int bits = 0;
+  bool padding = false;
+  for (char ch : in) {
+    if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') continue;
+    if (ch == '=') {
+      padding = true;
+      continue;
+    }
+    if (padding) return false;  // data after padding
+    int v;
+    if (ch >= 'A' && ch <= 'Z') {
+      v = ch - 'A';
+    } else if (ch >= 'a' && ch <= 'z') {
+      v = ch - 'a' + 26;
+    } else if (ch >= '0' && ch <= '9') {
+      v = ch - '0' + 52;
+    } else if (ch == '+') {
+      v = 62;
+    } else if (ch == '/') {
+      v = 63;
+    } else {
+      return false;
+    }
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  return true;
+}
+
+std::string ResolvePath(std::string_view base_dir, const std::string& path) {
+  if (path.empty() || path.front() == '/' || base_dir.empty()) return path;
+  std::string out(base_dir);
+  if (out.back() != '/') out.push_back('/');
+  return out + path;
+}
+
+// The scalar at `node[key]` as a string; "" when absent. Fails on non-scalars.
+bool Scalar(const YAML::Node& node, const char* key, std::string& out, std::string& error) {
+  out.clear();
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return true;
+  if (!v.IsScalar()) {
+    error = std::string("\"") + key + "\" must be a string";
+    return false;
+  }
+  out = v.Scalar();
+  return true;
+}
+
+// Finds the entry named `name` in the list `section` (clusters, users,
+// contexts) and returns its `field` (cluster, user, context) map.
+Result<YAML::Node> NamedEntry(const YAML::Node& root, const char* section, const char* field,
+                              const std::string& name) {
+  const YAML::Node list = root[section];
+  if (list && !list.IsSequence()) return Bad(std::string("\"") + section + "\" must be a list");
+  if (list) {
+    for (const YAML::Node& entry : list) {
+      if (!entry.IsMap()) continue;
+      const YAML::Node n = entry["name"];
+      if (n && n.IsScalar() && n.Scalar() == name) {
+        const YAML::Node body = entry[field];
+        if (!body || !body.IsMap()) {
+          return Bad(std::string(field) + " \"" + name + "\" has no \"" + field + "\" map");
+        }
+        return body;
+      }
+    }
+  }
+  return Bad(std::string(field) + " \"" + name + "\" not found in \"" + section + "\"");
+}
+
+Status ParseCluster(const YAML::Node& cluster, const std::string& name, std::string_view base_dir,
+                    ParsedKubeconfig& out) {
+  std::string error, ca_data, ca_file, insecure;
+  if (!Scalar(cluster, "server", out.config.server, error) ||
+      !Scalar(cluster, "certificate-authority-data", ca_data, error) ||
+      !Scalar(cluster, "certificate-authority", ca_file, error) ||
+      !Scalar(cluster, "tls-server-name", out.config.tls_server_name, error) ||
+      !Scalar(cluster, "insecure-skip-tls-verify", insecure, error)) {
+    return Bad("cluster \"" + name + "\": " + error);
+  }
+  if (out.config.server.empty()) return Bad("cluster \"" + name + "\" has no server");
+  if (insecure == "true") {
+    out.config.insecure_skip_tls_verify = true;
+  } else if (!insecure.empty() && insecure != "false") {
+    return Bad("cluster \"" + name + "\": insecure-skip-tls-verify must be true or false");
+  }
+  if (!ca_data.empty()) {
+    if (!DecodeBase64(ca_data, out.config.ca_pem)) {
+      return Bad("cluster \"" + name + "\": certificate-authority-data is not base64");
+    }
+  } else if (!ca_file.empty()) {
+    out.files.certificate_authority = ResolvePath(base_dir, ca_file);
+  }
+  if (out.config.insecure_skip_tls_verify &&
+      (!out.config.ca_pem.empty() || !out.files.certificate_authority.empty())) {
+    return Bad("cluster \"" + name +
+               "\": a certificate authority and insecure-skip-tls-verify are mutually exclusive");
+  }
+  return Status::Ok();
+}
+
+Status ParseUser(const YAML::Node& user, const std::string& name, std::string_view base_dir,
+                 ParsedKubeconfig& out) {
+  for (const char* unsupported : {"exec", "auth-provider", "username", "password"}) {
+    if (user[unsupported]) {
+      return Bad("user \"" + name + "\": \"" + unsupported +
+                 "\" authentication is not supported by wasd; use a token, tokenFile or client "
+                 "certificate");
+    }
+  }
+  std::string error, cert_data, key_data, cert_file, key_file, token_file;
+  if (!Scalar(user, "client-certificate-data", cert_data, error) ||
+      !Scalar(user, "client-key-data", key_data, error) ||
+      !Scalar(user, "client-certificate", cert_file, error) ||
+      !Scalar(user, "client-key", key_file, error) ||
+      !Scalar(user, "token", out.config.token, error) ||
+      !Scalar(user, "tokenFile", token_file, error)) {
+    return Bad("user \"" + name + "\": " + error);
+  }
+  if (!cert_data.empty()) {
+    if (!DecodeBase64(cert_data, out.config.client_cert_pem)) {
+      return Bad("user \"" + name + "\": client-certificate-data is not base64");
+    }
+  } else if (!cert_file.empty()) {
+    out.files.client_certificate = ResolvePath(base_dir, cert_file);
+  }
+  if (!key_data.empty()) {
+    if (!DecodeBase64(key_data, out.config.client_key_pem)) {
+      return Bad("user \"" + name + "\": client-key-data is not base64");
+    }
+  } else if (!key_file.empty()) {
+    out.files.client_key = ResolvePath(base_dir, key_file);
+  }
+  const bool has_cert = !out.config.client_cert_pem.empty() || !out.files.client_certificate.empty();
+  const bool has_key = !out.config.client_key_pem.empty() || !out.files.client_key.empty();
+  if (has_cert != has_key) {
+    return Bad("user \"" + name + "\": client certificate and client key must be given together");
+  }
+  if (!token_file.empty()) out.config.token_file = ResolvePath(base_dir, token_file);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
+                                         std::string_view context) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return Bad(std::string("not valid YAML: ") + e.what());
+  }
+  if (!root.IsMap()) return Bad("not a YAML map");
+  try {
+    ParsedKubeconfig out;
+    std::string error;
+    if (!context.empty()) {
+      out.context = std::string(context);
+    } else if (!Scalar(root, "current-context", out.context, error)) {
+      return Bad(error);
+    }
+    if (out.context.empty()) {
+      return Bad("no current-context is set and no context was given");
+    }
+    Result<YAML::Node> ctx = NamedEntry(root, "contexts", "context", out.context);
+    if (!ctx.ok()) return ctx.status();
+    std::string cluster_name, user_name, ns;
+    if (!Scalar(*ctx, "cluster", cluster_name, error) || !Scalar(*ctx, "user", user_name, error) ||
+        !Scalar(*ctx, "namespace", ns, error)) {
+      return Bad("context \"" + out.context + "\": " + error);
+    }
+    if (cluster_name.empty()) return Bad("context \"" + out.context + "\" names no cluster");
+    Result<YAML::Node> cluster = NamedEntry(root, "clusters", "cluster", cluster_name);
+    if (!cluster.ok()) return cluster.status();
+    if (Status s = ParseCluster(*cluster, cluster_name, base_dir, out); !s.ok()) return s;
+    if (!user_name.empty()) {
+      Result<YAML::Node> user = NamedEntry(root, "users", "user", user_name);
+      if (!user.ok()) return user.status();
+      if (Status s = ParseUser(*user, user_name, base_dir, out); !s.ok()) return s;
+    }
+    if (!ns.empty()) out.config.namespace_ = ns;
+    return out;
+  } catch (const YAML::Exception& e) {
+    return Bad(std::string("unexpected structure: ") + e.what());
+  }
+}
+
+std::string InClusterServer(std::string_view host, std::string_view port) {
+  if (host.empty()) return {};
+  std::string h(host);
+  if (h.find(':') != std::string::npos) h = "[" + h + "]";
+  return "https://" + h + (port.empty() ? std::string() : ":" + std::string(port));
+}
+
+}  // namespace wasd::kube
