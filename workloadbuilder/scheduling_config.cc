@@ -1,0 +1,102 @@
+#include "workloadbuilder/scheduling_config.h"
+
+#include <string>
+
+#include "workloadbuilder/config_text.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::workloadbuilder {
+
+using nlohmann::json;
+
+namespace {
+
+// How much of a broken annotation is echoed back in the error value: enough
+// to recognise it, short enough to keep the denial readable (an annotation
+// may be 256 KiB).
+constexpr std::size_t kMaxEchoedText = 200;
+
+FieldPath AnnotationPath() {
+  return FieldPath::Parse("metadata").Child("annotations").Key(kSchedulingAnnotation);
+}
+
+FieldPath FieldCarrierPath() { return FieldPath::Parse("spec.scheduling"); }
+
+json EchoedText(const std::string& text) {
+  if (text.size() <= kMaxEchoedText) return text;
+  return text.substr(0, kMaxEchoedText) + "...";
+}
+
+// The annotation member itself (any JSON type), or nullptr when absent/null.
+const json* AnnotationValue(const json& deployment) {
+  const json* annotations = MemberPath(deployment, {"metadata", "annotations"});
+  if (annotations == nullptr) return nullptr;
+  return Member(*annotations, kSchedulingAnnotation);
+}
+
+const json* FieldValue(const json& deployment) {
+  return MemberPath(deployment, {"spec", "scheduling"});
+}
+
+// Parses the annotation member into `out`; appends carrier errors.
+void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
+  const FieldPath path = AnnotationPath();
+  const std::string* text = AsString(&member);
+  if (text == nullptr) {
+    errors.push_back(Invalid(path, member, "must be a string holding a JSON or YAML object"));
+    return;
+  }
+  ParsedText parsed = ParseConfigText(*text);
+  if (!parsed.ok()) {
+    errors.push_back(Invalid(path, EchoedText(*text), parsed.error));
+    return;
+  }
+  if (!parsed.value.is_object()) {
+    errors.push_back(Invalid(path, EchoedText(*text), "must be a JSON or YAML object"));
+    return;
+  }
+  out = std::move(parsed.value);
+}
+
+}  // namespace
+
+bool HasSchedulingCarrier(const json& deployment) {
+  return FieldValue(deployment) != nullptr || AnnotationValue(deployment) != nullptr;
+}
+
+SchedulingConfig ReadSchedulingConfig(const json& deployment) {
+  SchedulingConfig result;
+  const json* field = FieldValue(deployment);
+  const json* annotation = AnnotationValue(deployment);
+  if (field == nullptr && annotation == nullptr) return result;
+
+  json from_annotation;
+  if (annotation != nullptr) ReadAnnotation(*annotation, from_annotation, result.errors);
+
+  if (field != nullptr && !field->is_object()) {
+    result.errors.push_back(Invalid(FieldCarrierPath(), *field, "must be an object"));
+  }
+
+  if (field == nullptr) {
+    result.carrier = Carrier::kAnnotation;
+    result.path = AnnotationPath();
+    result.config = std::move(from_annotation);
+    return result;
+  }
+  result.path = FieldCarrierPath();
+  if (field->is_object()) result.config = *field;
+  if (annotation == nullptr) {
+    result.carrier = Carrier::kField;
+    return result;
+  }
+  // Both carriers (H5): they must say the same thing. A broken annotation has
+  // already been reported above.
+  result.carrier = Carrier::kBoth;
+  if (from_annotation.is_object() && !SemanticEqual(from_annotation, result.config)) {
+    result.errors.push_back(Invalid(AnnotationPath(), EchoedText(*AsString(annotation)),
+                                    "must equal spec.scheduling when both are set"));
+  }
+  return result;
+}
+
+}  // namespace wasd::workloadbuilder

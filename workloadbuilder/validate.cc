@@ -1,0 +1,265 @@
+// ValidateSchedulingConfig: rules S2–S17 and B1 (WAS-API.md §b.1, §b.4).
+#include "workloadbuilder/validate.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::workloadbuilder {
+
+using nlohmann::json;
+
+namespace {
+
+// Schema limits of the building blocks (v1alpha3 `+k8s:maxItems`).
+constexpr std::size_t kMaxTopologyItems = 1;
+constexpr std::size_t kMaxResourceClaims = 4;
+
+// Walks one configuration, appending errors. `strict` adds the S17 checks
+// (unknown members, wrong JSON types) that the API server would have done for
+// a typed field; without it, a member of the wrong type is silently skipped.
+class ConfigChecker {
+ public:
+  ConfigChecker(bool strict, FieldErrorList& errors) : strict_(strict), errors_(errors) {}
+
+  void Check(const json& config, const FieldPath& path);
+
+ private:
+  enum class Policy { kBroken, kBasic, kGang };
+
+  Policy CheckPolicy(const json* policy, const FieldPath& path);
+  void CheckConstraints(const json& constraints, const FieldPath& path);
+  // Returns true when the mode is exactly `all` (the only input B1 needs).
+  bool CheckDisruptionMode(const json& mode, const FieldPath& path);
+  void CheckResourceClaims(const json& claims, const FieldPath& path);
+  void CheckResourceClaim(const json& claim, const FieldPath& path);
+  void CheckMinCount(const json& min_count, const FieldPath& path);
+
+  // True when `value` is an object; otherwise, in strict mode, an error.
+  bool ExpectObject(const json& value, const FieldPath& path);
+  bool ExpectList(const json& value, const FieldPath& path);
+  const std::string* ExpectString(const json& value, const FieldPath& path);
+  // Strict mode: one error per member of `object` not in `known`.
+  void RejectUnknown(const json& object, const FieldPath& path,
+                     std::initializer_list<std::string_view> known);
+  // Exactly-one-of check over `members` (declaration order). Returns the
+  // number of members set.
+  int CheckUnion(const json& object, const FieldPath& path,
+                 std::initializer_list<std::string_view> members);
+  // Invalid per message of a format check.
+  void CheckFormat(const std::vector<std::string>& messages, const std::string& value,
+                   const FieldPath& path);
+
+  bool strict_;
+  FieldErrorList& errors_;
+};
+
+void ConfigChecker::Check(const json& config, const FieldPath& path) {
+  if (!config.is_object()) {
+    errors_.push_back(Invalid(path, config, "must be an object"));
+    return;
+  }
+  RejectUnknown(config, path,
+                {"schedulingPolicy", "schedulingConstraints", "disruptionMode", "resourceClaims"});
+
+  const Policy policy = CheckPolicy(Member(config, "schedulingPolicy"),
+                                    path.Child("schedulingPolicy"));
+  if (const json* c = Member(config, "schedulingConstraints")) {
+    CheckConstraints(*c, path.Child("schedulingConstraints"));
+  }
+  bool mode_all = false;
+  const FieldPath mode_path = path.Child("disruptionMode");
+  if (const json* m = Member(config, "disruptionMode")) mode_all = CheckDisruptionMode(*m, mode_path);
+  if (const json* rc = Member(config, "resourceClaims")) {
+    CheckResourceClaims(*rc, path.Child("resourceClaims"));
+  }
+  // B1: `all` needs a gang; an omitted policy means Basic.
+  if (mode_all && policy == Policy::kBasic) {
+    errors_.push_back(Invalid(mode_path, "all",
+                              "the disruptionMode `all` is not supported with the Basic "
+                              "scheduling policy"));
+  }
+}
+
+ConfigChecker::Policy ConfigChecker::CheckPolicy(const json* policy, const FieldPath& path) {
+  if (policy == nullptr) return Policy::kBasic;
+  if (!ExpectObject(*policy, path)) return Policy::kBroken;
+  RejectUnknown(*policy, path, {"basic", "gang"});
+  const int set = CheckUnion(*policy, path, {"basic", "gang"});
+  const json* basic = Member(*policy, "basic");
+  const json* gang = Member(*policy, "gang");
+  if (basic != nullptr && ExpectObject(*basic, path.Child("basic"))) {
+    RejectUnknown(*basic, path.Child("basic"), {});
+  }
+  if (gang != nullptr && ExpectObject(*gang, path.Child("gang"))) {
+    const FieldPath gang_path = path.Child("gang");
+    RejectUnknown(*gang, gang_path, {"minCount"});
+    if (const json* mc = Member(*gang, "minCount")) CheckMinCount(*mc, gang_path.Child("minCount"));
+  }
+  if (set != 1) return Policy::kBroken;
+  return gang != nullptr ? Policy::kGang : Policy::kBasic;
+}
+
+void ConfigChecker::CheckMinCount(const json& min_count, const FieldPath& path) {
+  const std::optional<std::int64_t> n = AsInt(&min_count);
+  if (!n) {
+    if (strict_) errors_.push_back(Invalid(path, min_count, "must be an integer"));
+    return;
+  }
+  if (strict_ && (*n > INT32_MAX || *n < INT32_MIN)) {
+    errors_.push_back(Invalid(path, min_count, "must fit in a 32-bit integer"));
+    return;
+  }
+  if (*n < 1) errors_.push_back(Invalid(path, *n, "must be greater than or equal to 1"));  // S4
+}
+
+void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& path) {
+  if (!ExpectObject(constraints, path)) return;
+  RejectUnknown(constraints, path, {"topology"});
+  const json* topology = Member(constraints, "topology");
+  const FieldPath topo_path = path.Child("topology");
+  if (topology == nullptr || !ExpectList(*topology, topo_path)) return;
+  if (topology->size() > kMaxTopologyItems) {  // S5; items are not checked past the limit
+    errors_.push_back(TooMany(topo_path, static_cast<std::int64_t>(topology->size()),
+                              kMaxTopologyItems));
+    return;
+  }
+  for (std::size_t i = 0; i < topology->size(); ++i) {
+    const json& item = (*topology)[i];
+    const FieldPath item_path = topo_path.Index(i);
+    if (!ExpectObject(item, item_path)) continue;
+    RejectUnknown(item, item_path, {"key"});
+    const FieldPath key_path = item_path.Child("key");
+    const json* key = Member(item, "key");
+    const std::string* text = key != nullptr ? ExpectString(*key, key_path) : nullptr;
+    if (key != nullptr && text == nullptr) continue;       // wrong type
+    if (text == nullptr || text->empty()) {
+      errors_.push_back(Required(key_path));               // S6
+      continue;
+    }
+    CheckFormat(IsQualifiedName(*text), *text, key_path);  // S7
+  }
+}
+
+bool ConfigChecker::CheckDisruptionMode(const json& mode, const FieldPath& path) {
+  if (!ExpectObject(mode, path)) return false;
+  RejectUnknown(mode, path, {"single", "all"});
+  const int set = CheckUnion(mode, path, {"single", "all"});  // S8, S9
+  for (std::string_view member : {"single", "all"}) {
+    const json* m = Member(mode, member);
+    if (m != nullptr && ExpectObject(*m, path.Child(member))) {
+      RejectUnknown(*m, path.Child(member), {});
+    }
+  }
+  return set == 1 && Member(mode, "all") != nullptr;
+}
+
+void ConfigChecker::CheckResourceClaims(const json& claims, const FieldPath& path) {
+  if (!ExpectList(claims, path)) return;
+  if (claims.size() > kMaxResourceClaims) {  // S10; items are not checked past the limit
+    errors_.push_back(TooMany(path, static_cast<std::int64_t>(claims.size()), kMaxResourceClaims));
+    return;
+  }
+  // S11: list-map keyed by name; a repeated name is reported at the later item.
+  std::unordered_set<std::string> seen;
+  for (std::size_t j = 0; j < claims.size(); ++j) {
+    const std::string* name = AsString(Member(claims[j], "name"));
+    if (name == nullptr || name->empty()) continue;
+    if (!seen.insert(*name).second) {
+      errors_.push_back(Duplicate(path.Index(j), json{{"name", *name}}));
+    }
+  }
+  for (std::size_t i = 0; i < claims.size(); ++i) CheckResourceClaim(claims[i], path.Index(i));
+}
+
+void ConfigChecker::CheckResourceClaim(const json& claim, const FieldPath& path) {
+  if (!ExpectObject(claim, path)) return;
+  RejectUnknown(claim, path, {"name", "resourceClaimName", "resourceClaimTemplateName"});
+  const FieldPath name_path = path.Child("name");
+  const json* name = Member(claim, "name");
+  const std::string* name_text = name != nullptr ? ExpectString(*name, name_path) : nullptr;
+  if (name == nullptr || (name_text != nullptr && name_text->empty())) {
+    errors_.push_back(Required(name_path));  // S12
+  } else if (name_text != nullptr) {
+    CheckFormat(IsDNS1123Label(*name_text), *name_text, name_path);  // S13
+  }
+  CheckUnion(claim, path, {"resourceClaimName", "resourceClaimTemplateName"});  // S14, S15
+  for (std::string_view member : {"resourceClaimName", "resourceClaimTemplateName"}) {
+    const json* source = Member(claim, member);
+    if (source == nullptr) continue;
+    const FieldPath source_path = path.Child(member);
+    if (const std::string* text = ExpectString(*source, source_path)) {
+      CheckFormat(IsDNS1123Subdomain(*text), *text, source_path);  // S16
+    }
+  }
+}
+
+bool ConfigChecker::ExpectObject(const json& value, const FieldPath& path) {
+  if (value.is_object()) return true;
+  if (strict_) errors_.push_back(Invalid(path, value, "must be an object"));
+  return false;
+}
+
+bool ConfigChecker::ExpectList(const json& value, const FieldPath& path) {
+  if (value.is_array()) return true;
+  if (strict_) errors_.push_back(Invalid(path, value, "must be a list"));
+  return false;
+}
+
+const std::string* ConfigChecker::ExpectString(const json& value, const FieldPath& path) {
+  if (value.is_string()) return &value.get_ref<const std::string&>();
+  if (strict_) errors_.push_back(Invalid(path, value, "must be a string"));
+  return nullptr;
+}
+
+void ConfigChecker::RejectUnknown(const json& object, const FieldPath& path,
+                                  std::initializer_list<std::string_view> known) {
+  if (!strict_) return;
+  for (const auto& [key, value] : object.items()) {
+    bool is_known = false;
+    for (std::string_view k : known) is_known = is_known || k == key;
+    if (!is_known) errors_.push_back(Invalid(path, key, "unknown field"));  // S17
+  }
+}
+
+int ConfigChecker::CheckUnion(const json& object, const FieldPath& path,
+                              std::initializer_list<std::string_view> members) {
+  int set = 0;
+  std::string set_names;
+  std::string all_names;
+  for (std::string_view m : members) {
+    if (!all_names.empty()) all_names += ", ";
+    all_names += "`" + std::string(m) + "`";
+    if (Member(object, m) != nullptr) {
+      ++set;
+      if (!set_names.empty()) set_names += ", ";
+      set_names += m;
+    }
+  }
+  if (set == 0) {
+    errors_.push_back(Invalid(path, "", "must specify one of: " + all_names));
+  } else if (set > 1) {
+    errors_.push_back(
+        Invalid(path, "{" + set_names + "}", "must specify exactly one of: " + all_names));
+  }
+  return set;
+}
+
+void ConfigChecker::CheckFormat(const std::vector<std::string>& messages,
+                                const std::string& value, const FieldPath& path) {
+  for (const std::string& m : messages) errors_.push_back(Invalid(path, value, m));
+}
+
+}  // namespace
+
+FieldErrorList ValidateSchedulingConfig(const json& config, const FieldPath& path, bool strict) {
+  FieldErrorList errors;
+  ConfigChecker(strict, errors).Check(config, path);
+  return errors;
+}
+
+}  // namespace wasd::workloadbuilder
