@@ -1,0 +1,121 @@
+#include "certs/file_util.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+namespace wasd::certs {
+namespace {
+
+std::string ErrnoText(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+std::string DirName(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Closes a descriptor on every path out of WriteFileAtomic.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  int get() const { return fd_; }
+  int Release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Status ReadSmallFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(ErrnoText("cannot read", path));
+  std::string data;
+  std::vector<char> buf(64 * 1024);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    data.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (data.size() > kMaxCertFileBytes) {
+      return Status::Error("file too large (over 1 MiB): " + path);
+    }
+  }
+  if (in.bad()) return Status::Error(ErrnoText("cannot read", path));
+  *out = std::move(data);
+  return Status::Ok();
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
+  const std::size_t slash = path.rfind('/');
+  const std::string prefix = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmp = prefix + "." + base + ".tmpXXXXXX";
+  FdCloser fd(::mkstemp(tmp.data()));
+  if (fd.get() < 0) return Status::Error(ErrnoText("cannot create a temporary file for", path));
+  auto fail = [&](const std::string& what) {
+    Status st = Status::Error(ErrnoText(what, path));
+    ::unlink(tmp.c_str());
+    return st;
+  };
+  if (::fchmod(fd.get(), mode) != 0) return fail("cannot set permissions on");
+  std::size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd.get(), data.data() + written, data.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot write");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("cannot sync");
+  if (::close(fd.Release()) != 0) return fail("cannot close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename into");
+  // Make the rename itself durable; failure to open the directory is harmless.
+  const int dfd = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::Ok();
+}
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned int i = 0; i < len; ++i) {
+    out.push_back(kHex[md[i] >> 4]);
+    out.push_back(kHex[md[i] & 0x0f]);
+  }
+  return out;
+}
+
+}  // namespace wasd::certs
