@@ -1,0 +1,54 @@
+// Entry points of deployment_rules.h: compose the individual rules.
+#include "rules/deployment_rules.h"
+
+#include "rules/rule_context.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/validate.h"
+
+namespace wasd::rules {
+
+namespace wb = workloadbuilder;
+
+DeploymentView ViewOf(const nlohmann::json& deployment) {
+  DeploymentView view;
+  view.object = &deployment;
+  view.config = wb::ReadSchedulingConfig(deployment);
+  view.replicas = wb::AsInt(wb::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
+  return view;
+}
+
+FieldErrorList CreateRules(const DeploymentView& view) {
+  FieldErrorList errors;
+  if (!view.config.present()) return errors;
+  errors = view.config.errors;
+  if (view.config.usable()) {
+    // Only the annotation alone needs S17: the API server has already decoded
+    // spec.scheduling against its schema (and an equal annotation with it).
+    const bool strict = view.config.carrier == wb::Carrier::kAnnotation;
+    wb::Append(errors, wb::ValidateSchedulingConfig(view.config.config, view.config.path, strict));
+  }
+  CheckMinCountWithinReplicas(view, errors);   // H1
+  CheckStrategyForGang(view, errors);          // H2
+  CheckTemplateSchedulingGroup(view, errors);  // H3
+  return errors;
+}
+
+FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment) {
+  if (!wb::HasSchedulingCarrier(deployment)) return {};
+  return CreateRules(ViewOf(deployment));
+}
+
+FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
+                                        const nlohmann::json& old_deployment) {
+  if (!wb::HasSchedulingCarrier(deployment) && !wb::HasSchedulingCarrier(old_deployment)) {
+    return {};
+  }
+  if (RuleInputsUnchanged(deployment, old_deployment)) return {};
+  const DeploymentView view = ViewOf(deployment);
+  const DeploymentView old_view = ViewOf(old_deployment);
+  FieldErrorList errors = CreateRules(view);
+  CheckConfigUpdate(view, old_view, errors);  // U1–U9
+  return errors;
+}
+
+}  // namespace wasd::rules

@@ -1,0 +1,69 @@
+// Ratcheting (DESIGN.md "Contract details"): the Deployment controller and
+// other clients update Deployments all the time (annotations, status,
+// revision). Such an update must not be denied because the stored object
+// breaks a rule introduced later, so rules only run when one of their inputs
+// changed.
+#include <string>
+
+#include "rules/rule_context.h"
+#include "workloadbuilder/config_text.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::rules {
+
+namespace wb = workloadbuilder;
+using nlohmann::json;
+
+namespace {
+
+const json& OrNull(const json* value) {
+  static const json kNull;
+  return value != nullptr ? *value : kNull;
+}
+
+const json* Annotation(const json& deployment) {
+  const json* annotations = wb::MemberPath(deployment, {"metadata", "annotations"});
+  return annotations != nullptr ? wb::Member(*annotations, wb::kSchedulingAnnotation) : nullptr;
+}
+
+// The annotation compared parsed: reformatting the text (JSON ↔ YAML, key
+// order, spacing) is not a change.
+bool AnnotationUnchanged(const json* old_value, const json* new_value) {
+  if (old_value == nullptr || new_value == nullptr) return old_value == new_value;
+  if (*old_value == *new_value) return true;
+  const std::string* old_text = wb::AsString(old_value);
+  const std::string* new_text = wb::AsString(new_value);
+  if (old_text == nullptr || new_text == nullptr) return false;
+  const wb::ParsedText old_parsed = wb::ParseConfigText(*old_text);
+  const wb::ParsedText new_parsed = wb::ParseConfigText(*new_text);
+  return old_parsed.ok() && new_parsed.ok() &&
+         wb::SemanticEqual(old_parsed.value, new_parsed.value);
+}
+
+std::int64_t Replicas(const json& deployment) {
+  return wb::AsInt(wb::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
+}
+
+std::string StrategyType(const json& deployment) {
+  const std::string* t = wb::AsString(wb::MemberPath(deployment, {"spec", "strategy", "type"}));
+  return t != nullptr ? *t : std::string("RollingUpdate");
+}
+
+}  // namespace
+
+bool RuleInputsUnchanged(const json& deployment, const json& old_deployment) {
+  if (Replicas(deployment) != Replicas(old_deployment)) return false;
+  if (StrategyType(deployment) != StrategyType(old_deployment)) return false;
+  if (!wb::SemanticEqual(
+          OrNull(wb::MemberPath(deployment, {"spec", "template", "spec", "schedulingGroup"})),
+          OrNull(wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulingGroup"})))) {
+    return false;
+  }
+  if (!wb::SemanticEqual(OrNull(wb::MemberPath(deployment, {"spec", "scheduling"})),
+                         OrNull(wb::MemberPath(old_deployment, {"spec", "scheduling"})))) {
+    return false;
+  }
+  return AnnotationUnchanged(Annotation(old_deployment), Annotation(deployment));
+}
+
+}  // namespace wasd::rules

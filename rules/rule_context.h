@@ -1,0 +1,50 @@
+// Internal to wasd::rules: the view of one Deployment that every rule reads,
+// and the individual rules the entry points in deployment_rules.h compose.
+// One rule per file (min_count_rule.cc, strategy_rule.cc, …).
+//
+// Pure; thread-safe.
+#ifndef WASD_RULES_RULE_CONTEXT_H_
+#define WASD_RULES_RULE_CONTEXT_H_
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "workloadbuilder/field_error.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::rules {
+
+using workloadbuilder::FieldErrorList;
+
+// A Deployment as the rules see it. `object` must outlive the view.
+struct DeploymentView {
+  const nlohmann::json* object = nullptr;
+  workloadbuilder::SchedulingConfig config;
+  // spec.replicas; 1 when absent (the API server's default).
+  std::int64_t replicas = 1;
+};
+
+DeploymentView ViewOf(const nlohmann::json& deployment);
+
+// The rules that run on CREATE (and on a changed UPDATE): carrier errors,
+// S2–S17/B1 on the config, H1–H3.
+FieldErrorList CreateRules(const DeploymentView& view);
+
+// H1 (min_count_rule.cc): explicit gang.minCount ≤ spec.replicas unless replicas is 0.
+void CheckMinCountWithinReplicas(const DeploymentView& view, FieldErrorList& errors);
+// H2 (strategy_rule.cc): gang needs strategy Recreate.
+void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors);
+// H3 (scheduling_group_rule.cc): no pre-set spec.template.spec.schedulingGroup.
+void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& errors);
+// U1–U9 (update_rules.cc): what may not change between `old_view` and `view`.
+void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_view,
+                       FieldErrorList& errors);
+// Ratcheting (ratchet.cc): true when the scheduling config (each carrier,
+// compared parsed), spec.replicas, spec.strategy.type and
+// spec.template.spec.schedulingGroup are all unchanged.
+bool RuleInputsUnchanged(const nlohmann::json& deployment, const nlohmann::json& old_deployment);
+
+}  // namespace wasd::rules
+
+#endif  // WASD_RULES_RULE_CONTEXT_H_

@@ -1,0 +1,20 @@
+// H3: a Deployment that opts into wasd may not pre-set the pods' scheduling
+// group in its template: wasd names each pod's PodGroup itself (one per
+// ReplicaSet revision), and a fixed group would tie every revision together.
+#include "rules/rule_context.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::rules {
+
+namespace wb = workloadbuilder;
+
+void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& errors) {
+  if (!view.config.present()) return;
+  if (wb::MemberPath(*view.object, {"spec", "template", "spec", "schedulingGroup"}) == nullptr) {
+    return;
+  }
+  errors.push_back(wb::Forbidden(wb::FieldPath::Parse("spec.template.spec.schedulingGroup"),
+                                 "may not be set when spec.scheduling is set"));
+}
+
+}  // namespace wasd::rules

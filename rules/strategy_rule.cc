@@ -1,0 +1,25 @@
+// H2: gang scheduling needs the Recreate strategy (KEP-6276 alpha): a rolling
+// update would run two revisions' gangs at once. The API server has already
+// defaulted an omitted strategy to RollingUpdate, hence the hint in the text.
+#include <string>
+
+#include "rules/rule_context.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::rules {
+
+namespace wb = workloadbuilder;
+
+void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors) {
+  if (!view.config.usable() || !wb::IsGang(view.config.config)) return;
+  const nlohmann::json* type = wb::MemberPath(*view.object, {"spec", "strategy", "type"});
+  const std::string* text = wb::AsString(type);
+  if (text != nullptr && *text == "Recreate") return;
+  nlohmann::json value = type != nullptr ? *type : nlohmann::json("RollingUpdate");
+  errors.push_back(wb::Invalid(wb::FieldPath::Parse("spec.strategy.type"), std::move(value),
+                               "gang scheduling requires Recreate; RollingUpdate is also the "
+                               "default when spec.strategy is omitted"));
+}
+
+}  // namespace wasd::rules

@@ -1,0 +1,81 @@
+// U1–U9: the scheduling configuration is fixed at creation except for
+// gang.minCount (WAS-API.md §b.3, KEP-6276 DV markers). Errors use the current
+// declarative-validation form: Invalid with a null value.
+#include <string_view>
+
+#include "rules/rule_context.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::rules {
+
+namespace wb = workloadbuilder;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kSetOnce = "field cannot be set once created";
+constexpr std::string_view kClearOnce = "field cannot be cleared once set";
+constexpr std::string_view kImmutable = "field is immutable";
+
+const json& OrNull(const json* value) {
+  static const json kNull;
+  return value != nullptr ? *value : kNull;
+}
+
+void NoSetNoUnset(const json* old_value, const json* new_value, const wb::FieldPath& path,
+                  FieldErrorList& errors) {
+  if (old_value == nullptr && new_value != nullptr) {
+    errors.push_back(wb::Invalid(path, nullptr, std::string(kSetOnce)));
+  } else if (old_value != nullptr && new_value == nullptr) {
+    errors.push_back(wb::Invalid(path, nullptr, std::string(kClearOnce)));
+  }
+}
+
+void Immutable(const json* old_value, const json* new_value, const wb::FieldPath& path,
+               FieldErrorList& errors) {
+  if (!wb::SemanticEqual(OrNull(old_value), OrNull(new_value))) {
+    errors.push_back(wb::Invalid(path, nullptr, std::string(kImmutable)));
+  }
+}
+
+// U3–U5 on schedulingPolicy; gang.minCount (U6) may change freely.
+void CheckPolicyUpdate(const json& old_config, const json& config, const wb::FieldPath& path,
+                       FieldErrorList& errors) {
+  const json* old_policy = wb::Member(old_config, "schedulingPolicy");
+  const json* policy = wb::Member(config, "schedulingPolicy");
+  if (old_policy == nullptr || policy == nullptr) {
+    NoSetNoUnset(old_policy, policy, path, errors);  // U3
+    return;
+  }
+  Immutable(wb::Member(*old_policy, "basic"), wb::Member(*policy, "basic"), path.Child("basic"),
+            errors);  // U4
+  NoSetNoUnset(wb::Member(*old_policy, "gang"), wb::Member(*policy, "gang"), path.Child("gang"),
+               errors);  // U5
+}
+
+}  // namespace
+
+void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_view,
+                       FieldErrorList& errors) {
+  const wb::SchedulingConfig& now = view.config;
+  const wb::SchedulingConfig& old = old_view.config;
+  if (!old.present() && now.present()) {  // U1
+    errors.push_back(wb::Invalid(now.path, nullptr, std::string(kSetOnce)));
+    return;
+  }
+  if (old.present() && !now.present()) {  // U2
+    errors.push_back(wb::Invalid(old.path, nullptr, std::string(kClearOnce)));
+    return;
+  }
+  // A config that cannot be read on either side has nothing to compare; the
+  // new side's problems are reported by the create rules.
+  if (!old.usable() || !now.usable()) return;
+  const wb::FieldPath& p = now.path;
+  CheckPolicyUpdate(old.config, now.config, p.Child("schedulingPolicy"), errors);
+  for (std::string_view member : {"schedulingConstraints", "disruptionMode", "resourceClaims"}) {
+    Immutable(wb::Member(old.config, member), wb::Member(now.config, member), p.Child(member),
+              errors);  // U7, U8, U9
+  }
+}
+
+}  // namespace wasd::rules

@@ -1,0 +1,43 @@
+// DeploymentWarnings: short hints for an allowed Deployment, sent back as
+// admission warnings (each ≤ 120 characters, WAS-API.md §d.3).
+#include <string>
+#include <vector>
+
+#include "rules/deployment_rules.h"
+#include "rules/rule_context.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::rules {
+
+namespace wb = workloadbuilder;
+
+std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment) {
+  std::vector<std::string> warnings;
+  if (!wb::HasSchedulingCarrier(deployment)) return warnings;
+  const DeploymentView view = ViewOf(deployment);
+  if (!view.config.usable()) return warnings;
+  const nlohmann::json& config = view.config.config;
+
+  if (wb::IsGang(config) && !wb::ExplicitMinCount(config)) {
+    if (view.replicas > 0) {
+      warnings.push_back("gang minCount not set: derived from spec.replicas (" +
+                         std::to_string(view.replicas) + ")");
+    } else {
+      warnings.emplace_back(
+          "gang minCount not set: 1 while spec.replicas is 0, then derived from spec.replicas");
+    }
+  }
+  if (const nlohmann::json* claims = wb::Member(config, "resourceClaims");
+      claims != nullptr && claims->is_array() && !claims->empty()) {
+    warnings.emplace_back(
+        "resourceClaims are dropped from PodGroups unless the DRAWorkloadResourceClaims gate is on");
+  }
+  if (view.config.carrier == wb::Carrier::kBoth && view.config.errors.empty()) {
+    warnings.emplace_back(
+        "both spec.scheduling and the wasd.io/scheduling annotation are set; keep only one");
+  }
+  return warnings;
+}
+
+}  // namespace wasd::rules
