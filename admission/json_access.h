@@ -1,22 +1,35 @@
-// Safe read access to untrusted JSON: every lookup checks presence and type
-// and returns null/empty instead of throwing or inserting (never operator[]
-// on input). Pure; thread-safe.
+// Read access to untrusted JSON for the admission handlers: pointer-chaining
+// adapters over workloadbuilder/json_util.h (which checks types, never
+// inserts, and treats a null member as absent), plus a byte-level nesting
+// check that runs before any parser sees the body. Pure; thread-safe.
 #ifndef WASD_ADMISSION_JSON_ACCESS_H_
 #define WASD_ADMISSION_JSON_ACCESS_H_
 
+#include <cstddef>
 #include <initializer_list>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "workloadbuilder/json_util.h"
+
 namespace wasd::admission {
 
-// The member `key` of `obj` when `obj` is an object that has it; else null.
-const nlohmann::json* Member(const nlohmann::json* obj, std::string_view key);
+// The member `key` of `*obj`; null when `obj` is null, not an object, lacks
+// the member, or the member is JSON null.
+inline const nlohmann::json* Member(const nlohmann::json* obj, std::string_view key) {
+  return obj == nullptr ? nullptr : workloadbuilder::Member(*obj, key);
+}
 // Follows a chain of member names; null when any step is missing.
-const nlohmann::json* Path(const nlohmann::json* obj, std::initializer_list<std::string_view> keys);
+inline const nlohmann::json* Path(const nlohmann::json* obj,
+                                  std::initializer_list<std::string_view> keys) {
+  return obj == nullptr ? nullptr : workloadbuilder::MemberPath(*obj, keys);
+}
 // The string value at `v`, or `fallback` when `v` is null or not a string.
-std::string_view StringOr(const nlohmann::json* v, std::string_view fallback = {});
+inline std::string_view StringOr(const nlohmann::json* v, std::string_view fallback = {}) {
+  const std::string* s = workloadbuilder::AsString(v);
+  return s == nullptr ? fallback : std::string_view(*s);
+}
 // True when `v` is present and not JSON null.
 inline bool IsSet(const nlohmann::json* v) { return v != nullptr && !v->is_null(); }
 

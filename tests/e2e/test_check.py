@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `wasd check`: the real binary on the manifests in
+examples/ and on crafted inputs; exit codes, kubectl-style denials, and the
+Workload/PodGroup it prints."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+WASD = os.environ.get("WASD_BIN", "build/wasd")
+SRC = os.environ.get("WASD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLES = os.path.join(SRC, "examples")
+
+
+def check(*args, stdin=None):
+    p = subprocess.run([WASD, "check", *args], input=stdin, capture_output=True, text=True,
+                       timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def example(name):
+    return os.path.join(EXAMPLES, name)
+
+
+class CheckExamples(unittest.TestCase):
+    def test_kep_examples_allowed_with_objects(self):
+        for name in ["kep-1-gang-zone-atomic.yaml", "kep-1-field-carrier.yaml",
+                     "kep-2-user-mincount.yaml", "kep-3-resource-claims.yaml"]:
+            with self.subTest(name=name):
+                rc, out, err = check("-f", example(name))
+                self.assertEqual(rc, 0, out + err)
+                self.assertIn(": allowed", out)
+                self.assertIn("kind: Workload", out)
+                self.assertIn("kind: PodGroup", out)
+                self.assertIn("00000000-0000-0000-0000-000000000000", out)
+                self.assertIn("<pod-template-hash>", out)
+
+    def test_bad_examples_denied_like_kubectl(self):
+        expected = {
+            "bad-h1-mincount-over-replicas.yaml":
+                "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount: "
+                "Invalid value: 5: must be less than or equal to spec.replicas (3)",
+            "bad-h2-gang-rollingupdate.yaml":
+                'spec.strategy.type: Invalid value: "RollingUpdate": gang scheduling requires '
+                "Recreate; RollingUpdate is also the default when spec.strategy is omitted",
+            "bad-h3-preset-scheduling-group.yaml":
+                "spec.template.spec.schedulingGroup: Forbidden",
+            "bad-h5-carriers-differ.yaml": "metadata.annotations[wasd.io/scheduling]: Invalid value",
+            "bad-s-structure.yaml":
+                "metadata.annotations[wasd.io/scheduling].schedulingPolicy: Invalid value: "
+                '"{basic, gang}": must specify exactly one of: `basic`, `gang`',
+            "bad-b1-all-with-basic.yaml":
+                "metadata.annotations[wasd.io/scheduling].disruptionMode: Invalid value",
+            "bad-s17-unknown-field.yaml": "mincount",
+        }
+        for name, text in expected.items():
+            with self.subTest(name=name):
+                rc, out, err = check("-f", example(name))
+                self.assertEqual(rc, 1, out + err)
+                self.assertIn(f'Error from server (Invalid): error when creating "{example(name)}": '
+                              'admission webhook "validate-deployments.wasd.io" denied the request: ',
+                              out)
+                self.assertIn(text, out)
+                self.assertNotIn("kind: Workload", out)
+
+    def test_structure_errors_aggregate_in_brackets(self):
+        rc, out, _ = check("-f", example("bad-s-structure.yaml"))
+        self.assertEqual(rc, 1)
+        line = [l for l in out.splitlines() if l.startswith("Error from server")][0]
+        self.assertIn("denied the request: [", line)
+        self.assertTrue(line.endswith("]"), line)
+        self.assertIn("schedulingConstraints.topology: Too many: 2: must have at most 1 items", line)
+
+    def test_directory_of_examples_exit_1_and_counts(self):
+        files = sorted(os.path.join(EXAMPLES, f) for f in os.listdir(EXAMPLES) if f.endswith(".yaml"))
+        rc, out, _ = check("-f", *files)
+        self.assertEqual(rc, 1)
+        bad = len([f for f in files if os.path.basename(f).startswith("bad-")])
+        self.assertIn(f"{len(files)} Deployment(s) checked, {bad} denied", out)
+
+    def test_yaml_and_json_output_are_the_objects(self):
+        rc, out, err = check("-f", example("kep-2-user-mincount.yaml"), "-o", "json")
+        self.assertEqual(rc, 0, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["kind"], "List")
+        kinds = [o["kind"] for o in doc["items"]]
+        self.assertEqual(kinds, ["Workload", "PodGroup"])
+        wl, pg = doc["items"]
+        self.assertEqual(wl["apiVersion"], "scheduling.k8s.io/v1beta1")
+        self.assertEqual(wl["spec"]["controllerRef"], {"apiGroup": "apps", "kind": "Deployment",
+                                                       "name": "prefill-workers"})
+        tmpl = wl["spec"]["podGroupTemplates"][0]
+        self.assertEqual(tmpl["name"], "pgt-0")
+        self.assertEqual(tmpl["schedulingPolicy"], {"gang": {"minCount": 3}})
+        self.assertEqual(pg["spec"]["workloadRef"], {"workloadName": wl["metadata"]["name"],
+                                                     "templateName": "pgt-0"})
+        self.assertEqual(pg["spec"]["schedulingPolicy"], {"gang": {"minCount": 3}})
+        self.assertIn("allowed", err)
+        rc, out, _ = check("-f", example("kep-2-user-mincount.yaml"), "-o", "yaml")
+        self.assertEqual(rc, 0)
+        self.assertTrue(out.startswith("---\n"))
+        self.assertIn("kind: Workload", out)
+
+    def test_derived_mincount_warns_and_uses_replicas(self):
+        rc, out, _ = check("-f", example("kep-1-gang-zone-atomic.yaml"), "-o", "json")
+        self.assertEqual(rc, 0)
+        rc, out, err = check("-f", example("kep-1-gang-zone-atomic.yaml"), "-o", "json")
+        wl = json.loads(out)["items"][0]
+        self.assertEqual(wl["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"], 3)
+        self.assertIn("Warning:", err)
+
+    def test_uid_gives_the_real_workload_name(self):
+        manifest = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inference-server
+  uid: 6f1e2d3c-1111-4222-8333-944455556666
+  annotations:
+    wasd.io/scheduling: '{"schedulingPolicy":{"gang":{"minCount":1}}}'
+spec:
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: x}}
+  template:
+    metadata: {labels: {app: x}}
+    spec: {containers: [{name: c, image: i}]}
+"""
+        rc, out, err = check("-f", "-", "-o", "json", stdin=manifest)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["items"][0]["metadata"]["name"], "inference-server-7cb9669c75")
+
+    def test_other_kinds_skipped_and_lists_expanded(self):
+        with open(example("kep-2-user-mincount.yaml")) as f:
+            dep = f.read()
+        stream = "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\n---\n" + dep
+        rc, out, _ = check("-f", "-", stdin=stream)
+        self.assertEqual(rc, 0)
+        self.assertIn("skipped: Service svc", out)
+        self.assertIn("deployment.apps/prefill-workers", out)
+        import yaml  # PyYAML is installed by scripts/setup.sh
+        items = [yaml.safe_load(dep), yaml.safe_load(open(example("bad-h2-gang-rollingupdate.yaml")))]
+        rc, out, _ = check("-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+        self.assertEqual(rc, 1)
+        self.assertIn("2 Deployment(s) checked, 1 denied", out)
+
+    def test_unopted_deployment_allowed_and_left_alone(self):
+        rc, out, _ = check("-f", "-", stdin="apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\n"
+                           "spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, "
+                           "spec: {containers: [{name: c, image: i}]}}}\n")
+        self.assertEqual(rc, 0)
+        self.assertIn("wasd leaves it alone", out)
+        self.assertNotIn("kind: Workload", out)
+
+
+class CheckUnusableInput(unittest.TestCase):
+    def test_missing_file(self):
+        rc, _, err = check("-f", "/nonexistent/x.yaml")
+        self.assertEqual(rc, 2)
+        self.assertIn("/nonexistent/x.yaml: cannot open file", err)
+
+    def test_not_yaml(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("key: [unclosed\n  - : :\n")
+        try:
+            rc, _, err = check("-f", f.name)
+            self.assertEqual(rc, 2)
+            self.assertIn("not YAML or JSON", err)
+        finally:
+            os.unlink(f.name)
+
+    def test_bad_json(self):
+        rc, _, err = check("-f", "-", stdin='{"kind": "Deployment", ')
+        self.assertEqual(rc, 2)
+        self.assertIn("not valid JSON", err)
+
+    def test_flags(self):
+        self.assertEqual(check()[0], 2)
+        self.assertEqual(check("-f", example("kep-2-user-mincount.yaml"), "-o", "xml")[0], 2)
+        self.assertEqual(check("--bogus")[0], 2)
+        rc, out, _ = check("--help")
+        self.assertEqual(rc, 0)
+        self.assertIn("Usage: wasd check", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
