@@ -36,16 +36,13 @@ json Request(const std::string& op, json object, json old_object = nullptr,
 }
 
 json Deployment(json annotations = json::object(), json labels = nullptr) {
-  json d = {{"apiVersion", "apps/v1"},
-            {"kind", "Deployment"},
-            {"metadata", {{"name", "web"}, {"namespace", "ml"}, {"uid", "6f1e2d3c-1111-4222-8333-944455556666"}}},
-            {"spec",
-             {{"replicas", 3},
-              {"strategy", {{"type", "Recreate"}}},
-              {"selector", {{"matchLabels", {{"app", "web"}}}}},
-              {"template",
-               {{"metadata", {{"labels", {{"app", "web"}}}}},
-                {"spec", {{"containers", {{{"name", "c"}, {"image", "img:v1"}}}}}}}}}}}};
+  json d = json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "ml", "uid": "6f1e2d3c-1111-4222-8333-944455556666"},
+    "spec": {"replicas": 3, "strategy": {"type": "Recreate"},
+             "selector": {"matchLabels": {"app": "web"}},
+             "template": {"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [{"name": "c", "image": "img:v1"}]}}}})");
   if (!annotations.empty()) d["metadata"]["annotations"] = annotations;
   if (!labels.is_null()) d["metadata"]["labels"] = labels;
   return d;
