@@ -1,5 +1,6 @@
 #include "certs/cert_info.h"
 
+#include <arpa/inet.h>
 #include <openssl/pem.h>
 
 #include <climits>
@@ -61,6 +62,35 @@ bool NeedsRenewal(std::string_view cert_pem, SystemTime now, std::chrono::second
   if (!CertificateValidity(cert_pem, &not_before, &not_after).ok()) return true;
   if (now < not_before) return true;
   return not_after <= now + renew_before;
+}
+
+Status CertificateSans(std::string_view pem, std::vector<std::string>* dns,
+                       std::vector<std::string>* ips) {
+  X509Ptr cert;
+  Status st = ParseCertificatePem(pem, &cert);
+  if (!st.ok()) return st;
+  dns->clear();
+  ips->clear();
+  GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr)));
+  if (!names) return Status::Ok();
+  for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names.get(), i);
+    if (gn->type == GEN_DNS) {
+      const ASN1_IA5STRING* s = gn->d.dNSName;
+      dns->emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                        static_cast<std::size_t>(ASN1_STRING_length(s)));
+    } else if (gn->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING* ip = gn->d.iPAddress;
+      const int family = ASN1_STRING_length(ip) == 4 ? AF_INET : AF_INET6;
+      char text[INET6_ADDRSTRLEN] = {};
+      if ((ASN1_STRING_length(ip) == 4 || ASN1_STRING_length(ip) == 16) &&
+          inet_ntop(family, ASN1_STRING_get0_data(ip), text, sizeof(text)) != nullptr) {
+        ips->emplace_back(text);
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 bool IsCa(X509* cert) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "certs/openssl_handles.h"
 #include "certs/status.h"
@@ -31,6 +32,12 @@ Status CertificateValidity(std::string_view pem, SystemTime* not_before, SystemT
 // not parse, is not yet valid, or its notAfter is at or before
 // now + renew_before. A certificate with exactly renew_before left is renewed.
 bool NeedsRenewal(std::string_view cert_pem, SystemTime now, std::chrono::seconds renew_before);
+
+// The subjectAltName entries of the certificate in `pem`: DNS names, and IP
+// addresses in their usual text form ("127.0.0.1", "::1"). A certificate
+// without the extension gives two empty lists. Fails if `pem` does not parse.
+Status CertificateSans(std::string_view pem, std::vector<std::string>* dns,
+                       std::vector<std::string>* ips);
 
 // True if the certificate carries basicConstraints CA:TRUE.
 bool IsCa(X509* cert);

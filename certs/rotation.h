@@ -1,0 +1,59 @@
+// Certificate rotation, one pass: read the TLS Secret, create or renew what
+// DecideRotation() asks for (writing the Secret with its resourceVersion as
+// the precondition), then inject the Secret's CA into the webhook
+// configurations. A Secret not marked wasd-managed is left alone and nothing
+// is injected (its owner — a user, cert-manager's cainjector — does that).
+// The loop around it (interval, SIGTERM) is the caller's.
+//
+// Synchronous; uses the given CertApi from the calling thread only.
+#ifndef WASD_CERTS_ROTATION_H_
+#define WASD_CERTS_ROTATION_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "certs/cert_api.h"
+#include "certs/injector.h"
+#include "certs/issuer.h"
+#include "certs/status.h"
+#include "certs/tls_secret.h"
+
+namespace wasd::certs {
+
+// Default renew-before: 90 days ahead of the leaf's notAfter (a quarter of
+// the default one-year lifetime), plenty of time to notice a failing rotation.
+inline constexpr std::chrono::seconds kDefaultRenewBefore = std::chrono::hours(24 * 90);
+// A write that lost a race (another replica rotating at the same moment) is
+// re-read and re-decided at most this many times per pass.
+inline constexpr int kMaxSecretAttempts = 3;
+
+struct RotationOptions {
+  std::string service;
+  std::string ns;  // namespace of the Service and the Secret
+  std::string secret_name;
+  std::vector<std::string> webhook_configs;
+  std::vector<std::string> extra_sans;
+  KeyType key_type = KeyType::kEcdsaP256;
+  int leaf_days = 365;
+  int ca_days = 3650;
+  std::chrono::seconds renew_before = kDefaultRenewBefore;
+};
+
+struct RotationReport {
+  RotationDecision decision;  // the last decision taken
+  bool secret_written = false;
+  std::string leaf_serial;  // hex serial of the leaf now in the Secret ("" if unknown)
+  SystemTime leaf_not_after{};
+  std::vector<InjectOutcome> injected;
+};
+
+// One rotation pass at `now`. Fails on invalid options (names, SANs), API
+// errors, repeated write conflicts, or injection errors; a foreign Secret is
+// not a failure (report.decision says kLeaveForeign).
+Status RotateOnce(CertApi& api, const RotationOptions& options, SystemTime now,
+                  RotationReport* report);
+
+}  // namespace wasd::certs
+
+#endif  // WASD_CERTS_ROTATION_H_
