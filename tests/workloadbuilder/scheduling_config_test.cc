@@ -1,0 +1,109 @@
+#include "workloadbuilder/scheduling_config.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/workloadbuilder/error_matchers.h"
+
+namespace wb = wasd::workloadbuilder;
+using nlohmann::json;
+using wb::ErrorType;
+
+namespace {
+
+const std::string kAnn = "metadata.annotations[wasd.io/scheduling]";
+
+json WithAnnotation(const json& text) {
+  return json{{"metadata", {{"name", "d"}, {"annotations", {{"wasd.io/scheduling", text}}}}},
+              {"spec", {{"replicas", 3}}}};
+}
+
+}  // namespace
+
+TEST_CASE("No carrier: nothing to read", "[unit]") {
+  for (const json& d : {json(nullptr), json::array(), json{{"spec", {{"replicas", 1}}}},
+                        json{{"metadata", {{"annotations", {{"other", "x"}}}}}},
+                        json{{"spec", {{"scheduling", nullptr}}}}}) {
+    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(d);
+    CHECK_FALSE(c.present());
+    CHECK(c.errors.empty());
+    CHECK_FALSE(wb::HasSchedulingCarrier(d));
+  }
+}
+
+TEST_CASE("Field carrier", "[unit]") {
+  const json d = {{"spec", {{"scheduling", {{"schedulingPolicy", {{"gang", json::object()}}}}}}}};
+  const wb::SchedulingConfig c = wb::ReadSchedulingConfig(d);
+  CHECK(c.carrier == wb::Carrier::kField);
+  CHECK(c.path.String() == "spec.scheduling");
+  CHECK(c.usable());
+  CHECK(c.config == d["spec"]["scheduling"]);
+  CHECK(wb::HasSchedulingCarrier(d));
+}
+
+TEST_CASE("Annotation carrier, JSON and YAML", "[unit]") {
+  for (const char* text : {R"({"schedulingPolicy":{"gang":{"minCount":2}}})",
+                           "schedulingPolicy:\n  gang:\n    minCount: 2\n"}) {
+    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
+    CHECK(c.carrier == wb::Carrier::kAnnotation);
+    CHECK(c.path.String() == kAnn);
+    REQUIRE(c.usable());
+    CHECK(c.config == json::parse(R"({"schedulingPolicy":{"gang":{"minCount":2}}})"));
+    CHECK(c.errors.empty());
+  }
+}
+
+TEST_CASE("Broken annotations are Invalid at the annotation path", "[unit]") {
+  for (const json& text : {json(""), json("   "), json("[1, 2]"), json("\"gang\""), json("{bad"),
+                           json("42"), json(7), json::object(), json(true)}) {
+    INFO(text.dump());
+    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
+    CHECK(c.present());
+    CHECK_FALSE(c.usable());
+    WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kInvalid, kAnn}});
+  }
+}
+
+TEST_CASE("Broken annotation message text", "[unit]") {
+  CHECK(wb::AggregateMessage(wb::ReadSchedulingConfig(WithAnnotation("")).errors) ==
+        kAnn + ": Invalid value: \"\": must not be empty");
+  CHECK(wb::AggregateMessage(wb::ReadSchedulingConfig(WithAnnotation("[1]")).errors) ==
+        kAnn + ": Invalid value: \"[1]\": must be a JSON or YAML object");
+  const std::string long_text(1000, 'x');
+  const std::string msg =
+      wb::AggregateMessage(wb::ReadSchedulingConfig(WithAnnotation(long_text)).errors);
+  CHECK(msg.size() < 300);  // the echoed value is cut
+}
+
+TEST_CASE("H5: both carriers must agree", "[unit]") {
+  json d = WithAnnotation("schedulingPolicy:\n  gang: {}\n");
+  d["spec"]["scheduling"] = {{"schedulingPolicy", {{"gang", json::object()}}}};
+  wb::SchedulingConfig same = wb::ReadSchedulingConfig(d);
+  CHECK(same.carrier == wb::Carrier::kBoth);
+  CHECK(same.path.String() == "spec.scheduling");
+  CHECK(same.errors.empty());
+  CHECK(same.usable());
+
+  d["spec"]["scheduling"] = {{"schedulingPolicy", {{"basic", json::object()}}}};
+  const wb::SchedulingConfig differ = wb::ReadSchedulingConfig(d);
+  WASD_REQUIRE_ERRORS(differ.errors, {{ErrorType::kInvalid, kAnn}});
+  CHECK(differ.errors[0].detail == "must equal spec.scheduling when both are set");
+  CHECK(differ.config == d["spec"]["scheduling"]);
+}
+
+TEST_CASE("Wrong JSON types around the carriers never throw", "[unit]") {
+  const json odd[] = {
+      json{{"metadata", 5}},
+      json{{"metadata", {{"annotations", "x"}}}},
+      json{{"metadata", {{"annotations", json::array()}}}},
+      json{{"spec", "x"}},
+      json{{"spec", {{"scheduling", 5}}}},
+      json{{"spec", {{"scheduling", json::array()}}}},
+  };
+  for (const json& d : odd) {
+    INFO(d.dump());
+    CHECK_NOTHROW(wb::ReadSchedulingConfig(d));
+    CHECK_NOTHROW(wb::HasSchedulingCarrier(d));
+  }
+  const wb::SchedulingConfig c = wb::ReadSchedulingConfig(json{{"spec", {{"scheduling", 5}}}});
+  WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kInvalid, "spec.scheduling"}});
+}
