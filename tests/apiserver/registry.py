@@ -1,0 +1,206 @@
+"""The served resources: discovery documents, OpenAPI v3 stubs and per-resource facts.
+
+Immutable after import; safe to read from any thread.
+"""
+import hashlib
+import json
+
+ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+CLUSTER_VERBS = ALL_VERBS
+
+
+class Resource:
+    """One served resource (plural name) of one group/version."""
+
+    def __init__(self, group, version, plural, kind, namespaced=True, short=(),
+                 singular=None, status=False, scale=False, generation=True,
+                 categories=(), verbs=None):
+        self.group = group
+        self.version = version
+        self.plural = plural
+        self.kind = kind
+        self.namespaced = namespaced
+        self.short = list(short)
+        self.singular = singular or kind.lower()
+        self.status = status
+        self.scale = scale
+        self.generation = generation  # whether metadata.generation is tracked
+        self.categories = list(categories)
+        self.verbs = list(verbs or ALL_VERBS)
+
+    @property
+    def api_version(self):
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self):
+        """Storage key: group/plural (one version served per resource)."""
+        return f"{self.group}/{self.plural}"
+
+    @property
+    def group_resource(self):
+        """The `deployments.apps` form used in error messages (core: plain plural)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def prefix(self, namespace=None):
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{base}/namespaces/{namespace}/{self.plural}"
+        return f"{base}/{self.plural}"
+
+
+RESOURCES = [
+    Resource("", "v1", "namespaces", "Namespace", namespaced=False, short=["ns"], status=True,
+             generation=False, verbs=["create", "delete", "get", "list", "patch", "update", "watch"]),
+    Resource("", "v1", "pods", "Pod", short=["po"], status=True, generation=False, categories=["all"]),
+    Resource("", "v1", "events", "Event", short=["ev"], generation=False),
+    Resource("", "v1", "configmaps", "ConfigMap", short=["cm"], generation=False),
+    Resource("", "v1", "secrets", "Secret", generation=False),
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", short=["sa"], generation=False),
+    Resource("", "v1", "services", "Service", short=["svc"], status=True, generation=False,
+             categories=["all"]),
+    Resource("", "v1", "nodes", "Node", namespaced=False, short=["no"], status=True, generation=False),
+    Resource("apps", "v1", "deployments", "Deployment", short=["deploy"], status=True, scale=True,
+             categories=["all"]),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", short=["rs"], status=True, scale=True,
+             categories=["all"]),
+    Resource("coordination.k8s.io", "v1", "leases", "Lease", generation=False),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False,
+             short=["pc"], generation=False),
+    Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload", short=["wl"]),
+    Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", short=["pg"], status=True),
+    Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+             "MutatingWebhookConfiguration", namespaced=False, categories=["api-extensions"]),
+    Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+             "ValidatingWebhookConfiguration", namespaced=False, categories=["api-extensions"]),
+    Resource("events.k8s.io", "v1", "events", "Event", short=["ev"], generation=False),
+]
+
+# Groups that are listed in discovery but whose resources live elsewhere (the Scale kind).
+EXTRA_GROUPS = {}
+
+BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
+BY_KEY = {r.key: r for r in RESOURCES}
+BY_KIND = {(r.group, r.kind): r for r in RESOURCES}
+
+
+def Find(group, version, plural):
+    return BY_PATH.get((group, version, plural))
+
+
+def ByApiVersionKind(api_version, kind):
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    return BY_KIND.get((group, kind))
+
+
+def GroupVersions():
+    """Ordered {group: [versions]} of everything served (core excluded)."""
+    out = {}
+    for r in RESOURCES:
+        if r.group:
+            out.setdefault(r.group, [])
+            if r.version not in out[r.group]:
+                out[r.group].append(r.version)
+    for g, vs in EXTRA_GROUPS.items():
+        out.setdefault(g, list(vs))
+    return out
+
+
+def ApiVersions():
+    return {"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+
+
+def ApiGroupList():
+    groups = []
+    for g, vs in GroupVersions().items():
+        gvs = [{"groupVersion": f"{g}/{v}", "version": v} for v in vs]
+        groups.append({"name": g, "versions": gvs, "preferredVersion": gvs[0]})
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def ApiGroup(group):
+    vs = GroupVersions().get(group)
+    if not vs:
+        return None
+    gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in vs]
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": gvs,
+            "preferredVersion": gvs[0]}
+
+
+def _ResourceEntries(r):
+    entry = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
+             "kind": r.kind, "verbs": r.verbs,
+             "storageVersionHash": hashlib.sha256(r.key.encode()).hexdigest()[:12]}
+    if r.short:
+        entry["shortNames"] = r.short
+    if r.categories:
+        entry["categories"] = r.categories
+    out = [entry]
+    if r.status:
+        out.append({"name": f"{r.plural}/status", "singularName": "", "namespaced": r.namespaced,
+                    "kind": r.kind, "verbs": ["get", "patch", "update"]})
+    if r.scale:
+        out.append({"name": f"{r.plural}/scale", "singularName": "", "namespaced": r.namespaced,
+                    "group": "autoscaling", "version": "v1", "kind": "Scale",
+                    "verbs": ["get", "patch", "update"]})
+    return out
+
+
+def ApiResourceList(group, version):
+    rs = [r for r in RESOURCES if r.group == group and r.version == version]
+    if not rs and not (group in EXTRA_GROUPS and version in EXTRA_GROUPS[group]):
+        return None
+    gv = f"{group}/{version}" if group else version
+    resources = []
+    for r in rs:
+        resources.extend(_ResourceEntries(r))
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+def _GvPath(group, version):
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def OpenApiV3Root():
+    """/openapi/v3: one entry per group/version, as kube-apiserver lists them."""
+    paths = {}
+    for g, vs in [("", ["v1"])] + list(GroupVersions().items()):
+        for v in vs:
+            p = _GvPath(g, v)
+            paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={_Hash(p)}"}
+    return {"paths": paths}
+
+
+def _Hash(text):
+    return hashlib.sha512(text.encode()).hexdigest()[:64].upper()
+
+
+def OpenApiV3Doc(group, version):
+    """A minimal OpenAPI v3 document for one group/version.
+
+    It holds only what kubectl reads from it: the PATCH operation of each kind with
+    its x-kubernetes-group-version-kind and the fieldValidation query parameter, so
+    kubectl's query-parameter verifier concludes that server-side field validation is
+    supported. No schemas (kubectl falls back to its built-in types for patches).
+    """
+    rs = [r for r in RESOURCES if r.group == group and r.version == version]
+    if not rs and not (group in EXTRA_GROUPS and version in EXTRA_GROUPS.get(group, [])):
+        return None
+    params = [{"name": n, "in": "query", "schema": {"type": "string"}}
+              for n in ("dryRun", "fieldManager", "fieldValidation", "force")]
+    paths = {}
+    for r in rs:
+        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+        path = r.prefix("{namespace}") + "/{name}"
+        paths[path] = {
+            "get": {"x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk},
+            "patch": {"x-kubernetes-action": "patch", "x-kubernetes-group-version-kind": gvk,
+                      "parameters": params},
+        }
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": paths, "components": {"schemas": {}}}
+
+
+def Dumps(obj):
+    return json.dumps(obj, separators=(",", ":"))
