@@ -1,0 +1,553 @@
+"""Renders charts/wasd offline (tests/chart/render, Go text/template + sprig)
+for the default values, each certificate mode and a values file that
+overrides everything, and checks the objects: Kubernetes schema shape
+(k8s_schema.py), cross-object wiring (selectors, ports, Service <-> webhook
+clientConfig, ServiceAccounts <-> bindings), registration scope, hardening,
+exact RBAC, hooks, and that every value reaches the objects.
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import chartlib  # noqa: E402
+import k8s_schema  # noqa: E402
+from chartlib import find, one  # noqa: E402
+
+NS = "wasd-system"
+FULL = os.path.join(chartlib.TESTDATA, "values-full.yaml")
+
+_cache = {}
+
+
+def rendered(key):
+    scenarios = {
+        "default": dict(),
+        "certmanager": dict(sets=["certs.mode=certManager"]),
+        "full": dict(values_files=[FULL]),
+        "full-selfmanaged": dict(values_files=[FULL], sets=["certs.mode=selfManaged"]),
+        "no-cleanup": dict(sets=["hooks.cleanupOnDelete=false", "webhook.podDisruptionBudget.enabled=false",
+                                 "webhook.antiAffinity=none"]),
+        "external-sa": dict(sets=["webhook.serviceAccount.create=false", "webhook.serviceAccount.name=ext-wh",
+                                  "reconciler.serviceAccount.create=false",
+                                  "reconciler.serviceAccount.name=ext-rc"]),
+        "other-ns": dict(namespace="platform"),
+    }
+    if key not in _cache:
+        kw = dict(scenarios[key])
+        ns = kw.pop("namespace", NS)
+        _cache[key] = chartlib.render(namespace=ns, **kw)
+    return _cache[key]
+
+
+ALL = ["default", "certmanager", "full", "full-selfmanaged", "no-cleanup", "external-sa"]
+
+
+def pod_specs(objs):
+    """(owner, pod spec, pod labels) of every Deployment and Job."""
+    out = []
+    for o in objs:
+        if o["kind"] in ("Deployment", "Job"):
+            tpl = o["spec"]["template"]
+            out.append((o, tpl["spec"], (tpl.get("metadata") or {}).get("labels") or {}))
+    return out
+
+
+def args_map(args):
+    """Flag -> value for a wasd argument list (`--f v`, `--f=v` and bare `--f`)."""
+    out, i = {}, 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("--"):
+            if "=" in a:
+                k, v = a[2:].split("=", 1)
+                out[k] = v
+            elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+                out[a[2:]] = args[i + 1]
+                i += 1
+            else:
+                out[a[2:]] = None
+        i += 1
+    return out
+
+
+def container(obj, name):
+    spec = obj["spec"]["template"]["spec"]
+    for c in spec.get("containers", []) + spec.get("initContainers", []):
+        if c["name"] == name:
+            return c
+    raise AssertionError("no container %s in %s" % (name, obj["metadata"]["name"]))
+
+
+def rules_of(role):
+    """{(apiGroup, resource, resourceName or None): set(verbs)} of a Role/ClusterRole."""
+    out = {}
+    for r in role["rules"]:
+        for g in r.get("apiGroups", [""]):
+            for res in r["resources"]:
+                for rn in r.get("resourceNames") or [None]:
+                    out.setdefault((g, res, rn), set()).update(r["verbs"])
+    return out
+
+
+class SchemaAndWiring(unittest.TestCase):
+    def test_every_object_passes_the_kubernetes_schema_checks(self):
+        for key in ALL + ["other-ns"]:
+            for o in rendered(key):
+                errs = k8s_schema.check_object(o)
+                self.assertEqual(errs, [], "%s: %s/%s" % (key, o.get("kind"), o["metadata"].get("name")))
+
+    def test_schema_checker_catches_mistakes(self):
+        dep = one(rendered("default"), "Deployment", "wasd-webhook")
+        import copy
+        bad = copy.deepcopy(dep)
+        bad["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = "Sometimes"
+        bad["spec"]["template"]["spec"]["containers"][0]["port"] = 1
+        del bad["spec"]["selector"]
+        errs = k8s_schema.check_object(bad)
+        self.assertEqual(len(errs), 3, errs)
+
+    def test_names_unique_and_namespaced_correctly(self):
+        for key in ALL:
+            seen = set()
+            for o in rendered(key):
+                ident = (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+                self.assertNotIn(ident, seen, key)
+                seen.add(ident)
+                if "namespace" in o["metadata"]:
+                    self.assertEqual(o["metadata"]["namespace"], NS)
+
+    def test_selectors_ports_mounts_and_service_accounts_are_wired(self):
+        for key in ALL:
+            objs = rendered(key)
+            sa_names = {o["metadata"]["name"] for o in find(objs, "ServiceAccount")}
+            external = {"ext-wh", "ext-rc"}
+            for owner, spec, labels in pod_specs(objs):
+                where = "%s %s" % (key, owner["metadata"]["name"])
+                if owner["kind"] == "Deployment":
+                    sel = owner["spec"]["selector"]["matchLabels"]
+                    self.assertTrue(sel and all(labels.get(k) == v for k, v in sel.items()), where)
+                self.assertIn(spec["serviceAccountName"], sa_names | external, where)
+                vols = {v["name"] for v in spec.get("volumes", [])}
+                for c in spec["containers"] + spec.get("initContainers", []):
+                    ports = [p["name"] for p in c.get("ports", [])]
+                    self.assertEqual(len(ports), len(set(ports)), where)
+                    for probe in ("livenessProbe", "readinessProbe"):
+                        if probe in c:
+                            self.assertIn(c[probe]["httpGet"]["port"], ports, where)
+                    for m in c.get("volumeMounts", []):
+                        self.assertIn(m["name"], vols, where)
+
+    def test_services_select_their_pods_and_target_named_ports(self):
+        for key in ALL:
+            objs = rendered(key)
+            for svc in find(objs, "Service"):
+                pods = [(o, s, l) for o, s, l in pod_specs(objs)
+                        if o["kind"] == "Deployment"
+                        and all(l.get(k) == v for k, v in svc["spec"]["selector"].items())]
+                self.assertEqual(len(pods), 1, "%s: %s selects %d Deployments" % (
+                    key, svc["metadata"]["name"], len(pods)))
+                names = {p["name"] for c in pods[0][1]["containers"] for p in c.get("ports", [])}
+                for p in svc["spec"]["ports"]:
+                    self.assertIn(p["targetPort"], names)
+
+    def test_bindings_point_at_rendered_roles_and_accounts(self):
+        for key in ALL:
+            objs = rendered(key)
+            sas = {o["metadata"]["name"] for o in find(objs, "ServiceAccount")} | {"ext-wh", "ext-rc"}
+            for b in find(objs, "RoleBinding") + find(objs, "ClusterRoleBinding"):
+                ref = b["roleRef"]
+                self.assertEqual(ref["apiGroup"], "rbac.authorization.k8s.io")
+                self.assertTrue(find(objs, ref["kind"], ref["name"]), "%s: %s" % (key, ref))
+                for s in b["subjects"]:
+                    self.assertEqual(s["kind"], "ServiceAccount")
+                    self.assertIn(s["name"], sas)
+                    self.assertEqual(s["namespace"], NS)
+                # Hook bindings live exactly as long as their role and account.
+                self.assertEqual(chartlib.hook_phases(b), chartlib.hook_phases(one(objs, ref["kind"], ref["name"])))
+
+    def test_external_service_accounts_are_used_and_not_created(self):
+        objs = rendered("external-sa")
+        self.assertEqual(find(objs, "ServiceAccount", "ext-wh"), [])
+        self.assertEqual(one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["serviceAccountName"], "ext-wh")
+        self.assertEqual(one(objs, "Deployment", "wasd-reconciler")["spec"]["template"]["spec"]["serviceAccountName"], "ext-rc")
+        with self.assertRaises(chartlib.RenderError) as cm:
+            chartlib.render(sets=["webhook.serviceAccount.create=false"])
+        self.assertIn("webhook.serviceAccount.name is required", str(cm.exception))
+
+    def test_long_release_names_still_give_valid_names(self):
+        objs = chartlib.render(name="a-very-long-release-name-that-goes-on-and-on-for-a-while")
+        for o in objs:
+            self.assertEqual(k8s_schema.check_object(o), [])
+            self.assertLessEqual(len(o["metadata"]["name"]), 63)
+
+
+class Hardening(unittest.TestCase):
+    def test_every_pod_and_container_is_hardened(self):
+        for key in ALL:
+            for owner, spec, _ in pod_specs(rendered(key)):
+                where = "%s %s" % (key, owner["metadata"]["name"])
+                psc = spec["securityContext"]
+                self.assertIs(psc["runAsNonRoot"], True, where)
+                self.assertNotEqual(psc["runAsUser"], 0, where)
+                self.assertEqual(psc["seccompProfile"]["type"], "RuntimeDefault", where)
+                for c in spec["containers"] + spec.get("initContainers", []):
+                    sc = c["securityContext"]
+                    self.assertIs(sc["runAsNonRoot"], True, where)
+                    self.assertIs(sc["allowPrivilegeEscalation"], False, where)
+                    self.assertIs(sc["readOnlyRootFilesystem"], True, where)
+                    self.assertIs(sc.get("privileged", False), False, where)
+                    self.assertEqual(sc["capabilities"], {"drop": ["ALL"]}, where)
+                    self.assertEqual(sc["seccompProfile"]["type"], "RuntimeDefault", where)
+                    self.assertIn("resources", c, where)
+
+
+class Components(unittest.TestCase):
+    def test_webhook_deployment(self):
+        objs = rendered("default")
+        dep = one(objs, "Deployment", "wasd-webhook")
+        spec = dep["spec"]["template"]["spec"]
+        self.assertEqual(dep["spec"]["replicas"], 3)
+        self.assertEqual(spec["priorityClassName"], "system-cluster-critical")
+        term = spec["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+        self.assertEqual(term["podAffinityTerm"]["topologyKey"], "kubernetes.io/hostname")
+        self.assertEqual(term["podAffinityTerm"]["labelSelector"]["matchLabels"], dep["spec"]["selector"]["matchLabels"])
+        c = container(dep, "webhook")
+        self.assertEqual(c["args"][0], "webhook")
+        self.assertEqual(args_map(c["args"][1:]), {
+            "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
+            "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8080",
+            "pod-scheduling-gate": "true", "log-level": "info"})
+        ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+        self.assertEqual(ports, {"webhook": 9443, "metrics": 8080, "health": 8081})
+        self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
+        self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
+        mount = c["volumeMounts"][0]
+        self.assertEqual((mount["mountPath"], mount["readOnly"]), ("/etc/wasd/tls", True))
+        self.assertEqual(spec["volumes"][0]["secret"]["secretName"], "wasd-webhook-tls")
+        pdb = one(objs, "PodDisruptionBudget")
+        self.assertEqual(pdb["spec"]["minAvailable"], 1)
+        self.assertEqual(pdb["spec"]["selector"]["matchLabels"], dep["spec"]["selector"]["matchLabels"])
+
+    def test_reconciler_deployment(self):
+        dep = one(rendered("default"), "Deployment", "wasd-reconciler")
+        self.assertEqual(dep["spec"]["replicas"], 2)
+        c = container(dep, "reconciler")
+        self.assertEqual(c["args"][0], "reconciler")
+        self.assertEqual(args_map(c["args"][1:]), {
+            "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
+            "metrics-bind-address": ":8080", "log-level": "info"})
+
+    def test_optional_objects_follow_their_switches(self):
+        default = rendered("default")
+        self.assertEqual(find(default, "ServiceMonitor"), [])
+        off = rendered("no-cleanup")
+        self.assertEqual(find(off, "PodDisruptionBudget"), [])
+        self.assertEqual([o for o in off if "pre-delete" in chartlib.hook_phases(o)], [])
+        self.assertNotIn("affinity", one(off, "Deployment", "wasd-webhook")["spec"]["template"]["spec"])
+
+    def test_service_monitor_scrapes_both_components(self):
+        objs = rendered("full")
+        sm = one(objs, "ServiceMonitor")
+        self.assertEqual(sm["metadata"]["labels"]["release"], "prometheus")
+        sel = sm["spec"]["selector"]
+        picked = []
+        for svc in find(objs, "Service"):
+            labels = svc["metadata"]["labels"]
+            ok = all(labels.get(k) == v for k, v in sel["matchLabels"].items())
+            for e in sel.get("matchExpressions", []):
+                ok = ok and labels.get(e["key"]) in e["values"]
+            if ok:
+                picked.append(svc)
+                self.assertIn("metrics", [p["name"] for p in svc["spec"]["ports"]])
+        self.assertEqual(len(picked), 2)
+        self.assertEqual(sm["spec"]["endpoints"][0]["port"], "metrics")
+        self.assertEqual(sm["spec"]["endpoints"][0]["interval"], "15s")
+
+
+class Registration(unittest.TestCase):
+    EXPECTED = {
+        ("MutatingWebhookConfiguration", "deployments.mutate.wasd.io"):
+            ("/mutate-apps-v1-deployment", "apps", "deployments", ["CREATE", "UPDATE"]),
+        ("MutatingWebhookConfiguration", "pods.mutate.wasd.io"):
+            ("/mutate-v1-pod", "", "pods", ["CREATE"]),
+        ("ValidatingWebhookConfiguration", "deployments.validate.wasd.io"):
+            ("/validate-apps-v1-deployment", "apps", "deployments", ["CREATE", "UPDATE"]),
+        ("ValidatingWebhookConfiguration", "deployments-scale.validate.wasd.io"):
+            ("/validate-apps-v1-deployment", "apps", "deployments/scale", ["UPDATE"]),
+    }
+
+    def check_scope(self, objs, ns, failure, scale_failure, vtimeout, mtimeout, extra_excluded):
+        svc = one(objs, "Service", [s["metadata"]["name"] for s in find(objs, "Service")
+                                    if s["metadata"]["labels"]["app.kubernetes.io/component"] == "webhook"][0])
+        webhook_port = [p for p in svc["spec"]["ports"] if p["targetPort"] == "webhook"][0]["port"]
+        seen = set()
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            cfg = one(objs, kind)
+            for wh in cfg["webhooks"]:
+                key = (kind, wh["name"])
+                seen.add(key)
+                path, group, resource, ops = self.EXPECTED[key]
+                self.assertEqual(wh["clientConfig"]["service"], {
+                    "name": svc["metadata"]["name"], "namespace": ns, "path": path, "port": webhook_port})
+                self.assertEqual(wh["rules"], [{"apiGroups": [group], "apiVersions": ["v1"],
+                                                "resources": [resource], "operations": ops,
+                                                "scope": "Namespaced"}])
+                self.assertEqual(wh["sideEffects"], "None")
+                self.assertEqual(wh["admissionReviewVersions"], ["v1"])
+                want_failure = scale_failure if resource == "deployments/scale" else failure
+                self.assertEqual(wh["failurePolicy"], want_failure)
+                want_timeout = mtimeout if kind.startswith("Mutating") else vtimeout
+                self.assertEqual(wh["timeoutSeconds"], want_timeout)
+                exprs = wh["namespaceSelector"]["matchExpressions"]
+                self.assertEqual(len(exprs), 1)
+                self.assertEqual((exprs[0]["key"], exprs[0]["operator"]), ("kubernetes.io/metadata.name", "NotIn"))
+                self.assertEqual(set(exprs[0]["values"]), {"kube-system", ns} | set(extra_excluded))
+                if resource == "pods":
+                    self.assertEqual(wh["objectSelector"], {"matchLabels": {"wasd.io/managed": "true"}})
+                    self.assertNotIn("matchConditions", wh)
+                elif resource == "deployments":
+                    self.assertNotIn("objectSelector", wh)
+                    self.assertEqual(len(wh["matchConditions"]), 1)
+                    self.assertIn("oldObject", wh["matchConditions"][0]["expression"])
+                else:
+                    # The Scale object carries neither annotations nor labels:
+                    # no object-based scoping is possible for this entry.
+                    self.assertNotIn("matchConditions", wh)
+                    self.assertNotIn("objectSelector", wh)
+        self.assertEqual(seen, set(self.EXPECTED))
+
+    def test_default_scope(self):
+        self.check_scope(rendered("default"), NS, "Fail", "Ignore", 3, 1, [])
+
+    def test_scope_follows_values(self):
+        self.check_scope(rendered("full"), NS, "Ignore", "Fail", 7, 4, ["monitoring", "istio-system"])
+        self.check_scope(rendered("other-ns"), "platform", "Fail", "Ignore", 3, 1, [])
+
+    def test_ca_bundle_source_per_cert_mode(self):
+        for key, mode in (("default", "selfManaged"), ("certmanager", "certManager")):
+            objs = rendered(key)
+            for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+                cfg = one(objs, kind)
+                ann = cfg["metadata"].get("annotations") or {}
+                for wh in cfg["webhooks"]:
+                    self.assertNotIn("caBundle", wh["clientConfig"])
+                if mode == "certManager":
+                    cert = one(objs, "Certificate")
+                    self.assertEqual(ann, {"cert-manager.io/inject-ca-from": "%s/%s" % (NS, cert["metadata"]["name"])})
+                else:
+                    self.assertEqual(ann, {})
+
+
+class Rbac(unittest.TestCase):
+    def test_reconciler_cluster_role_is_exactly_the_listed_verbs(self):
+        role = one(rendered("default"), "ClusterRole", "wasd-reconciler")
+        self.assertEqual(rules_of(role), {
+            ("scheduling.k8s.io", "workloads", None): {"get", "list", "watch", "create", "update", "patch"},
+            ("scheduling.k8s.io", "podgroups", None): {"get", "list", "watch", "create", "update", "patch", "delete"},
+            ("scheduling.k8s.io", "priorityclasses", None): {"get", "list", "watch"},
+            ("apps", "deployments", None): {"get", "list", "watch"},
+            ("apps", "replicasets", None): {"get", "list", "watch"},
+            ("apps", "deployments/finalizers", None): {"update"},
+            ("apps", "replicasets/finalizers", None): {"update"},
+            ("", "pods", None): {"get", "list", "watch", "patch"},
+            ("", "events", None): {"create", "patch"},
+        })
+
+    def test_leader_election_and_webhook_roles(self):
+        objs = rendered("default")
+        lease = one(objs, "Role", "wasd-leader-election")
+        self.assertEqual(rules_of(lease), {
+            ("coordination.k8s.io", "leases", None): {"create"},
+            ("coordination.k8s.io", "leases", "wasd-reconciler"): {"get", "update"},
+        })
+        self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-webhook")),
+                         {("apps", "deployments", None): {"get", "list", "watch"}})
+
+    def test_hook_roles_are_limited_by_name(self):
+        objs = rendered("default")
+        self.assertEqual(rules_of(one(objs, "Role", "wasd-certs")), {
+            ("", "secrets", None): {"create"},
+            ("", "secrets", "wasd-webhook-tls"): {"get", "patch"},
+            ("", "secrets", "wasd-webhook-tls-ca"): {"get", "patch"},
+        })
+        self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-certs")), {
+            ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "wasd"): {"get", "patch"},
+            ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "wasd"): {"get", "patch"},
+        })
+        self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-cleanup")), {
+            ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "wasd"): {"delete"},
+            ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "wasd"): {"delete"},
+        })
+        self.assertEqual(rules_of(one(objs, "Role", "wasd-cleanup")), {
+            ("", "secrets", "wasd-webhook-tls"): {"delete"},
+            ("", "secrets", "wasd-webhook-tls-ca"): {"delete"},
+        })
+        # The names in the rules are the names of the rendered configurations.
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            self.assertEqual(one(objs, kind)["metadata"]["name"], "wasd")
+
+
+class Hooks(unittest.TestCase):
+    def test_hook_jobs_have_their_rbac_in_every_phase_they_run(self):
+        for key in ALL:
+            objs = rendered(key)
+            for job in find(objs, "Job"):
+                phases = chartlib.hook_phases(job)
+                self.assertTrue(phases, "%s: Job %s is not a hook" % (key, job["metadata"]["name"]))
+                sa = job["spec"]["template"]["spec"]["serviceAccountName"]
+                sa_obj = one(objs, "ServiceAccount", sa)
+                self.assertTrue(phases <= chartlib.hook_phases(sa_obj), key)
+                weight = int(job["metadata"]["annotations"]["helm.sh/hook-weight"])
+                self.assertLess(int(sa_obj["metadata"]["annotations"]["helm.sh/hook-weight"]), weight)
+                bound = [b for b in find(objs, "RoleBinding") + find(objs, "ClusterRoleBinding")
+                         if any(s["name"] == sa for s in b["subjects"])]
+                self.assertTrue(bound)
+                for b in bound:
+                    self.assertTrue(phases <= chartlib.hook_phases(b))
+                self.assertEqual(job["spec"]["template"]["spec"]["restartPolicy"], "Never")
+                self.assertIn("before-hook-creation", job["metadata"]["annotations"]["helm.sh/hook-delete-policy"])
+
+    def test_self_managed_jobs(self):
+        objs = rendered("default")
+        gen = one(objs, "Job", "wasd-certs-generate")
+        self.assertEqual(chartlib.hook_phases(gen), {"pre-install", "pre-upgrade"})
+        g = container(gen, "generate")
+        self.assertEqual(g["args"][:2], ["certs", "generate"])
+        self.assertEqual(args_map(g["args"][2:]), {"service": "wasd-webhook", "namespace": NS,
+                                                   "out-dir": "/certs", "days": "3650"})
+        self.assertEqual(g["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+        names = [c["name"] for c in gen["spec"]["template"]["spec"]["initContainers"]]
+        self.assertEqual(names, ["fetch-ca", "generate"])
+        store = container(gen, "store")
+        self.assertIn("wasd-webhook-tls-ca", store["args"][0])
+        self.assertIn("kubectl apply --server-side", store["args"][0])
+        inject = one(objs, "Job", "wasd-certs-inject")
+        self.assertEqual(chartlib.hook_phases(inject), {"post-install", "post-upgrade"})
+        i = container(inject, "inject-ca")
+        self.assertEqual(i["args"][:2], ["certs", "inject-ca"])
+        self.assertEqual(args_map(i["args"][2:]), {"ca-file": "/etc/wasd/tls/ca.crt", "webhook-config": "wasd"})
+        self.assertEqual(inject["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"], "wasd-webhook-tls")
+        self.assertEqual(find(objs, "Certificate"), [])
+
+    def test_cleanup_job_deletes_the_configurations(self):
+        for key, secrets in (("default", True), ("certmanager", False)):
+            job = one(rendered(key), "Job", "wasd-cleanup")
+            self.assertEqual(chartlib.hook_phases(job), {"pre-delete"})
+            args = container(job, "delete-webhook-configurations")["args"]
+            self.assertIn("mutatingwebhookconfiguration/wasd", args)
+            self.assertIn("validatingwebhookconfiguration/wasd", args)
+            self.assertIn("--wait=false", args)
+            self.assertEqual("secret/wasd-webhook-tls" in args, secrets)
+
+    def test_cert_manager_mode(self):
+        objs = rendered("certmanager")
+        self.assertEqual([j["metadata"]["name"] for j in find(objs, "Job")], ["wasd-cleanup"])
+        cert = one(objs, "Certificate")
+        self.assertEqual(set(cert["spec"]["dnsNames"]), {
+            "wasd-webhook", "wasd-webhook.wasd-system", "wasd-webhook.wasd-system.svc",
+            "wasd-webhook.wasd-system.svc.cluster.local"})
+        self.assertEqual(cert["spec"]["secretName"], "wasd-webhook-tls")
+        issuer = one(objs, "Issuer")
+        self.assertEqual(cert["spec"]["issuerRef"], {"name": issuer["metadata"]["name"], "kind": "Issuer",
+                                                     "group": "cert-manager.io"})
+        self.assertEqual(issuer["spec"], {"selfSigned": {}})
+
+
+class ValuesReachObjects(unittest.TestCase):
+    def test_full_values(self):
+        objs = rendered("full")
+        ns_objs = [o for o in objs if o["kind"] not in k8s_schema.CLUSTER_SCOPED]
+        for o in objs:
+            self.assertEqual(o["metadata"]["labels"]["team"], "platform")
+            if o["metadata"]["name"] not in ("custom-webhook-sa", "custom-reconciler-sa"):
+                self.assertTrue(o["metadata"]["name"].startswith("platform-wasd"), o["metadata"]["name"])
+            self.assertEqual(o["metadata"]["labels"]["app.kubernetes.io/name"], "was")
+        self.assertTrue(ns_objs)
+        wh = one(objs, "Deployment", "platform-wasd-webhook")
+        spec = wh["spec"]["template"]["spec"]
+        c = container(wh, "webhook")
+        self.assertEqual(wh["spec"]["replicas"], 5)
+        self.assertEqual(c["image"], "registry.example.com/platform/wasd:9.9.9-test")
+        self.assertEqual(c["imagePullPolicy"], "Always")
+        self.assertEqual(spec["imagePullSecrets"], [{"name": "regcred"}])
+        self.assertEqual(spec["priorityClassName"], "wasd-critical")
+        self.assertEqual(spec["securityContext"]["runAsUser"], 10001)
+        self.assertEqual(spec["securityContext"]["runAsGroup"], 10002)
+        self.assertIn("requiredDuringSchedulingIgnoredDuringExecution", spec["affinity"]["podAntiAffinity"])
+        self.assertEqual(spec["nodeSelector"], {"node-role.kubernetes.io/control-plane": ""})
+        self.assertEqual(spec["tolerations"][0]["key"], "node-role.kubernetes.io/control-plane")
+        self.assertEqual(spec["serviceAccountName"], "custom-webhook-sa")
+        self.assertEqual(wh["spec"]["template"]["metadata"]["annotations"], {"example.com/scrape": "true"})
+        self.assertEqual(wh["spec"]["template"]["metadata"]["labels"]["tier"], "admission")
+        self.assertEqual(c["resources"]["limits"], {"cpu": "1", "memory": "512Mi"})
+        self.assertEqual(args_map(c["args"][1:]), {
+            "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
+            "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
+            "pod-scheduling-gate": "false", "max-request-bytes": "1048576", "log-level": "debug",
+            "lookup-timeout": "5s"})
+        self.assertIn({"name": "GODEBUG", "value": "x509sha1=0"}, c["env"])
+        self.assertEqual(spec["volumes"][0]["secret"]["secretName"], "custom-tls")
+        self.assertEqual(one(objs, "PodDisruptionBudget")["spec"]["minAvailable"], 2)
+        svc = one(objs, "Service", "platform-wasd-webhook")
+        self.assertEqual({p["name"]: (p["port"], p["targetPort"]) for p in svc["spec"]["ports"]},
+                         {"webhook": (8443, "webhook"), "metrics": (18080, "metrics")})
+        sa = one(objs, "ServiceAccount", "custom-webhook-sa")
+        self.assertEqual(sa["metadata"]["annotations"], {"example.com/role": "webhook"})
+
+        rc = one(objs, "Deployment", "platform-wasd-reconciler")
+        rspec = rc["spec"]["template"]["spec"]
+        r = container(rc, "reconciler")
+        self.assertEqual(rc["spec"]["replicas"], 3)
+        self.assertEqual(args_map(r["args"][1:]), {
+            "leader-elect": "false", "lease-namespace": NS, "health-probe-bind-address": ":28081",
+            "metrics-bind-address": ":28080", "workers": "8", "log-level": "debug",
+            "kubeconfig": "/dev/null"})
+        self.assertIn("nodeAffinity", rspec["affinity"])
+        self.assertNotIn("podAntiAffinity", rspec["affinity"])
+        self.assertEqual(rspec["priorityClassName"], "wasd-high")
+        self.assertEqual(rspec["tolerations"][0]["tolerationSeconds"], 60)
+        self.assertEqual(rspec["serviceAccountName"], "custom-reconciler-sa")
+        self.assertIn({"name": "TZ", "value": "UTC"}, r["env"])
+
+        cert = one(objs, "Certificate")
+        self.assertEqual(cert["spec"]["issuerRef"], {"name": "corp-ca", "kind": "ClusterIssuer",
+                                                     "group": "cert-manager.io"})
+        self.assertEqual((cert["spec"]["duration"], cert["spec"]["renewBefore"]), ("2160h", "360h"))
+        self.assertIn("platform-wasd-webhook.wasd-system.svc.corp.internal", cert["spec"]["dnsNames"])
+        self.assertEqual(find(objs, "Issuer"), [])
+
+        cleanup = one(objs, "Job", "platform-wasd-cleanup")
+        self.assertEqual(cleanup["spec"]["backoffLimit"], 1)
+        self.assertEqual(cleanup["spec"]["activeDeadlineSeconds"], 120)
+        cspec = cleanup["spec"]["template"]["spec"]
+        self.assertEqual(cspec["nodeSelector"], {"kubernetes.io/os": "linux"})
+        self.assertEqual(cspec["tolerations"], [{"key": "dedicated", "operator": "Exists"}])
+        k = cspec["containers"][0]
+        self.assertEqual((k["image"], k["imagePullPolicy"]), ("registry.example.com/tools/kubectl:v1.33.0", "Always"))
+        self.assertEqual(k["resources"]["limits"], {"memory": "64Mi"})
+
+    def test_full_values_self_managed(self):
+        objs = rendered("full-selfmanaged")
+        gen = one(objs, "Job", "platform-wasd-certs-generate")
+        self.assertEqual(args_map(container(gen, "generate")["args"][2:])["days"], "90")
+        self.assertEqual(args_map(container(gen, "generate")["args"][2:])["service"], "platform-wasd-webhook")
+        self.assertIn("custom-tls-ca", container(gen, "fetch-ca")["args"][0])
+
+    def test_image_digest_wins_over_tag(self):
+        digest = "sha256:" + "ab" * 32
+        objs = chartlib.render(sets=["image.digest=" + digest, "image.tag=1.2.3"])
+        c = container(one(objs, "Deployment", "wasd-webhook"), "webhook")
+        self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd@" + digest)
+
+    def test_notes_tell_how_to_opt_in(self):
+        notes = chartlib.render_text(notes=True)
+        self.assertIn("wasd.io/scheduling", notes)
+        self.assertIn("Recreate", notes)
+        self.assertIn("kube-system, wasd-system", notes)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
