@@ -1,0 +1,177 @@
+"""values.schema.json: accepts the defaults and the full override file,
+rejects bad values, covers every value in values.yaml and nothing else, and
+the chart README documents every value with its default.
+"""
+
+import copy
+import json
+import os
+import re
+import sys
+import unittest
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import chartlib  # noqa: E402
+import jsonschema_subset as js  # noqa: E402
+
+
+def leaves(values, schema, root, prefix=""):
+    """Dotted value paths, recursing while the schema spells out properties
+    in place (a $ref'd definition such as resources is one value)."""
+    if "$ref" in schema:
+        return [prefix]
+    props = schema.get("properties")
+    if not props or not isinstance(values, dict):
+        return [prefix]
+    out = []
+    for key, val in values.items():
+        path = "%s.%s" % (prefix, key) if prefix else key
+        if key not in props:
+            out.append(path + " (not in schema)")
+            continue
+        out += leaves(val, props[key], root, path)
+    for key in props:
+        if key not in values:
+            out.append(("%s.%s" % (prefix, key) if prefix else key) + " (not in values.yaml)")
+    return out
+
+
+def with_value(values, path, value):
+    out = copy.deepcopy(values)
+    node = out
+    keys = path.split(".")
+    for k in keys[:-1]:
+        node = node[k]
+    if value is DELETE:
+        del node[keys[-1]]
+    else:
+        node[keys[-1]] = value
+    return out
+
+
+DELETE = object()
+
+BAD = [
+    ("certs.mode", "vault"),
+    ("webhook.replicaCount", 0),
+    ("webhook.replicaCount", "3"),
+    ("webhook.replicas", 3),
+    ("webhook.port", 70000),
+    ("webhook.podSchedulingGate", "yes"),
+    ("webhook.maxRequestBytes", 10),
+    ("webhook.antiAffinity", "maybe"),
+    ("webhook.podDisruptionBudget.minAvailable", "half"),
+    ("webhook.service.type", "ExternalName"),
+    ("webhook.serviceAccount.create", DELETE),
+    ("webhook.extraArgs", "--x"),
+    ("webhook.extraEnv", [{"value": "no name"}]),
+    ("webhook.nodeSelector", {"a": 1}),
+    ("webhook.tolerations", [{"operator": "Sometimes"}]),
+    ("reconciler.workers", 0),
+    ("reconciler.leaderElect", "true"),
+    ("admission.failurePolicy", "Maybe"),
+    ("admission.scaleFailurePolicy", "fail"),
+    ("admission.validatingTimeoutSeconds", 31),
+    ("admission.mutatingTimeoutSeconds", 0),
+    ("admission.excludedNamespaces", ["Bad_NS"]),
+    ("logLevel", "trace"),
+    ("image.digest", "sha256:short"),
+    ("image.pullPolicy", "Sometimes"),
+    ("image.repository", ""),
+    ("securityContext.runAsUser", 0),
+    ("certs.selfManaged.days", 0),
+    ("certs.certManager.issuerRef.kind", "Vault"),
+    ("certs.certManager.duration", "1 year"),
+    ("certs.secretName", "Not_A_Name"),
+    ("hooks.kubectlImage.tag", ""),
+    ("hooks.backoffLimit", -1),
+    ("serviceMonitor.interval", "soon"),
+    ("commonLabels", {"team": "has spaces"}),
+    ("nameOverride", "UPPER"),
+    ("unknownTopLevel", True),
+]
+
+
+class ValuesSchema(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.schema = chartlib.load_schema()
+        cls.values = chartlib.load_values()
+
+    def test_schema_uses_only_supported_keywords(self):
+        js.check_keywords(self.schema)
+        with self.assertRaises(js.UnsupportedKeyword):
+            js.check_keywords({"type": "object", "properties": {"a": {"oneOf": []}}})
+
+    def test_defaults_and_full_file_are_valid(self):
+        self.assertEqual(js.validate(self.values, self.schema), [])
+        with open(os.path.join(chartlib.TESTDATA, "values-full.yaml")) as f:
+            full = yaml.safe_load(f)
+        self.assertEqual(js.validate(full, self.schema), [])
+        # The override file sets every value the schema knows.
+        self.assertEqual(sorted(leaves(full, self.schema, self.schema)),
+                         sorted(leaves(self.values, self.schema, self.schema)))
+
+    def test_bad_values_are_rejected(self):
+        for path, value in BAD:
+            errs = js.validate(with_value(self.values, path, value), self.schema)
+            self.assertTrue(errs, "accepted %s=%r" % (path, value))
+
+    def test_good_variants_are_accepted(self):
+        for path, value in [("webhook.maxRequestBytes", 1048576), ("reconciler.workers", 4),
+                            ("webhook.podDisruptionBudget.minAvailable", "50%"),
+                            ("image.digest", "sha256:" + "0" * 64), ("certs.mode", "certManager"),
+                            ("webhook.priorityClassName", ""), ("webhook.antiAffinity", "none")]:
+            self.assertEqual(js.validate(with_value(self.values, path, value), self.schema), [],
+                             "%s=%r" % (path, value))
+
+    def test_schema_and_values_cover_each_other(self):
+        paths = leaves(self.values, self.schema, self.schema)
+        self.assertEqual([p for p in paths if "(" in p], [])
+
+    def test_readme_documents_every_value_with_its_default(self):
+        with open(os.path.join(chartlib.CHART_DIR, "README.md")) as f:
+            readme = f.read()
+        section = readme.split("\n## Values\n", 1)[1].split("\n## ", 1)[0]
+        rows = {}
+        for line in section.splitlines():
+            m = re.match(r"^\| `([A-Za-z0-9_.]+)` \| (.*?) \| (.+) \|$", line)
+            if m:
+                rows[m.group(1)] = m.group(2)
+        paths = leaves(self.values, self.schema, self.schema)
+        self.assertEqual(sorted(p for p in paths if p not in rows), [], "values missing in README")
+        self.assertEqual(sorted(p for p in rows if p not in paths), [], "README rows for unknown values")
+        for path in paths:
+            node = self.values
+            for k in path.split("."):
+                node = node[k]
+            if isinstance(node, dict) and node and path.endswith("resources"):
+                continue  # described in words
+            if isinstance(node, bool):
+                want = "`%s`" % ("true" if node else "false")
+            elif node is None:
+                want = "`null`"
+            elif isinstance(node, str):
+                want = "`%s`" % node if node else '`""`'
+            else:
+                want = "`%s`" % json.dumps(node)
+            self.assertEqual(rows[path], want, path)
+
+    def test_renderer_merges_values_like_helm(self):
+        # -f over defaults: maps merge, lists replace, null removes.
+        path = chartlib.write_values({"webhook": {"nodeSelector": {"zone": "a"},
+                                                  "tolerations": [{"key": "k", "operator": "Exists"}],
+                                                  "priorityClassName": None}})
+        objs = chartlib.render(values_files=[path], sets=["webhook.nodeSelector.disk=ssd"])
+        spec = chartlib.one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]
+        self.assertEqual(spec["nodeSelector"], {"zone": "a", "disk": "ssd"})
+        self.assertEqual(spec["tolerations"], [{"key": "k", "operator": "Exists"}])
+        self.assertNotIn("priorityClassName", spec)
+        self.assertEqual(spec["securityContext"]["runAsUser"], 65532)  # untouched default kept
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
