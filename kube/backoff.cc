@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <condition_variable>
 #include <ctime>
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -26,6 +28,14 @@ std::chrono::milliseconds BackoffDelay(const BackoffPolicy& policy, int attempt,
 double Random01() {
   thread_local std::mt19937_64 gen{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
+}
+
+bool SleepUnlessStopped(std::chrono::milliseconds d, const std::stop_token& stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait_for(lock, stop, d, [] { return false; });
+  return !stop.stop_requested();
 }
 
 namespace {

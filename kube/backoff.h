@@ -1,4 +1,5 @@
-// Backoff and Retry-After: pure arithmetic for when to try again.
+// Backoff and Retry-After: pure arithmetic for when to try again (plus two
+// small impure helpers at the end: a random source and an interruptible sleep).
 //
 // BackoffDelay() is exponential with a cap and "equal jitter": the delay for
 // attempt n is base = min(initial * factor^n, max), then a uniformly random
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string_view>
 
 namespace wasd::kube {
@@ -34,9 +36,12 @@ struct BackoffPolicy {
 // be in [0, 1); it is clamped otherwise. Never negative, never above max.
 std::chrono::milliseconds BackoffDelay(const BackoffPolicy& policy, int attempt, double random01);
 
-// A random number in [0, 1) from a thread-local generator (the one impure
-// helper here, for callers that are not tests).
+// A random number in [0, 1) from a thread-local generator (impure, for
+// callers that are not tests).
 double Random01();
+
+// Sleeps for `d` unless stop is requested first; false when stopped.
+bool SleepUnlessStopped(std::chrono::milliseconds d, const std::stop_token& stop);
 
 // Parses a Retry-After header value. Returns nullopt when it is neither a
 // non-negative integer nor an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT").

@@ -15,8 +15,9 @@
 //   4. Every `resync` (if non-zero) UPDATE(obj, obj) is delivered for every
 //      cached object, so level-triggered handlers re-check the world.
 //
-// Handlers run on the informer's thread, one at a time, after the cache has
-// been updated; they must be quick (enqueue a key) and must not call Stop().
+// Handlers run on the informer's threads (list/watch, and resync), one at a
+// time, after the cache has been updated; they must be quick (enqueue a key)
+// and must not call Stop().
 //
 // Thread-safe: Get/List/HasSynced from any thread; Start/Stop from the owner.
 // Cached objects are immutable and shared (shared_ptr<const json>).
@@ -41,6 +42,7 @@
 #include "kube/backoff.h"
 #include "kube/client.h"
 #include "kube/resource.h"
+#include "kube/watch_decoder.h"
 
 namespace wasd::kube {
 
@@ -84,8 +86,8 @@ class Informer {
 
   // Starts the list+watch thread. Call once.
   void Start();
-  // Stops the thread and waits for it (the open watch is cancelled within
-  // ~250 ms). Idempotent.
+  // Stops the threads and waits for them (an open watch or a backoff sleep
+  // is cancelled at once). Idempotent.
   void Stop();
 
   // True once the first full LIST has been applied.
@@ -108,12 +110,14 @@ class Informer {
   Status ListAndReplace(std::stop_token stop);
   Status WatchOnce(std::stop_token stop);
   void Apply(const WatchEvent& event);
-  void MaybeResync();
-  void SleepFor(std::chrono::milliseconds d, std::stop_token stop);
+  // Calls the handlers for one change, serialised with every other delivery.
+  void Deliver(WatchEventType type, const ObjectPtr& old_obj, const ObjectPtr& new_obj);
+  void ResyncLoop(std::stop_token stop);
 
   Client& client_;
   InformerOptions options_;
-  std::vector<EventHandlers> handlers_;
+  std::vector<EventHandlers> handlers_;  // fixed after Start()
+  std::mutex handler_mu_;                // one delivery at a time
 
   mutable std::mutex mu_;
   mutable std::condition_variable synced_cv_;
@@ -121,10 +125,10 @@ class Informer {
   std::string resource_version_;                         // guarded by mu_
   bool synced_ = false;                                  // guarded by mu_
 
-  std::chrono::steady_clock::time_point next_resync_;
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
   std::jthread thread_;
+  std::jthread resync_thread_;
 };
 
 }  // namespace wasd::kube

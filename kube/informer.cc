@@ -1,0 +1,231 @@
+#include "kube/informer.h"
+
+#include <utility>
+
+namespace wasd::kube {
+
+namespace {
+
+std::string Meta(const nlohmann::json& obj, const char* field) {
+  if (!obj.is_object()) return {};
+  auto md = obj.find("metadata");
+  if (md == obj.end() || !md->is_object()) return {};
+  auto v = md->find(field);
+  if (v == md->end() || !v->is_string()) return {};
+  return v->get<std::string>();
+}
+
+}  // namespace
+
+std::string ObjectKey(std::string_view ns, std::string_view name) {
+  if (ns.empty()) return std::string(name);
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
+std::string ObjectKey(const nlohmann::json& object) {
+  return ObjectKey(Meta(object, "namespace"), Meta(object, "name"));
+}
+
+Informer::Informer(Client& client, InformerOptions options)
+    : client_(client), options_(std::move(options)) {}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::AddEventHandlers(EventHandlers handlers) { handlers_.push_back(std::move(handlers)); }
+
+void Informer::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  if (options_.resync.count() > 0) {
+    resync_thread_ = std::jthread([this](std::stop_token stop) { ResyncLoop(stop); });
+  }
+}
+
+void Informer::Stop() {
+  for (std::jthread* t : {&resync_thread_, &thread_}) {
+    if (t->joinable()) {
+      t->request_stop();
+      t->join();
+    }
+  }
+}
+
+bool Informer::HasSynced() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return synced_;
+}
+
+bool Informer::WaitForSync(std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return synced_cv_.wait_for(lock, timeout, [this] { return synced_; });
+}
+
+ObjectPtr Informer::Get(std::string_view ns, std::string_view name) const {
+  const std::string key = ObjectKey(ns, name);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cache_.find(key);
+  return it == cache_.end() ? nullptr : it->second;
+}
+
+std::vector<ObjectPtr> Informer::List(std::string_view ns) const {
+  std::vector<ObjectPtr> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ns.empty()) {
+    for (const auto& [key, obj] : cache_) out.push_back(obj);
+    return out;
+  }
+  const std::string prefix = std::string(ns) + "/";
+  for (auto it = cache_.lower_bound(prefix); it != cache_.end() && it->first.starts_with(prefix);
+       ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::string Informer::LastResourceVersion() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return resource_version_;
+}
+
+void Informer::Run(std::stop_token stop) {
+  bool need_list = true;
+  int failures = 0;
+  while (!stop.stop_requested()) {
+    Status s;
+    if (need_list) {
+      s = ListAndReplace(stop);
+      if (s.ok()) {
+        need_list = false;
+        failures = 0;
+      }
+    } else {
+      s = WatchOnce(stop);
+      if (s.ok()) {
+        failures = 0;
+        continue;  // the server ended the watch: re-watch at once
+      }
+      if (s.gone()) {
+        need_list = true;  // our resourceVersion is too old: relist at once
+        continue;
+      }
+      // An HTTP error on the watch request itself: start over with a list.
+      if (s.kind() == Status::Kind::kHttp && !s.too_many_requests()) need_list = true;
+    }
+    if (!s.ok() && !s.cancelled()) {
+      SleepUnlessStopped(BackoffDelay(options_.backoff, failures++, Random01()), stop);
+    }
+  }
+}
+
+Status Informer::ListAndReplace(std::stop_token stop) {
+  ListOptions lo;
+  lo.label_selector = options_.label_selector;
+  lo.field_selector = options_.field_selector;
+  lo.limit = options_.page_size;
+  lo.request.stop = stop;
+  Result<ListResult> listed = client_.List(options_.resource, options_.namespace_, lo);
+  ++lists_;
+  if (!listed.ok()) return listed.status();
+  std::map<std::string, ObjectPtr, std::less<>> fresh;
+  for (auto& item : listed.value().items) {
+    auto obj = std::make_shared<const nlohmann::json>(std::move(item));
+    fresh.emplace(ObjectKey(*obj), std::move(obj));
+  }
+  std::vector<std::pair<ObjectPtr, ObjectPtr>> changes;  // (old, new); new null = deleted
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, obj] : fresh) {
+      auto it = cache_.find(key);
+      if (it == cache_.end()) {
+        changes.emplace_back(nullptr, obj);
+      } else if (Meta(*it->second, "resourceVersion") != Meta(*obj, "resourceVersion")) {
+        changes.emplace_back(it->second, obj);
+      }
+    }
+    for (const auto& [key, obj] : cache_) {
+      if (!fresh.contains(key)) changes.emplace_back(obj, nullptr);
+    }
+    cache_ = std::move(fresh);
+    resource_version_ = listed.value().resource_version;
+    synced_ = true;
+  }
+  synced_cv_.notify_all();
+  for (const auto& [old_obj, new_obj] : changes) {
+    if (!old_obj) {
+      Deliver(WatchEventType::kAdded, nullptr, new_obj);
+    } else if (!new_obj) {
+      Deliver(WatchEventType::kDeleted, old_obj, nullptr);
+    } else {
+      Deliver(WatchEventType::kModified, old_obj, new_obj);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Informer::WatchOnce(std::stop_token stop) {
+  WatchOptions wo;
+  wo.resource_version = LastResourceVersion();
+  wo.label_selector = options_.label_selector;
+  wo.field_selector = options_.field_selector;
+  wo.allow_bookmarks = true;
+  wo.timeout_seconds = options_.watch_timeout_seconds;
+  wo.stop = stop;
+  ++watches_;
+  return client_.Watch(options_.resource, options_.namespace_, wo, [&](const WatchEvent& ev) {
+    Apply(ev);
+    return !stop.stop_requested();
+  });
+}
+
+void Informer::Apply(const WatchEvent& event) {
+  const std::string rv = event.ResourceVersion();
+  if (event.type == WatchEventType::kBookmark) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!rv.empty()) resource_version_ = rv;
+    return;
+  }
+  auto obj = std::make_shared<const nlohmann::json>(event.object);
+  const std::string key = ObjectKey(*obj);
+  ObjectPtr old_obj;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) old_obj = it->second;
+    if (event.type == WatchEventType::kDeleted) {
+      if (it != cache_.end()) cache_.erase(it);
+    } else {
+      cache_[key] = obj;
+    }
+    if (!rv.empty()) resource_version_ = rv;
+  }
+  if (event.type == WatchEventType::kDeleted) {
+    Deliver(WatchEventType::kDeleted, obj, nullptr);  // the event carries the final state
+  } else if (old_obj) {
+    Deliver(WatchEventType::kModified, old_obj, obj);
+  } else {
+    Deliver(WatchEventType::kAdded, nullptr, obj);
+  }
+}
+
+void Informer::Deliver(WatchEventType type, const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+  std::lock_guard<std::mutex> lock(handler_mu_);
+  for (const EventHandlers& h : handlers_) {
+    if (type == WatchEventType::kAdded && h.on_add) h.on_add(new_obj);
+    if (type == WatchEventType::kModified && h.on_update) h.on_update(old_obj, new_obj);
+    if (type == WatchEventType::kDeleted && h.on_delete) h.on_delete(old_obj);
+  }
+}
+
+void Informer::ResyncLoop(std::stop_token stop) {
+  while (SleepUnlessStopped(options_.resync, stop)) {
+    if (!HasSynced()) continue;
+    for (const ObjectPtr& obj : List()) {
+      if (stop.stop_requested()) return;
+      Deliver(WatchEventType::kModified, obj, obj);
+    }
+  }
+}
+
+}  // namespace wasd::kube
