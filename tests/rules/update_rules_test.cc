@@ -1,0 +1,182 @@
+// ValidateDeploymentUpdate: U1–U9 with passing and failing rows for both
+// carriers, and ratcheting.
+#include "rules/deployment_rules.h"
+
+#include <optional>
+
+#include <catch2/catch.hpp>
+
+#include "tests/rules/rules_fixtures.h"
+
+using nlohmann::json;
+using wasd::testing::AtCarrier;
+using wasd::testing::BaseDeployment;
+using wasd::testing::ExpectedErrors;
+using wasd::testing::Via;
+using wasd::testing::WithConfig;
+using wasd::workloadbuilder::ErrorType;
+
+namespace {
+
+struct Row {
+  const char* rule;
+  const char* old_config;  // nullptr: no carrier
+  const char* new_config;  // nullptr: no carrier
+  ExpectedErrors expected;
+};
+
+json Deployment(const char* config, Via via) {
+  return config == nullptr ? BaseDeployment() : WithConfig(BaseDeployment(), via, config);
+}
+
+constexpr const char* kGang3 = R"({"schedulingPolicy":{"gang":{"minCount":3}}})";
+constexpr const char* kBasic = R"({"schedulingPolicy":{"basic":{}}})";
+constexpr const char* kZone =
+    R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})";
+constexpr const char* kClaimA =
+    R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})";
+
+const std::vector<Row> kRows = {
+    {"U1 pass (no carrier either side)", nullptr, nullptr, {}},
+    {"U1 fail", nullptr, "{}", {{ErrorType::kInvalid, "P"}}},
+    {"U2 pass", "{}", "{}", {}},
+    {"U2 fail", "{}", nullptr, {{ErrorType::kInvalid, "P"}}},
+    {"U3 pass", kBasic, kBasic, {}},
+    {"U3 fail (set)", "{}", kBasic, {{ErrorType::kInvalid, "P.schedulingPolicy"}}},
+    {"U3 fail (cleared)", kBasic, "{}", {{ErrorType::kInvalid, "P.schedulingPolicy"}}},
+    {"U4/U5 fail (basic to gang)", kBasic, kGang3,
+     {{ErrorType::kInvalid, "P.schedulingPolicy.basic"},
+      {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+    {"U4/U5 fail (gang to basic)", kGang3, kBasic,
+     {{ErrorType::kInvalid, "P.schedulingPolicy.basic"},
+      {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+    {"U6 pass (lowered)", kGang3, R"({"schedulingPolicy":{"gang":{"minCount":2}}})", {}},
+    {"U6 pass (unset)", kGang3, R"({"schedulingPolicy":{"gang":{}}})", {}},
+    {"U6 pass (set)", R"({"schedulingPolicy":{"gang":{}}})", kGang3, {}},
+    {"U6 still H1", kGang3, R"({"schedulingPolicy":{"gang":{"minCount":4}}})",
+     {{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"}}},
+    {"U6 still S4", kGang3, R"({"schedulingPolicy":{"gang":{"minCount":0}}})",
+     {{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"}}},
+    {"U7 pass", kZone, kZone, {}},
+    {"U7 fail (changed)", kZone,
+     R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"rack"}]}})",
+     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+    {"U7 fail (added)", R"({"schedulingPolicy":{"gang":{}}})", kZone,
+     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+    {"U7 fail (removed)", kZone, R"({"schedulingPolicy":{"gang":{}}})",
+     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+    {"U7 fail (absent object != {})", R"({"schedulingPolicy":{"gang":{}}})",
+     R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{}})",
+     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+    {"U8 pass", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})", {}},
+    {"U8 fail", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+     {{ErrorType::kInvalid, "P.disruptionMode"}}},
+    {"U9 pass", kClaimA, kClaimA, {}},
+    {"U9 pass (absent list == [])", R"({"schedulingPolicy":{"gang":{}}})",
+     R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[]})", {}},
+    {"U9 fail (renamed)", kClaimA,
+     R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"b","resourceClaimName":"x"}]})",
+     {{ErrorType::kInvalid, "P.resourceClaims"}}},
+    {"U9 fail (added)", R"({"schedulingPolicy":{"gang":{}}})", kClaimA,
+     {{ErrorType::kInvalid, "P.resourceClaims"}}},
+    {"U9 fail (removed)", kClaimA, R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[]})",
+     {{ErrorType::kInvalid, "P.resourceClaims"}}},
+};
+
+}  // namespace
+
+TEST_CASE("Update rules U1-U9: every row, both carriers", "[unit]") {
+  for (const Row& row : kRows) {
+    for (Via via : {Via::kField, Via::kAnnotation}) {
+      INFO(row.rule << " via " << wasd::testing::ViaName(via));
+      WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(Deployment(row.new_config, via),
+                                                                Deployment(row.old_config, via)),
+                          AtCarrier(row.expected, via));
+    }
+  }
+}
+
+TEST_CASE("Golden update messages", "[unit]") {
+  const auto message = [](const json& now, const json& old) {
+    return wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentUpdate(now, old));
+  };
+  CHECK(message(Deployment("{}", Via::kAnnotation), BaseDeployment()) ==
+        "metadata.annotations[wasd.io/scheduling]: Invalid value: \"null\": field cannot be set "
+        "once created");
+  CHECK(message(BaseDeployment(), Deployment("{}", Via::kField)) ==
+        "spec.scheduling: Invalid value: \"null\": field cannot be cleared once set");
+  CHECK(message(Deployment(kGang3, Via::kField), Deployment(kBasic, Via::kField)) ==
+        "[spec.scheduling.schedulingPolicy.basic: Invalid value: \"null\": field is immutable, "
+        "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be set once "
+        "created]");
+}
+
+TEST_CASE("Switching carriers with the same config is not a change", "[unit]") {
+  const json old = Deployment(kZone, Via::kAnnotation);
+  const json now = Deployment(kZone, Via::kField);
+  CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
+  CHECK(wasd::rules::ValidateDeploymentUpdate(old, now).empty());
+}
+
+TEST_CASE("A broken stored annotation can be repaired", "[unit]") {
+  const json old = Deployment("{oops", Via::kAnnotation);
+  CHECK(wasd::rules::ValidateDeploymentUpdate(Deployment(kGang3, Via::kAnnotation), old).empty());
+  // ...and an unchanged broken one does not block other updates.
+  json touched = old;
+  touched["metadata"]["annotations"]["note"] = "x";
+  CHECK(wasd::rules::ValidateDeploymentUpdate(touched, old).empty());
+}
+
+TEST_CASE("Ratcheting: controller-style updates of an invalid object pass", "[unit]") {
+  for (Via via : {Via::kField, Via::kAnnotation}) {
+    INFO(wasd::testing::ViaName(via));
+    // Invalid by today's rules: minCount above replicas, gang with RollingUpdate,
+    // a pre-set scheduling group.
+    json old = Deployment(R"({"schedulingPolicy":{"gang":{"minCount":5}}})", via);
+    old["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+    old["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
+    REQUIRE(wasd::rules::ValidateDeploymentCreate(old).size() == 3);
+
+    json now = old;
+    now["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "2";
+    now["metadata"]["resourceVersion"] = "1001";
+    now["status"]["readyReplicas"] = 1;
+    CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
+
+    json rescaled = now;
+    rescaled["spec"]["replicas"] = 4;  // a rule input changed: every rule runs
+    WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(rescaled, old),
+                        AtCarrier({{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"},
+                                   {ErrorType::kInvalid, "spec.strategy.type"},
+                                   {ErrorType::kForbidden, "spec.template.spec.schedulingGroup"}},
+                                  via));
+  }
+}
+
+TEST_CASE("Ratcheting compares the annotation parsed, not textually", "[unit]") {
+  json old = Deployment(R"({"schedulingPolicy":{"gang":{"minCount":5}}})", Via::kAnnotation);
+  json now = old;
+  now["metadata"]["annotations"]["wasd.io/scheduling"] = "schedulingPolicy:\n  gang:\n    minCount: 5\n";
+  CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
+  now["metadata"]["annotations"]["wasd.io/scheduling"] = "schedulingPolicy:\n  gang:\n    minCount: 6\n";
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(now, old),
+                      {{ErrorType::kInvalid,
+                        "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount"}});
+}
+
+TEST_CASE("Each ratchet input alone re-runs the rules", "[unit]") {
+  const json old = Deployment(R"({"schedulingPolicy":{"gang":{}}})", Via::kField);
+  json strategy = old;
+  strategy["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(strategy, old),
+                      {{ErrorType::kInvalid, "spec.strategy.type"}});
+  json group = old;
+  group["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(group, old),
+                      {{ErrorType::kForbidden, "spec.template.spec.schedulingGroup"}});
+  json image = old;
+  image["spec"]["template"]["spec"]["containers"][0]["image"] = "inference-server:v2";
+  CHECK(wasd::rules::ValidateDeploymentUpdate(image, old).empty());
+}

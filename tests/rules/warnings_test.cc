@@ -1,0 +1,42 @@
+#include "rules/deployment_rules.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/rules/rules_fixtures.h"
+
+using nlohmann::json;
+using wasd::testing::BaseDeployment;
+using wasd::testing::Via;
+using wasd::testing::WithConfig;
+using Warnings = std::vector<std::string>;
+
+TEST_CASE("Warning when gang minCount is derived", "[unit]") {
+  json d = WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
+  CHECK(wasd::rules::DeploymentWarnings(d) ==
+        Warnings{"gang minCount not set: derived from spec.replicas (3)"});
+  d["spec"]["replicas"] = 0;
+  CHECK(wasd::rules::DeploymentWarnings(d) ==
+        Warnings{"gang minCount not set: 1 while spec.replicas is 0, then derived from spec.replicas"});
+  CHECK(wasd::rules::DeploymentWarnings(
+            WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{"minCount":2}}})"))
+            .empty());
+  CHECK(wasd::rules::DeploymentWarnings(BaseDeployment()).empty());
+  CHECK(wasd::rules::DeploymentWarnings(WithConfig(BaseDeployment(), Via::kAnnotation, "[")).empty());
+}
+
+TEST_CASE("Warnings for claims and for two carriers; all short", "[unit]") {
+  const char* config =
+      R"({"schedulingPolicy":{"gang":{"minCount":3}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})";
+  json d = WithConfig(WithConfig(BaseDeployment(), Via::kField, config), Via::kAnnotation, config);
+  const Warnings w = wasd::rules::DeploymentWarnings(d);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].find("DRAWorkloadResourceClaims") != std::string::npos);
+  CHECK(w[1].find("keep only one") != std::string::npos);
+  d["spec"]["scheduling"]["schedulingPolicy"]["gang"].erase("minCount");
+  d["metadata"]["annotations"]["wasd.io/scheduling"] = d["spec"]["scheduling"].dump();
+  d["spec"]["replicas"] = 2147483647;
+  for (const std::string& s : wasd::rules::DeploymentWarnings(d)) {
+    INFO(s);
+    CHECK(s.size() <= 120);
+  }
+}
