@@ -91,7 +91,7 @@ class Dispatcher:
         sel = wh.get("namespaceSelector") or {}
         if not sel.get("matchLabels") and not sel.get("matchExpressions"):
             return True
-        from . import selectors
+        from . import labelsel as selectors
         if a.res.key == "/namespaces":
             return selectors.MatchLabelSelector(sel, _Labels(a.obj or a.old))
         if not a.res.namespaced:
@@ -100,7 +100,7 @@ class Dispatcher:
         return selectors.MatchLabelSelector(sel, _Labels(ns))
 
     def _ObjectMatches(self, wh, a):
-        from . import selectors
+        from . import labelsel as selectors
         sel = wh.get("objectSelector") or {}
         if not sel.get("matchLabels") and not sel.get("matchExpressions"):
             return True
@@ -264,7 +264,7 @@ class Dispatcher:
             audit_annotations[f"{name}/{k}"] = v
         if not resp.get("allowed"):
             raise self._Denied(name, resp.get("status"))
-        has_patch, has_type = "patch" in resp and resp["patch"], "patchType" in resp and resp["patchType"]
+        has_patch, has_type = bool(resp.get("patch")), bool(resp.get("patchType"))
         if not mutating and (has_patch or has_type):
             msg = "validating webhook may not return response.patch" if has_patch else \
                 "validating webhook may not return response.patchType"
@@ -290,12 +290,14 @@ class Dispatcher:
                 defaults.ApplyDefaults(a.res.key, obj)
         return obj, True
 
-    def Admit(self, a, mutate=True, validate=True):
-        """Run webhooks; returns (object, warnings, called names, audit annotations)."""
+    def Admit(self, a, mutate=True, validate=True, warnings=None):
+        """Run webhooks; returns (object, warnings, called names, audit annotations).
+        Warnings are appended to `warnings` as they arrive (kept even on denial)."""
+        warnings = [] if warnings is None else warnings
         if a.res.key in (MUTATING, VALIDATING):
-            return a.obj, [], [], {}
+            return a.obj, warnings, [], {}
         obj = copy.deepcopy(a.obj)
-        warnings, called, annotations = [], [], {}
+        called, annotations = [], {}
         phases = ([(MUTATING, True)] if mutate else []) + ([(VALIDATING, False)] if validate else [])
         for key, mutating in phases:
             for cfg in self._Configs(key):

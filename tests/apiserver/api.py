@@ -19,7 +19,7 @@ from . import defaults
 from . import patch as patchlib
 from . import registry
 from . import schema
-from . import selectors
+from . import labelsel as selectors
 from . import validation
 from .store import AlreadyExists, ApiError, Conflict, Expired, Invalid, NotFound, Store
 
@@ -228,7 +228,6 @@ class Api:
         if obj["metadata"].get("resourceVersion"):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         defaults.ApplyDefaults(res.key, obj)
-        self._PrepareCreate(res, obj)
         if res.key == "/pods":
             self._BuiltinPodAdmission(obj)
         name = obj["metadata"].get("name", "")
@@ -236,6 +235,8 @@ class Api:
                                      ctx.user, ctx.dry_run)
         obj = self._Admit(attrs, ctx, mutate=True)
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        # as kube's BeforeCreate: strategy PrepareForCreate runs after mutating admission
+        self._PrepareCreate(res, obj)
         with self.write_lock:
             self._GenerateName(res, obj)
             meta = obj["metadata"]
@@ -264,8 +265,8 @@ class Api:
         return out
 
     def _Admit(self, attrs, ctx, mutate=False, validate=False):
-        obj, warnings, called, ann = self.dispatcher.Admit(attrs, mutate=mutate, validate=validate)
-        ctx.warnings.extend(w for w in warnings if w not in ctx.warnings)
+        obj, _, called, ann = self.dispatcher.Admit(attrs, mutate=mutate, validate=validate,
+                                                    warnings=ctx.warnings)
         ctx.webhooks_called.extend(called)
         ctx.audit_annotations.update(ann)
         return obj if obj is not None else attrs.obj

@@ -341,6 +341,20 @@ class Handler(BaseHTTPRequestHandler):
 
     def _Json(self, body):
         ctype = (self.headers.get("Content-Type") or "application/json").split(";")[0]
+        if ctype == "application/vnd.kubernetes.protobuf":
+            from . import protobuf
+            try:
+                return protobuf.DecodeObject(body)
+            except (protobuf.ProtoError, ValueError, KeyError, IndexError) as e:
+                raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown "
+                               f"format - accepted media types include: application/json, "
+                               f"application/yaml ({e})")
+        if ctype not in ("application/json", "application/yaml", "application/apply-patch+yaml", "*/*"):
+            # kube serves protobuf and CBOR too; this server answers 415 like a server
+            # without them, and client-go retries the request in JSON.
+            raise ApiError(415, "UnsupportedMediaType",
+                           f'the body of the request was in an unknown format - accepted media types '
+                           f'include: application/json, application/yaml')
         try:
             if ctype in ("application/yaml", "application/apply-patch+yaml"):
                 import yaml
@@ -412,7 +426,7 @@ class Handler(BaseHTTPRequestHandler):
     def _Watch(self, res, ns):
         app = self.server.app
         store = app.api.store
-        from . import selectors
+        from . import labelsel as selectors
         try:
             lreq = selectors.ParseLabelSelector(self.q.get("labelSelector", ""))
             freq = selectors.ParseFieldSelector(self.q.get("fieldSelector", ""))

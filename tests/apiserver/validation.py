@@ -7,7 +7,7 @@ Pure; thread-safe.
 import json
 import re
 
-from . import selectors
+from . import labelsel as selectors
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN_RE = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")

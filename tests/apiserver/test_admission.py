@@ -1,0 +1,324 @@
+"""Admission through the test API server: a tiny TLS webhook written here is called
+the way kube-apiserver calls webhooks, and kubectl shows the outcome."""
+import base64
+import json
+import os
+import socket
+import ssl
+import sys
+import tempfile
+import threading
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from apiserver import certs  # noqa: E402
+from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+
+GATE = "wasd.io/pod-group"
+
+
+class Webhook:
+    """HTTPS webhook on 127.0.0.1; each path's behaviour is a function of the review."""
+
+    def __init__(self, dir_):
+        self.ca, crt, key = certs.MakeServing(dir_, "hook", ["hook.hooks.svc", "localhost"])
+        self.reviews = []  # (path, request)
+        self.lock = threading.Lock()
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                path = self.path.split("?")[0]
+                req = body["request"]
+                with outer.lock:
+                    outer.reviews.append((path, req, self.path))
+                resp = outer.Decide(path, req)
+                resp["uid"] = req["uid"]
+                data = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                   "response": resp}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(crt, key)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def Stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def ca_bundle(self):
+        return base64.b64encode(open(self.ca, "rb").read()).decode()
+
+    def Calls(self, path):
+        with self.lock:
+            return [r for p, r, _ in self.reviews if p == path]
+
+    def Decide(self, path, req):
+        if path == "/deny":
+            return {"allowed": False, "warnings": ["be careful"],
+                    "status": {"code": 422, "reason": "Invalid",
+                               "message": "spec.replicas: Invalid value: 7: too many"}}
+        if path == "/deny-plain":
+            return {"allowed": False, "status": {"code": 200, "message": "no"}}
+        if path == "/mutate-pod":
+            ops = [{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"},
+                   {"op": "add", "path": "/spec/schedulingGroup", "value": {"podGroupName": "grp-1"}},
+                   {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": GATE}]}]
+            return {"allowed": True, "patchType": "JSONPatch",
+                    "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
+        if path == "/deny-scale":
+            n = req["object"]["spec"]["replicas"]
+            if n > 5:
+                return {"allowed": False, "status": {"code": 422, "reason": "Invalid",
+                                                     "message": f"spec.replicas: Invalid value: {n}: above 5"}}
+        return {"allowed": True}
+
+
+def Deployment(name, labels=None, annotations=None, replicas=1, ns="default"):
+    meta = {"name": name, "namespace": ns, "labels": labels or {}}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": dict({"app": name}, **(labels or {}))},
+                                  "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}}}
+
+
+class AdmissionTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wasd-admission-test-")
+        cls.srv = ApiServer(args=["--webhook-client-cert"]).Start()
+        try:
+            cls.hook = Webhook(cls.tmp)
+        except BaseException:
+            cls.srv.Stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.hook.Stop()
+        cls.srv.Stop()
+
+    def Register(self, kind, name, path, rules, **extra):
+        wh = {"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+              "clientConfig": {"url": f"https://localhost:{self.hook.port}{path}",
+                               "caBundle": self.hook.ca_bundle},
+              "rules": rules}
+        wh.update(extra)
+        cfg = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+               "metadata": {"name": name}, "webhooks": [wh]}
+        res = "mutatingwebhookconfigurations" if kind.startswith("Mutating") else "validatingwebhookconfigurations"
+        status, _, out = self.srv.Request("POST", f"/apis/admissionregistration.k8s.io/v1/{res}", cfg)
+        self.assertEqual(status, 201, out)
+        self.addCleanup(self.srv.Request, "DELETE", f"/apis/admissionregistration.k8s.io/v1/{res}/{name}")
+
+    def Apply(self, obj, check=True):
+        return self.srv.Kubectl("apply", "-f", "-", input=json.dumps(obj), check=check)
+
+    def test_denial_and_warning_reach_kubectl(self):
+        rule = [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                 "resources": ["deployments"]}]
+        self.Register("ValidatingWebhookConfiguration", "deny.test.io", "/deny", rule,
+                      objectSelector={"matchLabels": {"deny": "true"}})
+        p = self.Apply(Deployment("denied", labels={"deny": "true"}), check=False)
+        self.assertNotEqual(p.returncode, 0)
+        # kubectl prints a 422 without details as "The request is invalid" (as with a real cluster)
+        self.assertIn('The request is invalid: error when creating "STDIN": admission webhook '
+                      '"deny.test.io" denied the request: spec.replicas: Invalid value: 7: too many', p.stderr)
+        self.assertIn("Warning: be careful", p.stderr)
+        self.assertIsNone(self.srv.Get("/apis/apps/v1/namespaces/default/deployments/denied"))
+        req = self.hook.Calls("/deny")[-1]
+        self.assertEqual(req["operation"], "CREATE")
+        self.assertEqual(req["kind"], {"group": "apps", "version": "v1", "kind": "Deployment"})
+        self.assertEqual(req["resource"], {"group": "apps", "version": "v1", "resource": "deployments"})
+        self.assertEqual(req["requestResource"], req["resource"])
+        self.assertEqual(req["subResource"], "")
+        self.assertEqual((req["name"], req["namespace"]), ("denied", "default"))
+        self.assertEqual(req["userInfo"]["username"], "admin")
+        self.assertIn("system:masters", req["userInfo"]["groups"])
+        self.assertIs(req["dryRun"], False)
+        self.assertEqual(req["options"]["kind"], "CreateOptions")
+        self.assertIsNone(req["oldObject"])
+        # defaults are applied before admission, as kube-apiserver decodes with defaulting
+        self.assertEqual(req["object"]["spec"]["strategy"]["rollingUpdate"], {"maxUnavailable": "25%", "maxSurge": "25%"})
+        # the objectSelector scopes the webhook: an unlabelled Deployment is not sent
+        before = len(self.hook.Calls("/deny"))
+        self.Apply(Deployment("allowed"))
+        self.assertEqual(len(self.hook.Calls("/deny")), before)
+        # a low status code becomes 400 and the message keeps kube's wording
+        self.Register("ValidatingWebhookConfiguration", "plain.test.io", "/deny-plain", rule,
+                      objectSelector={"matchLabels": {"plain": "true"}})
+        status, _, out = self.srv.Request("POST", "/apis/apps/v1/namespaces/default/deployments",
+                                          Deployment("plain", labels={"plain": "true"}))
+        self.assertEqual(status, 400)
+        self.assertEqual(out["message"], 'admission webhook "plain.test.io" denied the request: no')
+
+    def test_pod_patch_and_scheduling_gate_lifecycle(self):
+        self.Register("MutatingWebhookConfiguration", "pods.test.io", "/mutate-pod",
+                      [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+                      objectSelector={"matchLabels": {"gated": "true"}}, reinvocationPolicy="Never")
+        self.Apply(Deployment("gated", labels={"gated": "true"}, replicas=2))
+        pods_path = "/api/v1/namespaces/default/pods?labelSelector=app%3Dgated"
+        pods = WaitFor(lambda: [p for p in self.srv.Get(pods_path)["items"]] if
+                       len(self.srv.Get(pods_path)["items"]) == 2 else None, 20, what="2 gated pods")
+        for p in pods:
+            self.assertEqual(p["metadata"]["labels"]["mutated"], "yes")
+            self.assertEqual(p["spec"]["schedulingGates"], [{"name": GATE}])
+            self.assertEqual(p["spec"]["schedulingGroup"], {"podGroupName": "grp-1"})
+            self.assertEqual(p["status"]["phase"], "Pending")
+            cond = [c for c in p["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+            self.assertEqual((cond["status"], cond["reason"]), ("False", "SchedulingGated"))
+        req = [r for r in self.hook.Calls("/mutate-pod") if r["object"]["metadata"]["labels"]["app"] == "gated"][0]
+        # as kube: the name is generated after mutating admission
+        self.assertEqual(req["name"], "")
+        self.assertTrue(req["object"]["metadata"]["generateName"].startswith("gated-"))
+        owner = req["object"]["metadata"]["ownerReferences"][0]
+        self.assertEqual((owner["kind"], owner["controller"]), ("ReplicaSet", True))
+        self.assertIn("pod-template-hash", req["object"]["metadata"]["labels"])
+        self.assertEqual(req["userInfo"]["username"], "system:serviceaccount:kube-system:replicaset-controller")
+        self.assertEqual(req["object"]["spec"]["restartPolicy"], "Always")
+        # the gate may be removed but not added; the PodGroup does not exist so it waits
+        name = pods[0]["metadata"]["name"]
+        path = f"/api/v1/namespaces/default/pods/{name}"
+        status, _, out = self.srv.Request("PATCH", path, [{"op": "add", "path": "/spec/schedulingGates/-",
+                                                           "value": {"name": "other"}}],
+                                          content_type="application/json-patch+json")
+        self.assertEqual(status, 422, out)
+        self.assertIn("spec.schedulingGates: Forbidden: only deletion is allowed, but found new scheduling gate 'other'",
+                      out["message"])
+        status, _, out = self.srv.Request("PATCH", path, [{"op": "remove", "path": "/spec/schedulingGates"}],
+                                          content_type="application/json-patch+json")
+        self.assertEqual(status, 200, out)
+        WaitFor(lambda: "waiting for PodGroup" in json.dumps(self.srv.Get(path)["status"]), 10,
+                what="pod waiting for its PodGroup")
+        pg = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "grp-1"},
+              "spec": {"schedulingPolicy": {"basic": {}}}}
+        status, _, out = self.srv.Request("POST", "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups", pg)
+        self.assertEqual(status, 201, out)
+        WaitFor(lambda: self.srv.Get(path)["status"]["phase"] == "Running", 10, what="ungated pod running")
+        # the PodGroup protection finalizer follows the pods that name it
+        pg_path = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/grp-1"
+        WaitFor(lambda: "scheduling.k8s.io/podgroup-protection" in
+                (self.srv.Get(pg_path)["metadata"].get("finalizers") or []), 10, what="podgroup finalizer")
+        self.srv.Request("DELETE", pg_path)
+        self.assertTrue(self.srv.Get(pg_path)["metadata"].get("deletionTimestamp"))
+        self.srv.Kubectl("delete", "deployment", "gated", "--cascade=foreground", "--timeout=30s")
+        WaitFor(lambda: self.srv.Get(pg_path) is None, 20, what="podgroup gone after its pods")
+
+    def test_failure_policy_when_webhook_is_down(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            dead = s.getsockname()[1]
+        for policy, name in (("Fail", "fail.test.io"), ("Ignore", "ignore.test.io")):
+            cfg = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                   "metadata": {"name": name},
+                   "webhooks": [{"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                                 "failurePolicy": policy, "timeoutSeconds": 2,
+                                 "clientConfig": {"url": f"https://127.0.0.1:{dead}/x", "caBundle": self.hook.ca_bundle},
+                                 "objectSelector": {"matchLabels": {"policy": policy}},
+                                 "rules": [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                                            "resources": ["deployments"]}]}]}
+            self.srv.Kubectl("apply", "-f", "-", input=json.dumps(cfg))
+            self.addCleanup(self.srv.Kubectl, "delete", "validatingwebhookconfiguration", name, check=False)
+        p = self.Apply(Deployment("down-fail", labels={"policy": "Fail"}), check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('Error from server (InternalError): error when creating "STDIN": Internal error occurred: '
+                      'failed calling webhook "fail.test.io": failed to call webhook: Post '
+                      f'"https://127.0.0.1:{dead}/x?timeout=2s"', p.stderr)
+        self.Apply(Deployment("down-ignore", labels={"policy": "Ignore"}))
+        self.assertIsNotNone(self.srv.Get("/apis/apps/v1/namespaces/default/deployments/down-ignore"))
+
+    def test_wrong_ca_bundle_fails_tls(self):
+        other_ca, _, _ = certs.MakeServing(self.tmp, "other", ["other"])
+        self.Register("ValidatingWebhookConfiguration", "badca.test.io", "/allow",
+                      [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]}],
+                      objectSelector={"matchLabels": {"badca": "true"}},
+                      clientConfig={"url": f"https://localhost:{self.hook.port}/allow",
+                                    "caBundle": base64.b64encode(open(other_ca, "rb").read()).decode()})
+        status, _, out = self.srv.Request("POST", "/apis/apps/v1/namespaces/default/deployments",
+                                          Deployment("badca", labels={"badca": "true"}))
+        self.assertEqual(status, 500)
+        self.assertIn('failed calling webhook "badca.test.io"', out["message"])
+        self.assertIn("CERTIFICATE_VERIFY_FAILED", out["message"])
+
+    def test_service_reference_and_namespace_selector(self):
+        self.srv.SetServiceEndpoint("hooks", "hook", "127.0.0.1", self.hook.port)
+        self.Register("ValidatingWebhookConfiguration", "ns.test.io", "/allow",
+                      [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]}],
+                      clientConfig={"service": {"namespace": "hooks", "name": "hook", "path": "/ns-scoped"},
+                                    "caBundle": self.hook.ca_bundle},
+                      namespaceSelector={"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                                               "operator": "NotIn", "values": ["skipped"]}]})
+        for ns in ("skipped", "watched"):
+            self.srv.Kubectl("create", "namespace", ns)
+            self.Apply(Deployment("d", ns=ns))
+        called = [r["namespace"] for r in self.hook.Calls("/ns-scoped")]
+        self.assertEqual(called, ["watched"])
+        # a delete of the namespace removes its content, then the namespace
+        self.srv.Kubectl("delete", "namespace", "skipped", "--timeout=30s")
+        self.assertIsNone(self.srv.Get("/api/v1/namespaces/skipped"))
+
+    def test_match_conditions_see_old_object(self):
+        has = lambda o: (f"({o} != null && has({o}.metadata.annotations) && "
+                         f"'wasd.io/scheduling' in {o}.metadata.annotations)")
+        self.Register("ValidatingWebhookConfiguration", "cond.test.io", "/cond",
+                      [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                        "resources": ["deployments"]}],
+                      matchConditions=[{"name": "opted-in", "expression": has("object") + " || " + has("oldObject")}])
+        self.Apply(Deployment("plain-cond"))
+        self.assertEqual(self.hook.Calls("/cond"), [])
+        self.Apply(Deployment("cond", annotations={"wasd.io/scheduling": "{}"}))
+        self.assertEqual([r["operation"] for r in self.hook.Calls("/cond")], ["CREATE"])
+        path = "/apis/apps/v1/namespaces/default/deployments/cond"
+        status, _, _ = self.srv.Request("PATCH", path, {"metadata": {"annotations": {"wasd.io/scheduling": None}}},
+                                        content_type="application/merge-patch+json")
+        self.assertEqual(status, 200)
+        upd = self.hook.Calls("/cond")[-1]
+        self.assertEqual(upd["operation"], "UPDATE")
+        self.assertIn("wasd.io/scheduling", upd["oldObject"]["metadata"]["annotations"])
+        self.assertNotIn("wasd.io/scheduling", upd["object"]["metadata"].get("annotations") or {})
+        self.assertEqual(upd["options"]["kind"], "UpdateOptions")
+
+    def test_scale_subresource_review(self):
+        self.Register("ValidatingWebhookConfiguration", "scale.test.io", "/deny-scale",
+                      [{"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                        "resources": ["deployments/scale"]}])
+        self.Apply(Deployment("scaled", replicas=2))
+        self.srv.Kubectl("scale", "deployment", "scaled", "--replicas=4")
+        req = self.hook.Calls("/deny-scale")[-1]
+        self.assertEqual(req["kind"], {"group": "autoscaling", "version": "v1", "kind": "Scale"})
+        self.assertEqual(req["resource"]["resource"], "deployments")
+        self.assertEqual((req["subResource"], req["requestSubResource"]), ("scale", "scale"))
+        self.assertEqual((req["oldObject"]["spec"]["replicas"], req["object"]["spec"]["replicas"]), (2, 4))
+        self.assertEqual(req["object"]["status"]["selector"], "app=scaled")
+        p = self.srv.Kubectl("scale", "deployment", "scaled", "--replicas=9", check=False)
+        self.assertIn('admission webhook "scale.test.io" denied the request: spec.replicas: Invalid value: 9: above 5',
+                      p.stderr)
+        self.assertEqual(self.srv.Get("/apis/apps/v1/namespaces/default/deployments/scaled")["spec"]["replicas"], 4)
+        # dry run is refused for a webhook that may have side effects
+        self.Register("ValidatingWebhookConfiguration", "effects.test.io", "/allow",
+                      [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]}],
+                      sideEffects="Some")
+        p = self.srv.Kubectl("create", "deployment", "dry", "--image=x", "--dry-run=server", check=False)
+        self.assertIn('admission webhook "effects.test.io" does not support dry run', p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
