@@ -366,24 +366,25 @@ class Rbac(unittest.TestCase):
         self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-webhook")),
                          {("apps", "deployments", None): {"get", "list", "watch"}})
 
-    def test_hook_roles_are_limited_by_name(self):
+    def test_certificate_roles_are_limited_by_name(self):
         objs = rendered("default")
-        self.assertEqual(rules_of(one(objs, "Role", "wasd-certs")), {
+        secret_rules = {
             ("", "secrets", None): {"create"},
-            ("", "secrets", "wasd-webhook-tls"): {"get", "patch"},
-            ("", "secrets", "wasd-webhook-tls-ca"): {"get", "patch"},
-        })
-        self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-certs")), {
+            ("", "secrets", "wasd-webhook-tls"): {"get", "update"},
+        }
+        inject_rules = {
             ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "wasd"): {"get", "patch"},
             ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "wasd"): {"get", "patch"},
-        })
+        }
+        for name in ("wasd-certs", "wasd-cert-rotator"):
+            self.assertEqual(rules_of(one(objs, "Role", name)), secret_rules)
+            self.assertEqual(rules_of(one(objs, "ClusterRole", name)), inject_rules)
         self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-cleanup")), {
             ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "wasd"): {"delete"},
             ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "wasd"): {"delete"},
         })
         self.assertEqual(rules_of(one(objs, "Role", "wasd-cleanup")), {
             ("", "secrets", "wasd-webhook-tls"): {"delete"},
-            ("", "secrets", "wasd-webhook-tls-ca"): {"delete"},
         })
         # The names in the rules are the names of the rendered configurations.
         for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
@@ -410,27 +411,42 @@ class Hooks(unittest.TestCase):
                 self.assertEqual(job["spec"]["template"]["spec"]["restartPolicy"], "Never")
                 self.assertIn("before-hook-creation", job["metadata"]["annotations"]["helm.sh/hook-delete-policy"])
 
-    def test_self_managed_jobs(self):
+    def test_self_managed_jobs_and_rotator(self):
         objs = rendered("default")
+        rotate_args = {"service": "wasd-webhook", "namespace": NS, "secret": "wasd-webhook-tls",
+                       "days": "365", "renew-before": "2160h"}
         gen = one(objs, "Job", "wasd-certs-generate")
         self.assertEqual(chartlib.hook_phases(gen), {"pre-install", "pre-upgrade"})
         g = container(gen, "generate")
-        self.assertEqual(g["args"][:2], ["certs", "generate"])
-        self.assertEqual(args_map(g["args"][2:]), {"service": "wasd-webhook", "namespace": NS,
-                                                   "out-dir": "/certs", "days": "3650"})
+        self.assertEqual(g["args"][:2], ["certs", "rotate"])
+        self.assertEqual(args_map(g["args"][2:]), dict(rotate_args, once=None))
         self.assertEqual(g["image"], "ghcr.io/wasd-io/wasd:0.1.0")
-        names = [c["name"] for c in gen["spec"]["template"]["spec"]["initContainers"]]
-        self.assertEqual(names, ["fetch-ca", "generate"])
-        store = container(gen, "store")
-        self.assertIn("wasd-webhook-tls-ca", store["args"][0])
-        self.assertIn("kubectl apply --server-side", store["args"][0])
         inject = one(objs, "Job", "wasd-certs-inject")
         self.assertEqual(chartlib.hook_phases(inject), {"post-install", "post-upgrade"})
         i = container(inject, "inject-ca")
         self.assertEqual(i["args"][:2], ["certs", "inject-ca"])
         self.assertEqual(args_map(i["args"][2:]), {"ca-file": "/etc/wasd/tls/ca.crt", "webhook-config": "wasd"})
-        self.assertEqual(inject["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"], "wasd-webhook-tls")
+        secret = inject["spec"]["template"]["spec"]["volumes"][0]["secret"]
+        self.assertEqual(secret["secretName"], "wasd-webhook-tls")
+        self.assertEqual(secret["items"], [{"key": "ca.crt", "path": "ca.crt"}])
+        rot = one(objs, "Deployment", "wasd-cert-rotator")
+        self.assertEqual(chartlib.hook_phases(rot), set())
+        self.assertEqual((rot["spec"]["replicas"], rot["spec"]["strategy"]["type"]), (1, "Recreate"))
+        r = container(rot, "rotate")
+        self.assertEqual(r["args"][:2], ["certs", "rotate"])
+        self.assertEqual(args_map(r["args"][2:]), dict(rotate_args, **{"webhook-config": "wasd",
+                                                                       "check-interval": "1h"}))
         self.assertEqual(find(objs, "Certificate"), [])
+        # The webhook never gets the CA key of the selfManaged Secret.
+        wh = one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["volumes"][0]["secret"]
+        self.assertEqual(sorted(i["key"] for i in wh["items"]), ["tls.crt", "tls.key"])
+
+    def test_renew_before_must_be_shorter_than_the_lifetime(self):
+        with self.assertRaises(chartlib.RenderError) as cm:
+            chartlib.render(sets=["certs.selfManaged.days=90"])
+        self.assertIn("renewBefore (2160h) must be shorter", str(cm.exception))
+        objs = chartlib.render(sets=["certs.selfManaged.days=91"])
+        self.assertTrue(find(objs, "Job", "wasd-certs-generate"))
 
     def test_cleanup_job_deletes_the_configurations(self):
         for key, secrets in (("default", True), ("certmanager", False)):
@@ -445,6 +461,7 @@ class Hooks(unittest.TestCase):
     def test_cert_manager_mode(self):
         objs = rendered("certmanager")
         self.assertEqual([j["metadata"]["name"] for j in find(objs, "Job")], ["wasd-cleanup"])
+        self.assertEqual(find(objs, "Deployment", "wasd-cert-rotator"), [])
         cert = one(objs, "Certificate")
         self.assertEqual(set(cert["spec"]["dnsNames"]), {
             "wasd-webhook", "wasd-webhook.wasd-system", "wasd-webhook.wasd-system.svc",
@@ -532,9 +549,17 @@ class ValuesReachObjects(unittest.TestCase):
     def test_full_values_self_managed(self):
         objs = rendered("full-selfmanaged")
         gen = one(objs, "Job", "platform-wasd-certs-generate")
-        self.assertEqual(args_map(container(gen, "generate")["args"][2:])["days"], "90")
-        self.assertEqual(args_map(container(gen, "generate")["args"][2:])["service"], "platform-wasd-webhook")
-        self.assertIn("custom-tls-ca", container(gen, "fetch-ca")["args"][0])
+        args = args_map(container(gen, "generate")["args"][2:])
+        self.assertEqual((args["days"], args["renew-before"]), ("90", "720h"))
+        self.assertEqual((args["service"], args["secret"]), ("platform-wasd-webhook", "custom-tls"))
+        self.assertEqual(find(objs, "Deployment", "platform-wasd-cert-rotator"), [])  # rotation.enabled false
+        objs = chartlib.render(values_files=[FULL], sets=["certs.mode=selfManaged",
+                                                          "certs.selfManaged.rotation.enabled=true"])
+        rot = one(objs, "Deployment", "platform-wasd-cert-rotator")
+        r = container(rot, "rotate")
+        self.assertEqual(args_map(r["args"][2:])["check-interval"], "30m")
+        self.assertEqual(r["resources"]["limits"], {"memory": "32Mi"})
+        self.assertEqual(rot["spec"]["template"]["spec"]["nodeSelector"], {"kubernetes.io/os": "linux"})
 
     def test_image_digest_wins_over_tag(self):
         digest = "sha256:" + "ab" * 32

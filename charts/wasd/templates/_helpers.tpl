@@ -190,9 +190,49 @@ tolerations:
 {{- end }}
 {{- end -}}
 
-{{/* selfManaged: the CA pair lives apart from the serving Secret, so webhook pods never see ca.key. */}}
-{{- define "wasd.caSecretName" -}}
-{{- printf "%s-ca" (include "wasd.secretName" .) -}}
+{{/*
+selfManaged: the Secret rules of `wasd certs rotate` (get, create, update
+through PUT). `create` cannot be limited by name (the object does not exist
+yet).
+*/}}
+{{- define "wasd.certSecretRules" -}}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["create"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: [{{ include "wasd.secretName" . | quote }}]
+  verbs: ["get", "update"]
+{{- end -}}
+
+{{/* CA injection (inject-ca, rotate): read and JSON-patch our two configurations. */}}
+{{- define "wasd.caInjectionRules" -}}
+- apiGroups: ["admissionregistration.k8s.io"]
+  resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]
+  resourceNames: [{{ include "wasd.webhookConfigName" . | quote }}]
+  verbs: ["get", "patch"]
+{{- end -}}
+
+{{/* Arguments of `wasd certs rotate` shared by the hook Job and the rotator. */}}
+{{- define "wasd.rotateArgs" -}}
+- --service
+- {{ include "wasd.webhookName" . }}
+- --namespace
+- {{ .Release.Namespace }}
+- --secret
+- {{ include "wasd.secretName" . }}
+- --days
+- {{ .Values.certs.selfManaged.days | int | quote }}
+- --renew-before
+- {{ .Values.certs.selfManaged.renewBefore }}
+{{- end -}}
+
+{{/* `wasd certs rotate` refuses a renewBefore not shorter than the lifetime; say so at render time. */}}
+{{- define "wasd.checkRenewBefore" -}}
+{{- $hours := .Values.certs.selfManaged.renewBefore | trimSuffix "h" | int -}}
+{{- if ge $hours (mul (.Values.certs.selfManaged.days | int) 24) -}}
+{{- fail (printf "certs.selfManaged.renewBefore (%s) must be shorter than certs.selfManaged.days (%d days)" .Values.certs.selfManaged.renewBefore (.Values.certs.selfManaged.days | int)) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Container settings shared by the hook containers. */}}
