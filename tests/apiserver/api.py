@@ -375,8 +375,8 @@ class Api:
         apply = ctype == "application/apply-patch+yaml"
         try:
             if apply:
-                import yaml
-                patch_body = yaml.safe_load(raw.decode() or "{}")
+                from . import yamlutil
+                patch_body = yamlutil.Load(raw.decode() or "{}")
             else:
                 patch_body = json.loads(raw or b"null")
         except (ValueError, Exception) as e:  # yaml errors are not ValueErrors

@@ -29,6 +29,10 @@ MESSAGES = {
                        5: ("apiVersion", S, False), 6: ("controller", B, False),
                        7: ("blockOwnerDeletion", B, False)},
     "Namespace": {1: ("metadata", "ObjectMeta", False), 2: ("spec", "NamespaceSpec", False)},
+    "ConfigMap": {1: ("metadata", "ObjectMeta", False), 2: ("data", "map:str", False),
+                  4: ("immutable", B, False)},
+    "Secret": {1: ("metadata", "ObjectMeta", False), 2: ("data", "map:b64", False), 3: ("type", S, False),
+               4: ("stringData", "map:str", False)},
     "NamespaceSpec": {1: ("finalizers", S, True)},
     "Deployment": {1: ("metadata", "ObjectMeta", False), 2: ("spec", "DeploymentSpec", False)},
     "DeploymentSpec": {1: ("replicas", I, False), 2: ("selector", "LabelSelector", False),
@@ -57,7 +61,8 @@ MESSAGES = {
     "IntOrString": {1: ("type", I, False), 2: ("intVal", I, False), 3: ("strVal", S, False)},
     "MapEntry": {1: ("key", S, False), 2: ("value", "bytes", False)},
 }
-KINDS = {("v1", "Namespace"): "Namespace", ("apps/v1", "Deployment"): "Deployment"}
+KINDS = {("v1", "Namespace"): "Namespace", ("apps/v1", "Deployment"): "Deployment",
+         ("v1", "ConfigMap"): "ConfigMap", ("v1", "Secret"): "Secret"}
 
 
 def _Varint(data, i):
@@ -125,8 +130,14 @@ def Decode(message, data):
             entry = Decode("MapEntry", val)
             vt = typ[4:]
             v = entry.get("value", b"")
-            out.setdefault(name, {})[entry.get("key", "")] = (
-                v.decode() if vt == S else Decode(vt, v).get("string", ""))
+            if vt == S:
+                v = v.decode()
+            elif vt == "b64":
+                import base64
+                v = base64.b64encode(v).decode()
+            else:
+                v = Decode(vt, v).get("string", "")
+            out.setdefault(name, {})[entry.get("key", "")] = v
             continue
         value = _Value(typ, val)
         if repeated:

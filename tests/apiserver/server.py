@@ -202,6 +202,7 @@ class Handler(BaseHTTPRequestHandler):
         self.status_sent = None
         self.ctx = None
         self.audit_extra = {}
+        self.decoded_body = None
         body = b""
         if self.command in ("POST", "PUT", "PATCH", "DELETE"):
             body = self._Body()
@@ -242,7 +243,9 @@ class Handler(BaseHTTPRequestHandler):
                      "userAgent": self.headers.get("User-Agent", ""), "status": self.status_sent,
                      "source": "http", "watch": watch,
                      "contentType": self.headers.get("Content-Type", "")}
-            if body:
+            if getattr(self, "decoded_body", None) is not None:
+                entry["body"] = self.decoded_body
+            elif body:
                 try:
                     entry["body"] = json.loads(body)
                 except ValueError:
@@ -344,7 +347,8 @@ class Handler(BaseHTTPRequestHandler):
         if ctype == "application/vnd.kubernetes.protobuf":
             from . import protobuf
             try:
-                return protobuf.DecodeObject(body)
+                self.decoded_body = protobuf.DecodeObject(body)
+                return self.decoded_body
             except (protobuf.ProtoError, ValueError, KeyError, IndexError) as e:
                 raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown "
                                f"format - accepted media types include: application/json, "
@@ -357,8 +361,8 @@ class Handler(BaseHTTPRequestHandler):
                            f'include: application/json, application/yaml')
         try:
             if ctype in ("application/yaml", "application/apply-patch+yaml"):
-                import yaml
-                return yaml.safe_load(body.decode())
+                from . import yamlutil
+                return yamlutil.Load(body.decode())
             return json.loads(body or b"null")
         except Exception as e:
             raise ApiError(400, "BadRequest", f"couldn't get version/kind; json parse error: {e}")

@@ -1,0 +1,284 @@
+"""REST semantics of the test API server: watch (bookmarks, 410), optimistic
+concurrency, generateName, selectors and paging, patches, server-side apply,
+finalizers, authentication, audit and fault injection."""
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import unittest
+import urllib.error
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+
+CM = "/api/v1/namespaces/default/configmaps"
+
+
+def ConfigMap(name, labels=None, data=None):
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels or {}}, "data": data or {"k": "v"}}
+
+
+class ApiTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = ApiServer(args=["--bookmark-interval", "0.3", "--history", "500"]).Start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.Stop()
+
+    def Create(self, path, obj, code=201):
+        status, _, out = self.srv.Request("POST", path, obj)
+        self.assertEqual(status, code, out)
+        return out
+
+    def ReadEvents(self, resp, n, deadline=10):
+        events = []
+        end = time.time() + deadline
+        while len(events) < n and time.time() < end:
+            line = resp.readline()
+            if not line:
+                break
+            events.append(json.loads(line))
+        return events
+
+    def test_watch_events_bookmarks_and_410(self):
+        first = self.Create(CM, ConfigMap("w1", {"w": "yes"}))
+        rv = first["metadata"]["resourceVersion"]
+        resp = self.srv.Watch(f"{CM}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&labelSelector=w%3Dyes")
+        try:
+            self.Create(CM, ConfigMap("w2", {"w": "yes"}))
+            self.Create(CM, ConfigMap("other", {"w": "no"}))
+            status, _, _ = self.srv.Request("DELETE", f"{CM}/w1")
+            self.assertEqual(status, 200)
+            events = self.ReadEvents(resp, 2)
+            self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in events],
+                             [("ADDED", "w2"), ("DELETED", "w1")])
+            bookmark = self.ReadEvents(resp, 1)[0]
+            self.assertEqual(bookmark["type"], "BOOKMARK")
+            self.assertGreaterEqual(int(bookmark["object"]["metadata"]["resourceVersion"]),
+                                    int(events[-1]["object"]["metadata"]["resourceVersion"]))
+            # relabelling out of the selector looks like a delete to this watcher
+            self.srv.Request("PATCH", f"{CM}/w2", {"metadata": {"labels": {"w": "no"}}},
+                             content_type="application/merge-patch+json")
+            ev = [e for e in self.ReadEvents(resp, 2) if e["type"] != "BOOKMARK"][0]
+            self.assertEqual((ev["type"], ev["object"]["metadata"]["name"]), ("DELETED", "w2"))
+        finally:
+            resp.close()
+        # initial events without a resourceVersion
+        resp = self.srv.Watch(f"{CM}?watch=1&fieldSelector=metadata.name%3Dother&timeoutSeconds=2")
+        try:
+            events = self.ReadEvents(resp, 5, deadline=5)
+            self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in events], [("ADDED", "other")])
+        finally:
+            resp.close()
+        # after compaction the old resourceVersion is gone: an ERROR event with 410 Expired
+        self.srv.Compact()
+        resp = self.srv.Watch(f"{CM}?watch=1&resourceVersion={rv}")
+        try:
+            ev = self.ReadEvents(resp, 1)[0]
+            self.assertEqual(ev["type"], "ERROR")
+            self.assertEqual((ev["object"]["code"], ev["object"]["reason"]), (410, "Expired"))
+            self.assertIn(f"too old resource version: {rv}", ev["object"]["message"])
+        finally:
+            resp.close()
+        # kubectl get --watch uses the same machinery
+        p = subprocess.Popen(["kubectl", "get", "configmaps", "--watch", "-o", "name", "--request-timeout=5s"],
+                             env=dict(os.environ, KUBECONFIG=self.srv.kubeconfig), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            WaitFor(lambda: [e for e in self.srv.Audit(path=CM) if e.get("watch")], 10, what="kubectl watch")
+            self.Create(CM, ConfigMap("late"))
+            line = WaitFor(lambda: "late" in (p.stdout.readline() or "late-eof"), 10, what="watch line")
+            self.assertTrue(line)
+        finally:
+            p.kill()
+            p.wait(timeout=10)
+
+    def test_optimistic_concurrency_and_generation(self):
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "occ"},
+               "spec": {"selector": {"matchLabels": {"a": "b"}}, "replicas": 0,
+                        "template": {"metadata": {"labels": {"a": "b"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}}
+        path = "/apis/apps/v1/namespaces/default/deployments"
+        self.srv.SetControllers([])  # no status writes racing with this test's writes
+        self.addCleanup(self.srv.SetControllers, ["deployment", "replicaset", "scheduler", "gc", "podgroup",
+                                                  "namespace"])
+        d = self.Create(path, dep)
+        stale = json.loads(json.dumps(d))
+        d["spec"]["replicas"] = 1
+        status, _, d2 = self.srv.Request("PUT", f"{path}/occ", d)
+        self.assertEqual(status, 200)
+        self.assertEqual(d2["metadata"]["generation"], 2)
+        self.assertGreater(int(d2["metadata"]["resourceVersion"]), int(d["metadata"]["resourceVersion"]))
+        stale["spec"]["replicas"] = 5
+        status, _, out = self.srv.Request("PUT", f"{path}/occ", stale)
+        self.assertEqual(status, 409)
+        self.assertEqual(out["reason"], "Conflict")
+        self.assertEqual(out["message"], 'Operation cannot be fulfilled on deployments.apps "occ": the object has '
+                                         'been modified; please apply your changes to the latest version and try again')
+        # a patch carrying a stale resourceVersion is refused the same way
+        status, _, out = self.srv.Request("PATCH", f"{path}/occ",
+                                          {"metadata": {"resourceVersion": stale["metadata"]["resourceVersion"]},
+                                           "spec": {"replicas": 3}}, content_type="application/merge-patch+json")
+        self.assertEqual(status, 409)
+        # a status write does not bump generation; a no-op update does not bump resourceVersion
+        cur = self.srv.Get(f"{path}/occ")
+        status, _, same = self.srv.Request("PUT", f"{path}/occ", cur)
+        self.assertEqual(same["metadata"]["resourceVersion"], cur["metadata"]["resourceVersion"])
+        status, _, out = self.srv.Request("POST", path, dep)
+        self.assertEqual((status, out["reason"]), (409, "AlreadyExists"))
+        # selector is immutable; kube's validation message
+        cur["spec"]["selector"] = {"matchLabels": {"a": "c"}}
+        cur["spec"]["template"]["metadata"]["labels"] = {"a": "c"}
+        status, _, out = self.srv.Request("PUT", f"{path}/occ", cur)
+        self.assertEqual(status, 422)
+        self.assertIn('Deployment.apps "occ" is invalid: spec.selector: Invalid value', out["message"])
+        self.assertIn("field is immutable", out["message"])
+
+    def test_generate_name_selectors_and_paging(self):
+        names = [self.Create(CM, dict(ConfigMap(""), metadata={"generateName": "page-", "labels": {"page": str(i % 2)}}))
+                 ["metadata"]["name"] for i in range(5)]
+        for n in names:
+            self.assertRegex(n, r"^page-[bcdfghjklmnpqrstvwxz2456789]{5}$")
+        seen, cont, pages = [], "", 0
+        while True:
+            lst = self.srv.Get(f"{CM}?labelSelector=page&limit=2" + (f"&continue={cont}" if cont else ""))
+            seen += [o["metadata"]["name"] for o in lst["items"]]
+            pages += 1
+            cont = lst["metadata"].get("continue")
+            if not cont:
+                break
+            self.assertEqual(lst["metadata"]["remainingItemCount"], 5 - len(seen))
+        self.assertEqual((sorted(seen), pages), (sorted(names), 3))
+        odd = self.srv.Get(f"{CM}?labelSelector=page%20in%20(1)")["items"]
+        self.assertEqual(len(odd), 2)
+        one = self.srv.Get(f"{CM}?fieldSelector=metadata.name%3D{names[0]}")["items"]
+        self.assertEqual([o["metadata"]["name"] for o in one], [names[0]])
+        none = self.srv.Get(f"/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.namespace%3Ddefault")
+        self.assertEqual(none["items"], [])
+        status, _, out = self.srv.Request("GET", f"{CM}?labelSelector=a%20in%20(")
+        self.assertEqual(status, 400)
+
+    def test_patches_apply_and_finalizers(self):
+        self.Create(CM, ConfigMap("p", data={"a": "1", "b": "2"}))
+        st, _, out = self.srv.Request("PATCH", f"{CM}/p", [{"op": "replace", "path": "/data/a", "value": "9"},
+                                                           {"op": "remove", "path": "/data/b"}],
+                                      content_type="application/json-patch+json")
+        self.assertEqual((st, out["data"]), (200, {"a": "9"}))
+        st, _, out = self.srv.Request("PATCH", f"{CM}/p", [{"op": "test", "path": "/data/a", "value": "0"}],
+                                      content_type="application/json-patch+json")
+        self.assertEqual(st, 422)
+        # server-side apply creates and then merges
+        body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  x: '1'\n"
+        st, _, out = self.srv.Request("PATCH", f"{CM}/ssa?fieldManager=test", body,
+                                      content_type="application/apply-patch+yaml")
+        self.assertEqual((st, out["data"]), (201, {"x": "1"}))
+        p = self.srv.Kubectl("apply", "--server-side", "-f", "-",
+                             input="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  z: '2'\n")
+        self.assertIn("serverside-applied", p.stdout)
+        self.assertEqual(self.srv.Get(f"{CM}/ssa")["data"], {"x": "1", "z": "2"})
+        # finalizers hold a deleted object with a deletionTimestamp until removed
+        self.Create(CM, dict(ConfigMap("fin"), metadata={"name": "fin", "finalizers": ["test/hold"]}))
+        st, _, out = self.srv.Request("DELETE", f"{CM}/fin")
+        self.assertEqual(st, 200)
+        held = self.srv.Get(f"{CM}/fin")
+        self.assertTrue(held["metadata"]["deletionTimestamp"])
+        st, _, _ = self.srv.Request("PATCH", f"{CM}/fin", {"metadata": {"finalizers": None}},
+                                    content_type="application/merge-patch+json")
+        self.assertEqual(st, 200)
+        self.assertIsNone(self.srv.Get(f"{CM}/fin"))
+        # delete preconditions
+        self.Create(CM, ConfigMap("pre"))
+        st, _, out = self.srv.Request("DELETE", f"{CM}/pre", {"preconditions": {"uid": "nope"}})
+        self.assertEqual(st, 409)
+        self.assertIn("Precondition failed: UID in precondition: nope", out["message"])
+
+    def test_authentication(self):
+        st, _, out = self.srv.Request("GET", CM, token="wrong")
+        self.assertEqual((st, out["reason"]), (401, "Unauthorized"))
+        p = self.srv.Kubectl("get", "configmaps", kubeconfig=self.srv.kubeconfig_cert)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(self.srv.Audit(path=CM)[-1]["user"], "admin")
+        _, cfg = self.srv.AddUser("system:serviceaccount:wasd-system:wasd", ["system:serviceaccounts"])
+        self.srv.Kubectl("create", "configmap", "by-sa", "--from-literal=a=b", kubeconfig=cfg)
+        writes = self.srv.Audit(user="system:serviceaccount:wasd-system:wasd", methods=("POST",))
+        self.assertEqual([(e["path"], e["status"], e["body"]["metadata"]["name"]) for e in writes],
+                         [(CM, 201, "by-sa")])
+        debug = self.srv.Get(f"/debug/requests?since={writes[0]['seq'] - 1}")["items"]
+        self.assertEqual(debug[0]["seq"], writes[0]["seq"])
+
+    def test_fault_injection(self):
+        self.srv.SetFaults([{"code": 500, "methods": ["GET"], "path": "/configmaps/fault", "count": 1}])
+        self.Create(CM, ConfigMap("fault"))
+        st, _, out = self.srv.Request("GET", f"{CM}/fault")
+        self.assertEqual((st, out["reason"]), (500, "InternalError"))
+        st, _, _ = self.srv.Request("GET", f"{CM}/fault")
+        self.assertEqual(st, 200)
+        self.srv.SetFaults([{"code": 429, "retryAfter": 2, "path": "/configmaps/fault", "count": 1}])
+        st, hdrs, out = self.srv.Request("GET", f"{CM}/fault")
+        self.assertEqual((st, hdrs["Retry-After"], out["details"]["retryAfterSeconds"]), (429, "2", 2))
+        self.srv.SetFaults([{"code": 409, "methods": ["PUT"], "count": 1}])
+        cur = self.srv.Get(f"{CM}/fault")
+        st, _, _ = self.srv.Request("PUT", f"{CM}/fault", cur)
+        self.assertEqual(st, 409)
+        self.srv.SetFaults([{"code": "drop", "path": "/configmaps/fault", "watch": False, "count": 1}])
+        with self.assertRaises((urllib.error.URLError, ConnectionError, OSError)):
+            self.srv.Request("GET", f"{CM}/fault")
+        self.srv.SetFaults([{"code": 410, "watch": True, "afterEvents": 1, "count": 1}])
+        resp = self.srv.Watch(f"{CM}?watch=1&fieldSelector=metadata.name%3Dfault")
+        try:
+            events = self.ReadEvents(resp, 3)
+            self.assertEqual([e["type"] for e in events], ["ADDED", "ERROR"])
+            self.assertEqual(events[1]["object"]["code"], 410)
+        finally:
+            resp.close()
+        self.srv.SetFaults([{"code": "drop", "watch": True, "afterEvents": 1, "count": 1}])
+        resp = self.srv.Watch(f"{CM}?watch=1&fieldSelector=metadata.name%3Dfault")
+        try:
+            self.assertEqual(json.loads(resp.readline())["type"], "ADDED")
+            with self.assertRaises(Exception):
+                rest = resp.read()
+                if not rest:
+                    raise ConnectionError("closed")
+        finally:
+            resp.close()
+        self.assertEqual(self.srv.ClearFaults(), {"rules": []})
+        faulted = [e for e in self.srv.Audit() if e.get("fault") is not None]
+        self.assertGreaterEqual(len(faulted), 6)
+
+    def test_rolling_update_converges(self):
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "roll"},
+               "spec": {"replicas": 4, "selector": {"matchLabels": {"r": "1"}},
+                        "template": {"metadata": {"labels": {"r": "1"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}}
+        path = "/apis/apps/v1/namespaces/default/deployments"
+        self.Create(path, dep)
+
+        def Done(image):
+            d = self.srv.Get(f"{path}/roll")
+            st = d.get("status") or {}
+            pods = self.srv.Get("/api/v1/namespaces/default/pods?labelSelector=r%3D1")["items"]
+            return st.get("updatedReplicas") == 4 and st.get("availableReplicas") == 4 and len(pods) == 4 and \
+                all(p["spec"]["containers"][0]["image"] == image for p in pods) and \
+                st.get("observedGeneration") == d["metadata"]["generation"]
+        WaitFor(lambda: Done("x:1"), 20, what="first revision")
+        self.srv.Request("PATCH", f"{path}/roll", {"spec": {"template": {"spec": {"containers": [
+            {"name": "c", "image": "x:2"}]}}}}, content_type="application/strategic-merge-patch+json")
+        WaitFor(lambda: Done("x:2"), 30, what="rolled to x:2")
+        rs = self.srv.Get("/apis/apps/v1/namespaces/default/replicasets?labelSelector=r%3D1")["items"]
+        revs = sorted(r["metadata"]["annotations"]["deployment.kubernetes.io/revision"] for r in rs)
+        self.assertEqual(revs, ["1", "2"])
+        # with 25%/25% the total never went above replicas + maxSurge (5)
+        scale_ups = [e["body"]["spec"]["replicas"] for e in self.srv.Audit(source="controller", methods=("PUT", "POST"))
+                     if "/replicasets" in e["path"] and isinstance(e.get("body"), dict)
+                     and e["body"].get("spec", {}).get("selector", {}).get("matchLabels", {}).get("r") == "1"]
+        self.assertTrue(scale_ups)
+
+
+if __name__ == "__main__":
+    unittest.main()
