@@ -1,0 +1,277 @@
+// ParseKubeconfig (pure) and LoadConfig (files in a temporary directory).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "kube/config.h"
+
+namespace wasd::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "-----BEGIN CERTIFICATE-----\nCA\n" and friends, base64-encoded.
+constexpr const char* kCaPem = "-----BEGIN CERTIFICATE-----\nCA\n";
+constexpr const char* kCaB64 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCg==";
+constexpr const char* kCertPem = "CERT-PEM\n";
+constexpr const char* kCertB64 = "Q0VSVC1QRU0K";
+constexpr const char* kKeyPem = "KEY-PEM\n";
+constexpr const char* kKeyB64 = "S0VZLVBFTQo=";
+
+std::string Kubeconfig(const std::string& cluster, const std::string& user,
+                       const std::string& extra_context = "") {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: main\n"
+         "clusters:\n- name: c1\n  cluster:\n" + cluster +
+         "users:\n- name: u1\n  user:\n" + user +
+         "contexts:\n- name: main\n  context:\n    cluster: c1\n    user: u1\n" + extra_context;
+}
+
+const std::string kServer = "    server: https://10.0.0.1:6443\n";
+
+TEST_CASE("kubeconfig: token user, CA data, namespace", "[unit][config]") {
+  std::string text = Kubeconfig(kServer + "    certificate-authority-data: " + kCaB64 + "\n",
+                                "    token: abc.def\n",
+                                "    namespace: team-a\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/etc/kube");
+  REQUIRE(r.ok());
+  const Config& c = r->config;
+  CHECK(r->context == "main");
+  CHECK(c.server == "https://10.0.0.1:6443");
+  CHECK(c.ca_pem == kCaPem);
+  CHECK(r->files.certificate_authority.empty());
+  CHECK(c.token == "abc.def");
+  CHECK(c.token_file.empty());
+  CHECK(c.namespace_ == "team-a");
+  CHECK_FALSE(c.insecure_skip_tls_verify);
+}
+
+TEST_CASE("kubeconfig: client certificate data form", "[unit][config]") {
+  std::string text = Kubeconfig(kServer, std::string("    client-certificate-data: ") + kCertB64 +
+                                             "\n    client-key-data: " + kKeyB64 + "\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/etc/kube");
+  REQUIRE(r.ok());
+  CHECK(r->config.client_cert_pem == kCertPem);
+  CHECK(r->config.client_key_pem == kKeyPem);
+  CHECK(r->files.client_certificate.empty());
+  CHECK(r->config.namespace_ == "default");
+}
+
+TEST_CASE("kubeconfig: file forms resolve relative paths against the kubeconfig's directory",
+          "[unit][config]") {
+  std::string text = Kubeconfig(kServer + "    certificate-authority: pki/ca.crt\n",
+                                "    client-certificate: ../certs/me.crt\n"
+                                "    client-key: /abs/me.key\n"
+                                "    tokenFile: token\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/home/u/.kube");
+  REQUIRE(r.ok());
+  CHECK(r->files.certificate_authority == "/home/u/.kube/pki/ca.crt");
+  CHECK(r->files.client_certificate == "/home/u/.kube/../certs/me.crt");
+  CHECK(r->files.client_key == "/abs/me.key");
+  CHECK(r->config.token_file == "/home/u/.kube/token");
+  CHECK(r->config.ca_pem.empty());
+}
+
+TEST_CASE("kubeconfig: data wins over file when both are given", "[unit][config]") {
+  std::string text = Kubeconfig(kServer + "    certificate-authority: ca.crt\n" +
+                                    "    certificate-authority-data: " + kCaB64 + "\n",
+                                "    token: t\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/d");
+  REQUIRE(r.ok());
+  CHECK(r->config.ca_pem == kCaPem);
+  CHECK(r->files.certificate_authority.empty());
+}
+
+TEST_CASE("kubeconfig: insecure-skip-tls-verify and tls-server-name", "[unit][config]") {
+  std::string text = Kubeconfig(kServer + "    insecure-skip-tls-verify: true\n"
+                                          "    tls-server-name: api.internal\n",
+                                "    token: t\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/d");
+  REQUIRE(r.ok());
+  CHECK(r->config.insecure_skip_tls_verify);
+  CHECK(r->config.tls_server_name == "api.internal");
+}
+
+TEST_CASE("kubeconfig: an explicit context overrides current-context", "[unit][config]") {
+  std::string text = Kubeconfig(kServer, "    token: t\n",
+                                "- name: other\n  context:\n    cluster: c1\n    user: u1\n"
+                                "    namespace: other-ns\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/d", "other");
+  REQUIRE(r.ok());
+  CHECK(r->context == "other");
+  CHECK(r->config.namespace_ == "other-ns");
+}
+
+TEST_CASE("kubeconfig: errors name what is wrong", "[unit][config]") {
+  struct Case {
+    std::string text;
+    std::string context;
+    std::string expect;
+  };
+  const std::string ok_user = "    token: t\n";
+  const std::vector<Case> cases = {
+      {Kubeconfig(kServer, ok_user), "missing", "context \"missing\" not found in \"contexts\""},
+      {"clusters: []\n", "", "no current-context is set"},
+      {"current-context: x\ncontexts:\n- name: x\n  context:\n    cluster: nope\n", "",
+       "cluster \"nope\" not found in \"clusters\""},
+      {Kubeconfig("    certificate-authority-data: " + std::string(kCaB64) + "\n", ok_user), "",
+       "cluster \"c1\" has no server"},
+      {Kubeconfig(kServer, "    exec:\n      command: aws\n"), "", "\"exec\" authentication is not supported"},
+      {Kubeconfig(kServer, "    auth-provider:\n      name: gcp\n"), "", "\"auth-provider\""},
+      {Kubeconfig(kServer, "    client-certificate-data: " + std::string(kCertB64) + "\n"), "",
+       "client certificate and client key must be given together"},
+      {Kubeconfig(kServer + "    certificate-authority-data: '%%%'\n", ok_user), "",
+       "certificate-authority-data is not base64"},
+      {Kubeconfig(kServer + "    insecure-skip-tls-verify: true\n    certificate-authority: ca\n", ok_user),
+       "", "mutually exclusive"},
+      {Kubeconfig(kServer + "    insecure-skip-tls-verify: maybe\n", ok_user), "",
+       "insecure-skip-tls-verify must be true or false"},
+      {"a: [unclosed\n", "", "not valid YAML"},
+      {"- just a list\n", "", "not a YAML map"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    Result<ParsedKubeconfig> r = ParseKubeconfig(c.text, "/d", c.context);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().kind() == Status::Kind::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::Contains(c.expect));
+  }
+}
+
+TEST_CASE("in-cluster server URL", "[unit][config]") {
+  CHECK(InClusterServer("10.96.0.1", "443") == "https://10.96.0.1:443");
+  CHECK(InClusterServer("fd00::1", "6443") == "https://[fd00::1]:6443");
+  CHECK(InClusterServer("", "443").empty());
+}
+
+// A fresh directory under the system temp dir, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("wasd-kube-test-" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string Write(const std::string& rel, const std::string& content) const {
+    const fs::path p = path_ / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << content;
+    return p.string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+TEST_CASE("LoadConfig: --kubeconfig reads referenced files relative to its directory",
+          "[unit][config]") {
+  TempDir dir;
+  dir.Write("kube/pki/ca.crt", kCaPem);
+  dir.Write("kube/me.crt", kCertPem);
+  dir.Write("kube/me.key", kKeyPem);
+  dir.Write("kube/token", "  tok-1\n");
+  const std::string kc = dir.Write(
+      "kube/config", Kubeconfig(kServer + "    certificate-authority: pki/ca.crt\n",
+                                "    client-certificate: me.crt\n    client-key: me.key\n"
+                                "    tokenFile: token\n"));
+  ConfigSources s;
+  s.kubeconfig_flag = kc;
+  s.kubeconfig_env = "/nonexistent";  // the flag wins
+  Result<Config> r = LoadConfig(s);
+  REQUIRE(r.ok());
+  CHECK(r->ca_pem == kCaPem);
+  CHECK(r->client_cert_pem == kCertPem);
+  CHECK(r->client_key_pem == kKeyPem);
+  CHECK(r->token == "tok-1");
+  CHECK(r->token_file == dir.path() + "/kube/token");
+  CHECK_THAT(r->source, Catch::Contains("kubeconfig " + kc) && Catch::Contains("context main"));
+}
+
+TEST_CASE("LoadConfig: a referenced file that is missing is a clear error", "[unit][config]") {
+  TempDir dir;
+  const std::string kc =
+      dir.Write("config", Kubeconfig(kServer + "    certificate-authority: gone.crt\n", "    token: t\n"));
+  ConfigSources s;
+  s.kubeconfig_flag = kc;
+  Result<Config> r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("certificate-authority") && Catch::Contains(dir.path() + "/gone.crt"));
+}
+
+TEST_CASE("LoadConfig: missing --kubeconfig file does not fall through", "[unit][config]") {
+  TempDir dir;
+  ConfigSources s;
+  s.kubeconfig_flag = dir.path() + "/nope";
+  s.service_host = "10.0.0.1";
+  s.service_port = "443";
+  Result<Config> r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("--kubeconfig") && Catch::Contains("nope"));
+}
+
+TEST_CASE("LoadConfig: $KUBECONFIG takes the first existing file of the list", "[unit][config]") {
+  TempDir dir;
+  const std::string kc = dir.Write("b", Kubeconfig(kServer, "    token: from-b\n"));
+  ConfigSources s;
+  s.kubeconfig_env = dir.path() + "/a:" + kc;
+  Result<Config> r = LoadConfig(s);
+  REQUIRE(r.ok());
+  CHECK(r->token == "from-b");
+
+  s.kubeconfig_env = dir.path() + "/a:" + dir.path() + "/c";
+  Result<Config> none = LoadConfig(s);
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.status().message(), Catch::Contains("$KUBECONFIG"));
+}
+
+TEST_CASE("LoadConfig: in-cluster service account", "[unit][config]") {
+  TempDir dir;
+  dir.Write("sa/token", "sa-token\n");
+  dir.Write("sa/ca.crt", kCaPem);
+  dir.Write("sa/namespace", "wasd-system");
+  ConfigSources s;
+  s.service_host = "10.96.0.1";
+  s.service_port = "443";
+  s.service_account_dir = dir.path() + "/sa";
+  s.home = dir.path();  // no .kube/config there; in-cluster comes first anyway
+  Result<Config> r = LoadConfig(s);
+  REQUIRE(r.ok());
+  CHECK(r->server == "https://10.96.0.1:443");
+  CHECK(r->token == "sa-token");
+  CHECK(r->token_file == dir.path() + "/sa/token");
+  CHECK(r->ca_pem == kCaPem);
+  CHECK(r->namespace_ == "wasd-system");
+  CHECK_THAT(r->source, Catch::Contains("in-cluster"));
+
+  fs::remove(dir.path() + "/sa/token");
+  Result<Config> no_token = LoadConfig(s);
+  REQUIRE_FALSE(no_token.ok());
+  CHECK_THAT(no_token.status().message(), Catch::Contains("in-cluster") && Catch::Contains("token"));
+}
+
+TEST_CASE("LoadConfig: ~/.kube/config last; nothing at all is an error listing the sources",
+          "[unit][config]") {
+  TempDir dir;
+  ConfigSources s;
+  s.home = dir.path();
+  Result<Config> none = LoadConfig(s);
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.status().message(), Catch::Contains("--kubeconfig") &&
+                                          Catch::Contains("$KUBECONFIG") &&
+                                          Catch::Contains("~/.kube/config"));
+  dir.Write(".kube/config", Kubeconfig(kServer, "    token: home\n"));
+  Result<Config> r = LoadConfig(s);
+  REQUIRE(r.ok());
+  CHECK(r->token == "home");
+}
+
+}  // namespace
+}  // namespace wasd::kube
