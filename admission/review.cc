@@ -49,8 +49,16 @@ void FillSummary(const json& request, Summary& s) {
   s.sub_resource = StringOr(Member(&request, "subResource"));
 }
 
-// metav1.Status of a denial: 422 Invalid with one cause per field error.
-json DenialStatus(const FieldErrorList& errors, const json& request) {
+// metav1.Status of a denial: 422 Invalid, the aggregated field errors as the
+// message and, unless turned off, one cause per field error with the kind and
+// name of the object, as the API server's own validation reports them.
+json DenialStatus(const FieldErrorList& errors, const json& request, bool with_causes) {
+  json status = {{"metadata", json::object()},
+                 {"status", "Failure"},
+                 {"message", workloadbuilder::AggregateMessage(errors)},
+                 {"reason", "Invalid"},
+                 {"code", 422}};
+  if (!with_causes) return status;
   json causes = json::array();
   for (const auto& e : errors) {
     causes.push_back({{"reason", ErrorTypeReason(e.type)},
@@ -60,25 +68,21 @@ json DenialStatus(const FieldErrorList& errors, const json& request) {
   json details = {{"causes", std::move(causes)}};
   const std::string_view name = StringOr(Member(&request, "name"));
   if (!name.empty()) details["name"] = name;
-  const std::string_view group = StringOr(Path(&request, {"resource", "group"}));
-  const std::string_view resource = StringOr(Path(&request, {"resource", "resource"}));
-  if (!resource.empty()) {
-    details["group"] = group;
-    details["kind"] = resource;
+  const std::string_view kind = StringOr(Path(&request, {"kind", "kind"}));
+  if (!kind.empty()) {
+    details["group"] = StringOr(Path(&request, {"kind", "group"}));
+    details["kind"] = kind;
   }
-  return {{"metadata", json::object()},
-          {"status", "Failure"},
-          {"message", workloadbuilder::AggregateMessage(errors)},
-          {"reason", "Invalid"},
-          {"details", std::move(details)},
-          {"code", 422}};
+  status["details"] = std::move(details);
+  return status;
 }
 
-Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summary) {
+Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summary,
+              bool with_causes) {
   if (!v.bad_request.empty()) return BadRequest(std::move(v.bad_request), std::move(summary));
   json response = {{"uid", env.uid}, {"allowed", v.allowed}};
   if (!v.allowed) {
-    response["status"] = DenialStatus(v.errors, request);
+    response["status"] = DenialStatus(v.errors, request, with_causes);
     summary.code = 422;
   } else {
     summary.code = 200;
@@ -105,6 +109,7 @@ struct PendingScale {
   Envelope env;
   json request;  // the decoded request (object = the new Scale)
   Summary summary;
+  bool denial_causes = true;
 };
 
 bool WebhookForPath(std::string_view target, Webhook* out) {
@@ -168,7 +173,8 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
           r.scale_name = summary.name;
           if (r.scale_name.empty()) return BadRequest("scale request has no name", summary);
           r.pending = std::make_shared<const PendingScale>(
-              PendingScale{std::move(env), std::move(*request), std::move(summary)});
+              PendingScale{std::move(env), std::move(*request), std::move(summary),
+                           options.denial_causes});
           return r;
         }
         v = ValidateDeployment(*request);
@@ -180,7 +186,7 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
         v = MutatePod(*request, options);
         break;
     }
-    return Encode(env, *request, v, std::move(summary));
+    return Encode(env, *request, v, std::move(summary), options.denial_causes);
   } catch (const std::exception& e) {
     // Defensive: handlers do not throw on any input; if one ever does, the
     // client gets a 400, never an allowing review.
@@ -204,7 +210,7 @@ Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment
       if (!unchanged) v.errors = rules::ValidateScaleUpdate(*scale, *deployment);
       v.allowed = v.errors.empty();
     }
-    return Encode(pending.env, request, v, pending.summary);
+    return Encode(pending.env, request, v, pending.summary, pending.denial_causes);
   } catch (const std::exception& e) {
     return BadRequest(std::string("cannot process scale request: ") + e.what(), pending.summary);
   }

@@ -37,6 +37,12 @@ struct Options {
   // Nesting limit for untrusted JSON: Kubernetes objects nest ~20 deep; 200
   // leaves room for any real object and stops stack/time abuse long before.
   std::size_t max_json_depth = 200;
+  // Denials carry status.details (kind, name, one cause per field error), as
+  // the API server's own validation errors do. kubectl then prints
+  // `The Deployment "x" is invalid: * <field errors>` and leaves out the
+  // message, and with it the name of the webhook. false: message only, and
+  // kubectl prints `... admission webhook "<name>" denied the request: <errors>`.
+  bool denial_causes = true;
 };
 
 // What the server logs and counts for one request.

@@ -341,3 +341,20 @@ TEST_CASE("scale: lookup requested, then H4 decides", "[unit]") {
     CHECK(Response(FinishScale(*same.pending, &d))["allowed"] == true);
   }
 }
+
+TEST_CASE("denial details: kind and name of the object; causes can be turned off", "[unit]") {
+  json d = Deployment({{"wasd.io/scheduling", R"({"schedulingPolicy":{"gang":{}}})"}});
+  d["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+  const std::string body = Request("CREATE", d).dump();
+  const json with = Response(Review(Webhook::kValidateDeployment, body, Options{}));
+  CHECK(with["status"]["details"]["kind"] == "Deployment");
+  CHECK(with["status"]["details"]["group"] == "apps");
+  CHECK(with["status"]["details"]["name"] == "web");
+  CHECK(with["status"]["details"]["causes"][0]["field"] == "spec.strategy.type");
+  Options no_causes;
+  no_causes.denial_causes = false;
+  const json without = Response(Review(Webhook::kValidateDeployment, body, no_causes));
+  CHECK_FALSE(without["status"].contains("details"));
+  CHECK(without["status"]["code"] == 422);
+  CHECK(without["status"]["message"] == with["status"]["message"]);
+}
