@@ -1,0 +1,140 @@
+// The reconciler's decision, as a pure function: the observed state of one
+// opted-in Deployment (its Workload candidates, ReplicaSets, the PodGroups
+// that matter, its gated pods, the PriorityClass values it needs) goes in; an
+// ordered list of actions comes out. No I/O, no clock: every case the
+// controller meets is tested without an API server (tests/reconciler).
+//
+// What the plan does (DESIGN.md "Reconciler" and the decisions table):
+//  1. Workload `GenerateWorkloadName(deployment, uid)`, found by its
+//     controller ownerReference UID (not by name alone). Missing → create it
+//     and stop (PodGroups need its UID; the executor feeds the created object
+//     back and plans again). An object with our name that another owner
+//     controls (or nobody) → Warning Event ForeignObject, nothing else.
+//     gang.minCount: the explicit value, else replicas; at zero replicas a new
+//     Workload gets 1 and an existing one is left alone.
+//  2. PodGroups, one per ReplicaSet with replicas > 0, named like it,
+//     controlled by it and referencing the Workload; minCount follows the
+//     Workload template (patched Workload first, then PodGroups). Zero
+//     replicas → delete (UID precondition). PodGroups of ReplicaSets that no
+//     longer exist are deleted. A PodGroup still Terminating when its name is
+//     needed again → wait (Warning Event PodGroupTerminating, requeue). A
+//     PodGroup with a ReplicaSet's name that is not ours → ForeignObject, and
+//     no PodGroup writes or gate lifting for the whole Deployment.
+//  3. Gate lifting: every gated pod of a ReplicaSet whose PodGroup exists (and
+//     is patched to the new minCount earlier in the same plan) gets one JSON
+//     patch removing only the gate `wasd.io/pod-group`.
+//
+// Thread-safe: pure functions over const inputs.
+#ifndef WASD_RECONCILER_PLAN_H_
+#define WASD_RECONCILER_PLAN_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reconciler/object_util.h"
+
+namespace wasd::reconciler {
+
+// Event reasons (DESIGN.md "Events"; a contract for users and tests).
+inline constexpr std::string_view kReasonWorkloadCreated = "WorkloadCreated";
+inline constexpr std::string_view kReasonPodGroupCreated = "PodGroupCreated";
+inline constexpr std::string_view kReasonPodGroupDeleted = "PodGroupDeleted";
+inline constexpr std::string_view kReasonPodGroupTerminating = "PodGroupTerminating";
+inline constexpr std::string_view kReasonForeignObject = "ForeignObject";
+inline constexpr std::string_view kReasonClaimsStripped = "ClaimsStripped";
+inline constexpr std::string_view kReasonPriorityClassSkipped = "PriorityClassSkipped";
+inline constexpr std::string_view kReasonApiNotServed = "APINotServed";
+
+// Highest priority a Workload/PodGroup template accepts (WAS-API.md W14);
+// system classes (2,000,000,000 and up) are above it.
+inline constexpr std::int64_t kMaxTemplatePriority = 1'000'000'000;
+
+// How long to wait before looking again at a PodGroup that is still
+// Terminating (its podgroup-protection finalizer waits for pods to finish;
+// the watch event of its removal normally wakes us first).
+inline constexpr std::chrono::milliseconds kTerminatingRecheck{5'000};
+
+struct PlanInput {
+  Object deployment;                // the apps/v1 Deployment; null when gone
+  std::vector<Object> workloads;    // Workloads with our name or controlled by the Deployment
+  std::vector<Object> replicasets;  // ReplicaSets (filtered here by controller UID)
+  std::vector<Object> podgroups;    // PodGroups named like a ReplicaSet or referencing our Workload
+  std::vector<Object> pods;         // pods of those ReplicaSets (filtered here: gated, live)
+  // Known PriorityClass values by name (only the pod template's class matters).
+  std::map<std::string, std::int64_t, std::less<>> priority_classes;
+};
+
+enum class ActionKind {
+  kCreateWorkload,         // object
+  kPatchWorkloadMinCount,  // name, uid, min_count, patch (JSON patch)
+  kCreatePodGroup,         // name, object
+  kPatchPodGroupMinCount,  // name, uid, min_count, patch (JSON patch)
+  kPatchPodGroupOwners,    // name, uid, patch (JSON patch)
+  kDeletePodGroup,         // name, uid (precondition)
+  kLiftGate,               // name (pod), uid (pod), gate_index, patch (JSON patch)
+  kEvent,                  // event_type, reason, message
+  kRequeueAfter,           // delay
+};
+
+std::string_view ActionKindName(ActionKind kind);
+
+struct Action {
+  ActionKind kind = ActionKind::kEvent;
+  std::string name;
+  std::string uid;
+  nlohmann::json object;  // created object (create actions)
+  nlohmann::json patch;   // RFC 6902 patch (patch actions)
+  std::int64_t min_count = 0;
+  std::size_t gate_index = 0;
+  std::string event_type;  // "Normal" or "Warning"
+  std::string reason;
+  std::string message;
+  std::chrono::milliseconds delay{0};
+
+  // One line for logs and test failure messages.
+  std::string ToString() const;
+};
+
+struct Plan {
+  std::vector<Action> actions;
+  // Why nothing (more) could be planned, for the log: "" when the plan is
+  // complete. Set for an unusable configuration, a build error, a foreign
+  // object, or a Workload that is being created in this plan.
+  std::string note;
+  // True when the plan stops after creating the Workload: the executor plans
+  // again once it knows the created Workload's UID.
+  bool needs_replan = false;
+
+  bool empty() const { return actions.empty(); }
+};
+
+// The decision. Never throws; malformed objects are ignored or reported in
+// `note`.
+Plan PlanDeployment(const PlanInput& input);
+
+// JSON patches the plan uses (exposed for tests). Each starts with a `test`
+// of metadata.uid where a UID is given, so a patch can never land on a
+// re-created object of the same name.
+nlohmann::json WorkloadMinCountPatch(std::string_view uid, std::size_t template_index,
+                                     std::int64_t min_count);
+nlohmann::json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count);
+// Points the PodGroup's Workload ownerReference at `workload` (name, uid):
+// replaces the uid/name of the existing reference at `index`, or appends one.
+nlohmann::json PodGroupOwnerPatch(const nlohmann::json& podgroup, const nlohmann::json& workload);
+// [test /spec/schedulingGates/<index>/name == gate, remove /spec/schedulingGates/<index>].
+nlohmann::json LiftGatePatch(std::size_t gate_index);
+
+// Q11: the resourceClaims sent in a PodGroup create that the API server's
+// answer lacks (names, in sent order); empty when nothing was stripped.
+std::vector<std::string> StrippedClaims(const nlohmann::json& sent, const nlohmann::json& stored);
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_PLAN_H_

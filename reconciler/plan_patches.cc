@@ -1,0 +1,151 @@
+// The JSON patches and small helpers of the plan (see plan.h).
+#include <string>
+
+#include "reconciler/plan.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::reconciler {
+
+using nlohmann::json;
+using workloadbuilder::AsString;
+using workloadbuilder::Member;
+using workloadbuilder::MemberPath;
+
+namespace {
+
+json TestUid(std::string_view uid) {
+  return {{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}};
+}
+
+json WorkloadOwnerRef(const json& workload) {
+  const std::string* api_version = AsString(Member(workload, "apiVersion"));
+  return {{"apiVersion", api_version != nullptr ? *api_version
+                                               : std::string(workloadbuilder::kSchedulingApiVersion)},
+          {"kind", "Workload"},
+          {"name", NameOf(workload)},
+          {"uid", UidOf(workload)}};
+}
+
+}  // namespace
+
+std::string_view ActionKindName(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kCreateWorkload: return "CreateWorkload";
+    case ActionKind::kPatchWorkloadMinCount: return "PatchWorkloadMinCount";
+    case ActionKind::kCreatePodGroup: return "CreatePodGroup";
+    case ActionKind::kPatchPodGroupMinCount: return "PatchPodGroupMinCount";
+    case ActionKind::kPatchPodGroupOwners: return "PatchPodGroupOwners";
+    case ActionKind::kDeletePodGroup: return "DeletePodGroup";
+    case ActionKind::kLiftGate: return "LiftGate";
+    case ActionKind::kEvent: return "Event";
+    case ActionKind::kRequeueAfter: return "RequeueAfter";
+  }
+  return "Unknown";
+}
+
+std::string Action::ToString() const {
+  std::string out(ActionKindName(kind));
+  switch (kind) {
+    case ActionKind::kCreateWorkload:
+    case ActionKind::kCreatePodGroup:
+      out += " " + NameOf(object);
+      break;
+    case ActionKind::kPatchWorkloadMinCount:
+    case ActionKind::kPatchPodGroupMinCount:
+      out += " " + name + " minCount=" + std::to_string(min_count);
+      break;
+    case ActionKind::kPatchPodGroupOwners:
+    case ActionKind::kDeletePodGroup:
+      out += " " + name + " uid=" + uid;
+      break;
+    case ActionKind::kLiftGate:
+      out += " " + name + " gate[" + std::to_string(gate_index) + "]";
+      break;
+    case ActionKind::kEvent:
+      out += " " + event_type + " " + reason + ": " + message;
+      break;
+    case ActionKind::kRequeueAfter:
+      out += " " + std::to_string(delay.count()) + "ms";
+      break;
+  }
+  return out;
+}
+
+json WorkloadMinCountPatch(std::string_view uid, std::size_t template_index,
+                           std::int64_t min_count) {
+  return json::array(
+      {TestUid(uid),
+       {{"op", "replace"},
+        {"path", "/spec/podGroupTemplates/" + std::to_string(template_index) +
+                     "/schedulingPolicy/gang/minCount"},
+        {"value", min_count}}});
+}
+
+json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count) {
+  return json::array({TestUid(uid),
+                      {{"op", "replace"},
+                       {"path", "/spec/schedulingPolicy/gang/minCount"},
+                       {"value", min_count}}});
+}
+
+json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
+  json patch = json::array({TestUid(UidOf(podgroup))});
+  const OwnerRefAt existing = FindOwnerRef(podgroup, "Workload");
+  if (existing.ref != nullptr) {
+    const std::string path = "/metadata/ownerReferences/" + std::to_string(existing.index);
+    const std::string* old_uid = AsString(Member(*existing.ref, "uid"));
+    patch.push_back({{"op", "test"},
+                     {"path", path + "/kind"},
+                     {"value", "Workload"}});
+    if (old_uid != nullptr) {
+      patch.push_back({{"op", "test"}, {"path", path + "/uid"}, {"value", *old_uid}});
+    }
+    patch.push_back({{"op", "replace"}, {"path", path}, {"value", WorkloadOwnerRef(workload)}});
+    return patch;
+  }
+  const json* refs = MemberPath(podgroup, {"metadata", "ownerReferences"});
+  if (refs == nullptr || !refs->is_array()) {
+    patch.push_back({{"op", "add"},
+                     {"path", "/metadata/ownerReferences"},
+                     {"value", json::array({WorkloadOwnerRef(workload)})}});
+  } else {
+    patch.push_back(
+        {{"op", "add"}, {"path", "/metadata/ownerReferences/-"}, {"value", WorkloadOwnerRef(workload)}});
+  }
+  return patch;
+}
+
+json LiftGatePatch(std::size_t gate_index) {
+  const std::string path = "/spec/schedulingGates/" + std::to_string(gate_index);
+  return json::array({{{"op", "test"},
+                       {"path", path + "/name"},
+                       {"value", workloadbuilder::kPodGroupGate}},
+                      {{"op", "remove"}, {"path", path}}});
+}
+
+std::vector<std::string> StrippedClaims(const json& sent, const json& stored) {
+  std::vector<std::string> stripped;
+  const json* sent_claims = MemberPath(sent, {"spec", "resourceClaims"});
+  if (sent_claims == nullptr || !sent_claims->is_array()) return stripped;
+  const json* stored_claims = MemberPath(stored, {"spec", "resourceClaims"});
+  for (const json& claim : *sent_claims) {
+    const std::string* name = AsString(Member(claim, "name"));
+    if (name == nullptr) continue;
+    bool kept = false;
+    if (stored_claims != nullptr && stored_claims->is_array()) {
+      for (const json& s : *stored_claims) {
+        const std::string* n = AsString(Member(s, "name"));
+        if (n != nullptr && *n == *name) {
+          kept = true;
+          break;
+        }
+      }
+    }
+    if (!kept) stripped.push_back(*name);
+  }
+  return stripped;
+}
+
+}  // namespace wasd::reconciler

@@ -1,0 +1,171 @@
+// The PodGroup and gate steps of PlanDeployment (plan.h, steps 2 and 3).
+#include <map>
+#include <set>
+#include <string>
+
+#include "reconciler/plan_internal.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::reconciler::internal {
+
+using nlohmann::json;
+using workloadbuilder::AsString;
+using workloadbuilder::Member;
+
+namespace {
+
+// A PodGroup belongs to this Deployment when it references our Workload (by
+// name or UID: a re-created Workload keeps its name) or one of the
+// Deployment's ReplicaSets controls it.
+bool IsOurPodGroup(const json& pg, const json& workload,
+                   const std::map<std::string, const json*>& rs_by_uid) {
+  const OwnerRefAt ref = FindOwnerRef(pg, "Workload");
+  if (ref.ref != nullptr) {
+    const std::string* n = AsString(Member(*ref.ref, "name"));
+    const std::string* u = AsString(Member(*ref.ref, "uid"));
+    if ((n != nullptr && *n == NameOf(workload)) || (u != nullptr && *u == UidOf(workload))) {
+      return true;
+    }
+  }
+  const std::string controller = ControllerUid(pg);
+  return !controller.empty() && rs_by_uid.count(controller) > 0;
+}
+
+bool Active(const json& rs) { return ReplicasOf(rs) > 0 && !IsTerminating(rs); }
+
+void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
+  const std::string rs_uid = UidOf(rs);
+  for (const json* pod : SortedByName(in.pods)) {
+    if (ControllerUid(*pod) != rs_uid || IsTerminating(*pod)) continue;
+    const std::optional<std::size_t> index = GateIndex(*pod, workloadbuilder::kPodGroupGate);
+    if (!index) continue;
+    Action lift;
+    lift.kind = ActionKind::kLiftGate;
+    lift.name = NameOf(*pod);
+    lift.uid = UidOf(*pod);
+    lift.gate_index = *index;
+    lift.patch = LiftGatePatch(*index);
+    plan.actions.push_back(std::move(lift));
+  }
+}
+
+}  // namespace
+
+void PlanPodGroups(const PlanInput& in, const json& deployment, const json& workload,
+                   std::optional<std::int64_t> min_count, Plan& plan) {
+  const std::string deployment_uid = UidOf(deployment);
+  std::vector<const json*> replicasets;
+  std::map<std::string, const json*> rs_by_uid;
+  for (const json* rs : SortedByName(in.replicasets)) {
+    if (ControllerUid(*rs) != deployment_uid) continue;
+    replicasets.push_back(rs);
+    rs_by_uid[UidOf(*rs)] = rs;
+  }
+  std::map<std::string, const json*> pg_by_name;
+  for (const json* pg : SortedByName(in.podgroups)) pg_by_name.emplace(NameOf(*pg), pg);
+
+  // Foreign objects first: a PodGroup with an active ReplicaSet's name that
+  // is not ours stops every PodGroup write and gate lift of the Deployment.
+  bool foreign = false;
+  for (const json* rs : replicasets) {
+    if (!Active(*rs)) continue;
+    const auto it = pg_by_name.find(NameOf(*rs));
+    if (it == pg_by_name.end() || IsOurPodGroup(*it->second, workload, rs_by_uid)) continue;
+    foreign = true;
+    AddEvent(plan, "Warning", kReasonForeignObject,
+             "PodGroup " + it->first + " exists but does not belong to this Deployment" +
+                 (ControllerUid(*it->second).empty()
+                      ? std::string(" (it has no controller)")
+                      : " (controller: " + ControllerKind(*it->second) + " " +
+                            ControllerName(*it->second) + ")") +
+                 "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
+                 "this Deployment until it is removed");
+  }
+  if (foreign) {
+    plan.note = "foreign PodGroup";
+    return;
+  }
+
+  // Deletions: our PodGroups whose ReplicaSet is at zero, Terminating or gone.
+  std::set<std::string> deleting;
+  for (const auto& [name, pg] : pg_by_name) {
+    if (!IsOurPodGroup(*pg, workload, rs_by_uid) || IsTerminating(*pg)) continue;
+    const auto rs = rs_by_uid.find(ControllerUid(*pg));
+    if (rs != rs_by_uid.end() && Active(*rs->second)) continue;
+    Action del;
+    del.kind = ActionKind::kDeletePodGroup;
+    del.name = name;
+    del.uid = UidOf(*pg);
+    plan.actions.push_back(std::move(del));
+    deleting.insert(name);
+    AddEvent(plan, "Normal", kReasonPodGroupDeleted,
+             "Deleted PodGroup " + name +
+                 (rs == rs_by_uid.end() ? std::string(": its ReplicaSet no longer exists")
+                                        : ": ReplicaSet " + NameOf(*rs->second) + " has no replicas"));
+  }
+
+  // Active ReplicaSets: create, keep in step, lift gates.
+  bool waiting = false;
+  for (const json* rs : replicasets) {
+    if (!Active(*rs)) continue;
+    const std::string rs_name = NameOf(*rs);
+    const auto it = pg_by_name.find(rs_name);
+    if (it == pg_by_name.end()) {
+      workloadbuilder::BuildResult built = workloadbuilder::BuildPodGroup(workload, *rs);
+      if (!built.ok()) {
+        plan.note = "cannot build PodGroup " + rs_name + ": " + built.error;
+        continue;
+      }
+      Action create;
+      create.kind = ActionKind::kCreatePodGroup;
+      create.name = rs_name;
+      create.min_count = min_count.value_or(0);
+      create.object = std::move(built.object);
+      plan.actions.push_back(std::move(create));
+      AddEvent(plan, "Normal", kReasonPodGroupCreated,
+               "Created PodGroup " + rs_name + " for ReplicaSet " + rs_name +
+                   (min_count ? " (gang, minCount " + std::to_string(*min_count) + ")"
+                              : std::string(" (basic)")));
+      AddLiftGates(in, *rs, plan);
+      continue;
+    }
+    const json& pg = *it->second;
+    if (IsTerminating(pg) || deleting.count(rs_name) > 0 || ControllerUid(pg) != UidOf(*rs)) {
+      // Ours but left over from an earlier life of this name: wait until the
+      // podgroup-protection finalizer lets it go, then create it afresh.
+      waiting = true;
+      AddEvent(plan, "Warning", kReasonPodGroupTerminating,
+               "PodGroup " + rs_name +
+                   " is still terminating (waiting for the pods that name it to finish); it is "
+                   "re-created as soon as it is gone, and the new pods of ReplicaSet " +
+                   rs_name + " stay gated until then");
+      continue;
+    }
+    const json* spec = workloadbuilder::Member(pg, "spec");
+    if (min_count && (spec == nullptr || GangMinCount(*spec) != min_count)) {
+      Action patch;
+      patch.kind = ActionKind::kPatchPodGroupMinCount;
+      patch.name = rs_name;
+      patch.uid = UidOf(pg);
+      patch.min_count = *min_count;
+      patch.patch = PodGroupMinCountPatch(patch.uid, *min_count);
+      plan.actions.push_back(std::move(patch));
+    }
+    const OwnerRefAt wref = FindOwnerRef(pg, "Workload");
+    const std::string* wref_uid = wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
+    if (wref_uid == nullptr || *wref_uid != UidOf(workload)) {
+      Action owners;
+      owners.kind = ActionKind::kPatchPodGroupOwners;
+      owners.name = rs_name;
+      owners.uid = UidOf(pg);
+      owners.patch = PodGroupOwnerPatch(pg, workload);
+      plan.actions.push_back(std::move(owners));
+    }
+    AddLiftGates(in, *rs, plan);
+  }
+  if (waiting) AddRequeue(plan, kTerminatingRecheck);
+}
+
+}  // namespace wasd::reconciler::internal
