@@ -196,7 +196,8 @@ class Handler(BaseHTTPRequestHandler):
             STATE.log.append({"method": method, "path": url.path, "query": query,
                               "time": time.time(), "authorization": auth,
                               "content_type": self.headers.get("Content-Type", ""),
-                              "client_cert": bool(cert), "body": body.decode(errors="replace")})
+                              "client_cert": bool(cert), "peer_port": self.client_address[1],
+                              "body": body.decode(errors="replace")})
             del STATE.log[:-MAX_LOG]
             token_ok = auth.startswith("Bearer ") and auth[7:] in STATE.tokens
             fail = next((f for f in STATE.failures if url.path.startswith(f["path"]) and f["times"] > 0), None)
