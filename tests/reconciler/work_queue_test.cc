@@ -1,0 +1,133 @@
+// WorkQueue: de-duplication, processing exclusivity, delays and per-key
+// backoff, on an injected clock.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "reconciler/work_queue.h"
+
+namespace wasd::reconciler {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct FakeClock {
+  WorkQueue::Clock::time_point t{std::chrono::seconds(1000)};
+  std::function<WorkQueue::Clock::time_point()> Fn() {
+    return [this] { return t; };
+  }
+};
+
+TEST_CASE("work queue: duplicates merge while queued", "[unit]") {
+  FakeClock clock;
+  WorkQueue q({}, clock.Fn());
+  q.Add("ns/a");
+  q.Add("ns/b");
+  q.Add("ns/a");
+  CHECK(q.Len() == 2);
+  std::string key;
+  REQUIRE(q.TryGet(&key));
+  CHECK(key == "ns/a");
+  REQUIRE(q.TryGet(&key));
+  CHECK(key == "ns/b");
+  CHECK_FALSE(q.TryGet(&key));
+}
+
+TEST_CASE("work queue: a key added while processing comes back once after Done", "[unit]") {
+  FakeClock clock;
+  WorkQueue q({}, clock.Fn());
+  q.Add("k");
+  std::string key;
+  REQUIRE(q.TryGet(&key));
+  q.Add("k");
+  q.Add("k");
+  CHECK(q.Len() == 0);  // not handed to a second worker
+  std::string other;
+  CHECK_FALSE(q.TryGet(&other));
+  q.Done("k");
+  CHECK(q.Len() == 1);
+  REQUIRE(q.TryGet(&key));
+  q.Done("k");
+  CHECK_FALSE(q.TryGet(&key));
+}
+
+TEST_CASE("work queue: delays, sooner wins, immediate add overrides", "[unit]") {
+  FakeClock clock;
+  WorkQueue q({}, clock.Fn());
+  std::string key;
+  q.AddAfter("k", 10s);
+  q.AddAfter("k", 3s);
+  CHECK(q.DelayedLen() == 1);
+  clock.t += 2s;
+  CHECK_FALSE(q.TryGet(&key));
+  clock.t += 1s;
+  std::chrono::nanoseconds waited{-1};
+  REQUIRE(q.TryGet(&key, &waited));
+  CHECK(waited == 0ns);
+  q.Done(key);
+  q.AddAfter("j", 10s);
+  q.Add("j");
+  CHECK(q.DelayedLen() == 0);
+  REQUIRE(q.TryGet(&key));
+  CHECK(key == "j");
+}
+
+TEST_CASE("work queue: per-key exponential backoff until Forget", "[unit]") {
+  WorkQueueOptions options;
+  options.base_delay = 100ms;
+  options.max_delay = 1s;
+  CHECK(BackoffFor(options, 0) == 100ms);
+  CHECK(BackoffFor(options, 1) == 200ms);
+  CHECK(BackoffFor(options, 3) == 800ms);
+  CHECK(BackoffFor(options, 4) == 1s);
+  CHECK(BackoffFor(options, 1000) == 1s);
+
+  FakeClock clock;
+  WorkQueue q(options, clock.Fn());
+  std::string key;
+  for (const auto expected : {100ms, 200ms, 400ms}) {
+    q.AddRateLimited("k");
+    clock.t += expected - 1ms;
+    CHECK_FALSE(q.TryGet(&key));
+    clock.t += 1ms;
+    REQUIRE(q.TryGet(&key));
+    q.Done(key);
+  }
+  CHECK(q.NumRequeues("k") == 3);
+  CHECK(q.NumRequeues("other") == 0);
+  q.Forget("k");
+  CHECK(q.NumRequeues("k") == 0);
+  q.AddRateLimited("k");
+  clock.t += 100ms;
+  CHECK(q.TryGet(&key));
+}
+
+TEST_CASE("work queue: latency is measured from when the key became ready", "[unit]") {
+  FakeClock clock;
+  WorkQueue q({}, clock.Fn());
+  q.Add("k");
+  clock.t += 250ms;
+  std::string key;
+  std::chrono::nanoseconds waited{};
+  REQUIRE(q.TryGet(&key, &waited));
+  CHECK(waited == 250ms);
+}
+
+TEST_CASE("work queue: blocking Get wakes for a delayed key and on shutdown", "[unit]") {
+  WorkQueue q;
+  q.AddAfter("k", 30ms);
+  std::string key;
+  REQUIRE(q.Get(&key));
+  CHECK(key == "k");
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(20ms);
+    q.ShutDown();
+  });
+  CHECK_FALSE(q.Get(&key));
+  stopper.join();
+  q.Add("late");
+  CHECK(q.Len() == 0);
+}
+
+}  // namespace
+}  // namespace wasd::reconciler
