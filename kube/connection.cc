@@ -214,9 +214,9 @@ Status Connection::ReadBody(http::response_parser<http::buffer_body>& parser,
       handler(ec == http::error::need_buffer ? error_code() : ec);
     };
     if (tls_) {
-      http::async_read(*tls_, buffer_, parser, h);
+      http::async_read_some(*tls_, buffer_, parser, h);
     } else {
-      http::async_read(*plain_, buffer_, parser, h);
+      http::async_read_some(*plain_, buffer_, parser, h);
     }
   });
 }

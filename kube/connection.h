@@ -58,8 +58,8 @@ class Connection {
   // Reads the response header only.
   Status ReadHeader(http::response_parser<http::buffer_body>& parser, Clock::time_point deadline,
                     std::stop_token stop);
-  // Reads body bytes into the parser's buffer_body until it fills or the
-  // message ends (check parser.is_done()).
+  // Reads whatever body bytes are available (at least some progress) into
+  // the parser's buffer_body; check parser.is_done() for the end.
   Status ReadBody(http::response_parser<http::buffer_body>& parser, Clock::time_point deadline,
                   std::stop_token stop);
 

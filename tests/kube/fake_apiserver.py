@@ -24,6 +24,8 @@ client: POST /apis/debug/v1/commands with {"op": ...}:
   drop-watches                     close open watch connections abruptly
   compact                          forget history: older watches get 410
   bookmark                         send a BOOKMARK on open watches
+  hold-watches {"on": bool}        new watch requests wait (up to 30 s)
+                                   until released
 GET /apis/debug/v1/requests -> {"items": [request log entries]}.
 """
 import argparse
@@ -117,6 +119,7 @@ class State:
         self.log = []
         self.drop_gen = 0
         self.bookmark_gen = 0
+        self.hold_watches = False
 
     def record(self, typ, obj):
         self.rv += 1
@@ -294,6 +297,8 @@ class Handler(BaseHTTPRequestHandler):
         since = int(query.get("resourceVersion") or 0)
         deadline = time.time() + min(int(query.get("timeoutSeconds") or 60), 60)
         bookmarks = query.get("allowWatchBookmarks") == "true"
+        with STATE.cond:
+            STATE.cond.wait_for(lambda: not STATE.hold_watches, timeout=30)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -352,6 +357,8 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.drop_gen += 1
             elif op == "compact":
                 STATE.compacted_rv = STATE.rv + 1
+            elif op == "hold-watches":
+                STATE.hold_watches = bool(cmd["on"])
             elif op == "bookmark":
                 STATE.bookmark_gen += 1
             else:

@@ -1,0 +1,330 @@
+// Client::Watch and Informer against the loopback fake API server: events,
+// bookmarks, stop, 410 -> relist, reconnect after a dropped connection.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "fake_apiserver.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+
+namespace wasd::kube {
+namespace {
+
+using testing::Eventually;
+using testing::FakeApiServer;
+
+const Resource kConfigMaps{"v1", "configmaps"};
+
+nlohmann::json ConfigMap(const std::string& name, const std::string& value = "1") {
+  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}},
+          {"data", {{"k", value}}}};
+}
+
+// Collects watch events from another thread.
+struct Collected {
+  std::mutex mu;
+  std::vector<WatchEvent> events;
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu);
+    return events.size();
+  }
+  bool Has(WatchEventType type) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& e : events) {
+      if (e.type == type) return true;
+    }
+    return false;
+  }
+};
+
+TEST_CASE("watch: events, bookmarks, query, and stop", "[loopback][watch]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  auto created = client.Create(kConfigMaps, "w", ConfigMap("a"));
+  REQUIRE(created.ok());
+  const std::string start_rv = created->at("metadata").at("resourceVersion");
+
+  Collected got;
+  Status result;
+  std::stop_source stop;
+  std::jthread watcher([&] {
+    WatchOptions wo;
+    wo.resource_version = start_rv;
+    wo.label_selector = "app=x";
+    wo.stop = stop.get_token();
+    result = client.Watch(kConfigMaps, "w", wo, [&](const WatchEvent& e) {
+      std::lock_guard<std::mutex> lock(got.mu);
+      got.events.push_back(e);
+      return true;
+    });
+  });
+  REQUIRE(Eventually([&] { return !server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps").empty(); }));
+  REQUIRE(client.Patch(kConfigMaps, "w", "a", PatchType::kMerge, {{"data", {{"k", "2"}}}}).ok());
+  REQUIRE(client.Create(kConfigMaps, "w", ConfigMap("b")).ok());
+  REQUIRE(client.Delete(kConfigMaps, "w", "a").ok());
+  REQUIRE(Eventually([&] { return got.size() == 3; }));
+  server.Command({{"op", "bookmark"}});
+  REQUIRE(Eventually([&] { return got.Has(WatchEventType::kBookmark); }));
+
+  stop.request_stop();
+  watcher.join();
+  CHECK(result.cancelled());
+  {
+    std::lock_guard<std::mutex> lock(got.mu);
+    REQUIRE(got.events.size() == 4);
+    CHECK(got.events[0].type == WatchEventType::kModified);
+    CHECK(got.events[1].type == WatchEventType::kAdded);
+    CHECK(got.events[1].object["metadata"]["name"] == "b");
+    CHECK(got.events[2].type == WatchEventType::kDeleted);
+    CHECK(got.events[3].type == WatchEventType::kBookmark);
+    CHECK_FALSE(got.events[3].ResourceVersion().empty());
+  }
+  auto log = server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps");
+  REQUIRE(log.size() == 1);
+  CHECK(log[0]["query"]["watch"] == "true");
+  CHECK(log[0]["query"]["allowWatchBookmarks"] == "true");
+  CHECK(log[0]["query"]["resourceVersion"] == start_rv);
+  CHECK(log[0]["query"]["labelSelector"] == "app=x");
+  CHECK(log[0]["query"]["timeoutSeconds"] == "300");
+}
+
+TEST_CASE("watch: returning false from the callback ends the watch", "[loopback][watch]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "w", ConfigMap("a")).ok());
+  REQUIRE(client.Create(kConfigMaps, "w", ConfigMap("b")).ok());
+  int seen = 0;
+  WatchOptions wo;
+  wo.resource_version = "1";
+  Status s = client.Watch(kConfigMaps, "w", wo, [&](const WatchEvent&) { return ++seen < 1; });
+  CHECK(s.ok());
+  CHECK(seen == 1);
+}
+
+TEST_CASE("watch: server timeout ends the stream cleanly", "[loopback][watch]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  WatchOptions wo;
+  wo.timeout_seconds = 1;
+  Status s = client.Watch(kConfigMaps, "w", wo, [](const WatchEvent&) { return true; });
+  CHECK(s.ok());
+}
+
+TEST_CASE("watch: a too-old resourceVersion gives gone() (ERROR 410 event)", "[loopback][watch]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  auto created = client.Create(kConfigMaps, "w", ConfigMap("a"));
+  REQUIRE(created.ok());
+  server.Command({{"op", "compact"}});
+  int seen = 0;
+  WatchOptions wo;
+  wo.resource_version = created->at("metadata").at("resourceVersion");
+  Status s = client.Watch(kConfigMaps, "w", wo, [&](const WatchEvent&) { return ++seen > 0; });
+  CHECK(s.gone());
+  CHECK(s.http_code() == 410);
+  CHECK(s.reason() == "Expired");
+  CHECK(seen == 0);  // the ERROR event is returned, not delivered
+}
+
+TEST_CASE("watch: a dropped connection is reported as unreachable", "[loopback][watch]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  Status result;
+  std::jthread watcher([&] {
+    result = client.Watch(kConfigMaps, "w", {}, [](const WatchEvent&) { return true; });
+  });
+  REQUIRE(Eventually([&] { return !server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps").empty(); }));
+  server.Command({{"op", "drop-watches"}});
+  watcher.join();
+  CHECK(result.unreachable());
+  CHECK_THAT(result.message(), Catch::Contains("connection lost"));
+}
+
+// Records handler calls of an informer.
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::string> calls;  // "add a", "update a 2", "delete a"
+  void Add(const std::string& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.push_back(s);
+  }
+  int Count(const std::string& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    return static_cast<int>(std::count(calls.begin(), calls.end(), s));
+  }
+  EventHandlers Handlers() {
+    EventHandlers h;
+    h.on_add = [this](const ObjectPtr& o) { Add("add " + (*o)["metadata"]["name"].get<std::string>()); };
+    h.on_update = [this](const ObjectPtr& old_obj, const ObjectPtr& o) {
+      Add((old_obj == o ? "resync " : "update ") + (*o)["metadata"]["name"].get<std::string>() + " " +
+          (*o)["data"]["k"].get<std::string>());
+    };
+    h.on_delete = [this](const ObjectPtr& o) { Add("delete " + (*o)["metadata"]["name"].get<std::string>()); };
+    return h;
+  }
+};
+
+InformerOptions Options() {
+  InformerOptions o;
+  o.resource = kConfigMaps;
+  o.namespace_ = "inf";
+  o.page_size = 2;
+  o.backoff.initial = std::chrono::milliseconds(20);
+  o.backoff.max = std::chrono::milliseconds(200);
+  return o;
+}
+
+TEST_CASE("informer: list, watch, handlers, Get/List by namespace", "[loopback][informer]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  for (const char* n : {"a", "b", "c"}) REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap(n)).ok());
+  REQUIRE(client.Create(kConfigMaps, "elsewhere", ConfigMap("x")).ok());
+
+  Informer informer(client, Options());
+  Recorder rec;
+  informer.AddEventHandlers(rec.Handlers());
+  CHECK_FALSE(informer.HasSynced());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  CHECK(informer.List("inf").size() == 3);
+  CHECK(informer.List().size() == 3);
+  CHECK(informer.List("elsewhere").empty());
+  REQUIRE(informer.Get("inf", "b"));
+  CHECK((*informer.Get("inf", "b"))["data"]["k"] == "1");
+  CHECK(informer.Get("inf", "x") == nullptr);
+  CHECK(rec.Count("add a") == 1);
+
+  REQUIRE(client.Patch(kConfigMaps, "inf", "b", PatchType::kMerge, {{"data", {{"k", "2"}}}}).ok());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("d")).ok());
+  REQUIRE(client.Delete(kConfigMaps, "inf", "a").ok());
+  REQUIRE(Eventually([&] { return rec.Count("delete a") == 1; }));
+  CHECK(rec.Count("update b 2") == 1);
+  CHECK(rec.Count("add d") == 1);
+  CHECK(informer.Get("inf", "a") == nullptr);
+  CHECK((*informer.Get("inf", "b"))["data"]["k"] == "2");
+  CHECK(informer.lists() == 1);
+  informer.Stop();
+  // The initial list was paged (page_size 2 over 3 objects).
+  auto lists = server.RequestsFor("GET", "/api/v1/namespaces/inf/configmaps");
+  REQUIRE(lists.size() >= 3);
+  CHECK(lists[0]["query"]["limit"] == "2");
+  CHECK(lists[1]["query"]["continue"] == "2");
+}
+
+TEST_CASE("informer: re-watches after a dropped connection without relisting",
+          "[loopback][informer]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());
+  Informer informer(client, Options());
+  Recorder rec;
+  informer.AddEventHandlers(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  REQUIRE(Eventually([&] { return informer.watches() == 1; }));
+  // Let the watch request reach the server before dropping it.
+  REQUIRE(Eventually([&] {
+    for (const auto& r : server.RequestsFor("GET", "/api/v1/namespaces/inf/configmaps")) {
+      if (r["query"].contains("watch")) return true;
+    }
+    return false;
+  }));
+  server.Command({{"op", "drop-watches"}});
+  REQUIRE(Eventually([&] { return informer.watches() >= 2; }));
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("b")).ok());
+  REQUIRE(Eventually([&] { return informer.Get("inf", "b") != nullptr; }));
+  CHECK(informer.lists() == 1);
+  CHECK(rec.Count("add b") == 1);
+  // The re-watch resumed from the last resourceVersion seen, not from scratch.
+  std::vector<nlohmann::json> watches;
+  for (const auto& r : server.RequestsFor("GET", "/api/v1/namespaces/inf/configmaps")) {
+    if (r["query"].contains("watch")) watches.push_back(r);
+  }
+  REQUIRE(watches.size() >= 2);
+  CHECK(watches[1]["query"]["resourceVersion"] == watches[0]["query"]["resourceVersion"]);
+}
+
+TEST_CASE("informer: 410 Gone on re-watch triggers a relist", "[loopback][informer]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("gone-soon")).ok());
+  Informer informer(client, Options());
+  Recorder rec;
+  informer.AddEventHandlers(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  REQUIRE(Eventually([&] {
+    for (const auto& r : server.RequestsFor("GET", "/api/v1/namespaces/inf/configmaps")) {
+      if (r["query"].contains("watch")) return true;
+    }
+    return false;
+  }));
+  // Compact history, then drop the watch: the re-watch from the old
+  // resourceVersion gets ERROR 410, and the informer lists again. Changes
+  // made meanwhile arrive through the relist.
+  server.Command({{"op", "compact"}});
+  server.Command({{"op", "drop-watches"}});
+  REQUIRE(Eventually([&] { return informer.lists() >= 2; }));
+  REQUIRE(Eventually([&] { return informer.LastResourceVersion() != ""; }));
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("c")).ok());
+  REQUIRE(Eventually([&] { return informer.Get("inf", "c") != nullptr; }));
+  CHECK(rec.Count("add a") == 1);  // unchanged objects are not re-announced
+  CHECK(rec.Count("add c") == 1);
+}
+
+TEST_CASE("informer: a relist reports objects deleted while disconnected",
+          "[loopback][informer]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("b")).ok());
+  Informer informer(client, Options());
+  Recorder rec;
+  informer.AddEventHandlers(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  auto watch_requests = [&] {
+    int n = 0;
+    for (const auto& r : server.RequestsFor("GET", "/api/v1/namespaces/inf/configmaps")) {
+      if (r["query"].contains("watch")) ++n;
+    }
+    return n;
+  };
+  REQUIRE(Eventually([&] { return watch_requests() == 1; }));
+  // Disconnect the informer and hold its re-watch at the server while "a" is
+  // deleted and history compacted: the DELETED event is never streamed, the
+  // re-watch gets 410, and only the relist can discover the deletion.
+  server.Command({{"op", "hold-watches"}, {"on", true}});
+  server.Command({{"op", "drop-watches"}});
+  REQUIRE(Eventually([&] { return watch_requests() == 2; }));
+  REQUIRE(client.Delete(kConfigMaps, "inf", "a").ok());
+  server.Command({{"op", "compact"}});
+  server.Command({{"op", "hold-watches"}, {"on", false}});
+  REQUIRE(Eventually([&] { return rec.Count("delete a") == 1; }));
+  CHECK(informer.lists() == 2);
+  CHECK(informer.Get("inf", "a") == nullptr);
+  CHECK(informer.List("inf").size() == 1);
+  CHECK(rec.Count("add b") == 1);
+}
+
+TEST_CASE("informer: periodic resync re-delivers cached objects", "[loopback][informer]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());
+  InformerOptions o = Options();
+  o.resync = std::chrono::milliseconds(100);
+  Informer informer(client, o);
+  Recorder rec;
+  informer.AddEventHandlers(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  REQUIRE(Eventually([&] { return rec.Count("resync a 1") >= 2; }));
+  informer.Stop();
+}
+
+}  // namespace
+}  // namespace wasd::kube
