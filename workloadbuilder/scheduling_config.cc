@@ -24,7 +24,10 @@ FieldPath FieldCarrierPath() { return FieldPath::Parse("spec.scheduling"); }
 
 json EchoedText(const std::string& text) {
   if (text.size() <= kMaxEchoedText) return text;
-  return text.substr(0, kMaxEchoedText) + "...";
+  std::size_t cut = kMaxEchoedText;
+  // Do not split a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
 }
 
 // The annotation member itself (any JSON type), or nullptr when absent/null.

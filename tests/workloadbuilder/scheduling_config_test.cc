@@ -72,6 +72,11 @@ TEST_CASE("Broken annotation message text", "[unit]") {
   const std::string msg =
       wb::AggregateMessage(wb::ReadSchedulingConfig(WithAnnotation(long_text)).errors);
   CHECK(msg.size() < 300);  // the echoed value is cut
+  const std::string accented = std::string(199, 'x') + "\xc3\xa9" + std::string(100, 'y');
+  const std::string cut =
+      wb::AggregateMessage(wb::ReadSchedulingConfig(WithAnnotation(accented)).errors);
+  CHECK(cut.find("\\x") == std::string::npos);  // no UTF-8 sequence split in half
+  CHECK(cut.find(std::string(199, 'x') + "...") != std::string::npos);
 }
 
 TEST_CASE("H5: both carriers must agree", "[unit]") {
