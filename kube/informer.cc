@@ -92,6 +92,7 @@ std::string Informer::LastResourceVersion() const {
 void Informer::Run(std::stop_token stop) {
   bool need_list = true;
   int failures = 0;
+  int gone_streak = 0;  // 410s in a row with no event in between
   while (!stop.stop_requested()) {
     Status s;
     if (need_list) {
@@ -101,14 +102,19 @@ void Informer::Run(std::stop_token stop) {
         failures = 0;
       }
     } else {
+      const int events_before = events_.load();
       s = WatchOnce(stop);
+      if (events_.load() != events_before) gone_streak = 0;
       if (s.ok()) {
         failures = 0;
         continue;  // the server ended the watch: re-watch at once
       }
       if (s.gone()) {
-        need_list = true;  // our resourceVersion is too old: relist at once
-        continue;
+        // Our resourceVersion is too old: relist at once — unless a fresh
+        // list's version was just refused too, then back off rather than
+        // spin against a server that cannot serve a watch.
+        need_list = true;
+        if (gone_streak++ == 0) continue;
       }
       // An HTTP error on the watch request itself: start over with a list.
       if (s.kind() == Status::Kind::kHttp && !s.too_many_requests()) need_list = true;
@@ -180,6 +186,7 @@ Status Informer::WatchOnce(std::stop_token stop) {
 }
 
 void Informer::Apply(const WatchEvent& event) {
+  ++events_;
   const std::string rv = event.ResourceVersion();
   if (event.type == WatchEventType::kBookmark) {
     std::lock_guard<std::mutex> lock(mu_);

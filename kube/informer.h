@@ -127,6 +127,7 @@ class Informer {
 
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
+  std::atomic<int> events_{0};  // watch events applied
   std::jthread thread_;
   std::jthread resync_thread_;
 };

@@ -22,7 +22,8 @@ client: POST /apis/debug/v1/commands with {"op": ...}:
   fail {"path", "code", "times", "retry_after"}  fail the next N requests
                                    whose path starts with `path`
   drop-watches                     close open watch connections abruptly
-  compact                          forget history: older watches get 410
+  compact                          forget history: watches from a resourceVersion
+                                   older than the current one get 410
   bookmark                         send a BOOKMARK on open watches
   hold-watches {"on": bool}        new watch requests wait (up to 30 s)
                                    until released
@@ -356,7 +357,7 @@ class Handler(BaseHTTPRequestHandler):
             elif op == "drop-watches":
                 STATE.drop_gen += 1
             elif op == "compact":
-                STATE.compacted_rv = STATE.rv + 1
+                STATE.compacted_rv = STATE.rv
             elif op == "hold-watches":
                 STATE.hold_watches = bool(cmd["on"])
             elif op == "bookmark":

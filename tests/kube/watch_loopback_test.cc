@@ -118,6 +118,7 @@ TEST_CASE("watch: a too-old resourceVersion gives gone() (ERROR 410 event)", "[l
   Client client(server.BaseConfig());
   auto created = client.Create(kConfigMaps, "w", ConfigMap("a"));
   REQUIRE(created.ok());
+  REQUIRE(client.Create(kConfigMaps, "w", ConfigMap("b")).ok());
   server.Command({{"op", "compact"}});
   int seen = 0;
   WatchOptions wo;
@@ -263,15 +264,17 @@ TEST_CASE("informer: 410 Gone on re-watch triggers a relist", "[loopback][inform
     }
     return false;
   }));
-  // Compact history, then drop the watch: the re-watch from the old
-  // resourceVersion gets ERROR 410, and the informer lists again. Changes
-  // made meanwhile arrive through the relist.
-  server.Command({{"op", "compact"}});
+  // Drop the watch and hold the re-watch while "c" is created and history
+  // compacted: the re-watch from the old resourceVersion gets ERROR 410, and
+  // the informer lists again, which brings "c".
+  server.Command({{"op", "hold-watches"}, {"on", true}});
   server.Command({{"op", "drop-watches"}});
-  REQUIRE(Eventually([&] { return informer.lists() >= 2; }));
-  REQUIRE(Eventually([&] { return informer.LastResourceVersion() != ""; }));
+  REQUIRE(Eventually([&] { return informer.watches() >= 2; }));
   REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("c")).ok());
+  server.Command({{"op", "compact"}});
+  server.Command({{"op", "hold-watches"}, {"on", false}});
   REQUIRE(Eventually([&] { return informer.Get("inf", "c") != nullptr; }));
+  CHECK(informer.lists() == 2);
   CHECK(rec.Count("add a") == 1);  // unchanged objects are not re-announced
   CHECK(rec.Count("add c") == 1);
 }
