@@ -28,8 +28,9 @@
 //    GET/LIST; connect failures (request never sent) — with backoff.
 //    Nothing else is retried: 409 is returned as conflict() for the caller's
 //    read-modify-write loop.
-//  * Limits: non-watch response bodies ≤ kMaxResponseBytes; watch lines ≤
-//    WatchDecoder::kDefaultMaxLineBytes; headers ≤ 64 KiB.
+//  * Limits (Config::limits): non-watch response bodies ≤ 64 MiB, watch
+//    event lines ≤ 16 MiB, response headers ≤ 64 KiB; over a limit the call
+//    fails with kBadResponse.
 //
 // Thread-safe: any number of threads may call any method concurrently; each
 // call uses its own connection. The Client must outlive calls in progress.
@@ -56,12 +57,8 @@
 
 namespace wasd::kube {
 
-// A LIST page holds up to `limit` objects. 64 MiB bounds memory per call even
-// for a page of 500 large objects (etcd caps one object at 1.5 MiB by default,
-// typical Deployments/Pods are 5–50 KiB, so a 500-item page is ~25 MiB at
-// worst in practice); beyond it the call fails with kBadResponse and the
-// caller lowers `limit` instead of the process running out of memory.
-inline constexpr std::size_t kMaxResponseBytes = 64 * 1024 * 1024;
+// The default response body limit (Config::limits explains the number).
+inline constexpr std::size_t kMaxResponseBytes = Limits{}.max_response_bytes;
 // Idle keep-alive connections kept per Client: one per concurrent worker is
 // plenty for a controller; more would just hold API server sockets.
 inline constexpr std::size_t kMaxIdleConnections = 8;

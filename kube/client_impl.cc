@@ -155,7 +155,7 @@ Client::Impl::Attempt Client::Impl::Exchange(http::verb verb, const std::string&
     bool stale = conn->reused && !a.status.ok() && a.status.kind() == Status::Kind::kUnreachable;
     if (a.status.ok()) {
       http::response_parser<http::string_body> parser;
-      parser.body_limit(kMaxResponseBytes);
+      parser.body_limit(config_.limits.max_response_bytes);
       a.status = conn->Read(parser, deadline, stop);
       if (a.status.ok()) {
         const auto& res = parser.get();
@@ -170,7 +170,7 @@ Client::Impl::Attempt Client::Impl::Exchange(http::verb verb, const std::string&
       if (a.status.kind() == Status::Kind::kBadResponse) {
         a.status = Status::Error(Status::Kind::kBadResponse,
                                  "response to " + target + ": " + a.status.message() +
-                                     " (limit " + std::to_string(kMaxResponseBytes) +
+                                     " (limit " + std::to_string(config_.limits.max_response_bytes) +
                                      " body bytes)");
         return a;
       }

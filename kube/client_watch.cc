@@ -44,7 +44,7 @@ Status Client::Watch(const Resource& resource, std::string_view ns, const WatchO
   const int code = static_cast<int>(parser.get().result_int());
   std::array<char, kWatchReadBytes> buf;
   std::string error_body;
-  WatchDecoder decoder;
+  WatchDecoder decoder(config.limits.max_watch_line_bytes);
   std::vector<WatchEvent> events;
   while (!parser.is_done()) {
     parser.get().body().data = buf.data();

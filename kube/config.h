@@ -30,6 +30,7 @@
 #define WASD_KUBE_CONFIG_H_
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,20 @@ struct RetryPolicy {
   BackoffPolicy backoff;
 };
 
+// Size limits on what the API server sends back.
+struct Limits {
+  // A LIST page holds up to `limit` objects. 64 MiB bounds memory per call
+  // even for a page of 500 large objects (etcd caps one object at 1.5 MiB by
+  // default; typical Deployments/Pods are 5–50 KiB, so a 500-item page is
+  // ~25 MiB at worst in practice); beyond it the call fails and the caller
+  // lowers `limit` instead of the process running out of memory.
+  std::size_t max_response_bytes = 64 * 1024 * 1024;
+  // One watch event line carries one object: the API server refuses request
+  // bodies over 3 MiB, so 16 MiB leaves room for escaping and managedFields
+  // growth while bounding memory per watch.
+  std::size_t max_watch_line_bytes = 16 * 1024 * 1024;
+};
+
 struct Config {
   // "https://host:port" (an optional path prefix is kept), or "http://…" for
   // a local proxy such as `kubectl proxy`.
@@ -100,6 +115,7 @@ struct Config {
 
   Timeouts timeouts;
   RetryPolicy retry;
+  Limits limits;
 };
 
 // Where LoadConfig may look. Values are plain strings; empty means "unset".

@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "fake_apiserver.h"
 #include "kube/client.h"
@@ -334,6 +336,59 @@ TEST_CASE("client: keep-alive connections are reused", "[loopback]") {
   REQUIRE(log.size() == 5);
   // Sequential calls share one connection: the same client port every time.
   for (const auto& entry : log) CHECK(entry["peer_port"] == log[0]["peer_port"]);
+}
+
+}  // namespace
+}  // namespace wasd::kube
+
+namespace wasd::kube {
+namespace {
+
+TEST_CASE("client: responses and watch lines over the limits are refused", "[loopback]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  const std::string big(2000, 'x');
+  REQUIRE(client.Create(kConfigMaps, "ns", ConfigMap("big", big)).ok());
+  Config c = server.BaseConfig();
+  c.limits.max_response_bytes = 1000;
+  c.limits.max_watch_line_bytes = 1000;
+  Client limited(c);
+  auto listed = limited.List(kConfigMaps, "ns");
+  CHECK(listed.status().kind() == Status::Kind::kBadResponse);
+  CHECK_THAT(listed.status().message(), Catch::Contains("limit 1000"));
+  // A small answer on the same client still works.
+  CHECK(limited.Get(kConfigMaps, "ns", "small").status().not_found());
+
+  WatchOptions wo;
+  wo.resource_version = "1";
+  int seen = 0;
+  Status s = limited.Watch(kConfigMaps, "ns", wo, [&](const WatchEvent&) { return ++seen > 0; });
+  CHECK(s.kind() == Status::Kind::kBadResponse);
+  CHECK_THAT(s.message(), Catch::Contains("exceeds 1000 bytes"));
+  CHECK(seen == 0);
+}
+
+TEST_CASE("client: concurrent calls from many threads", "[loopback]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "ns", ConfigMap("shared")).ok());
+  std::atomic<int> ok{0};
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < 6; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 10; ++i) {
+          if (client.Get(kConfigMaps, "ns", "shared").ok()) ++ok;
+          nlohmann::json cm = ConfigMap("t" + std::to_string(t) + "-" + std::to_string(i));
+          if (client.Create(kConfigMaps, "ns", cm).ok()) ++ok;
+        }
+      });
+    }
+  }
+  CHECK(ok == 120);
+  auto all = client.List(kConfigMaps, "ns");
+  REQUIRE(all.ok());
+  CHECK(all->items.size() == 61);
 }
 
 }  // namespace
