@@ -1,0 +1,452 @@
+#include "server/admission_session.h"
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <utility>
+
+#include "server/router.h"
+
+namespace wasd::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+// Bytes asked for by the read that waits for a request to begin. Big enough
+// for a typical AdmissionReview's headers and a good part of its body in
+// one go; the buffer is reused, so this is allocated once per connection.
+constexpr std::size_t kFirstReadBytes = 16 * 1024;
+// After a 413 or a malformed request the connection is closed, but the
+// client may still be sending its body; closing with unread data makes the
+// kernel send a reset that can destroy the response before the client reads
+// it. So the rest of the body is read and dropped for at most this long and
+// this many bytes, then the connection is closed.
+constexpr std::chrono::milliseconds kLingerTimeout{2'000};
+constexpr std::uint64_t kLingerMaxBytes = 64ull * 1024 * 1024;
+// Deadline for the TLS close_notify exchange on an orderly close.
+constexpr std::chrono::milliseconds kTlsShutdownTimeout{2'000};
+// On SIGTERM a connection that has not carried a request yet gets this long
+// for its first request to arrive (the client may have sent it already)
+// before it is closed; idle keep-alive connections are closed at once.
+constexpr std::chrono::milliseconds kFreshConnectionDrainGrace{5'000};
+// A request body's storage larger than this is freed after the request
+// rather than kept for the next one: keep-alive connections should not each
+// pin megabytes after one large review.
+constexpr std::size_t kMaxKeptBodyCapacity = 1024 * 1024;
+
+constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+bool IsHttpParseError(const beast::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_method).category();
+}
+
+std::string RemoteOf(const tcp::socket& socket) {
+  beast::error_code ec;
+  const tcp::endpoint ep = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  const std::string ip = ep.address().to_string();
+  return (ep.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+AdmissionSession::AdmissionSession(tcp::socket&& socket, std::shared_ptr<net::ssl::context> ssl_ctx,
+                                   const SessionEnv& env)
+    : ssl_ctx_(std::move(ssl_ctx)),
+      stream_(std::move(socket), *ssl_ctx_),
+      env_(env),
+      drain_timer_(stream_.get_executor()),
+      remote_(RemoteOf(beast::get_lowest_layer(stream_).socket())) {}
+
+AdmissionSession::~AdmissionSession() {
+  if (in_flight_) env_.metrics->AddInFlight(-1);
+  if (registry_id_ != 0) env_.registry->Remove(registry_id_);
+}
+
+template <typename... Args>
+auto AdmissionSession::Guarded(void (AdmissionSession::*fn)(Args...)) {
+  return [self = shared_from_this(), fn](Args... args) {
+    try {
+      ((*self).*fn)(args...);
+    } catch (const std::exception& e) {
+      self->OnHandlerException(e.what());
+    } catch (...) {
+      self->OnHandlerException("unknown exception");
+    }
+  };
+}
+
+void AdmissionSession::OnHandlerException(const char* what) {
+  env_.logger->Error("admission connection failed", {{"remote", remote_}, {"error", what}});
+  Close();
+}
+
+void AdmissionSession::Start() {
+  registry_id_ = env_.registry->Add(weak_from_this());
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->phase_ = Phase::kHandshake;
+    beast::get_lowest_layer(self->stream_).expires_after(self->env_.config->handshake_timeout);
+    self->stream_.async_handshake(net::ssl::stream_base::server,
+                                  self->Guarded(&AdmissionSession::OnHandshake));
+  });
+}
+
+void AdmissionSession::OnHandshake(beast::error_code ec) {
+  if (ec) {
+    // Plain HTTP on the TLS port, scanners, an untrusted client certificate:
+    // routine noise, so only at debug level.
+    env_.logger->Debug("tls handshake failed", {{"remote", remote_}, {"error", ec.message()}});
+    Close();
+    return;
+  }
+  WaitForRequest();
+}
+
+bool AdmissionSession::Draining() const {
+  return drain_requested_ || env_.state->draining.load(std::memory_order_relaxed);
+}
+
+void AdmissionSession::WaitForRequest() {
+  phase_ = Phase::kWaiting;
+  if (buffer_.size() > 0) {  // a pipelined request has already begun
+    beast::get_lowest_layer(stream_).expires_after(env_.config->read_timeout);
+    ReadRequest();
+    return;
+  }
+  std::chrono::milliseconds deadline =
+      served_ == 0 ? env_.config->read_timeout : env_.config->idle_timeout;
+  if (Draining()) {
+    if (served_ > 0) {
+      Close();
+      return;
+    }
+    deadline = std::min(deadline, kFreshConnectionDrainGrace);
+  }
+  beast::get_lowest_layer(stream_).expires_after(deadline);
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          Guarded(&AdmissionSession::OnFirstBytes));
+}
+
+void AdmissionSession::OnFirstBytes(beast::error_code ec, std::size_t n) {
+  if (ec) {  // closed by the client, idle deadline, or drained
+    Close();
+    return;
+  }
+  buffer_.commit(n);
+  // The first request keeps the deadline set when the connection became
+  // ready; later ones get a fresh read deadline from their first byte.
+  if (served_ > 0) beast::get_lowest_layer(stream_).expires_after(env_.config->read_timeout);
+  ReadRequest();
+}
+
+void AdmissionSession::ReadRequest() {
+  phase_ = Phase::kReading;
+  if (parser_) {
+    body_storage_ = std::move(parser_->get().body());
+    if (body_storage_.capacity() > kMaxKeptBodyCapacity) std::string().swap(body_storage_);
+  }
+  body_storage_.clear();
+  parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(body_storage_)));
+  parser_->header_limit(kMaxRequestHeaderBytes);
+  parser_->body_limit(env_.config->max_request_bytes);
+  http::async_read_header(stream_, buffer_, *parser_, Guarded(&AdmissionSession::OnHeader));
+}
+
+void AdmissionSession::OnHeader(beast::error_code ec, std::size_t) {
+  if (ec) {
+    OnReadError(ec);
+    return;
+  }
+  const auto& req = parser_->get();
+  const auto expect = req[http::field::expect];
+  if (beast::iequals(expect, "100-continue") && !parser_->is_done()) {
+    net::async_write(stream_, net::buffer(kContinue, sizeof kContinue - 1),
+                     Guarded(&AdmissionSession::OnContinueSent));
+    return;
+  }
+  ReadBody();
+}
+
+void AdmissionSession::OnContinueSent(beast::error_code ec, std::size_t) {
+  if (ec) {
+    Close();
+    return;
+  }
+  ReadBody();
+}
+
+void AdmissionSession::ReadBody() {
+  http::async_read(stream_, buffer_, *parser_, Guarded(&AdmissionSession::OnRead));
+}
+
+void AdmissionSession::OnRead(beast::error_code ec, std::size_t) {
+  if (ec) {
+    OnReadError(ec);
+    return;
+  }
+  HandleRequest();
+}
+
+void AdmissionSession::OnReadError(beast::error_code ec) {
+  if (ec == http::error::body_limit) {
+    const auto& req = parser_->get();
+    AdmissionRoute route = RouteAdmission(req.method(), ToStd(req.target()));
+    if (route.kind == RouteKind::kAdmission) {
+      env_.metrics->RecordRequest(route.webhook, "", false, 413, std::chrono::nanoseconds(0));
+    }
+    env_.logger->Warn("request body too large", {{"remote", remote_},
+                                                 {"path", PathOf(ToStd(req.target()))},
+                                                 {"limit_bytes", env_.config->max_request_bytes},
+                                                 {"code", 413}});
+    SendPlain(
+        413,
+        "request body larger than " + std::to_string(env_.config->max_request_bytes) + " bytes\n",
+        true);
+    return;
+  }
+  if (ec == http::error::header_limit) {
+    env_.logger->Warn("request header too large", {{"remote", remote_}, {"code", 431}});
+    SendPlain(431, "request header larger than 16384 bytes\n", true);
+    return;
+  }
+  if (IsHttpParseError(ec) && ec != http::error::end_of_stream &&
+      ec != http::error::partial_message) {
+    env_.logger->Info("malformed HTTP request",
+                      {{"remote", remote_}, {"error", ec.message()}, {"code", 400}});
+    SendPlain(400, "malformed HTTP request: " + ec.message() + "\n", true);
+    return;
+  }
+  // The client went away, or the read deadline passed (a slow or stalled
+  // client): nothing sensible can be answered.
+  if (ec == beast::error::timeout) {
+    env_.logger->Info("request read timed out", {{"remote", remote_}});
+  } else {
+    env_.logger->Debug("connection ended mid-request",
+                       {{"remote", remote_}, {"error", ec.message()}});
+  }
+  Close();
+}
+
+void AdmissionSession::HandleRequest() {
+  phase_ = Phase::kProcessing;
+  request_start_ = std::chrono::steady_clock::now();
+  const auto& req = parser_->get();
+  keep_alive_ = req.keep_alive();
+  const AdmissionRoute route = RouteAdmission(req.method(), ToStd(req.target()));
+  if (route.kind == RouteKind::kNotFound) {
+    SendPlain(404, "404 page not found\n", false);
+    return;
+  }
+  if (route.kind == RouteKind::kMethodNotAllowed) {
+    SendPlain(405, "405 method not allowed: admission paths take POST\n", false, "POST");
+    return;
+  }
+  webhook_ = route.webhook;
+  in_flight_ = true;
+  env_.metrics->AddInFlight(1);
+  admission::Result result =
+      admission::Review(route.webhook, std::string_view(req.body()), env_.review_options);
+  if (result.pending) {
+    StartLookup(std::move(result));
+    return;
+  }
+  FinishAdmission(std::move(result));
+}
+
+void AdmissionSession::StartLookup(admission::Result pending) {
+  pending_ = std::move(pending);
+  auto self = shared_from_this();
+  auto strand = stream_.get_executor();
+  net::post(*env_.lookup_pool,
+            [self, strand, ns = pending_.scale_namespace, name = pending_.scale_name]() mutable {
+              DeploymentLookup lookup;
+              try {
+                lookup = self->env_.deployments->Get(ns, name);
+              } catch (const std::exception& e) {
+                lookup = DeploymentLookup::Unreachable(e.what());
+              } catch (...) {
+                lookup = DeploymentLookup::Unreachable("unknown error");
+              }
+              net::post(strand, [self, lookup = std::move(lookup)]() mutable {
+                try {
+                  self->OnLookup(std::move(lookup));
+                } catch (...) {
+                  self->Close();
+                }
+              });
+            });
+}
+
+void AdmissionSession::OnLookup(DeploymentLookup lookup) {
+  if (lookup.outcome == DeploymentLookup::Outcome::kUnreachable) {
+    admission::Result result;
+    result.http_status = 503;
+    result.content_type = "text/plain; charset=utf-8";
+    result.summary = std::move(pending_.summary);
+    result.summary.allowed = false;
+    result.summary.code = 503;
+    result.summary.error = "cannot read Deployment " + pending_.scale_namespace + "/" +
+                           pending_.scale_name + " for the scale review: " + lookup.reason;
+    result.body = result.summary.error + "\n";
+    pending_ = {};
+    FinishAdmission(std::move(result), LogLevel::kWarn);
+    return;
+  }
+  const nlohmann::json* deployment =
+      lookup.outcome == DeploymentLookup::Outcome::kFound ? &lookup.deployment : nullptr;
+  admission::Result result = admission::FinishScale(*pending_.pending, deployment);
+  pending_ = {};
+  FinishAdmission(std::move(result));
+}
+
+void AdmissionSession::FinishAdmission(admission::Result result, LogLevel level) {
+  const auto latency = std::chrono::steady_clock::now() - request_start_;
+  const admission::Summary& s = result.summary;
+  const int code = result.http_status != 200 ? result.http_status : s.code;
+  env_.metrics->RecordRequest(webhook_, s.operation, s.allowed, code,
+                              std::chrono::duration_cast<std::chrono::nanoseconds>(latency));
+  const double latency_ms = std::chrono::duration<double, std::milli>(latency).count();
+  if (env_.logger->Enabled(level)) {
+    env_.logger->Log(level, "admission",
+                     {{"webhook", admission::WebhookName(webhook_)},
+                      {"uid", s.uid},
+                      {"kind", s.kind},
+                      {"namespace", s.namespace_},
+                      {"name", s.name},
+                      {"operation", s.operation},
+                      {"sub_resource", s.sub_resource},
+                      {"allowed", s.allowed},
+                      {"code", code},
+                      {"patched", s.patched},
+                      {"latency_ms", latency_ms},
+                      {"error", s.error}});
+  }
+  Send(result.http_status, result.content_type, std::move(result.body), false, false, {});
+}
+
+void AdmissionSession::SendPlain(int status, std::string_view text, bool close_after,
+                                 std::string_view allow) {
+  Send(status, "text/plain; charset=utf-8", std::string(text), close_after, close_after, allow);
+}
+
+void AdmissionSession::Send(int status, std::string_view content_type, std::string body,
+                            bool close_after, bool linger, std::string_view allow) {
+  const bool close = close_after || !keep_alive_ || Draining();
+  response_ = {};
+  response_.result(static_cast<http::status>(status));
+  response_.version(11);
+  response_.set(http::field::content_type, ToBeast(content_type));
+  if (!allow.empty()) response_.set(http::field::allow, ToBeast(allow));
+  response_.keep_alive(!close);
+  response_.body() = std::move(body);
+  response_.prepare_payload();
+  phase_ = Phase::kWriting;
+  beast::get_lowest_layer(stream_).expires_after(env_.config->write_timeout);
+  http::async_write(
+      stream_, response_,
+      [self = shared_from_this(), close, linger](beast::error_code ec, std::size_t n) {
+        try {
+          self->OnWrite(close, linger, ec, n);
+        } catch (...) {
+          self->Close();
+        }
+      });
+}
+
+void AdmissionSession::OnWrite(bool close, bool linger, beast::error_code ec, std::size_t) {
+  if (in_flight_) {
+    in_flight_ = false;
+    env_.metrics->AddInFlight(-1);
+  }
+  ++served_;
+  if (ec) {
+    env_.logger->Debug("response write failed", {{"remote", remote_}, {"error", ec.message()}});
+    Close();
+    return;
+  }
+  if (linger) {
+    Linger();
+    return;
+  }
+  if (close) {
+    ShutdownTls();
+    return;
+  }
+  WaitForRequest();
+}
+
+void AdmissionSession::Linger() {
+  phase_ = Phase::kClosing;
+  if (!lingering_) {
+    lingering_ = true;
+    beast::get_lowest_layer(stream_).expires_after(kLingerTimeout);
+  }
+  buffer_.consume(buffer_.size());
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          Guarded(&AdmissionSession::OnLingerRead));
+}
+
+void AdmissionSession::OnLingerRead(beast::error_code ec, std::size_t n) {
+  linger_bytes_ += n;
+  if (ec || linger_bytes_ > kLingerMaxBytes) {
+    Close();
+    return;
+  }
+  buffer_.commit(n);
+  Linger();
+}
+
+void AdmissionSession::ShutdownTls() {
+  phase_ = Phase::kClosing;
+  beast::get_lowest_layer(stream_).expires_after(kTlsShutdownTimeout);
+  stream_.async_shutdown(Guarded(&AdmissionSession::OnShutdown));
+}
+
+void AdmissionSession::OnShutdown(beast::error_code) { Close(); }
+
+void AdmissionSession::Close() {
+  phase_ = Phase::kClosing;
+  beast::error_code ignored;
+  drain_timer_.cancel(ignored);
+  auto& socket = beast::get_lowest_layer(stream_).socket();
+  if (socket.is_open()) {
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+}
+
+void AdmissionSession::Drain() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    try {
+      self->OnDrain();
+    } catch (...) {
+      self->Close();
+    }
+  });
+}
+
+void AdmissionSession::OnDrain() {
+  drain_requested_ = true;
+  // Sessions busy with a request see the flag when they finish it and close
+  // after answering; only one waiting for a request needs waking.
+  if (phase_ != Phase::kWaiting) return;
+  if (served_ > 0) {
+    Close();
+    return;
+  }
+  drain_timer_.expires_after(kFreshConnectionDrainGrace);
+  drain_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec && self->phase_ == Phase::kWaiting) self->Close();
+  });
+}
+
+}  // namespace wasd::server

@@ -1,0 +1,199 @@
+#include "server/log.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace wasd::server {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid.
+std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    if (b0 == 0xE0) lo = 0xA0;  // overlong
+    if (b0 == 0xED) hi = 0x9F;  // surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    if (b0 == 0xF0) lo = 0x90;  // overlong
+    if (b0 == 0xF4) hi = 0x8F;  // beyond U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  const auto b1 = static_cast<unsigned char>(s[i + 1]);
+  if (b1 < lo || b1 > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < 0x80 || b > 0xBF) return 0;
+  }
+  return len;
+}
+
+void AppendTime(std::string* out, std::int64_t unix_nanos) {
+  const std::time_t secs = static_cast<std::time_t>(unix_nanos / 1'000'000'000);
+  const long micros = static_cast<long>((unix_nanos % 1'000'000'000) / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  const int n =
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
+  if (n > 0) out->append(buf, static_cast<std::size_t>(n));
+}
+
+void AppendString(std::string* out, std::string_view value) {
+  out->push_back('"');
+  if (value.size() > kMaxLogValueBytes) {
+    AppendJsonEscaped(out, value.substr(0, kMaxLogValueBytes));
+    out->append("\xE2\x80\xA6");  // "…"
+  } else {
+    AppendJsonEscaped(out, value);
+  }
+  out->push_back('"');
+}
+
+void AppendField(std::string* out, const LogField& f) {
+  out->append(",\"");
+  out->append(f.key());
+  out->append("\":");
+  char buf[32];
+  int n = 0;
+  switch (f.kind()) {
+    case LogField::Kind::kString:
+      AppendString(out, f.string_value());
+      return;
+    case LogField::Kind::kBool:
+      out->append(f.bool_value() ? "true" : "false");
+      return;
+    case LogField::Kind::kInt:
+      n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(f.int_value()));
+      break;
+    case LogField::Kind::kDouble:
+      if (!std::isfinite(f.double_value())) {
+        out->append("null");
+        return;
+      }
+      n = std::snprintf(buf, sizeof buf, "%.3f", f.double_value());
+      break;
+  }
+  if (n > 0) out->append(buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+std::string_view LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
+bool ParseLogLevel(std::string_view text, LogLevel* out) {
+  for (LogLevel l : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+    if (text == LogLevelName(l)) {
+      *out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+void AppendJsonEscaped(std::string* out, std::string_view value) {
+  std::size_t i = 0;
+  while (i < value.size()) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x80) {
+      const std::size_t len = Utf8SequenceLength(value, i);
+      if (len == 0) {
+        out->append("\\ufffd");
+        ++i;
+      } else {
+        out->append(value.substr(i, len));
+        i += len;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+          out->append(esc, sizeof esc);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+    ++i;
+  }
+}
+
+void FormatLogLine(std::string* out, std::int64_t unix_nanos, LogLevel level, std::string_view msg,
+                   std::initializer_list<LogField> fields) {
+  out->append("{\"time\":\"");
+  AppendTime(out, unix_nanos);
+  out->append("\",\"level\":\"");
+  out->append(LogLevelName(level));
+  out->append("\",\"msg\":");
+  AppendString(out, msg);
+  for (const LogField& f : fields) AppendField(out, f);
+  out->append("}\n");
+}
+
+void Logger::Log(LogLevel level, std::string_view msg,
+                 std::initializer_list<LogField> fields) const {
+  if (!Enabled(level)) return;
+  try {
+    // One buffer per thread, reused: formatting allocates only while it grows.
+    thread_local std::string line;
+    line.clear();
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    FormatLogLine(&line, static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec, level,
+                  msg, fields);
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  } catch (...) {
+    // Out of memory while formatting: drop the line rather than the process.
+  }
+}
+
+}  // namespace wasd::server

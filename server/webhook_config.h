@@ -1,0 +1,104 @@
+// WebhookConfig: every setting of `wasd webhook` in one struct, and the
+// parser that fills it from the command line (DESIGN "Command line"). All
+// limits and deadlines live here, each with the reason for its default.
+//
+// Flags take `--flag value` or `--flag=value`; booleans also take a bare
+// `--flag` (true) or `--flag=true|false`. Durations are a number with a
+// unit: 500ms, 10s, 2m, 1h (a bare number means seconds).
+//
+// Pure (no I/O); thread-safe as plain values.
+#ifndef WASD_SERVER_WEBHOOK_CONFIG_H_
+#define WASD_SERVER_WEBHOOK_CONFIG_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/log.h"
+
+namespace wasd::server {
+
+// A listen address. `enabled` is false for the value "0", which turns the
+// endpoint off (the controller-runtime convention for probe/metrics flags).
+struct ListenAddress {
+  std::string host;  // IP literal; "" never after parsing
+  std::uint16_t port = 0;
+  bool enabled = true;
+};
+
+struct WebhookConfig {
+  std::string tls_cert_file;   // required
+  std::string tls_key_file;    // required
+  std::string client_ca_file;  // optional: require client certificates signed by it
+  std::string kubeconfig;      // optional: else in-cluster (deployments/scale lookups)
+
+  std::string bind_address = "0.0.0.0";
+  std::uint16_t port = 9443;
+  ListenAddress health_probe_address{"0.0.0.0", 8081, true};
+  ListenAddress metrics_address{"0.0.0.0", 8080, true};
+
+  // Largest admission request body accepted. An AdmissionReview carries the
+  // object and the old object (etcd stores up to 1.5 MiB each, the API
+  // server accepts 3 MiB request bodies) plus the envelope: 7 MiB holds two
+  // maximal objects with room to spare; anything bigger is not a review.
+  std::uint64_t max_request_bytes = 7 * 1024 * 1024;
+  bool pod_scheduling_gate = true;
+
+  // TLS handshake: a loaded API server finishes within milliseconds; 10 s
+  // drops connections that never speak TLS without hurting slow networks.
+  std::chrono::milliseconds handshake_timeout{10'000};
+  // Whole request (headers + body), the first one on a connection included.
+  // The API server's webhook timeout is at most 30 s, so a request slower
+  // than that has already failed on the client side.
+  std::chrono::milliseconds read_timeout{30'000};
+  // Writing one response.
+  std::chrono::milliseconds write_timeout{30'000};
+  // Keep-alive between requests: longer than the API server's 90 s client
+  // idle timeout, so the server never closes a connection the client is about
+  // to reuse (that POST would fail as EOF and is not retried).
+  std::chrono::milliseconds idle_timeout{120'000};
+  // SIGTERM: longest wait for requests in progress before exiting anyway;
+  // matches the pod's default terminationGracePeriodSeconds.
+  std::chrono::milliseconds shutdown_grace_period{30'000};
+  // How often the certificate files are checked for a change. cert-manager
+  // and kubelet secret updates land within seconds; a stat(2) every 2 s is
+  // free.
+  std::chrono::milliseconds cert_reload_interval{2'000};
+  // Deadline of one deployments/scale lookup against the API server: well
+  // inside the webhook's own 10 s timeout so the review is answered (503)
+  // rather than timing out.
+  std::chrono::milliseconds lookup_timeout{2'000};
+
+  // I/O threads; 0 = one per hardware thread.
+  int io_threads = 0;
+  // Threads for blocking Deployment lookups (scale requests only, which are
+  // rare: kubectl scale and HPA). 4 lets a few run concurrently against a
+  // slow API server without starving anything.
+  int lookup_workers = 4;
+
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+enum class ParseOutcome { kRun, kHelp, kError };
+
+// Parses argv[1..argc) (argv[0] is the subcommand name) into *config, which
+// starts from the defaults. kHelp for --help/-h; kError with a one-line
+// *error for an unknown flag, a missing or malformed value, a value out of
+// range, or a missing required flag.
+ParseOutcome ParseWebhookFlags(int argc, const char* const* argv, WebhookConfig* config,
+                               std::string* error);
+
+// The text printed for `wasd webhook --help`.
+std::string WebhookUsage();
+
+// "250ms", "10s", "1.5s", "2m", "1h", "30" (seconds). False when malformed,
+// negative, or beyond a day.
+bool ParseDuration(std::string_view text, std::chrono::milliseconds* out);
+
+// "HOST:PORT", ":PORT" (all interfaces), "[v6]:PORT", or "0" (disabled).
+bool ParseListenAddress(std::string_view text, ListenAddress* out);
+
+}  // namespace wasd::server
+
+#endif  // WASD_SERVER_WEBHOOK_CONFIG_H_

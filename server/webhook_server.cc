@@ -1,0 +1,234 @@
+#include "server/webhook_server.h"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/probes.h"
+
+namespace wasd::server {
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+int IoThreads(const WebhookConfig& config) {
+  if (config.io_threads > 0) return config.io_threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+std::string HostPort(const tcp::endpoint& ep) {
+  const std::string ip = ep.address().to_string();
+  return (ep.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(ep.port());
+}
+
+bool Endpoint(const std::string& host, std::uint16_t port, tcp::endpoint* out, std::string* error) {
+  boost::system::error_code ec;
+  const net::ip::address address = net::ip::make_address(host, ec);
+  if (ec) {
+    *error = "invalid address " + host + ": " + ec.message();
+    return false;
+  }
+  *out = tcp::endpoint(address, port);
+  return true;
+}
+
+}  // namespace
+
+WebhookServer::WebhookServer(const WebhookConfig& config, const Logger& logger,
+                             std::unique_ptr<DeploymentSource> deployments)
+    : config_(config),
+      logger_(logger),
+      certs_(certs::ServingCertFiles{config.tls_cert_file, config.tls_key_file,
+                                     config.client_ca_file}),
+      deployments_(std::move(deployments)),
+      ioc_(IoThreads(config)),
+      lookup_pool_(static_cast<std::size_t>(config.lookup_workers)),
+      signals_(ioc_, SIGINT, SIGTERM),
+      reload_timer_(ioc_),
+      grace_timer_(ioc_) {
+  env_.config = &config_;
+  env_.review_options.pod_scheduling_gate = config_.pod_scheduling_gate;
+  env_.metrics = &metrics_;
+  env_.logger = &logger_;
+  env_.deployments = deployments_.get();
+  env_.lookup_pool = &lookup_pool_;
+  env_.registry = &registry_;
+  env_.state = &state_;
+}
+
+WebhookServer::~WebhookServer() { registry_.ClearOnEmpty(); }
+
+int WebhookServer::Run() {
+  if (!Setup()) return 1;
+  const auto cert = certs_.Current();
+  logger_.Info("webhook started",
+               {{"address", HostPort(listener_->local_endpoint())},
+                {"probes", probe_server_ ? HostPort(probe_server_->local_endpoint()) : "off"},
+                {"metrics", metrics_server_ ? HostPort(metrics_server_->local_endpoint()) : "off"},
+                {"certificate_serial", cert->serial_hex()},
+                {"certificate_subject", cert->subject()},
+                {"certificate_not_after", cert->not_after_unix()},
+                {"client_ca", !config_.client_ca_file.empty()},
+                {"io_threads", IoThreads(config_)},
+                {"max_request_bytes", config_.max_request_bytes},
+                {"pod_scheduling_gate", config_.pod_scheduling_gate}});
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < IoThreads(config_); ++i) threads.emplace_back([this] { RunIoThread(); });
+  RunIoThread();
+  for (std::thread& t : threads) t.join();
+  lookup_pool_.join();
+  registry_.ClearOnEmpty();
+  logger_.Info("webhook stopped", {{"connections_left", registry_.size()}});
+  return 0;
+}
+
+void WebhookServer::RunIoThread() {
+  for (;;) {
+    try {
+      ioc_.run();
+      return;
+    } catch (const std::exception& e) {
+      logger_.Error("unexpected exception in an I/O thread", {{"error", e.what()}});
+    } catch (...) {
+      logger_.Error("unexpected exception in an I/O thread", {{"error", "unknown"}});
+    }
+  }
+}
+
+bool WebhookServer::Setup() {
+  std::string error;
+  if (!certs_.LoadInitial(&error)) {
+    logger_.Error("cannot load the serving certificate", {{"error", error}});
+    return false;
+  }
+  metrics_.SetCertificateExpiry(certs_.Current()->not_after_unix());
+  state_.cert_loaded.store(true);
+
+  tcp::endpoint endpoint;
+  listener_ = std::make_shared<TlsListener>(ioc_, certs_, env_);
+  if (!Endpoint(config_.bind_address, config_.port, &endpoint, &error) ||
+      !listener_->Open(endpoint, &error) || !OpenPlainServers()) {
+    if (!error.empty()) logger_.Error("cannot start the webhook", {{"error", error}});
+    return false;
+  }
+  listener_->Start();
+  if (probe_server_) probe_server_->Start();
+  if (metrics_server_) metrics_server_->Start();
+  WaitForSignal();
+  ScheduleReload();
+  return true;
+}
+
+bool WebhookServer::OpenPlainServers() {
+  const ListenAddress& probes = config_.health_probe_address;
+  const ListenAddress& metrics = config_.metrics_address;
+  const bool shared = probes.enabled && metrics.enabled && probes.host == metrics.host &&
+                      probes.port == metrics.port && probes.port != 0;
+  const PlainHttpServer::Limits limits{config_.read_timeout, config_.write_timeout};
+  auto make = [&](const ListenAddress& where, const char* name, bool serve_probes,
+                  bool serve_metrics, std::shared_ptr<PlainHttpServer>* out) {
+    std::string error;
+    tcp::endpoint endpoint;
+    if (!Endpoint(where.host, where.port, &endpoint, &error)) {
+      logger_.Error("cannot start the webhook", {{"error", error}});
+      return false;
+    }
+    auto handler = [this, serve_probes, serve_metrics](boost::beast::http::verb method,
+                                                       std::string_view target) {
+      return AnswerPlainRequest(method, target, serve_probes, serve_metrics, state_, metrics_);
+    };
+    *out = std::make_shared<PlainHttpServer>(ioc_, name, handler, logger_, limits);
+    if (!(*out)->Open(endpoint, &error)) {
+      logger_.Error("cannot start the webhook", {{"error", error}});
+      return false;
+    }
+    return true;
+  };
+  if (shared) return make(probes, "probes+metrics", true, true, &probe_server_);
+  if (probes.enabled && !make(probes, "probes", true, false, &probe_server_)) return false;
+  if (metrics.enabled && !make(metrics, "metrics", false, true, &metrics_server_)) return false;
+  return true;
+}
+
+void WebhookServer::WaitForSignal() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int signal_number) {
+    if (!ec) BeginShutdown(signal_number);
+  });
+}
+
+void WebhookServer::BeginShutdown(int signal_number) {
+  if (shutting_down_) {
+    logger_.Warn("second signal: exiting without waiting",
+                 {{"signal", signal_number}, {"connections", registry_.size()}});
+    FinishShutdown("second signal");
+    return;
+  }
+  shutting_down_ = true;
+  state_.draining.store(true);  // readiness off before anything else
+  logger_.Info("shutting down", {{"signal", signal_number},
+                                 {"connections", registry_.size()},
+                                 {"in_flight_requests", metrics_.in_flight()},
+                                 {"grace_period_ms", config_.shutdown_grace_period.count()}});
+  listener_->Stop();
+  grace_timer_.expires_after(config_.shutdown_grace_period);
+  grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) FinishShutdown("grace period over");
+  });
+  WaitForSignal();
+  registry_.DrainAll([this] { net::post(ioc_, [this] { FinishShutdown("drained"); }); });
+}
+
+void WebhookServer::FinishShutdown(const char* why) {
+  if (finished_.exchange(true)) return;
+  const std::size_t left = registry_.size();
+  if (left > 0) {
+    logger_.Warn("closing connections still open", {{"reason", why}, {"connections", left}});
+  } else {
+    logger_.Info("all connections closed", {{"reason", why}});
+  }
+  ioc_.stop();
+}
+
+void WebhookServer::ScheduleReload() {
+  if (state_.draining.load()) return;
+  reload_timer_.expires_after(config_.cert_reload_interval);
+  reload_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || state_.draining.load()) return;
+    // stat(2) and, on a change, PEM parsing: file I/O, so off the I/O threads.
+    net::post(lookup_pool_, [this] { PollCertificate(); });
+  });
+}
+
+void WebhookServer::PollCertificate() {
+  try {
+    std::string error;
+    switch (certs_.Poll(&error)) {
+      case certs::ServingCertReloader::PollResult::kUnchanged:
+        break;
+      case certs::ServingCertReloader::PollResult::kReloaded: {
+        const auto cert = certs_.Current();
+        metrics_.SetCertificateExpiry(cert->not_after_unix());
+        logger_.Info("serving certificate reloaded",
+                     {{"certificate_serial", cert->serial_hex()},
+                      {"certificate_subject", cert->subject()},
+                      {"certificate_not_after", cert->not_after_unix()}});
+        break;
+      }
+      case certs::ServingCertReloader::PollResult::kRejected:
+        logger_.Error("new serving certificate rejected; keeping the one in use",
+                      {{"error", error}, {"certificate_serial", certs_.Current()->serial_hex()}});
+        break;
+    }
+  } catch (const std::exception& e) {
+    logger_.Error("certificate reload failed", {{"error", e.what()}});
+  }
+  net::post(ioc_, [this] { ScheduleReload(); });
+}
+
+}  // namespace wasd::server

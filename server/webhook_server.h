@@ -1,0 +1,82 @@
+// WebhookServer: the running `wasd webhook` process — the TLS admission
+// listener, the probe and metrics servers, the certificate reload timer, the
+// lookup worker pool for deployments/scale, and the shutdown sequence:
+//
+//   SIGTERM/SIGINT -> readiness off at once -> stop accepting -> idle
+//   connections closed, requests being received or processed answered (with
+//   Connection: close) -> exit 0 when the last connection is gone, or when
+//   the grace period ends. A second signal exits at once.
+//
+// Thread-safety: construct and Run() from one thread; Run() blocks and uses
+// `io_threads` threads (the calling one included).
+#ifndef WASD_SERVER_WEBHOOK_SERVER_H_
+#define WASD_SERVER_WEBHOOK_SERVER_H_
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+
+#include "certs/serving_cert.h"
+#include "server/admission_metrics.h"
+#include "server/admission_session.h"
+#include "server/deployment_source.h"
+#include "server/log.h"
+#include "server/plain_http_server.h"
+#include "server/server_state.h"
+#include "server/session_registry.h"
+#include "server/tls_listener.h"
+#include "server/webhook_config.h"
+
+namespace wasd::server {
+
+class WebhookServer {
+ public:
+  WebhookServer(const WebhookConfig& config, const Logger& logger,
+                std::unique_ptr<DeploymentSource> deployments);
+  ~WebhookServer();
+  WebhookServer(const WebhookServer&) = delete;
+  WebhookServer& operator=(const WebhookServer&) = delete;
+
+  // Loads the certificate, binds every port, serves until shut down.
+  // Returns the process exit code: 0 after a signal, 1 when startup fails
+  // (certificate unusable, address in use).
+  int Run();
+
+ private:
+  bool Setup();
+  bool OpenPlainServers();
+  void WaitForSignal();
+  void BeginShutdown(int signal_number);
+  void FinishShutdown(const char* why);
+  void ScheduleReload();
+  void PollCertificate();
+  void RunIoThread();
+
+  const WebhookConfig config_;
+  const Logger& logger_;
+  AdmissionMetrics metrics_;
+  ServerState state_;
+  SessionRegistry registry_;
+  certs::ServingCertReloader certs_;
+  std::unique_ptr<DeploymentSource> deployments_;
+  SessionEnv env_;
+  // Declared after everything the handlers use, so that it is destroyed
+  // (with any handlers still queued) before them.
+  boost::asio::io_context ioc_;
+  boost::asio::thread_pool lookup_pool_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer reload_timer_;
+  boost::asio::steady_timer grace_timer_;
+  std::shared_ptr<TlsListener> listener_;
+  std::shared_ptr<PlainHttpServer> probe_server_;
+  std::shared_ptr<PlainHttpServer> metrics_server_;
+  bool shutting_down_ = false;         // touched only by signal handlers (serialised)
+  std::atomic<bool> finished_{false};  // FinishShutdown ran
+};
+
+}  // namespace wasd::server
+
+#endif  // WASD_SERVER_WEBHOOK_SERVER_H_
