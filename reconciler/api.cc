@@ -1,0 +1,65 @@
+#include "reconciler/api.h"
+
+namespace wasd::reconciler {
+
+kube::Resource Workloads() { return {"scheduling.k8s.io/v1beta1", "workloads"}; }
+kube::Resource PodGroups() { return {"scheduling.k8s.io/v1beta1", "podgroups"}; }
+kube::Resource PriorityClasses() { return {"scheduling.k8s.io/v1", "priorityclasses", false}; }
+
+namespace {
+
+kube::RequestOptions CallOptions() {
+  kube::RequestOptions o;
+  o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kCallTimeout);
+  return o;
+}
+
+}  // namespace
+
+template <typename T>
+kube::Result<T> Api::Count(std::string_view verb, kube::Result<T> result) {
+  const kube::Status& s = result.status();
+  const int code = s.ok() ? 200 : s.http_code();
+  metrics_.CountApiRequest(verb, code);
+  return result;
+}
+
+kube::Result<nlohmann::json> Api::Get(const kube::Resource& r, std::string_view ns,
+                                      std::string_view name) {
+  return Count("get", client_.Get(r, ns, name, CallOptions()));
+}
+
+kube::Result<kube::ListResult> Api::ListPage(const kube::Resource& r, std::string_view ns,
+                                             std::int64_t limit) {
+  kube::ListOptions o;
+  o.limit = limit;
+  o.request = CallOptions();
+  return Count("list", client_.ListPage(r, ns, o));
+}
+
+kube::Result<nlohmann::json> Api::Create(const kube::Resource& r, std::string_view ns,
+                                         const nlohmann::json& object) {
+  return Count("create", client_.Create(r, ns, object, CallOptions()));
+}
+
+kube::Result<nlohmann::json> Api::Update(const kube::Resource& r, std::string_view ns,
+                                         std::string_view name, const nlohmann::json& object) {
+  return Count("update", client_.Update(r, ns, name, object, CallOptions()));
+}
+
+kube::Result<nlohmann::json> Api::JsonPatch(const kube::Resource& r, std::string_view ns,
+                                            std::string_view name, const nlohmann::json& patch) {
+  kube::PatchOptions o;
+  o.request = CallOptions();
+  return Count("patch", client_.Patch(r, ns, name, kube::PatchType::kJson, patch, o));
+}
+
+kube::Result<nlohmann::json> Api::Delete(const kube::Resource& r, std::string_view ns,
+                                         std::string_view name, std::string_view precondition_uid) {
+  kube::DeleteOptions o;
+  o.precondition_uid = std::string(precondition_uid);
+  o.request = CallOptions();
+  return Count("delete", client_.Delete(r, ns, name, o));
+}
+
+}  // namespace wasd::reconciler

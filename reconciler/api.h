@@ -1,0 +1,56 @@
+// Api: the reconciler's door to the API server — kube::Client calls with a
+// per-call timeout and a count of every request in Metrics (verb, code).
+// Also names the resources the reconciler uses beyond kube/resource.h.
+//
+// Thread-safe, as kube::Client.
+#ifndef WASD_RECONCILER_API_H_
+#define WASD_RECONCILER_API_H_
+
+#include <chrono>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/client.h"
+#include "reconciler/metrics.h"
+
+namespace wasd::reconciler {
+
+kube::Resource Workloads();        // scheduling.k8s.io/v1beta1 workloads
+kube::Resource PodGroups();        // scheduling.k8s.io/v1beta1 podgroups
+kube::Resource PriorityClasses();  // scheduling.k8s.io/v1 priorityclasses (cluster-scoped)
+
+// One API call may take this long, retries included: long enough for a busy
+// API server, short enough that a worker (and the Lease renewal, which must
+// succeed within the 10 s renew deadline) is never stuck behind it.
+inline constexpr std::chrono::seconds kCallTimeout{5};
+
+class Api {
+ public:
+  Api(kube::Client& client, Metrics& metrics) : client_(client), metrics_(metrics) {}
+
+  kube::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns, std::string_view name);
+  kube::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
+                                          std::int64_t limit);
+  kube::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
+                                      const nlohmann::json& object);
+  kube::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
+                                      std::string_view name, const nlohmann::json& object);
+  kube::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,
+                                         std::string_view name, const nlohmann::json& patch);
+  kube::Result<nlohmann::json> Delete(const kube::Resource& r, std::string_view ns,
+                                      std::string_view name, std::string_view precondition_uid);
+
+  kube::Client& client() { return client_; }
+
+ private:
+  template <typename T>
+  kube::Result<T> Count(std::string_view verb, kube::Result<T> result);
+
+  kube::Client& client_;
+  Metrics& metrics_;
+};
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_API_H_

@@ -1,0 +1,208 @@
+#include "reconciler/caches.h"
+
+#include <set>
+
+#include "reconciler/api.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/names.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::reconciler {
+
+using nlohmann::json;
+
+namespace {
+
+const std::string kManagedSelector = std::string(workloadbuilder::kManagedLabel) + "=true";
+
+std::unique_ptr<kube::Informer> MakeInformer(kube::Client& client, kube::Resource resource,
+                                             const std::string& selector,
+                                             std::chrono::milliseconds resync) {
+  kube::InformerOptions o;
+  o.resource = std::move(resource);
+  o.label_selector = selector;
+  o.resync = resync;
+  return std::make_unique<kube::Informer>(client, std::move(o));
+}
+
+// The Workload a PodGroup belongs to: its Workload ownerReference, else its
+// spec.workloadRef.
+std::string WorkloadNameOf(const json& pg) {
+  const OwnerRefAt ref = FindOwnerRef(pg, "Workload");
+  if (ref.ref != nullptr) {
+    const std::string* n = workloadbuilder::AsString(workloadbuilder::Member(*ref.ref, "name"));
+    if (n != nullptr) return *n;
+  }
+  const std::string* n =
+      workloadbuilder::AsString(workloadbuilder::MemberPath(pg, {"spec", "workloadRef", "workloadName"}));
+  return n != nullptr ? *n : std::string();
+}
+
+}  // namespace
+
+Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWrites& recent,
+               std::function<void(const std::string&)> enqueue)
+    : client_(client), recent_(recent), enqueue_(std::move(enqueue)) {
+  deployments_ = MakeInformer(client_, kube::Deployments(), kManagedSelector, resync);
+  replicasets_ = MakeInformer(client_, kube::ReplicaSets(), kManagedSelector, {});
+  pods_ = MakeInformer(client_, kube::Pods(), kManagedSelector, {});
+  workloads_ = MakeInformer(client_, Workloads(), "", {});
+  podgroups_ = MakeInformer(client_, PodGroups(), "", {});
+
+  auto key_of = [this](const kube::ObjectPtr& d) { enqueue_(Key(NamespaceOf(*d), NameOf(*d))); };
+  deployments_->AddEventHandlers({key_of, [key_of](const kube::ObjectPtr&, const kube::ObjectPtr& d) { key_of(d); },
+                                  key_of});
+  replicasets_->AddEventHandlers(
+      {[this](const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
+       [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
+       [this](const kube::ObjectPtr& o) { OnReplicaSet(o, true); }});
+  pods_->AddEventHandlers({[this](const kube::ObjectPtr& o) { OnPod(o, false); },
+                           [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnPod(o, false); },
+                           [this](const kube::ObjectPtr& o) { OnPod(o, true); }});
+  workloads_->AddEventHandlers(
+      {[this](const kube::ObjectPtr& o) { OnWorkload(o, false); },
+       [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnWorkload(o, false); },
+       [this](const kube::ObjectPtr& o) { OnWorkload(o, true); }});
+  podgroups_->AddEventHandlers(
+      {[this](const kube::ObjectPtr& o) { OnPodGroup(o, false); },
+       [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnPodGroup(o, false); },
+       [this](const kube::ObjectPtr& o) { OnPodGroup(o, true); }});
+}
+
+Caches::~Caches() { Stop(); }
+
+void Caches::StartCore() {
+  deployments_->Start();
+  replicasets_->Start();
+  pods_->Start();
+}
+
+void Caches::StartScheduling() {
+  if (scheduling_started_.exchange(true)) return;
+  workloads_->Start();
+  podgroups_->Start();
+}
+
+void Caches::Stop() {
+  for (auto* informer : {&podgroups_, &workloads_, &pods_, &replicasets_, &deployments_}) {
+    if (*informer) (*informer)->Stop();
+  }
+}
+
+bool Caches::CoreSynced() const {
+  return deployments_->HasSynced() && replicasets_->HasSynced() && pods_->HasSynced();
+}
+
+bool Caches::SchedulingSynced() const {
+  return scheduling_started_ && workloads_->HasSynced() && podgroups_->HasSynced();
+}
+
+std::vector<std::string> Caches::DeploymentKeys() const {
+  std::vector<std::string> keys;
+  for (const kube::ObjectPtr& d : deployments_->List()) keys.push_back(Key(NamespaceOf(*d), NameOf(*d)));
+  return keys;
+}
+
+void Caches::EnqueueIfManaged(const std::string& ns, const std::string& deployment) {
+  if (deployment.empty()) return;
+  if (deployments_->Get(ns, deployment) != nullptr) enqueue_(Key(ns, deployment));
+}
+
+void Caches::OnReplicaSet(const kube::ObjectPtr& rs, bool deleted) {
+  const std::string ns = NamespaceOf(*rs);
+  const std::string key = Key(ns, NameOf(*rs));
+  const std::string owner = ControllerKind(*rs) == "Deployment" ? ControllerName(*rs) : "";
+  if (deleted) {
+    rs_by_deployment_.Remove(key);
+  } else {
+    rs_by_deployment_.Set(key, NameOf(*rs), owner.empty() ? "" : Key(ns, owner));
+  }
+  EnqueueIfManaged(ns, owner);
+}
+
+void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
+  recent_.Observe(Kind::kPod, *pod, deleted);
+  const std::string ns = NamespaceOf(*pod);
+  const std::string key = Key(ns, NameOf(*pod));
+  const bool gated = !deleted && GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value() &&
+                     ControllerKind(*pod) == "ReplicaSet";
+  if (!gated) {
+    gated_pods_by_rs_.Remove(key);
+    return;
+  }
+  const std::string rs_name = ControllerName(*pod);
+  gated_pods_by_rs_.Set(key, NameOf(*pod), Key(ns, rs_name));
+  const kube::ObjectPtr rs = replicasets_->Get(ns, rs_name);
+  EnqueueIfManaged(ns, rs != nullptr ? ControllerName(*rs) : StripHashSuffix(rs_name));
+}
+
+void Caches::OnWorkload(const kube::ObjectPtr& workload, bool deleted) {
+  recent_.Observe(Kind::kWorkload, *workload, deleted);
+  const std::string ns = NamespaceOf(*workload);
+  const std::string key = Key(ns, NameOf(*workload));
+  const std::string owner = ControllerKind(*workload) == "Deployment" ? ControllerName(*workload) : "";
+  if (deleted || owner.empty()) {
+    workloads_by_deployment_.Remove(key);
+  } else {
+    workloads_by_deployment_.Set(key, NameOf(*workload), Key(ns, owner));
+  }
+  EnqueueIfManaged(ns, owner.empty() ? StripHashSuffix(NameOf(*workload)) : owner);
+}
+
+void Caches::OnPodGroup(const kube::ObjectPtr& pg, bool deleted) {
+  recent_.Observe(Kind::kPodGroup, *pg, deleted);
+  const std::string ns = NamespaceOf(*pg);
+  const std::string key = Key(ns, NameOf(*pg));
+  const std::string workload = WorkloadNameOf(*pg);
+  if (deleted || workload.empty()) {
+    podgroups_by_workload_.Remove(key);
+  } else {
+    podgroups_by_workload_.Set(key, NameOf(*pg), Key(ns, workload));
+  }
+  std::string deployment;
+  if (ControllerKind(*pg) == "ReplicaSet") {
+    if (const kube::ObjectPtr rs = replicasets_->Get(ns, ControllerName(*pg))) deployment = ControllerName(*rs);
+  }
+  if (deployment.empty()) deployment = StripHashSuffix(NameOf(*pg));
+  EnqueueIfManaged(ns, deployment);
+}
+
+PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const {
+  PlanInput in;
+  in.deployment = deployments_->Get(ns, name);
+  if (in.deployment == nullptr) return in;
+  const std::string deploy_key = Key(ns, name);
+
+  std::set<std::string> workload_names;
+  workload_names.insert(workloadbuilder::GenerateWorkloadName(name, UidOf(*in.deployment)));
+  for (const std::string& w : workloads_by_deployment_.Lookup(deploy_key)) workload_names.insert(w);
+  for (const std::string& w : workload_names) {
+    if (Object o = recent_.Resolve(Kind::kWorkload, ns, w, workloads_->Get(ns, w))) {
+      in.workloads.push_back(std::move(o));
+    }
+  }
+
+  std::set<std::string> pg_names;
+  for (const std::string& rs_name : rs_by_deployment_.Lookup(deploy_key)) {
+    kube::ObjectPtr rs = replicasets_->Get(ns, rs_name);
+    if (rs == nullptr) continue;
+    in.replicasets.push_back(rs);
+    pg_names.insert(rs_name);
+    for (const std::string& pod_name : gated_pods_by_rs_.Lookup(Key(ns, rs_name))) {
+      if (Object pod = recent_.Resolve(Kind::kPod, ns, pod_name, pods_->Get(ns, pod_name))) {
+        in.pods.push_back(std::move(pod));
+      }
+    }
+  }
+  for (const std::string& w : workload_names) {
+    for (const std::string& pg : podgroups_by_workload_.Lookup(Key(ns, w))) pg_names.insert(pg);
+  }
+  for (const std::string& pg : pg_names) {
+    if (Object o = recent_.Resolve(Kind::kPodGroup, ns, pg, podgroups_->Get(ns, pg))) {
+      in.podgroups.push_back(std::move(o));
+    }
+  }
+  return in;
+}
+
+}  // namespace wasd::reconciler

@@ -1,0 +1,82 @@
+// Caches: the reconciler's list+watch view of the cluster and the mapping
+// from watch events to Deployment keys.
+//
+//   Deployments   label wasd.io/managed=true   (resync: every object again each period)
+//   ReplicaSets   label wasd.io/managed=true   index: Deployment → ReplicaSets
+//   Pods          label wasd.io/managed=true   index: ReplicaSet → pods with the wasd gate
+//   Workloads     all                          index: Deployment → Workloads it controls
+//   PodGroups     all                          index: Workload name → PodGroups referencing it
+//
+// Every event enqueues the key of the Deployment it concerns (if that
+// Deployment is in the cache). Workloads and PodGroups are watched only once
+// the scheduling API is known to be served (StartScheduling).
+//
+// Assemble() builds the planner's input for one Deployment from the caches,
+// with RecentWrites applied on top.
+//
+// Thread-safe: Start*/Stop from the owner; everything else from any thread.
+#ifndef WASD_RECONCILER_CACHES_H_
+#define WASD_RECONCILER_CACHES_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "reconciler/object_index.h"
+#include "reconciler/plan.h"
+#include "reconciler/recent_writes.h"
+
+namespace wasd::reconciler {
+
+class Caches {
+ public:
+  // `enqueue` receives "ns/name" Deployment keys, on informer threads.
+  Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWrites& recent,
+         std::function<void(const std::string&)> enqueue);
+  ~Caches();
+  Caches(const Caches&) = delete;
+  Caches& operator=(const Caches&) = delete;
+
+  void StartCore();        // Deployments, ReplicaSets, Pods
+  void StartScheduling();  // Workloads, PodGroups
+  void Stop();
+
+  bool CoreSynced() const;
+  bool scheduling_started() const { return scheduling_started_; }
+  bool SchedulingSynced() const;
+
+  // Keys of every cached Deployment.
+  std::vector<std::string> DeploymentKeys() const;
+  // The planner's input for Deployment ns/name (priority classes not filled).
+  PlanInput Assemble(const std::string& ns, const std::string& name) const;
+
+ private:
+  void EnqueueIfManaged(const std::string& ns, const std::string& deployment);
+  void OnReplicaSet(const kube::ObjectPtr& rs, bool deleted);
+  void OnPod(const kube::ObjectPtr& pod, bool deleted);
+  void OnWorkload(const kube::ObjectPtr& workload, bool deleted);
+  void OnPodGroup(const kube::ObjectPtr& pg, bool deleted);
+
+  kube::Client& client_;
+  RecentWrites& recent_;
+  std::function<void(const std::string&)> enqueue_;
+  std::unique_ptr<kube::Informer> deployments_;
+  std::unique_ptr<kube::Informer> replicasets_;
+  std::unique_ptr<kube::Informer> pods_;
+  std::unique_ptr<kube::Informer> workloads_;
+  std::unique_ptr<kube::Informer> podgroups_;
+  ObjectIndex rs_by_deployment_;
+  ObjectIndex gated_pods_by_rs_;
+  ObjectIndex workloads_by_deployment_;
+  ObjectIndex podgroups_by_workload_;
+  std::atomic<bool> scheduling_started_{false};
+};
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_CACHES_H_

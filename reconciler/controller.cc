@@ -1,0 +1,275 @@
+#include "reconciler/controller.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "kube/client.h"
+#include "reconciler/api.h"
+#include "reconciler/caches.h"
+#include "reconciler/events.h"
+#include "reconciler/executor.h"
+#include "reconciler/http_server.h"
+#include "reconciler/leader_elector.h"
+#include "reconciler/metrics.h"
+#include "reconciler/plan.h"
+#include "reconciler/recent_writes.h"
+#include "reconciler/work_queue.h"
+#include "workloadbuilder/json_util.h"
+
+namespace wasd::reconciler {
+
+using nlohmann::json;
+
+namespace {
+
+bool Off(const std::string& address) { return address.empty() || address == "0"; }
+
+// Sleeps until `d` passed or `stop`; false when stopped.
+bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+}
+
+struct ReconcileResult {
+  kube::Status status;
+  std::optional<std::chrono::milliseconds> requeue_after;
+};
+
+class Controller {
+ public:
+  Controller(const ControllerOptions& options, const Log& log)
+      : options_(options),
+        log_(log),
+        client_(options.kube),
+        api_(client_, metrics_),
+        caches_(client_, options.resync, recent_, [this](const std::string& key) { queue_.Add(key); }),
+        events_(api_, log_, options.election.identity),
+        executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
+    metrics_.SetQueueDepthSource([this] { return queue_.Len(); });
+  }
+
+  int Run(std::stop_token stop);
+
+ private:
+  bool MayWrite() const { return !options_.leader_elect || (elector_ && elector_->is_leader()); }
+  bool Ready() const {
+    return !stopping_ && caches_.CoreSynced() && (!api_served_ || caches_.SchedulingSynced());
+  }
+  HttpReply Handle(const std::string& path);
+  void OnLeadership(bool leading);
+  void ApiCheckLoop(std::stop_token stop);
+  kube::Status CheckSchedulingApi();
+  void Worker();
+  ReconcileResult Reconcile(const std::string& key);
+  void FillPriorityClasses(PlanInput& in);
+
+  const ControllerOptions& options_;
+  const Log& log_;
+  kube::Client client_;
+  Metrics metrics_;
+  Api api_;
+  RecentWrites recent_;
+  WorkQueue queue_;
+  Caches caches_;
+  EventRecorder events_;
+  Executor executor_;
+  std::unique_ptr<LeaderElector> elector_;
+  std::atomic<bool> api_served_{false};
+  std::atomic<bool> stopping_{false};
+};
+
+HttpReply Controller::Handle(const std::string& path) {
+  if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok\n"};
+  if (path == "/readyz") {
+    if (Ready()) return {200, "text/plain; charset=utf-8", "ok\n"};
+    return {503, "text/plain; charset=utf-8", stopping_ ? "stopping\n" : "caches not synced\n"};
+  }
+  if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
+  return {404, "text/plain; charset=utf-8", "not found\n"};
+}
+
+void Controller::OnLeadership(bool leading) {
+  metrics_.SetLeader(leading);
+  if (!leading) return;
+  // A new leader has not been reconciling: look at everything once.
+  for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+}
+
+kube::Status Controller::CheckSchedulingApi() {
+  for (const kube::Resource& r : {Workloads(), PodGroups()}) {
+    kube::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
+    if (!listed.ok()) return listed.status();
+  }
+  return kube::Status::Ok();
+}
+
+void Controller::ApiCheckLoop(std::stop_token stop) {
+  bool reported = false;
+  while (!stop.stop_requested()) {
+    const kube::Status s = CheckSchedulingApi();
+    if (s.ok()) {
+      log_.Info("scheduling.k8s.io/v1beta1 workloads and podgroups are served");
+      caches_.StartScheduling();
+      api_served_ = true;
+      metrics_.SetSchedulingApiServed(true);
+      while (!stop.stop_requested() && !caches_.SchedulingSynced()) {
+        SleepFor(std::chrono::milliseconds(50), stop);
+      }
+      for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+      return;
+    }
+    if (!reported || !s.not_found()) {
+      log_.Error("scheduling.k8s.io/v1beta1 workloads/podgroups are not served; wasd creates no "
+                 "Workloads or PodGroups and lifts no gates until they are (re-checking every " +
+                     std::to_string(options_.api_check_interval.count() / 1000) + " s)",
+                 {{"error", s.ToString()}});
+      reported = true;
+      for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+    }
+    SleepFor(options_.api_check_interval, stop);
+  }
+}
+
+void Controller::FillPriorityClasses(PlanInput& in) {
+  const std::string* pcn = workloadbuilder::AsString(
+      workloadbuilder::MemberPath(*in.deployment, {"spec", "template", "spec", "priorityClassName"}));
+  if (pcn == nullptr || pcn->empty()) return;
+  const std::string uid = UidOf(*in.deployment);
+  for (const Object& w : in.workloads) {
+    if (ControllerUid(*w) == uid) return;  // only needed to create the Workload
+  }
+  kube::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
+  if (!pc.ok()) return;  // unknown: the plan leaves the class out and says so
+  if (const auto value = workloadbuilder::AsInt(workloadbuilder::Member(pc.value(), "value"))) {
+    in.priority_classes.emplace(*pcn, *value);
+  }
+}
+
+ReconcileResult Controller::Reconcile(const std::string& key) {
+  ReconcileResult result;
+  std::string ns;
+  std::string name;
+  if (!SplitKey(key, &ns, &name) || !MayWrite()) return result;
+  if (!api_served_) {
+    PlanInput in = caches_.Assemble(ns, name);
+    if (in.deployment != nullptr && !IsTerminating(*in.deployment)) {
+      events_.Record(*in.deployment, "Warning", kReasonApiNotServed,
+                     "scheduling.k8s.io/v1beta1 Workloads and PodGroups are not served by this "
+                     "cluster; wasd creates no Workload or PodGroups for this Deployment and its "
+                     "pods stay gated until the API is served");
+    }
+    return result;
+  }
+  for (int round = 0; round < kMaxPlanRounds; ++round) {
+    PlanInput in = caches_.Assemble(ns, name);
+    if (in.deployment == nullptr) return result;
+    FillPriorityClasses(in);
+    const Plan plan = PlanDeployment(in);
+    if (!plan.note.empty()) log_.Debug("plan", {{"deployment", key}, {"note", plan.note}});
+    if (plan.empty()) return result;
+    const ExecuteOutcome out = executor_.Execute(*in.deployment, plan);
+    if (out.requeue_after) result.requeue_after = out.requeue_after;
+    if (!out.status.ok()) {
+      result.status = out.status;
+      return result;
+    }
+    if (out.not_leader || !(out.replan || plan.needs_replan)) return result;
+  }
+  // Still changing after every round: look again shortly.
+  result.requeue_after = std::chrono::milliseconds(1000);
+  return result;
+}
+
+void Controller::Worker() {
+  std::string key;
+  std::chrono::nanoseconds waited{};
+  while (queue_.Get(&key, &waited)) {
+    metrics_.ObserveQueueLatency(waited);
+    const auto start = std::chrono::steady_clock::now();
+    ReconcileResult r;
+    try {
+      r = Reconcile(key);
+    } catch (const std::exception& e) {
+      r.status = kube::Status::Error(kube::Status::Kind::kBadResponse, e.what());
+    }
+    metrics_.ObserveReconcile(std::chrono::steady_clock::now() - start);
+    metrics_.CountReconcile(r.status.ok());
+    if (!r.status.ok()) {
+      log_.Warn("reconcile failed; retrying with backoff",
+                {{"deployment", key}, {"error", r.status.ToString()}, {"retries", queue_.NumRequeues(key)}});
+      queue_.AddRateLimited(key);
+    } else {
+      queue_.Forget(key);
+      if (r.requeue_after) queue_.AddAfter(key, *r.requeue_after);
+    }
+    queue_.Done(key);
+  }
+}
+
+int Controller::Run(std::stop_token stop) {
+  HttpServer probes;
+  HttpServer metrics;
+  const HttpHandler handler = [this](const std::string& path) { return Handle(path); };
+  const bool same = options_.probe_address == options_.metrics_address;
+  if (!Off(options_.probe_address)) {
+    if (kube::Status s = probes.Start(options_.probe_address, handler); !s.ok()) {
+      log_.Error("cannot serve probes", {{"error", s.message()}});
+      return 1;
+    }
+    log_.Info("serving probes", {{"address", options_.probe_address}, {"port", probes.port()}});
+  }
+  if (!Off(options_.metrics_address) && !same) {
+    if (kube::Status s = metrics.Start(options_.metrics_address, handler); !s.ok()) {
+      log_.Error("cannot serve metrics", {{"error", s.message()}});
+      return 1;
+    }
+    log_.Info("serving metrics", {{"address", options_.metrics_address}, {"port", metrics.port()}});
+  }
+
+  caches_.StartCore();
+  std::jthread api_check([this](std::stop_token s) { ApiCheckLoop(s); });
+  if (options_.leader_elect) {
+    elector_ = std::make_unique<LeaderElector>(api_, log_, options_.election,
+                                               [this](bool leading) { OnLeadership(leading); });
+    elector_->Start();
+  } else {
+    metrics_.SetLeader(true);
+  }
+  std::vector<std::thread> workers;
+  for (int i = 0; i < std::max(1, options_.workers); ++i) workers.emplace_back([this] { Worker(); });
+  log_.Info("reconciler started", {{"identity", options_.election.identity},
+                                   {"leader_elect", options_.leader_elect},
+                                   {"workers", options_.workers}});
+
+  while (SleepFor(std::chrono::seconds(1), stop)) {
+  }
+
+  log_.Info("stopping");
+  stopping_ = true;
+  queue_.ShutDown();
+  api_check.request_stop();
+  if (elector_) elector_->Stop();  // releases the Lease; writes stop at the next check
+  for (std::thread& w : workers) w.join();
+  api_check = std::jthread();
+  caches_.Stop();
+  probes.Stop();
+  metrics.Stop();
+  log_.Info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int RunController(const ControllerOptions& options, std::stop_token stop, const Log& log) {
+  Controller controller(options, log);
+  return controller.Run(stop);
+}
+
+}  // namespace wasd::reconciler

@@ -1,0 +1,54 @@
+// Controller: the companion reconciler put together — caches, work queue,
+// workers, planner + executor, leader election, the scheduling-API check,
+// probes and metrics. `wasd reconciler` fills ControllerOptions from its
+// flags and calls RunController().
+//
+// Lifecycle: probes and metrics listen first; caches start; the scheduling
+// API check runs (every api_check_interval until Workloads and PodGroups are
+// served: the process stays up and healthy, logs, and records one
+// APINotServed Event per Deployment); leader election starts; workers
+// reconcile keys — only while this replica leads. On stop: readiness off,
+// queue closed, Lease released, workers joined, caches stopped.
+//
+// Thread-safe: RunController blocks the calling thread until `stop`.
+#ifndef WASD_RECONCILER_CONTROLLER_H_
+#define WASD_RECONCILER_CONTROLLER_H_
+
+#include <chrono>
+#include <stop_token>
+#include <string>
+
+#include "kube/config.h"
+#include "reconciler/leader_election.h"
+#include "reconciler/log.h"
+
+namespace wasd::reconciler {
+
+struct ControllerOptions {
+  kube::Config kube;
+  bool leader_elect = true;
+  LeaderElectionConfig election;  // lease namespace and identity filled by the caller
+  std::string probe_address = ":8081";    // "" or "0" = off
+  std::string metrics_address = ":8080";  // "" or "0" = off
+  // Concurrent reconciles. Two keep a slow API call from stalling everything
+  // while staying gentle on the API server.
+  int workers = 2;
+  // Every Deployment is reconciled again this often (level-triggered safety
+  // net); a steady state makes no writes.
+  std::chrono::milliseconds resync{std::chrono::minutes(10)};
+  // DESIGN.md: re-check a scheduling API that is not served every 30 s.
+  std::chrono::milliseconds api_check_interval{std::chrono::seconds(30)};
+};
+
+// Plans per reconcile: create Workload → plan → create PodGroups, lift gates
+// → (a conflict) → plan again. Four covers every chain the planner makes;
+// more would hide a loop.
+inline constexpr int kMaxPlanRounds = 4;
+
+// Runs until `stop` is requested. Returns the exit code: 0 after a clean
+// stop, 1 when a listener could not be opened.
+int RunController(const ControllerOptions& options, std::stop_token stop, const Log& log);
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_CONTROLLER_H_

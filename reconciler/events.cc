@@ -1,0 +1,94 @@
+#include "reconciler/events.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "kube/backoff.h"
+#include "reconciler/object_util.h"
+
+namespace wasd::reconciler {
+
+using nlohmann::json;
+
+namespace {
+
+std::string NowSeconds() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string RandomHex() {
+  char buf[24];
+  const auto a = static_cast<unsigned long long>(kube::Random01() * 4294967296.0);
+  const auto b = static_cast<unsigned long long>(kube::Random01() * 4294967296.0);
+  std::snprintf(buf, sizeof buf, "%08llx%08llx", a, b);
+  return buf;
+}
+
+}  // namespace
+
+json EventObject(const json& deployment, std::string_view type, std::string_view reason,
+                 std::string_view message, std::string_view instance, std::string_view name_suffix,
+                 std::string_view now_rfc3339) {
+  const std::string ns = NamespaceOf(deployment);
+  const std::string name = NameOf(deployment);
+  json involved = {{"apiVersion", "apps/v1"},
+                   {"kind", "Deployment"},
+                   {"name", name},
+                   {"namespace", ns},
+                   {"uid", UidOf(deployment)}};
+  if (const std::string rv = ResourceVersionOf(deployment); !rv.empty()) {
+    involved["resourceVersion"] = rv;
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name + "." + std::string(name_suffix)}, {"namespace", ns}}},
+          {"involvedObject", std::move(involved)},
+          {"type", type},
+          {"reason", reason},
+          {"message", message},
+          {"source", {{"component", kComponent}}},
+          {"reportingComponent", kComponent},
+          {"reportingInstance", instance},
+          {"firstTimestamp", now_rfc3339},
+          {"lastTimestamp", now_rfc3339},
+          {"count", 1}};
+}
+
+bool EventRecorder::Record(const json& deployment, std::string_view type, std::string_view reason,
+                           std::string_view message) {
+  const std::string key = UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    const auto it = recent_.find(key);
+    if (it != recent_.end() && now - it->second < kEventRepeatWindow) return false;
+    if (recent_.size() >= kMaxRememberedEvents) {
+      auto oldest = recent_.begin();
+      for (auto i = recent_.begin(); i != recent_.end(); ++i) {
+        if (i->second < oldest->second) oldest = i;
+      }
+      recent_.erase(oldest);
+    }
+    recent_[key] = now;
+  }
+  const json event = EventObject(deployment, type, reason, message, instance_, RandomHex(), NowSeconds());
+  const auto result = api_.Create(kube::Events(), NamespaceOf(deployment), event);
+  if (!result.ok()) {
+    log_.Warn("event not recorded", {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},
+                                     {"reason", reason},
+                                     {"error", result.status().ToString()}});
+    return false;
+  }
+  log_.Info("event", {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},
+                      {"type", type},
+                      {"reason", reason},
+                      {"message", message}});
+  return true;
+}
+
+}  // namespace wasd::reconciler

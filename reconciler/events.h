@@ -1,0 +1,64 @@
+// Events: core/v1 Events on a Deployment, as kubectl describe shows them.
+// source.component and reportingComponent are "wasd-reconciler".
+//
+// EventObject() is pure (tested); EventRecorder posts them and suppresses a
+// repeat of the same (Deployment UID, reason, message) within
+// kEventRepeatWindow, so a condition that lasts (a foreign object, a
+// Terminating PodGroup, an API that is not served) is reported once instead
+// of on every reconcile and every resync. Failed posts are logged, never
+// retried: an Event is a courtesy, not state.
+//
+// Thread-safe: EventRecorder may be used from any thread.
+#ifndef WASD_RECONCILER_EVENTS_H_
+#define WASD_RECONCILER_EVENTS_H_
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "reconciler/api.h"
+#include "reconciler/log.h"
+
+namespace wasd::reconciler {
+
+inline constexpr std::string_view kComponent = "wasd-reconciler";
+// Long enough that a lasting condition does not flood the Deployment's
+// Events across resyncs; short enough that it shows again for someone who
+// looks an hour later (kube keeps Events for one hour by default).
+inline constexpr std::chrono::minutes kEventRepeatWindow{30};
+// Remembered (Deployment, reason, message) triples; the oldest are dropped
+// beyond this so memory stays bounded with many Deployments.
+inline constexpr std::size_t kMaxRememberedEvents = 20'000;
+
+// The Event object for `deployment`; `name_suffix` makes the name unique
+// (the recorder passes a random hex string); `now_rfc3339` is the time.
+nlohmann::json EventObject(const nlohmann::json& deployment, std::string_view type,
+                           std::string_view reason, std::string_view message,
+                           std::string_view instance, std::string_view name_suffix,
+                           std::string_view now_rfc3339);
+
+class EventRecorder {
+ public:
+  EventRecorder(Api& api, const Log& log, std::string instance)
+      : api_(api), log_(log), instance_(std::move(instance)) {}
+
+  // Posts the Event unless the same one was posted within the window.
+  // Returns true when it was posted.
+  bool Record(const nlohmann::json& deployment, std::string_view type, std::string_view reason,
+              std::string_view message);
+
+ private:
+  Api& api_;
+  const Log& log_;
+  const std::string instance_;
+  std::mutex mu_;
+  std::map<std::string, std::chrono::steady_clock::time_point> recent_;  // guarded by mu_
+};
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_EVENTS_H_

@@ -1,0 +1,169 @@
+#include "reconciler/executor.h"
+
+#include <memory>
+#include <string>
+
+namespace wasd::reconciler {
+
+using nlohmann::json;
+
+namespace {
+
+Object Share(json j) { return std::make_shared<const json>(std::move(j)); }
+
+// A conditional write the world made stale: a missing object (404), a
+// changed one (409 Conflict, failed UID precondition), or a failed JSON
+// patch `test` (the API server answers 422 or 500 depending on version).
+bool Stale(const kube::Status& s) {
+  return s.not_found() || s.conflict() || s.http_code() == 422 ||
+         (s.http_code() == 500 && s.message().find("test") != std::string::npos);
+}
+
+}  // namespace
+
+void Executor::Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
+                       const std::string& name) {
+  kube::Result<json> got = api_.Get(resource, ns, name);
+  if (got.ok()) {
+    recent_.Record(kind, Share(std::move(got).value()));
+  } else if (got.status().not_found()) {
+    recent_.RecordDeleted(kind, ns, name, "");
+  }
+}
+
+bool Executor::Create(const json& deployment, const Action& action, ExecuteOutcome& out) {
+  const bool workload = action.kind == ActionKind::kCreateWorkload;
+  const Kind kind = workload ? Kind::kWorkload : Kind::kPodGroup;
+  const kube::Resource resource = workload ? Workloads() : PodGroups();
+  const std::string ns = NamespaceOf(deployment);
+  const std::string name = NameOf(action.object);
+  kube::Result<json> created = api_.Create(resource, ns, action.object);
+  if (created.ok()) {
+    ++out.writes;
+    metrics_.CountWrite(ActionKindName(action.kind));
+    Object stored = Share(std::move(created).value());
+    recent_.Record(kind, stored);
+    if (!workload) {
+      const std::vector<std::string> stripped = StrippedClaims(action.object, *stored);
+      if (!stripped.empty()) {
+        std::string names;
+        for (const std::string& n : stripped) names += (names.empty() ? "" : ", ") + n;
+        events_.Record(deployment, "Warning", kReasonClaimsStripped,
+                       "PodGroup " + name + " was stored without its resourceClaims (" + names +
+                           "): the API server dropped them (is the DRAWorkloadResourceClaims "
+                           "feature gate off?); pods still reference the claims by name");
+      }
+    }
+    return true;
+  }
+  if (created.status().already_exists()) {
+    log_.Info("create found an existing object; re-reading", {{"name", name}});
+    Refresh(kind, resource, ns, name);
+    out.replan = true;
+    return false;
+  }
+  out.status = created.status();
+  return false;
+}
+
+bool Executor::Patch(const json& deployment, const Action& action, ExecuteOutcome& out) {
+  Kind kind = Kind::kPodGroup;
+  kube::Resource resource = PodGroups();
+  if (action.kind == ActionKind::kPatchWorkloadMinCount) {
+    kind = Kind::kWorkload;
+    resource = Workloads();
+  } else if (action.kind == ActionKind::kLiftGate) {
+    kind = Kind::kPod;
+    resource = kube::Pods();
+  }
+  const std::string ns = NamespaceOf(deployment);
+  kube::Result<json> patched = api_.JsonPatch(resource, ns, action.name, action.patch);
+  if (patched.ok()) {
+    ++out.writes;
+    metrics_.CountWrite(ActionKindName(action.kind));
+    recent_.Record(kind, Share(std::move(patched).value()));
+    return true;
+  }
+  if (Stale(patched.status())) {
+    log_.Info("patch precondition failed; re-reading",
+              {{"action", action.ToString()}, {"error", patched.status().ToString()}});
+    Refresh(kind, resource, ns, action.name);
+    out.replan = true;
+    return false;
+  }
+  out.status = patched.status();
+  return false;
+}
+
+bool Executor::DeletePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
+  const std::string ns = NamespaceOf(deployment);
+  kube::Result<json> deleted = api_.Delete(PodGroups(), ns, action.name, action.uid);
+  if (deleted.ok()) {
+    ++out.writes;
+    metrics_.CountWrite(ActionKindName(action.kind));
+    const json& body = deleted.value();
+    if (body.is_object() && body.value("kind", "") == "PodGroup" && UidOf(body) == action.uid) {
+      recent_.Record(Kind::kPodGroup, Share(body));  // still Terminating behind its finalizer
+    } else {
+      recent_.RecordDeleted(Kind::kPodGroup, ns, action.name, action.uid);
+    }
+    return true;
+  }
+  if (deleted.status().not_found()) {
+    recent_.RecordDeleted(Kind::kPodGroup, ns, action.name, action.uid);
+    out.replan = true;
+    return false;
+  }
+  if (deleted.status().conflict()) {
+    Refresh(Kind::kPodGroup, PodGroups(), ns, action.name);
+    out.replan = true;
+    return false;
+  }
+  out.status = deleted.status();
+  return false;
+}
+
+ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
+  ExecuteOutcome out;
+  for (const Action& action : plan.actions) {
+    if (action.kind == ActionKind::kRequeueAfter) {
+      out.requeue_after = action.delay;
+      continue;
+    }
+    if (!may_write_()) {
+      out.not_leader = true;
+      return out;
+    }
+    bool go_on = true;
+    switch (action.kind) {
+      case ActionKind::kEvent:
+        events_.Record(deployment, action.event_type, action.reason, action.message);
+        break;
+      case ActionKind::kCreateWorkload:
+      case ActionKind::kCreatePodGroup:
+        go_on = Create(deployment, action, out);
+        break;
+      case ActionKind::kPatchWorkloadMinCount:
+      case ActionKind::kPatchPodGroupMinCount:
+      case ActionKind::kPatchPodGroupOwners:
+      case ActionKind::kLiftGate:
+        go_on = Patch(deployment, action, out);
+        break;
+      case ActionKind::kDeletePodGroup:
+        go_on = DeletePodGroup(deployment, action, out);
+        break;
+      case ActionKind::kRequeueAfter:
+        break;
+    }
+    if (!go_on) {
+      if (!out.status.ok()) {
+        log_.Warn("write failed", {{"action", action.ToString()}, {"error", out.status.ToString()}});
+      }
+      return out;
+    }
+    if (action.kind != ActionKind::kEvent) log_.Debug("wrote", {{"action", action.ToString()}});
+  }
+  return out;
+}
+
+}  // namespace wasd::reconciler

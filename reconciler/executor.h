@@ -1,0 +1,73 @@
+// Executor: carries out a Plan against the API server, in order, and stops at
+// the first write that fails. Creates are get-or-create (AlreadyExists →
+// GET, recorded, and the caller plans again — never a second object);
+// patches carry `test` operations and deletes a UID precondition, so a
+// failure means the world moved: the object is re-read and the caller plans
+// again. Every answer is recorded in RecentWrites so the next plan sees it
+// before the watch does. Q11 (claims stripped) is checked on each created
+// PodGroup.
+//
+// Before every write it asks `may_write` (the leader check): a replica that
+// lost the Lease mid-plan stops there.
+//
+// Thread-safe: Execute() may run concurrently for different Deployments.
+#ifndef WASD_RECONCILER_EXECUTOR_H_
+#define WASD_RECONCILER_EXECUTOR_H_
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/status.h"
+#include "reconciler/api.h"
+#include "reconciler/events.h"
+#include "reconciler/log.h"
+#include "reconciler/metrics.h"
+#include "reconciler/plan.h"
+#include "reconciler/recent_writes.h"
+
+namespace wasd::reconciler {
+
+struct ExecuteOutcome {
+  kube::Status status;       // not ok: a write failed for a reason planning again cannot fix now
+  bool replan = false;       // an answer changed what we know: plan again
+  bool not_leader = false;   // stopped because this replica may no longer write
+  std::optional<std::chrono::milliseconds> requeue_after;
+  int writes = 0;            // successful writes (events excluded)
+};
+
+class Executor {
+ public:
+  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics, const Log& log,
+           std::function<bool()> may_write)
+      : api_(api),
+        recent_(recent),
+        events_(events),
+        metrics_(metrics),
+        log_(log),
+        may_write_(std::move(may_write)) {}
+
+  ExecuteOutcome Execute(const nlohmann::json& deployment, const Plan& plan);
+
+ private:
+  // Each returns false when execution must stop (outcome says why).
+  bool Create(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
+  bool Patch(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
+  bool DeletePodGroup(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
+  // After a failed conditional write: re-read the object and record it.
+  void Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
+               const std::string& name);
+
+  Api& api_;
+  RecentWrites& recent_;
+  EventRecorder& events_;
+  Metrics& metrics_;
+  const Log& log_;
+  std::function<bool()> may_write_;
+};
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_EXECUTOR_H_

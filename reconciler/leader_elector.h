@@ -1,0 +1,56 @@
+// LeaderElector: runs LeaderElectionState against the API server — every
+// retry period it reads the Lease, lets the state machine decide, and writes
+// (create, or PUT with the read resourceVersion as the optimistic-concurrency
+// precondition, so two candidates can never both win one round).
+//
+// `on_change(bool leading)` is called on the elector's thread whenever
+// leadership starts or ends. Stop() releases the Lease if held (empty holder)
+// so a successor takes over at once, then returns.
+//
+// Thread-safe: is_leader() from any thread; Start/Stop from the owner.
+#ifndef WASD_RECONCILER_LEADER_ELECTOR_H_
+#define WASD_RECONCILER_LEADER_ELECTOR_H_
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "reconciler/api.h"
+#include "reconciler/leader_election.h"
+#include "reconciler/log.h"
+
+namespace wasd::reconciler {
+
+class LeaderElector {
+ public:
+  LeaderElector(Api& api, const Log& log, LeaderElectionConfig config,
+                std::function<void(bool leading)> on_change);
+  ~LeaderElector();
+  LeaderElector(const LeaderElector&) = delete;
+  LeaderElector& operator=(const LeaderElector&) = delete;
+
+  void Start();
+  // Stops the loop and releases the Lease if this replica holds it.
+  void Stop();
+  bool is_leader() const { return leading_; }
+
+ private:
+  void Run(std::stop_token stop);
+  void Round();
+  void Release();
+  void SetLeading(bool leading);
+
+  Api& api_;
+  const Log& log_;
+  std::function<void(bool)> on_change_;
+  std::mutex mu_;  // guards state_ and lease_ between Round() and Release()
+  LeaderElectionState state_;
+  nlohmann::json lease_;  // the Lease as last read or written
+  std::atomic<bool> leading_{false};
+  std::jthread thread_;
+};
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_LEADER_ELECTOR_H_
