@@ -138,7 +138,9 @@ spec:
         self.assertIn("skipped: Service svc", out)
         self.assertIn("deployment.apps/prefill-workers", out)
         import yaml  # PyYAML is installed by scripts/setup.sh
-        items = [yaml.safe_load(dep), yaml.safe_load(open(example("bad-h2-gang-rollingupdate.yaml")))]
+        with open(example("bad-h2-gang-rollingupdate.yaml")) as f:
+            bad = yaml.safe_load(f)
+        items = [yaml.safe_load(dep), bad]
         rc, out, _ = check("-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
         self.assertEqual(rc, 1)
         self.assertIn("2 Deployment(s) checked, 1 denied", out)
