@@ -31,7 +31,7 @@ constexpr const char* kPlaceholderUid = "00000000-0000-0000-0000-000000000000";
 constexpr const char* kPlaceholderHash = "<pod-template-hash>";
 // The webhook name the chart registers for Deployment validation; kubectl
 // quotes it in denials.
-constexpr const char* kValidatingWebhookName = "validate-deployments.wasd.io";
+constexpr const char* kValidatingWebhookName = "deployments.validate.wasd.io";
 
 constexpr const char* kUsage =
     "Usage: wasd check -f FILE [-f FILE...] [-o text|yaml|json]\n"

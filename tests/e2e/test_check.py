@@ -59,7 +59,7 @@ class CheckExamples(unittest.TestCase):
                 rc, out, err = check("-f", example(name))
                 self.assertEqual(rc, 1, out + err)
                 self.assertIn(f'Error from server (Invalid): error when creating "{example(name)}": '
-                              'admission webhook "validate-deployments.wasd.io" denied the request: ',
+                              'admission webhook "deployments.validate.wasd.io" denied the request: ',
                               out)
                 self.assertIn(text, out)
                 self.assertNotIn("kind: Workload", out)

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""kubectl end to end: the real kubectl, the test API server under tests/apiserver,
+the chart's own webhook configurations (rendered offline), and the real
+`wasd webhook` over TLS, with the CA bundle injected by `wasd certs inject-ca`.
+
+Covers: bad examples denied at apply with the field errors; a gang Deployment
+created and its pods tied to their PodGroup and gated; `kubectl scale` below an
+explicit minCount denied, to 0 allowed; spec.scheduling refused by strict
+decoding; removing the annotation denied through the chart's matchConditions;
+the webhook down with failurePolicy Fail vs Ignore, affecting only opted-in
+objects."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wasdlib  # noqa: E402
+
+sys.path.insert(0, wasdlib.TESTS_DIR)
+sys.path.insert(0, os.path.join(wasdlib.TESTS_DIR, "chart"))
+from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+import chartlib  # noqa: E402
+
+EXAMPLES = os.path.join(wasdlib.SOURCE_DIR, "examples")
+NS = "ml-serving"
+RELEASE_NS = "wasd-system"
+
+
+def example(name):
+    return os.path.join(EXAMPLES, name)
+
+
+class KubectlEndToEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wasd-e2e-")
+        cls.srv = ApiServer().Start()
+        try:
+            cls._install()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _install(cls):
+        srv = cls.srv
+        for ns in (NS, RELEASE_NS):
+            srv.Kubectl("create", "namespace", ns)
+        objs = chartlib.render(namespace=RELEASE_NS)
+        svc = [o for o in objs if o["kind"] == "Service" and o["metadata"]["name"].endswith("-webhook")][0]
+        cls.service = svc["metadata"]["name"]
+        cls.certs = wasdlib.generate_certs(os.path.join(cls.tmp, "certs"), cls.service, RELEASE_NS)
+        cls.webhook = wasdlib.Webhook(cls.certs, kubeconfig=srv.kubeconfig).start()
+        srv.SetServiceEndpoint(RELEASE_NS, cls.service, "127.0.0.1", cls.webhook.port)
+        configs = [o for o in objs if o["kind"] in ("MutatingWebhookConfiguration",
+                                                    "ValidatingWebhookConfiguration")]
+        assert len(configs) == 2, configs
+        cls.config_names = sorted({c["metadata"]["name"] for c in configs})
+        path = os.path.join(cls.tmp, "webhooks.yaml")
+        with open(path, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, f)
+        srv.Kubectl("apply", "-f", path)
+        env = dict(os.environ, KUBECONFIG=srv.kubeconfig)
+        inject = subprocess.run([wasdlib.WASD, "certs", "inject-ca", "--ca-file", cls.certs["ca.crt"],
+                                 "--webhook-config", ",".join(cls.config_names)],
+                                env=env, capture_output=True, text=True, timeout=60)
+        assert inject.returncode == 0, inject.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "webhook", None):
+            cls.webhook.stop()
+        cls.srv.Stop()
+
+    def apply(self, path, check=False, kubeconfig=None):
+        return self.srv.Kubectl("apply", "-n", NS, "-f", path, check=check, kubeconfig=kubeconfig)
+
+    def test_bad_examples_denied_with_field_errors(self):
+        expected = {
+            "bad-h1-mincount-over-replicas.yaml":
+                "gang.minCount: Invalid value: 5: must be less than or equal to spec.replicas (3)",
+            "bad-h2-gang-rollingupdate.yaml":
+                'spec.strategy.type: Invalid value: "RollingUpdate": gang scheduling requires Recreate',
+            "bad-s-structure.yaml": "must specify exactly one of: `basic`, `gang`",
+            "bad-b1-all-with-basic.yaml": "the disruptionMode `all` is not supported with the Basic",
+            "bad-s17-unknown-field.yaml": "unknown field",
+        }
+        for name, text in expected.items():
+            with self.subTest(name=name):
+                p = self.apply(example(name))
+                self.assertNotEqual(p.returncode, 0, p.stdout)
+                self.assertIn(text, p.stderr)
+                # The API server reports wasd's denial as an invalid object.
+                self.assertIn("is invalid", p.stderr)
+                dep = os.path.basename(name)
+                self.assertIsNone(self.srv.Get(f"/apis/apps/v1/namespaces/{NS}/deployments/{dep}"))
+
+    def test_good_gang_deployment_pods_tied_to_podgroup(self):
+        p = self.apply(example("kep-1-gang-zone-atomic.yaml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dep = self.srv.Get(f"/apis/apps/v1/namespaces/{NS}/deployments/inference-server")
+        self.assertEqual(dep["metadata"]["labels"]["wasd.io/managed"], "true")
+        self.assertEqual(dep["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"], "true")
+
+        def pods():
+            lst = self.srv.Get(f"/api/v1/namespaces/{NS}/pods?labelSelector=app%3Dinference-server")
+            return lst["items"] if lst and len(lst["items"]) == 3 else None
+        items = WaitFor(pods, 30, what="3 pods")
+        for pod in items:
+            rs = [o for o in pod["metadata"]["ownerReferences"] if o.get("controller")][0]["name"]
+            self.assertEqual(pod["spec"]["schedulingGroup"], {"podGroupName": rs})
+            self.assertIn({"name": "wasd.io/pod-group"}, pod["spec"]["schedulingGates"])
+            self.assertEqual(pod["status"]["phase"], "Pending")
+        # Warnings reach kubectl as Warning headers.
+        self.assertIn("minCount", p.stderr)
+
+    def test_scale_below_explicit_mincount_denied_zero_allowed(self):
+        p = self.apply(example("kep-2-user-mincount.yaml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.srv.Kubectl("scale", "-n", NS, "deployment/prefill-workers", "--replicas=2", check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("spec.replicas: Invalid value: 2: must be greater than or equal to "
+                      "spec.scheduling.schedulingPolicy.gang.minCount (3)", p.stderr)
+        p = self.srv.Kubectl("scale", "-n", NS, "deployment/prefill-workers", "--replicas=0", check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.srv.Kubectl("scale", "-n", NS, "deployment/prefill-workers", "--replicas=5", check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_spec_scheduling_refused_by_strict_decoding(self):
+        p = self.apply(example("kep-1-field-carrier.yaml"))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('strict decoding error: unknown field "spec.scheduling"', p.stderr)
+
+    def test_removing_the_annotation_is_denied(self):
+        p = self.apply(example("kep-3-resource-claims.yaml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(example("kep-3-resource-claims.yaml")) as f:
+            text = f.read()
+        start = text.index("  annotations:")
+        end = text.index("spec:")
+        stripped = os.path.join(self.tmp, "no-annotation.yaml")
+        with open(stripped, "w") as f:
+            f.write(text[:start] + text[end:])
+        p = self.apply(stripped)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertIn("metadata.annotations[wasd.io/scheduling]: Invalid value: \"null\": "
+                      "field cannot be cleared once set", p.stderr)
+
+    def test_unopted_objects_never_reach_wasd(self):
+        manifest = os.path.join(self.tmp, "plain.yaml")
+        with open(manifest, "w") as f:
+            f.write("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\n"
+                    "spec: {selector: {matchLabels: {app: plain}}, template: {metadata: {labels: {app: plain}},"
+                    " spec: {containers: [{name: c, image: nginx:1}]}}}\n")
+        since = self.srv.LastSeq()
+        self.assertEqual(self.apply(manifest).returncode, 0)
+        calls = [e for e in self.srv.Audit(since=since) if e.get("webhooks")]
+        self.assertEqual(calls, [], "a Deployment without the annotation was sent to wasd")
+
+
+class WebhookDown(unittest.TestCase):
+    """failurePolicy Fail vs Ignore with wasd unreachable: only opted-in objects are affected."""
+
+    def test_fail_and_ignore(self):
+        tmp = tempfile.mkdtemp(prefix="wasd-e2e-down-")
+        with ApiServer() as srv:
+            srv.Kubectl("create", "namespace", NS)
+            objs = chartlib.render(namespace=RELEASE_NS)
+            configs = [o for o in objs if o["kind"] in ("MutatingWebhookConfiguration",
+                                                        "ValidatingWebhookConfiguration")]
+            svc = [o for o in objs if o["kind"] == "Service" and o["metadata"]["name"].endswith("-webhook")][0]
+            certs = wasdlib.generate_certs(os.path.join(tmp, "certs"), svc["metadata"]["name"], RELEASE_NS)
+            with open(certs["ca.crt"], "rb") as f:
+                import base64
+                bundle = base64.b64encode(f.read()).decode()
+            for c in configs:
+                for w in c["webhooks"]:
+                    w["clientConfig"]["caBundle"] = bundle
+            # Nothing listens on this port: wasd is down.
+            srv.SetServiceEndpoint(RELEASE_NS, svc["metadata"]["name"], "127.0.0.1", wasdlib.free_port())
+            path = os.path.join(tmp, "webhooks.json")
+            with open(path, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, f)
+            srv.Kubectl("apply", "-f", path)
+
+            p = srv.Kubectl("apply", "-n", NS, "-f", example("kep-2-user-mincount.yaml"), check=False)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("failed calling webhook", p.stderr)
+            plain = os.path.join(tmp, "plain.yaml")
+            with open(plain, "w") as f:
+                f.write("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\n"
+                        "spec: {selector: {matchLabels: {app: plain}}, template: {metadata: {labels: {app: plain}},"
+                        " spec: {containers: [{name: c, image: nginx:1}]}}}\n")
+            p = srv.Kubectl("apply", "-n", NS, "-f", plain, check=False)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+            for c in configs:
+                for w in c["webhooks"]:
+                    w["failurePolicy"] = "Ignore"
+            with open(path, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, f)
+            srv.Kubectl("apply", "-f", path)
+            p = srv.Kubectl("apply", "-n", NS, "-f", example("kep-2-user-mincount.yaml"), check=False)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
