@@ -115,7 +115,8 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 // Returns false with *error set on an unknown flag, a missing value, an
-// unexpected positional argument or a repeated single-value flag.
+// unexpected positional argument or a repeated single-value flag. Repeated
+// flags accept "--f a --f b", "--f a,b" and "--f a b".
 bool ParseFlags(int argc, char** argv, const FlagSpec& spec, ParsedFlags* out,
                 std::string* error) {
   for (int i = 1; i < argc; ++i) {
@@ -164,14 +165,21 @@ bool ParseFlags(int argc, char** argv, const FlagSpec& spec, ParsedFlags* out,
       }
       out->values[name] = value;
     } else {
-      // Repeated flags also take comma-separated lists.
-      std::size_t start = 0;
-      while (start <= value.size()) {
-        const std::size_t comma = value.find(',', start);
-        const std::string item = value.substr(start, comma - start);
-        if (!item.empty()) out->lists[name].push_back(item);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
+      // Repeated flags also take comma-separated lists and, as in
+      // "--webhook-config A B", the plain arguments that follow them.
+      std::vector<std::string> raw{value};
+      while (!has_value && i + 1 < argc && std::string_view(argv[i + 1]).rfind("--", 0) != 0) {
+        raw.emplace_back(argv[++i]);
+      }
+      for (const std::string& item_list : raw) {
+        std::size_t start = 0;
+        while (start <= item_list.size()) {
+          const std::size_t comma = item_list.find(',', start);
+          const std::string item = item_list.substr(start, comma - start);
+          if (!item.empty()) out->lists[name].push_back(item);
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
       }
     }
   }

@@ -19,8 +19,8 @@ std::string LeafPem(int days) {
   CertKeyPem ca;
   REQUIRE(IssueCa(ca_options, &ca).ok());
   LeafOptions o;
-  o.common_name = "x";
-  o.dns_names = {"x"};
+  o.dns_names = {"leaf.example"};
+  o.common_name = o.dns_names[0];
   o.days = days;
   o.now = kIssued;
   CertKeyPem leaf;

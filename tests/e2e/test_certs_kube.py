@@ -167,8 +167,8 @@ class CertsKubeTest(unittest.TestCase):
 
         # Already current: no write at all.
         seq = self.srv.LastSeq()
-        p = self.Wasd("inject-ca", "--ca-file", os.path.join(out, "ca.crt"),
-                      "--webhook-config", "wasd,wasd-only-validating")
+        p = self.Wasd("inject-ca", "--webhook-config", "wasd", "wasd-only-validating",
+                      "--ca-file", os.path.join(out, "ca.crt"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.Writes(seq), [])
         self.assertTrue(all(l["msg"] == "caBundle already current" for l in self.Logs(p.stderr)))
@@ -188,12 +188,16 @@ class CertsKubeTest(unittest.TestCase):
 
     def test_inject_ca_errors(self):
         out, _ = self.Generate()
-        p = self.Wasd("inject-ca", "--ca-file", os.path.join(out, "ca.crt"), "--webhook-config", "nope")
+        self.MakeConfig("mutatingwebhookconfigurations", "wasd-present", [Webhook("a.wasd.io")])
+        p = self.Wasd("inject-ca", "--ca-file", os.path.join(out, "ca.crt"),
+                      "--webhook-config", "wasd-present,nope")
         self.assertEqual(p.returncode, 1)
         logs = self.Logs(p.stderr)
         self.assertEqual(logs[-1]["level"], "error")
         self.assertEqual(logs[-1]["error"],
                          'webhook configuration "nope" not found (neither mutating nor validating)')
+        self.assertEqual(logs[0]["name"], "wasd-present")  # handled before the missing one
+        self.assertEqual(logs[0]["patched"], 1)
 
         p = self.Wasd("inject-ca", "--ca-file", os.path.join(out, "tls.key"), "--webhook-config", "x")
         self.assertEqual(p.returncode, 1)
