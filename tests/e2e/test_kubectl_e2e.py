@@ -16,6 +16,8 @@ import sys
 import tempfile
 import unittest
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wasdlib  # noqa: E402
 
@@ -61,7 +63,7 @@ class KubectlEndToEnd(unittest.TestCase):
         cls.config_names = sorted({c["metadata"]["name"] for c in configs})
         path = os.path.join(cls.tmp, "webhooks.yaml")
         with open(path, "w") as f:
-            json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, f)
+            yaml.safe_dump_all(configs, f)
         srv.Kubectl("apply", "-f", path)
         env = dict(os.environ, KUBECONFIG=srv.kubeconfig)
         inject = subprocess.run([wasdlib.WASD, "certs", "inject-ca", "--ca-file", cls.certs["ca.crt"],
@@ -181,9 +183,9 @@ class WebhookDown(unittest.TestCase):
                     w["clientConfig"]["caBundle"] = bundle
             # Nothing listens on this port: wasd is down.
             srv.SetServiceEndpoint(RELEASE_NS, svc["metadata"]["name"], "127.0.0.1", wasdlib.free_port())
-            path = os.path.join(tmp, "webhooks.json")
+            path = os.path.join(tmp, "webhooks.yaml")
             with open(path, "w") as f:
-                json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, f)
+                yaml.safe_dump_all(configs, f)
             srv.Kubectl("apply", "-f", path)
 
             p = srv.Kubectl("apply", "-n", NS, "-f", example("kep-2-user-mincount.yaml"), check=False)
@@ -201,7 +203,7 @@ class WebhookDown(unittest.TestCase):
                 for w in c["webhooks"]:
                     w["failurePolicy"] = "Ignore"
             with open(path, "w") as f:
-                json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, f)
+                yaml.safe_dump_all(configs, f)
             srv.Kubectl("apply", "-f", path)
             p = srv.Kubectl("apply", "-n", NS, "-f", example("kep-2-user-mincount.yaml"), check=False)
             self.assertEqual(p.returncode, 0, p.stderr)
