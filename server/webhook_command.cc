@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "kube/config.h"
 #include "server/commands.h"
 #include "server/deployment_source.h"
+#include "server/kube_deployment_source.h"
 #include "server/log.h"
 #include "server/webhook_config.h"
 #include "server/webhook_server.h"
@@ -15,14 +17,30 @@
 namespace wasd::server {
 namespace {
 
+// The Deployment source for scale reviews: the API server named by
+// --kubeconfig, else $KUBECONFIG, in-cluster config or ~/.kube/config.
+// Returns null (after logging) when --kubeconfig names an unusable file.
+// Without any config at all the webhook still serves everything else and
+// answers scale reviews 503, saying why.
 std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& config,
                                                        const Logger& logger) {
-  // The Kubernetes API client is not wired in yet: scale reviews are
-  // answered 503 with this reason until it is.
-  const std::string reason = "no Kubernetes API client in this build";
-  logger.Warn("deployments/scale reviews will be answered 503",
-              {{"reason", reason}, {"kubeconfig", config.kubeconfig}});
-  return std::make_unique<UnavailableDeploymentSource>(reason);
+  kube::Result<kube::Config> kube_config =
+      kube::LoadConfig(kube::SourcesFromEnvironment(config.kubeconfig));
+  if (!kube_config.ok()) {
+    const std::string reason = kube_config.status().message();
+    if (!config.kubeconfig.empty()) {
+      logger.Error("cannot use --kubeconfig",
+                   {{"kubeconfig", config.kubeconfig}, {"error", reason}});
+      return nullptr;
+    }
+    logger.Warn("no Kubernetes API access: deployments/scale reviews will be answered 503",
+                {{"reason", reason}});
+    return std::make_unique<UnavailableDeploymentSource>("no Kubernetes API access: " + reason);
+  }
+  logger.Info("Kubernetes API access for deployments/scale reviews",
+              {{"server", kube_config.value().server}, {"source", kube_config.value().source}});
+  return std::make_unique<KubeDeploymentSource>(std::move(kube_config).value(),
+                                                config.lookup_timeout);
 }
 
 }  // namespace
@@ -45,7 +63,9 @@ int RunWebhook(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const Logger logger(config.log_level);
   try {
-    WebhookServer server(config, logger, MakeDeploymentSource(config, logger));
+    std::unique_ptr<DeploymentSource> deployments = MakeDeploymentSource(config, logger);
+    if (!deployments) return 1;
+    WebhookServer server(config, logger, std::move(deployments));
     return server.Run();
   } catch (const std::exception& e) {
     logger.Error("webhook failed", {{"error", e.what()}});

@@ -11,6 +11,7 @@ the openssl CLI. Standard library only.
 
 import base64
 import http.client
+import http.server
 import json
 import os
 import shutil
@@ -94,8 +95,12 @@ class Webhook:
                 pki.path(key), "--bind-address", "127.0.0.1", "--port", "0",
                 "--health-probe-bind-address", "127.0.0.1:0",
                 "--metrics-bind-address", "127.0.0.1:0", "--io-threads", "2", *extra]
+        # No ambient Kubernetes config: only an explicit --kubeconfig counts.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+        env["HOME"] = pki.dir
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+                                     stderr=subprocess.PIPE, env=env)
         self.lines = []   # raw stderr lines
         self.entries = []  # the lines parsed as JSON (None when a line is not JSON)
         self.cond = threading.Condition()
@@ -300,6 +305,7 @@ class AdmissionTest(ServerCase):
         text = body.decode()
         self.assertEqual(text.count("\n"), 1, text)
         self.assertIn("ml/prefill-workers", text)
+        self.assertIn("no Kubernetes API access", text)
         self.server.wait_log(lambda e: e.get("uid") == "e2e-scale-0004" and e.get("code") == 503
                              and e.get("level") == "warn")
 
@@ -641,6 +647,147 @@ class MutualTlsTest(ServerCase):
         self.assertEqual(status, 200)
 
 
+class FakeApiServer:
+    """A plain-HTTP stand-in for the API server: GET of apps/v1 Deployments."""
+
+    PREFIX = "/apis/apps/v1/namespaces/"
+
+    def __init__(self, deployments):
+        outer = self
+        self.deployments = deployments  # (namespace, name) -> object
+        self.paths = []
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                with outer.lock:
+                    outer.paths.append(self.path)
+                path = self.path.split("?", 1)[0]
+                ns, _, name = path[len(FakeApiServer.PREFIX):].partition("/deployments/")
+                if name == "slow":
+                    time.sleep(3)
+                obj = outer.deployments.get((ns, name))
+                if obj is None:
+                    code, obj = 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                      "reason": "NotFound", "code": 404,
+                                      "message": 'deployments.apps "%s" not found' % name}
+                else:
+                    code = 200
+                data = json.dumps(obj).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the webhook gave up waiting
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def kubeconfig(self, directory):
+        path = os.path.join(directory, "kubeconfig")
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "clusters:\n- name: fake\n  cluster:\n"
+                    "    server: http://127.0.0.1:%d\n"
+                    "users:\n- name: e2e\n  user:\n    token: e2e-token\n"
+                    "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: e2e\n"
+                    "current-context: fake\n" % self.port)
+        return path
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=WAIT)
+
+
+class ScaleLookupTest(unittest.TestCase):
+    """deployments/scale: the Deployment is read from the API server off the
+    I/O threads; not found allows, no answer is 503."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
+        cls.pki = Pki(cls.tmp)
+        stored = json.loads(fixture("deployment-valid.json"))["request"]["object"]  # minCount 3
+        cls.api = FakeApiServer({("ml", "prefill-workers"): stored})
+        cls.addClassCleanup(cls.api.stop)
+        # One I/O thread: a lookup blocking it would stall every other request.
+        cls.server = Webhook(cls.pki, ("--kubeconfig", cls.api.kubeconfig(cls.tmp),
+                                       "--lookup-timeout", "1s", "--io-threads", "1"))
+        cls.addClassCleanup(cls.server.kill)
+
+    def scale(self, name, replicas, uid):
+        review = json.loads(fixture("deployment-scale.json"))
+        req = review["request"]
+        req["uid"] = uid
+        req["name"] = req["object"]["metadata"]["name"] = name
+        req["object"]["spec"]["replicas"] = replicas
+        return self.server.post("/validate-apps-v1-deployment", json.dumps(review).encode())
+
+    def test_scale_below_min_count_is_denied(self):
+        status, _, body = self.scale("prefill-workers", 2, "scale-deny")
+        self.assertEqual(status, 200, body)
+        r = json.loads(body)["response"]
+        self.assertEqual(r["uid"], "scale-deny")
+        self.assertFalse(r["allowed"])
+        self.assertEqual(r["status"]["code"], 422)
+        with self.api.lock:
+            self.assertIn("/apis/apps/v1/namespaces/ml/deployments/prefill-workers",
+                          [p.split("?")[0] for p in self.api.paths])
+
+    def test_scale_at_or_above_min_count_is_allowed(self):
+        status, _, body = self.scale("prefill-workers", 5, "scale-up")
+        self.assertEqual(status, 200, body)
+        self.assertTrue(json.loads(body)["response"]["allowed"])
+
+    def test_scale_of_missing_deployment_is_allowed(self):
+        status, _, body = self.scale("gone", 1, "scale-gone")
+        self.assertEqual(status, 200, body)
+        r = json.loads(body)["response"]
+        self.assertEqual(r["uid"], "scale-gone")
+        self.assertTrue(r["allowed"])
+
+    def test_slow_api_server_gives_503_without_stalling_others(self):
+        results = []
+
+        def slow_scale():
+            results.append(self.scale("slow", 1, "scale-slow"))
+
+        threads = [threading.Thread(target=slow_scale) for _ in range(3)]
+        for t in threads:
+            t.start()
+        self.addCleanup(lambda: [t.join(WAIT) for t in threads])
+        def lookups_waiting():
+            with self.api.lock:
+                return sum(1 for p in self.api.paths if "/deployments/slow" in p) >= 3
+        Webhook.wait_until(lookups_waiting, what="three lookups at the API server")
+        # While three lookups wait on the API server (each up to the 1 s
+        # lookup deadline), the single I/O thread still answers other reviews:
+        # the pod review is logged before any of the scale answers.
+        status, _, _ = self.server.post("/mutate-v1-pod", fixture("pod-managed.json"))
+        self.assertEqual(status, 200)
+        self.assertEqual([e for e in self.server.logs() if e.get("uid") == "scale-slow"], [])
+        for t in threads:
+            t.join(WAIT)
+        self.assertEqual(len(results), 3)
+        for status, _, body in results:
+            self.assertEqual(status, 503, body)
+            self.assertIn("ml/slow", body.decode())
+        entry = self.server.wait_log(lambda e: e.get("uid") == "scale-slow")
+        self.assertEqual(entry["level"], "warn")
+        self.assertEqual(entry["code"], 503)
+
+
 class CommandLineTest(unittest.TestCase):
     def run_wasd(self, *args):
         return subprocess.run([BIN, "webhook", *args], capture_output=True, text=True,
@@ -662,6 +809,13 @@ class CommandLineTest(unittest.TestCase):
         self.assertIn("--tls-key-file", r.stderr)
         r = self.run_wasd("--tls-cert-file=a", "--tls-key-file=b", "--port=http")
         self.assertEqual(r.returncode, 2)
+
+    def test_unusable_kubeconfig_exits_1(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = self.run_wasd("--tls-cert-file", "a", "--tls-key-file", "b",
+                              "--kubeconfig", os.path.join(d, "nope"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot use --kubeconfig", r.stderr)
 
     def test_unusable_certificate_exits_1_with_a_log_line(self):
         with tempfile.TemporaryDirectory() as d:
