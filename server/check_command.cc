@@ -5,6 +5,7 @@
 //
 // Exit codes: 0 every Deployment allowed; 1 at least one denied; 2 unusable
 // input (missing file, not YAML/JSON, bad flags).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,9 +30,6 @@ using nlohmann::json;
 // Offline there is no API server: these stand in for values only it knows.
 constexpr const char* kPlaceholderUid = "00000000-0000-0000-0000-000000000000";
 constexpr const char* kPlaceholderHash = "<pod-template-hash>";
-// The webhook name the chart registers for Deployment validation; kubectl
-// quotes it in denials.
-constexpr const char* kValidatingWebhookName = "deployments.validate.wasd.io";
 
 constexpr const char* kUsage =
     "Usage: wasd check -f FILE [-f FILE...] [-o text|yaml|json]\n"
@@ -125,6 +123,23 @@ std::string StringAt(const json& obj, std::initializer_list<const char*> keys) {
   return v->is_string() ? v->get<std::string>() : std::string();
 }
 
+// What kubectl prints when the webhook denies the Deployment: the API server
+// passes wasd's status (reason Invalid, details with kind, name and one cause
+// per field error) through, and kubectl renders the causes, one line for one
+// error and a "* " list for several, as it does for the API server's own
+// validation errors.
+std::string KubectlDenial(const std::string& name, const workloadbuilder::FieldErrorList& errors) {
+  std::vector<std::string> lines;
+  for (const auto& e : errors) {
+    std::string line = e.ToString();
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  std::string out = "The Deployment \"" + name + "\" is invalid: ";
+  if (lines.size() == 1) return out + lines.front();
+  for (const std::string& l : lines) out += "\n* " + l;
+  return out;
+}
+
 // The Workload and PodGroup wasd would create for an allowed Deployment.
 // `notes` collects what was made up for lack of an API server.
 bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json& objects,
@@ -204,12 +219,8 @@ int RunCheck(int argc, char** argv) {
     const std::string ref = "deployment.apps/" + name;
     if (!errors.empty()) {
       ++denied;
-      std::fprintf(report, "%s (%s): denied\n", ref.c_str(), m.source.c_str());
-      std::fprintf(report,
-                   "Error from server (Invalid): error when creating \"%s\": admission webhook "
-                   "\"%s\" denied the request: %s\n",
-                   m.source.c_str(), kValidatingWebhookName,
-                   workloadbuilder::AggregateMessage(errors).c_str());
+      std::fprintf(report, "%s (%s): denied\n%s\n", ref.c_str(), m.source.c_str(),
+                   KubectlDenial(name, errors).c_str());
       continue;
     }
     if (!cfg.present()) {

@@ -79,14 +79,14 @@ def Deployment(name, replicas, min_count=None, gang=True, extra_config=None, str
 class Reconciler:
     """One `wasd reconciler` process."""
 
-    def __init__(self, env, name, args):
+    def __init__(self, env, name, args, kubeconfig=None):
         self.env = env
         self.name = name
         self.probe_port = FreePort()
         self.metrics_port = FreePort()
         self.log_path = os.path.join(env.dir, f"{name}.log")
         self.log = open(self.log_path, "ab")
-        cmd = [WASD, "reconciler", "--kubeconfig", env.reconciler_kubeconfig,
+        cmd = [WASD, "reconciler", "--kubeconfig", kubeconfig or env.reconciler_kubeconfig,
                "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}"] + list(args)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
@@ -208,8 +208,8 @@ class Env:
         if self.srv is not None:
             self.srv.Stop()
 
-    def StartReconciler(self, *args, name=None, wait=True):
-        r = Reconciler(self, name or f"reconciler-{len(self.reconcilers)}", args)
+    def StartReconciler(self, *args, name=None, wait=True, kubeconfig=None):
+        r = Reconciler(self, name or f"reconciler-{len(self.reconcilers)}", args, kubeconfig)
         self.reconcilers.append(r)
         return r.WaitReady() if wait else r
 
@@ -273,6 +273,16 @@ class Env:
     def AllReconcilerWrites(self, since=0):
         return [e for e in self.srv.Audit(since=since, user=RECONCILER_USER, methods=WRITES)
                 if "/leases/" not in e["path"] and not e["path"].endswith("/leases")]
+
+
+def WorkloadName(deployment, uid):
+    """GenerateWorkloadName: <deployment>-<safe-encoded FNV-1a of "(types.UID)<uid>">."""
+    h = 2166136261
+    for b in ("(types.UID)" + uid).encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    enc = "".join(alphabet[ord(c) % 27] for c in str(h))
+    return deployment[:253 - len(enc) - 1] + "-" + enc
 
 
 def PodGated(pod):

@@ -97,8 +97,12 @@ class KubectlEndToEnd(unittest.TestCase):
                 self.assertIn(text, p.stderr)
                 # The API server reports wasd's denial as an invalid object.
                 self.assertIn("is invalid", p.stderr)
-                dep = os.path.basename(name)
-                self.assertIsNone(self.srv.Get(f"/apis/apps/v1/namespaces/{NS}/deployments/{dep}"))
+                # `wasd check` predicts exactly what kubectl prints.
+                check = subprocess.run([wasdlib.WASD, "check", "-f", example(name)],
+                                       capture_output=True, text=True, timeout=60)
+                self.assertEqual(check.returncode, 1)
+                predicted = check.stdout.split("): denied\n", 1)[1].rsplit("\n", 2)[0]
+                self.assertEqual(p.stderr.strip(), predicted.strip())
 
     def test_good_gang_deployment_pods_tied_to_podgroup(self):
         p = self.apply(example("kep-1-gang-zone-atomic.yaml"))

@@ -1,0 +1,161 @@
+"""End-to-end: `wasd reconciler` under failure — SIGKILL at random points (20 times)
+then a restart converges with no duplicates and nothing missing; two replicas with
+leader election (only the leader writes; the other takes over after the leader is
+killed, at once after a SIGTERM release); a foreign Workload with our name; a
+PodGroup still Terminating when its ReplicaSet scales up again.
+"""
+import os
+import random
+import signal
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reconciler_env import (NS, RECONCILER_USER, WRITES, Deployment, Env, MinCount,  # noqa: E402
+                            PodGated, WaitFor, WorkloadName)
+
+OTHER_USER = "system:serviceaccount:wasd-system:wasd-reconciler-2"
+THIRD_USER = "system:serviceaccount:wasd-system:wasd-reconciler-3"
+
+
+class ReconcilerResilienceTest(unittest.TestCase):
+    def setUp(self):
+        self.env = Env().__enter__()
+
+    def tearDown(self):
+        self.env.Stop()
+
+    def Deploy(self, name, replicas, **kw):
+        return self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", Deployment(name, replicas, **kw))
+
+    def Converged(self, name, replicas):
+        """True when `name` has one Workload with minCount = replicas, exactly one PodGroup per
+        active ReplicaSet (and no other), and `replicas` running, ungated pods."""
+        ws = [w for w in self.env.Workloads()
+              if any(o["name"] == name for o in w["metadata"].get("ownerReferences", []))]
+        if len(ws) != 1 or MinCount(ws[0]) != replicas:
+            return False
+        active = {rs["metadata"]["name"] for rs in self.env.ReplicaSets(name) if rs["spec"].get("replicas", 1) > 0}
+        pgs = {p["metadata"]["name"]: p for p in self.env.PodGroups() if p["metadata"]["name"].startswith(name + "-")}
+        if set(pgs) != active or any(MinCount(p) != replicas for p in pgs.values()):
+            return False
+        pods = self.env.Pods(name)
+        return len(pods) == replicas and all(p["status"].get("phase") == "Running" and not PodGated(p) for p in pods)
+
+    def test_sigkill_at_random_points_then_restart_converges(self):
+        rng = random.Random(6276)
+        want = {"crash-a": 3, "crash-b": 2, "crash-c": 4}
+        for name, n in want.items():
+            self.Deploy(name, n)
+        for i in range(20):
+            r = self.env.StartReconciler("--leader-elect=false", name=f"kill-{i}", wait=False)
+            time.sleep(rng.uniform(0.05, 0.9))
+            r.Kill()
+            if i % 5 == 2:  # change the world between crashes
+                name = rng.choice(sorted(want))
+                want[name] = rng.choice([0, 1, 2, 5])
+                self.env.Scale(name, want[name])
+        self.env.StartReconciler("--leader-elect=false", name="final")
+        for name, n in want.items():
+            if n == 0:
+                WaitFor(lambda: not [p for p in self.env.PodGroups() if p["metadata"]["name"].startswith(name + "-")]
+                        and not self.env.Pods(name), 60, 0.3, f"{name} at zero")
+            else:
+                WaitFor(lambda: self.Converged(name, n), 60, 0.3, f"{name} converged at {n}")
+        # No duplicates: one Workload created per Deployment over all 21 runs.
+        posts = [e for e in self.env.srv.Audit(user=RECONCILER_USER, methods=("POST",))
+                 if e["path"].endswith("/workloads") and e["status"] in (200, 201)]
+        self.assertEqual(sorted(e["body"]["metadata"]["name"].rsplit("-", 1)[0] for e in posts), sorted(want))
+        self.assertEqual(len(self.env.Workloads()), 3)
+
+    def test_leader_election_one_writer_and_takeover(self):
+        _, kc2 = self.env.srv.AddUser(OTHER_USER, ["system:serviceaccounts"])
+        _, kc3 = self.env.srv.AddUser(THIRD_USER, ["system:serviceaccounts"])
+        a = self.env.StartReconciler("--lease-namespace", "wasd-system", name="a")
+        b = self.env.StartReconciler("--lease-namespace", "wasd-system", name="b", kubeconfig=kc2)
+        WaitFor(lambda: a.Metric("wasd_reconciler_leader") + b.Metric("wasd_reconciler_leader") == 1,
+                30, 0.2, "exactly one leader")
+        leader, follower = (a, b) if a.Metric("wasd_reconciler_leader") == 1 else (b, a)
+        follower_user = OTHER_USER if follower is b else RECONCILER_USER
+        self.assertTrue(follower.Ready(), "a non-leader is ready")
+        lease = self.env.srv.Get("/apis/coordination.k8s.io/v1/namespaces/wasd-system/leases/wasd-reconciler")
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 15)
+
+        self.Deploy("le-one", 2)
+        WaitFor(lambda: self.Converged("le-one", 2), 40, 0.2, "le-one converged")
+        follower_writes = [e for e in self.env.srv.Audit(user=follower_user, methods=WRITES)
+                           if "/leases/" not in e["path"]]
+        self.assertEqual(follower_writes, [], "the non-leader writes nothing")
+
+        # The leader dies without releasing: the follower takes over after the lease expires.
+        leader.Kill()
+        killed_at = time.time()
+        self.Deploy("le-two", 2)
+        WaitFor(lambda: follower.Metric("wasd_reconciler_leader") == 1, 30, 0.25, "takeover")
+        self.assertGreater(time.time() - killed_at, 5, "no takeover before the lease could expire")
+        WaitFor(lambda: self.Converged("le-two", 2), 40, 0.2, "le-two converged by the new leader")
+        self.assertTrue(any("/workloads" in e["path"] for e in
+                            self.env.srv.Audit(user=follower_user, methods=("POST",))))
+
+        # SIGTERM releases the Lease: a new replica takes over without waiting 15 s.
+        c = self.env.StartReconciler("--lease-namespace", "wasd-system", name="c", kubeconfig=kc3)
+        time.sleep(2.5)
+        self.assertEqual(c.Metric("wasd_reconciler_leader"), 0)
+        released_at = time.time()
+        self.assertEqual(follower.Stop(signal.SIGTERM), 0)
+        WaitFor(lambda: c.Metric("wasd_reconciler_leader") == 1, 20, 0.2, "takeover after release")
+        self.assertLess(time.time() - released_at, 8, "a released Lease is taken without waiting for expiry")
+
+    def test_foreign_workload_is_left_alone(self):
+        d = self.Deploy("foreign", 2)
+        name = WorkloadName("foreign", d["metadata"]["uid"])
+        self.env.Create(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads",
+                        {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
+                         "metadata": {"name": name, "namespace": NS},
+                         "spec": {"podGroupTemplates": [{"name": "pgt-0", "schedulingPolicy": {"basic": {}}}]}})
+        WaitFor(lambda: len(self.env.Pods("foreign")) == 2, 30, 0.2, "gated pods")
+        seq = self.env.srv.LastSeq()
+        self.env.StartReconciler("--leader-elect=false")
+        WaitFor(lambda: [e for e in self.env.Events("ForeignObject") if e["involvedObject"]["name"] == "foreign"],
+                30, 0.2, "ForeignObject event")
+        time.sleep(1.5)
+        self.assertEqual(self.env.ReconcilerWrites(seq), [], "no writes for a Deployment with a foreign Workload")
+        self.assertTrue(all(PodGated(p) for p in self.env.Pods("foreign")), "pods stay gated")
+        ev = self.env.Events("ForeignObject")[0]
+        self.assertEqual(ev["type"], "Warning")
+        self.assertIn(name, ev["message"])
+        # Once the foreign object is gone, wasd creates its own.
+        self.assertEqual(self.env.Delete(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads/{name}"), 200)
+        WaitFor(lambda: self.Converged("foreign", 2), 40, 0.2, "converged after the foreign Workload left")
+
+    def test_terminating_podgroup_is_waited_for(self):
+        self.env.StartReconciler("--leader-elect=false")
+        self.Deploy("term", 2)
+        WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "converged")
+        rs_name = self.env.ReplicaSets("term")[0]["metadata"]["name"]
+        # A pod outside the Deployment naming the PodGroup holds its protection finalizer.
+        self.env.Create(f"/api/v1/namespaces/{NS}/pods",
+                        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder", "namespace": NS},
+                         "spec": {"schedulingGroup": {"podGroupName": rs_name},
+                                  "containers": [{"name": "c", "image": "registry.example/app:1"}]}})
+        pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{rs_name}"
+        self.env.Scale("term", 0)
+        WaitFor(lambda: "deletionTimestamp" in (self.env.srv.Get(pg_path) or {}).get("metadata", {}), 30, 0.2,
+                "PodGroup Terminating")
+        seq = self.env.srv.LastSeq()
+        self.env.Scale("term", 2)
+        WaitFor(lambda: [e for e in self.env.Events("PodGroupTerminating") if e["involvedObject"]["name"] == "term"],
+                30, 0.2, "PodGroupTerminating event")
+        WaitFor(lambda: len(self.env.Pods("term")) == 2, 30, 0.2, "new pods")
+        time.sleep(1.0)
+        self.assertTrue(all(PodGated(p) for p in self.env.Pods("term")), "pods wait for the new PodGroup")
+        self.assertNotIn("podgroups", [k for m, k, n, _ in self.env.ReconcilerWrites(seq) if m == "POST"])
+        old_uid = self.env.srv.Get(pg_path)["metadata"]["uid"]
+        self.assertEqual(self.env.Delete(f"/api/v1/namespaces/{NS}/pods/holder"), 200)
+        WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "re-created and converged")
+        self.assertNotEqual(self.env.srv.Get(pg_path)["metadata"]["uid"], old_uid)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
