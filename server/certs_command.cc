@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "certs/cert_api.h"
+#include "certs/cli_flags.h"
 #include "certs/cert_info.h"
 #include "certs/duration.h"
 #include "certs/file_util.h"
@@ -31,6 +32,9 @@ namespace wasd::server {
 namespace {
 
 using certs::ApiReply;
+using certs::FlagSpec;
+using certs::ParsedFlags;
+using certs::ParseFlags;
 using certs::WebhookKind;
 
 constexpr int kExitOk = 0;
@@ -84,107 +88,6 @@ constexpr char kCommonFlags[] =
     "  --ca-days N            CA lifetime in days (default 3650)\n"
     "  --extra-san NAME|IP    additional subjectAltName, repeatable (e.g. localhost, "
     "127.0.0.1)\n";
-
-// The flags of one subcommand: which take a value, which may repeat, which
-// are switches. Values come as "--flag value" or "--flag=value".
-struct FlagSpec {
-  std::vector<std::string> single;
-  std::vector<std::string> repeated;
-  std::vector<std::string> switches;
-};
-
-struct ParsedFlags {
-  std::map<std::string, std::string> values;
-  std::map<std::string, std::vector<std::string>> lists;
-  std::map<std::string, bool> switches;
-  bool help = false;
-
-  std::string Get(const std::string& name, const std::string& fallback = "") const {
-    const auto it = values.find(name);
-    return it == values.end() ? fallback : it->second;
-  }
-  std::vector<std::string> List(const std::string& name) const {
-    const auto it = lists.find(name);
-    return it == lists.end() ? std::vector<std::string>{} : it->second;
-  }
-  bool On(const std::string& name) const { return switches.count(name) != 0; }
-};
-
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-// Returns false with *error set on an unknown flag, a missing value, an
-// unexpected positional argument or a repeated single-value flag. Repeated
-// flags accept "--f a --f b", "--f a,b" and "--f a b".
-bool ParseFlags(int argc, char** argv, const FlagSpec& spec, ParsedFlags* out,
-                std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      out->help = true;
-      return true;
-    }
-    if (arg.rfind("--", 0) != 0) {
-      *error = "unexpected argument " + arg;
-      return false;
-    }
-    std::string value;
-    bool has_value = false;
-    const std::size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    const std::string name = arg.substr(2);
-    if (Contains(spec.switches, name)) {
-      if (has_value && value != "true" && value != "false") {
-        *error = arg + " takes no value other than true or false";
-        return false;
-      }
-      if (!has_value || value == "true") out->switches[name] = true;
-      continue;
-    }
-    const bool single = Contains(spec.single, name);
-    if (!single && !Contains(spec.repeated, name)) {
-      *error = "unknown flag " + arg;
-      return false;
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) {
-        *error = arg + " needs a value";
-        return false;
-      }
-      value = argv[++i];
-    }
-    if (single) {
-      if (out->values.count(name) != 0) {
-        *error = arg + " given twice";
-        return false;
-      }
-      out->values[name] = value;
-    } else {
-      // Repeated flags also take comma-separated lists and, as in
-      // "--webhook-config A B", the plain arguments that follow them.
-      std::vector<std::string> raw{value};
-      while (!has_value && i + 1 < argc && std::string_view(argv[i + 1]).rfind("--", 0) != 0) {
-        raw.emplace_back(argv[++i]);
-      }
-      for (const std::string& item_list : raw) {
-        std::size_t start = 0;
-        while (start <= item_list.size()) {
-          const std::size_t comma = item_list.find(',', start);
-          const std::string item = item_list.substr(start, comma - start);
-          if (!item.empty()) out->lists[name].push_back(item);
-          if (comma == std::string::npos) break;
-          start = comma + 1;
-        }
-      }
-    }
-  }
-  return true;
-}
 
 int UsageError(const char* sub, const std::string& message) {
   std::fprintf(stderr, "wasd certs %s: %s (see 'wasd certs %s --help')\n", sub, message.c_str(),
@@ -436,6 +339,88 @@ void LogRotation(const Logger& logger, const certs::RotationOptions& o,
 // slow enough not to hammer a broken one.
 constexpr std::chrono::seconds kRetryAfterFailure{30};
 
+constexpr char kRotateHelp[] =
+    "Usage: wasd certs rotate --service NAME --secret NAME [--namespace NS]\n"
+    "                         [--webhook-config NAME...] [flags]\n\n"
+    "Keeps the kubernetes.io/tls Secret (ca.crt, ca.key, tls.crt, tls.key) valid: creates\n"
+    "it when absent, signs a new serving certificate with the same CA when the current one\n"
+    "expires within --renew-before, and injects the CA into the webhook configurations.\n"
+    "A Secret without the annotation wasd.io/managed-certificate: \"true\" (supplied by a\n"
+    "user or cert-manager) is never written. Runs until SIGTERM unless --once.\n\nFlags:\n"
+    "  --service NAME         the webhook Service (required)\n"
+    "  --namespace NS         namespace of the Service and Secret (default: the client's)\n"
+    "  --secret NAME          the TLS Secret (required)\n"
+    "  --webhook-config NAME  configuration to inject the CA into, repeatable\n"
+    "  --renew-before DUR     renew this long before notAfter (default 2160h = 90 days)\n"
+    "  --check-interval DUR   time between checks (default 1h)\n"
+    "  --once                 one pass, then exit (0: done, 1: failed)\n"
+    "%s"
+    "  --kubeconfig FILE      else $KUBECONFIG, in-cluster, ~/.kube/config\n";
+
+struct RotateCommand {
+  certs::RotationOptions options;
+  std::chrono::seconds interval{};
+  bool once = false;
+  std::string kubeconfig;
+};
+
+// Fills *cmd from the flags; returns false with *error on a usage error.
+bool ParseRotate(const ParsedFlags& f, RotateCommand* cmd, std::string* error) {
+  certs::RotationOptions& o = cmd->options;
+  o.service = f.Get("service");
+  o.ns = f.Get("namespace");
+  o.secret_name = f.Get("secret");
+  o.webhook_configs = f.List("webhook-config");
+  o.extra_sans = f.List("extra-san");
+  cmd->once = f.On("once");
+  cmd->kubeconfig = f.Get("kubeconfig");
+  if (o.service.empty()) *error = "--service is required";
+  if (o.secret_name.empty()) *error = "--secret is required";
+  if (!error->empty() || !ParseIssueFlags(f, &o.key_type, &o.leaf_days, &o.ca_days, error)) {
+    return false;
+  }
+  const std::string renew_text = f.Get("renew-before", "2160h");
+  if (!certs::ParseDuration(renew_text, &o.renew_before)) {
+    *error = "--renew-before must be a duration like 2160h, got \"" + renew_text + "\"";
+    return false;
+  }
+  if (o.renew_before >= std::chrono::hours(24) * o.leaf_days) {
+    *error = "--renew-before (" + renew_text +
+             ") must be shorter than the certificate lifetime (--days " +
+             std::to_string(o.leaf_days) + ")";
+    return false;
+  }
+  const std::string interval_text = f.Get("check-interval", "1h");
+  if (!certs::ParseDuration(interval_text, &cmd->interval) ||
+      cmd->interval < std::chrono::seconds(1)) {
+    *error = "--check-interval must be a duration of at least 1s, got \"" + interval_text + "\"";
+    return false;
+  }
+  return true;
+}
+
+// Rotation passes until a stop signal (or after one pass with --once).
+int RotateLoop(certs::CertApi& api, const RotateCommand& cmd, const sigset_t& stop_signals,
+               const Logger& logger) {
+  while (true) {
+    certs::RotationReport report;
+    const certs::Status st =
+        certs::RotateOnce(api, cmd.options, std::chrono::system_clock::now(), &report);
+    if (st.ok()) {
+      LogRotation(logger, cmd.options, report);
+    } else {
+      logger.Error("certificate rotation failed", {{"error", st.message()}});
+    }
+    if (cmd.once) return st.ok() ? kExitOk : kExitFailed;
+    const std::chrono::seconds wait =
+        st.ok() ? cmd.interval : std::min(cmd.interval, kRetryAfterFailure);
+    if (WaitForStopSignal(stop_signals, wait)) {
+      logger.Info("certificate rotation stopped");
+      return kExitOk;
+    }
+  }
+}
+
 int RunRotate(int argc, char** argv) {
   const FlagSpec spec{{"service", "namespace", "secret", "renew-before", "check-interval", "days",
                        "ca-days", "key-type", "kubeconfig"},
@@ -445,53 +430,11 @@ int RunRotate(int argc, char** argv) {
   std::string error;
   if (!ParseFlags(argc, argv, spec, &f, &error)) return UsageError("rotate", error);
   if (f.help) {
-    std::printf(
-        "Usage: wasd certs rotate --service NAME --secret NAME [--namespace NS]\n"
-        "                         [--webhook-config NAME...] [flags]\n\n"
-        "Keeps the kubernetes.io/tls Secret (ca.crt, ca.key, tls.crt, tls.key) valid: creates\n"
-        "it when absent, signs a new serving certificate with the same CA when the current one\n"
-        "expires within --renew-before, and injects the CA into the webhook configurations.\n"
-        "A Secret without the annotation wasd.io/managed-certificate: \"true\" (supplied by a\n"
-        "user or cert-manager) is never written. Runs until SIGTERM unless --once.\n\nFlags:\n"
-        "  --service NAME         the webhook Service (required)\n"
-        "  --namespace NS         namespace of the Service and Secret (default: the client's)\n"
-        "  --secret NAME          the TLS Secret (required)\n"
-        "  --webhook-config NAME  configuration to inject the CA into, repeatable\n"
-        "  --renew-before DUR     renew this long before notAfter (default 2160h = 90 days)\n"
-        "  --check-interval DUR   time between checks (default 1h)\n"
-        "  --once                 one pass, then exit (0: done, 1: failed)\n"
-        "%s"
-        "  --kubeconfig FILE      else $KUBECONFIG, in-cluster, ~/.kube/config\n",
-        kCommonFlags);
+    std::printf(kRotateHelp, kCommonFlags);
     return kExitOk;
   }
-  certs::RotationOptions o;
-  o.service = f.Get("service");
-  o.ns = f.Get("namespace");
-  o.secret_name = f.Get("secret");
-  o.webhook_configs = f.List("webhook-config");
-  o.extra_sans = f.List("extra-san");
-  if (o.service.empty()) return UsageError("rotate", "--service is required");
-  if (o.secret_name.empty()) return UsageError("rotate", "--secret is required");
-  if (!ParseIssueFlags(f, &o.key_type, &o.leaf_days, &o.ca_days, &error)) {
-    return UsageError("rotate", error);
-  }
-  const std::string renew_text = f.Get("renew-before", "2160h");
-  if (!certs::ParseDuration(renew_text, &o.renew_before)) {
-    return UsageError("rotate", "--renew-before must be a duration like 2160h, got \"" +
-                                    renew_text + "\"");
-  }
-  if (o.renew_before >= std::chrono::hours(24) * o.leaf_days) {
-    return UsageError("rotate", "--renew-before (" + renew_text +
-                                    ") must be shorter than the certificate lifetime (--days " +
-                                    std::to_string(o.leaf_days) + ")");
-  }
-  std::chrono::seconds interval{};
-  const std::string interval_text = f.Get("check-interval", "1h");
-  if (!certs::ParseDuration(interval_text, &interval) || interval < std::chrono::seconds(1)) {
-    return UsageError("rotate", "--check-interval must be a duration of at least 1s, got \"" +
-                                    interval_text + "\"");
-  }
+  RotateCommand cmd;
+  if (!ParseRotate(f, &cmd, &error)) return UsageError("rotate", error);
 
   // SIGTERM/SIGINT are taken synchronously (sigtimedwait) between passes;
   // blocked before any thread exists so every thread inherits the mask.
@@ -504,32 +447,18 @@ int RunRotate(int argc, char** argv) {
 
   const Logger logger;
   kube::Config config;
-  if (!LoadKubeConfig(f.Get("kubeconfig"), logger, &config)) return kExitFailed;
-  if (o.ns.empty()) o.ns = config.namespace_;
+  if (!LoadKubeConfig(cmd.kubeconfig, logger, &config)) return kExitFailed;
+  if (cmd.options.ns.empty()) cmd.options.ns = config.namespace_;
   kube::Client client(config);
   KubeCertApi api(&client);
   logger.Info("certificate rotation starting",
-              {{"secret", o.ns + "/" + o.secret_name},
-               {"service", o.service},
-               {"webhookConfigs", o.webhook_configs},
-               {"renewBefore", certs::FormatDuration(o.renew_before)},
-               {"checkInterval", certs::FormatDuration(interval)},
+              {{"secret", cmd.options.ns + "/" + cmd.options.secret_name},
+               {"service", cmd.options.service},
+               {"webhookConfigs", cmd.options.webhook_configs},
+               {"renewBefore", certs::FormatDuration(cmd.options.renew_before)},
+               {"checkInterval", certs::FormatDuration(cmd.interval)},
                {"apiServer", config.server}});
-  while (true) {
-    certs::RotationReport report;
-    const certs::Status st = certs::RotateOnce(api, o, std::chrono::system_clock::now(), &report);
-    if (st.ok()) {
-      LogRotation(logger, o, report);
-    } else {
-      logger.Error("certificate rotation failed", {{"error", st.message()}});
-    }
-    if (f.On("once")) return st.ok() ? kExitOk : kExitFailed;
-    const std::chrono::seconds wait = st.ok() ? interval : std::min(interval, kRetryAfterFailure);
-    if (WaitForStopSignal(stop_signals, wait)) {
-      logger.Info("certificate rotation stopped");
-      return kExitOk;
-    }
-  }
+  return RotateLoop(api, cmd, stop_signals, logger);
 }
 
 }  // namespace
