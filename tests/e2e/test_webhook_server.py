@@ -618,14 +618,16 @@ class CertReloadTest(ServerCase):
 
 
 class MutualTlsTest(ServerCase):
-    """--client-ca-file: only clients with a certificate from that CA get in."""
+    """--client-ca-file: only clients with a certificate from that CA get in.
+    (This server also runs with --pod-scheduling-gate=false.)"""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.pki = Pki(cls.tmp)
-        cls.server = Webhook(cls.pki, ("--client-ca-file", cls.pki.path("client-ca.crt")))
+        cls.server = Webhook(cls.pki, ("--client-ca-file", cls.pki.path("client-ca.crt"),
+                                       "--pod-scheduling-gate=false"))
         cls.addClassCleanup(cls.server.kill)
 
     def test_client_with_certificate_is_served(self):
@@ -633,6 +635,15 @@ class MutualTlsTest(ServerCase):
                                            fixture("deployment-valid.json"), client="client")
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body)["response"]["uid"], "e2e-valid-0001")
+
+    def test_pod_scheduling_gate_flag_reaches_the_review(self):
+        status, _, body = self.server.post("/mutate-v1-pod", fixture("pod-managed.json"),
+                                           client="client")
+        self.assertEqual(status, 200)
+        ops = json.loads(base64.b64decode(json.loads(body)["response"]["patch"]))
+        paths = [op["path"] for op in ops]
+        self.assertIn("/spec/schedulingGroup", paths)
+        self.assertNotIn("/spec/schedulingGates", paths)
 
     def test_client_without_certificate_is_refused(self):
         with self.assertRaises((ssl.SSLError, OSError, http.client.HTTPException)):
