@@ -124,16 +124,30 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
   recent_.Observe(Kind::kPod, *pod, deleted);
   const std::string ns = NamespaceOf(*pod);
   const std::string key = Key(ns, NameOf(*pod));
-  const bool gated = !deleted && GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value() &&
-                     ControllerKind(*pod) == "ReplicaSet";
-  if (!gated) {
-    gated_pods_by_rs_.Remove(key);
+  // Filed under the PodGroup the pod names; a gated pod that names none (its
+  // schedulingGroup was dropped) under its ReplicaSet, whose PodGroup it needs.
+  const std::string* named = workloadbuilder::AsString(
+      workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
+  const bool gated = GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value();
+  std::string group_name = named != nullptr ? *named : "";
+  if (group_name.empty() && gated && ControllerKind(*pod) == "ReplicaSet") group_name = ControllerName(*pod);
+  if (deleted || group_name.empty()) {
+    pods_by_group_.Remove(key);
+  } else {
+    pods_by_group_.Set(key, NameOf(*pod), Key(ns, group_name));
+  }
+  if (group_name.empty()) return;
+  const std::string* group = &group_name;
+  // Wake the Deployment when a gate may be lifted, or when a pod that kept
+  // a PodGroup alive goes away.
+  const std::string* phase = workloadbuilder::AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
+  const bool finished = phase != nullptr && (*phase == "Succeeded" || *phase == "Failed");
+  if (!deleted && !finished && !IsTerminating(*pod) && !gated) {
     return;
   }
-  const std::string rs_name = ControllerName(*pod);
-  gated_pods_by_rs_.Set(key, NameOf(*pod), Key(ns, rs_name));
-  const kube::ObjectPtr rs = replicasets_->Get(ns, rs_name);
-  EnqueueIfManaged(ns, rs != nullptr ? ControllerName(*rs) : StripHashSuffix(rs_name));
+  const kube::ObjectPtr rs = replicasets_->Get(ns, *group);
+  EnqueueIfManaged(ns, rs != nullptr && ControllerKind(*rs) == "Deployment" ? ControllerName(*rs)
+                                                                           : StripHashSuffix(*group));
 }
 
 void Caches::OnWorkload(const kube::ObjectPtr& workload, bool deleted) {
@@ -188,11 +202,6 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
     if (rs == nullptr) continue;
     in.replicasets.push_back(rs);
     pg_names.insert(rs_name);
-    for (const std::string& pod_name : gated_pods_by_rs_.Lookup(Key(ns, rs_name))) {
-      if (Object pod = recent_.Resolve(Kind::kPod, ns, pod_name, pods_->Get(ns, pod_name))) {
-        in.pods.push_back(std::move(pod));
-      }
-    }
   }
   for (const std::string& w : workload_names) {
     for (const std::string& pg : podgroups_by_workload_.Lookup(Key(ns, w))) pg_names.insert(pg);
@@ -200,6 +209,11 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
   for (const std::string& pg : pg_names) {
     if (Object o = recent_.Resolve(Kind::kPodGroup, ns, pg, podgroups_->Get(ns, pg))) {
       in.podgroups.push_back(std::move(o));
+    }
+    for (const std::string& pod_name : pods_by_group_.Lookup(Key(ns, pg))) {
+      if (Object pod = recent_.Resolve(Kind::kPod, ns, pod_name, pods_->Get(ns, pod_name))) {
+        in.pods.push_back(std::move(pod));
+      }
     }
   }
   return in;

@@ -3,7 +3,7 @@
 //
 //   Deployments   label wasd.io/managed=true   (resync: every object again each period)
 //   ReplicaSets   label wasd.io/managed=true   index: Deployment → ReplicaSets
-//   Pods          label wasd.io/managed=true   index: ReplicaSet → pods with the wasd gate
+//   Pods          label wasd.io/managed=true   index: PodGroup name → pods naming it
 //   Workloads     all                          index: Deployment → Workloads it controls
 //   PodGroups     all                          index: Workload name → PodGroups referencing it
 //
@@ -71,7 +71,7 @@ class Caches {
   std::unique_ptr<kube::Informer> workloads_;
   std::unique_ptr<kube::Informer> podgroups_;
   ObjectIndex rs_by_deployment_;
-  ObjectIndex gated_pods_by_rs_;
+  ObjectIndex pods_by_group_;
   ObjectIndex workloads_by_deployment_;
   ObjectIndex podgroups_by_workload_;
   std::atomic<bool> scheduling_started_{false};

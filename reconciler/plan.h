@@ -15,8 +15,11 @@
 //  2. PodGroups, one per ReplicaSet with replicas > 0, named like it,
 //     controlled by it and referencing the Workload; minCount follows the
 //     Workload template (patched Workload first, then PodGroups). Zero
-//     replicas → delete (UID precondition). PodGroups of ReplicaSets that no
-//     longer exist are deleted. A PodGroup still Terminating when its name is
+//     replicas → delete (UID precondition) once no unfinished pod names it
+//     (see InUse in plan_podgroups.cc). PodGroups of ReplicaSets that no
+//     longer exist are deleted the same way — unless a new ReplicaSet of the
+//     same name (a rollback to a pruned revision) needs it: then the new
+//     ReplicaSet adopts it (its pods already name it). A PodGroup still Terminating when its name is
 //     needed again → wait (Warning Event PodGroupTerminating, requeue). A
 //     PodGroup with a ReplicaSet's name that is not ours → ForeignObject, and
 //     no PodGroup writes or gate lifting for the whole Deployment.
@@ -66,7 +69,10 @@ struct PlanInput {
   std::vector<Object> workloads;    // Workloads with our name or controlled by the Deployment
   std::vector<Object> replicasets;  // ReplicaSets (filtered here by controller UID)
   std::vector<Object> podgroups;    // PodGroups named like a ReplicaSet or referencing our Workload
-  std::vector<Object> pods;         // pods of those ReplicaSets (filtered here: gated, live)
+  // Pods of those ReplicaSets and pods naming those PodGroups
+  // (spec.schedulingGroup.podGroupName); the plan lifts gates of the live
+  // gated ones and keeps a PodGroup that some unfinished pod still names.
+  std::vector<Object> pods;
   // Known PriorityClass values by name (only the pod template's class matters).
   std::map<std::string, std::int64_t, std::less<>> priority_classes;
 };
@@ -76,7 +82,7 @@ enum class ActionKind {
   kPatchWorkloadMinCount,  // name, uid, min_count, patch (JSON patch)
   kCreatePodGroup,         // name, object
   kPatchPodGroupMinCount,  // name, uid, min_count, patch (JSON patch)
-  kPatchPodGroupOwners,    // name, uid, patch (JSON patch)
+  kPatchPodGroupOwners,    // name, uid, patch (JSON patch): Workload reference or adoption
   kDeletePodGroup,         // name, uid (precondition)
   kLiftGate,               // name (pod), uid (pod), gate_index, patch (JSON patch)
   kEvent,                  // event_type, reason, message
@@ -128,6 +134,9 @@ nlohmann::json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_coun
 // Points the PodGroup's Workload ownerReference at `workload` (name, uid):
 // replaces the uid/name of the existing reference at `index`, or appends one.
 nlohmann::json PodGroupOwnerPatch(const nlohmann::json& podgroup, const nlohmann::json& workload);
+// Makes `replicaset` the PodGroup's controller (replacing the reference to a
+// ReplicaSet that no longer exists), the way a ReplicaSet adopts orphans.
+nlohmann::json PodGroupAdoptPatch(const nlohmann::json& podgroup, const nlohmann::json& replicaset);
 // [test /spec/schedulingGates/<index>/name == gate, remove /spec/schedulingGates/<index>].
 nlohmann::json LiftGatePatch(std::size_t gate_index);
 

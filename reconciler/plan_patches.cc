@@ -117,6 +117,29 @@ json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
   return patch;
 }
 
+json PodGroupAdoptPatch(const json& podgroup, const json& replicaset) {
+  json patch = json::array({TestUid(UidOf(podgroup))});
+  const json* refs = MemberPath(podgroup, {"metadata", "ownerReferences"});
+  const json rs_ref = {{"apiVersion", "apps/v1"},       {"kind", "ReplicaSet"},
+                       {"name", NameOf(replicaset)},    {"uid", UidOf(replicaset)},
+                       {"controller", true},            {"blockOwnerDeletion", true}};
+  if (refs != nullptr && refs->is_array()) {
+    for (std::size_t i = 0; i < refs->size(); ++i) {
+      const json* controller = Member((*refs)[i], "controller");
+      if (controller == nullptr || !controller->is_boolean() || !controller->get<bool>()) continue;
+      const std::string path = "/metadata/ownerReferences/" + std::to_string(i);
+      const std::string* old_uid = AsString(Member((*refs)[i], "uid"));
+      if (old_uid != nullptr) patch.push_back({{"op", "test"}, {"path", path + "/uid"}, {"value", *old_uid}});
+      patch.push_back({{"op", "replace"}, {"path", path}, {"value", rs_ref}});
+      return patch;
+    }
+    patch.push_back({{"op", "add"}, {"path", "/metadata/ownerReferences/0"}, {"value", rs_ref}});
+    return patch;
+  }
+  patch.push_back({{"op", "add"}, {"path", "/metadata/ownerReferences"}, {"value", json::array({rs_ref})}});
+  return patch;
+}
+
 json LiftGatePatch(std::size_t gate_index) {
   const std::string path = "/spec/schedulingGates/" + std::to_string(gate_index);
   return json::array({{{"op", "test"},

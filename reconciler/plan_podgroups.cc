@@ -35,6 +35,23 @@ bool IsOurPodGroup(const json& pg, const json& workload,
 
 bool Active(const json& rs) { return ReplicasOf(rs) > 0 && !IsTerminating(rs); }
 
+// True while a pod that has not finished names the PodGroup: the
+// podgroup-protection finalizer keeps a deleted PodGroup until then, and a
+// pod created meanwhile (the ReplicaSet scaled up again) would name the dying
+// object and hold it forever. So a PodGroup is deleted only once no such pod
+// is left.
+bool InUse(const PlanInput& in, std::string_view pg_name) {
+  for (const Object& pod : in.pods) {
+    if (pod == nullptr) continue;
+    const std::string* group =
+        AsString(workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
+    if (group == nullptr || *group != pg_name) continue;
+    const std::string* phase = AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
+    if (phase == nullptr || (*phase != "Succeeded" && *phase != "Failed")) return true;
+  }
+  return false;
+}
+
 void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
   const std::string rs_uid = UidOf(rs);
   for (const json* pod : SortedByName(in.pods)) {
@@ -88,12 +105,19 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
     return;
   }
 
+  std::set<std::string> active_names;
+  for (const json* rs : replicasets) {
+    if (Active(*rs)) active_names.insert(NameOf(*rs));
+  }
+
   // Deletions: our PodGroups whose ReplicaSet is at zero, Terminating or gone.
   std::set<std::string> deleting;
   for (const auto& [name, pg] : pg_by_name) {
     if (!IsOurPodGroup(*pg, workload, rs_by_uid) || IsTerminating(*pg)) continue;
     const auto rs = rs_by_uid.find(ControllerUid(*pg));
     if (rs != rs_by_uid.end() && Active(*rs->second)) continue;
+    if (InUse(in, name)) continue;
+    if (rs == rs_by_uid.end() && active_names.count(name) > 0) continue;  // adopted below  // deleted once its last pod is gone (pod events wake us)
     Action del;
     del.kind = ActionKind::kDeletePodGroup;
     del.name = name;
@@ -132,15 +156,26 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
       continue;
     }
     const json& pg = *it->second;
-    if (IsTerminating(pg) || deleting.count(rs_name) > 0 || ControllerUid(pg) != UidOf(*rs)) {
+    const bool orphan = rs_by_uid.count(ControllerUid(pg)) == 0;
+    if (!IsTerminating(pg) && deleting.count(rs_name) == 0 && ControllerUid(pg) != UidOf(*rs) && orphan) {
+      Action adopt;
+      adopt.kind = ActionKind::kPatchPodGroupOwners;
+      adopt.name = rs_name;
+      adopt.uid = UidOf(pg);
+      adopt.patch = PodGroupAdoptPatch(pg, *rs);
+      plan.actions.push_back(std::move(adopt));
+    } else if (IsTerminating(pg) || deleting.count(rs_name) > 0 || ControllerUid(pg) != UidOf(*rs)) {
       // Ours but left over from an earlier life of this name: wait until the
       // podgroup-protection finalizer lets it go, then create it afresh.
       waiting = true;
       AddEvent(plan, "Warning", kReasonPodGroupTerminating,
                "PodGroup " + rs_name +
-                   " is still terminating (waiting for the pods that name it to finish); it is "
-                   "re-created as soon as it is gone, and the new pods of ReplicaSet " +
-                   rs_name + " stay gated until then");
+                   " is still terminating (its podgroup-protection finalizer waits for every "
+                   "pod that names it); it is re-created as soon as it is gone, and the new pods "
+                   "of ReplicaSet " +
+                   rs_name +
+                   " stay gated until then. Those new pods name it too: if it stays, scale the "
+                   "Deployment to 0, wait until the PodGroup is gone, and scale up again");
       continue;
     }
     const json* spec = workloadbuilder::Member(pg, "spec");

@@ -129,33 +129,52 @@ class ReconcilerResilienceTest(unittest.TestCase):
         self.assertEqual(self.env.Delete(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads/{name}"), 200)
         WaitFor(lambda: self.Converged("foreign", 2), 40, 0.2, "converged after the foreign Workload left")
 
-    def test_terminating_podgroup_is_waited_for(self):
+    def test_podgroup_kept_while_named_and_terminating_one_waited_for(self):
         self.env.StartReconciler("--leader-elect=false")
         self.Deploy("term", 2)
         WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "converged")
         rs_name = self.env.ReplicaSets("term")[0]["metadata"]["name"]
-        # A pod outside the Deployment naming the PodGroup holds its protection finalizer.
+        pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{rs_name}"
+        # A pod outside the Deployment that names the PodGroup (labelled, so wasd's pod
+        # cache sees it): at zero replicas the PodGroup is kept until no unfinished pod
+        # names it.
         self.env.Create(f"/api/v1/namespaces/{NS}/pods",
-                        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder", "namespace": NS},
+                        {"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "holder", "namespace": NS, "labels": {"wasd.io/managed": "true"}},
                          "spec": {"schedulingGroup": {"podGroupName": rs_name},
                                   "containers": [{"name": "c", "image": "registry.example/app:1"}]}})
-        pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{rs_name}"
-        self.env.Scale("term", 0)
-        WaitFor(lambda: "deletionTimestamp" in (self.env.srv.Get(pg_path) or {}).get("metadata", {}), 30, 0.2,
-                "PodGroup Terminating")
         seq = self.env.srv.LastSeq()
+        self.env.Scale("term", 0)
+        WaitFor(lambda: not self.env.Pods("term"), 30, 0.2, "pods gone")
+        time.sleep(1.5)
+        self.assertNotIn("deletionTimestamp", self.env.srv.Get(pg_path)["metadata"])
+        self.assertEqual(self.env.ReconcilerWrites(seq), [])
+        self.assertEqual(self.env.Delete(f"/api/v1/namespaces/{NS}/pods/holder"), 200)
+        WaitFor(lambda: self.env.srv.Get(pg_path) is None, 30, 0.2, "PodGroup deleted once unused")
+        self.assertEqual([(m, k) for m, k, _, _ in self.env.ReconcilerWrites(seq)], [("DELETE", "podgroups")])
+
+        # Someone deletes the PodGroup while pods name it: it stays Terminating; wasd waits
+        # (Warning Event, no second object, new pods stay gated) and re-creates it once gone.
         self.env.Scale("term", 2)
+        WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "converged again")
+        old_uid = self.env.srv.Get(pg_path)["metadata"]["uid"]
+        self.assertEqual(self.env.Delete(pg_path), 200)
         WaitFor(lambda: [e for e in self.env.Events("PodGroupTerminating") if e["involvedObject"]["name"] == "term"],
                 30, 0.2, "PodGroupTerminating event")
-        WaitFor(lambda: len(self.env.Pods("term")) == 2, 30, 0.2, "new pods")
+        victim = self.env.Pods("term")[0]["metadata"]["name"]
+        seq = self.env.srv.LastSeq()
+        self.env.Delete(f"/api/v1/namespaces/{NS}/pods/{victim}")
+        WaitFor(lambda: len(self.env.Pods("term")) == 2 and any(PodGated(p) for p in self.env.Pods("term")),
+                30, 0.2, "a replacement pod, gated")
         time.sleep(1.0)
-        self.assertTrue(all(PodGated(p) for p in self.env.Pods("term")), "pods wait for the new PodGroup")
-        self.assertNotIn("podgroups", [k for m, k, n, _ in self.env.ReconcilerWrites(seq) if m == "POST"])
-        old_uid = self.env.srv.Get(pg_path)["metadata"]["uid"]
-        self.assertEqual(self.env.Delete(f"/api/v1/namespaces/{NS}/pods/holder"), 200)
+        self.assertTrue(any(PodGated(p) for p in self.env.Pods("term")), "the new pod waits for a new PodGroup")
+        self.assertNotIn("POST", [m for m, _, _, _ in self.env.ReconcilerWrites(seq)])
+        # The way out the Event names: scale to zero, then back.
+        self.env.Scale("term", 0)
+        WaitFor(lambda: self.env.srv.Get(pg_path) is None, 30, 0.2, "Terminating PodGroup gone")
+        self.env.Scale("term", 2)
         WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "re-created and converged")
         self.assertNotEqual(self.env.srv.Get(pg_path)["metadata"]["uid"], old_uid)
-
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

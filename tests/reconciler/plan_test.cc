@@ -165,10 +165,37 @@ TEST_CASE("Recreate rollout: old PodGroup released, new one created", "[unit]") 
   in.workloads = {Obj(w)};
   in.replicasets = {Obj(new_rs), Obj(old_rs)};
   in.podgroups = {Obj(StoredPodGroup(w, old_rs, "pg-a"))};
-  in.pods = {Obj(Pod("web-bbbb-1", new_rs)), Obj(Terminating(Pod("web-aaaa-1", old_rs, json::array())))};
+  in.pods = {Obj(Pod("web-bbbb-1", new_rs))};
   const Plan plan = PlanDeployment(in);
   CHECK(Summary(plan) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted", "CreatePodGroup web-bbbb",
                            "Event PodGroupCreated", "LiftGate web-bbbb-1"});
+
+  SECTION("an old pod still terminating keeps the old PodGroup until it is gone") {
+    in.pods.push_back(Obj(Terminating(Pod("web-aaaa-1", old_rs, json::array()))));
+    CHECK(Summary(PlanDeployment(in)) == V{"CreatePodGroup web-bbbb", "Event PodGroupCreated",
+                                           "LiftGate web-bbbb-1"});
+  }
+  SECTION("a finished pod does not") {
+    json done = Pod("web-aaaa-1", old_rs, json::array());
+    done["status"]["phase"] = "Succeeded";
+    in.pods.push_back(Obj(done));
+    CHECK(Summary(PlanDeployment(in))[0] == "DeletePodGroup web-aaaa");
+  }
+}
+
+TEST_CASE("scale to zero: the PodGroup waits for the last pod that names it", "[unit]") {
+  const json w = StoredWorkload(Deployment(3));
+  const json rs = ReplicaSet("aaaa", "rs-a", 0);
+  PlanInput in = Input(Deployment(0));
+  in.workloads = {Obj(w)};
+  in.replicasets = {Obj(rs)};
+  in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
+  json stray = Pod("other-pod", ReplicaSet("zzzz", "rs-z", 1, "someone"), json::array());
+  stray["spec"]["schedulingGroup"]["podGroupName"] = kRsA;  // any pod naming it counts
+  in.pods = {Obj(stray)};
+  CHECK(PlanDeployment(in).empty());
+  in.pods.clear();
+  CHECK(Summary(PlanDeployment(in)) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted"});
 }
 
 TEST_CASE("rollback: the old ReplicaSet's PodGroup is still Terminating → wait", "[unit]") {
@@ -207,9 +234,19 @@ TEST_CASE("rollback to a pruned revision: the same name with a new ReplicaSet UI
   in.podgroups = {Obj(StoredPodGroup(w, vanished, "pg-old"))};
   in.pods = {Obj(Pod("web-aaaa-1", reborn))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted", "Event PodGroupTerminating",
-                           "RequeueAfter"});
+  // The new ReplicaSet adopts it (its pods already name it), then the gates lift.
+  REQUIRE(Summary(plan) == V{"PatchPodGroupOwners web-aaaa", "LiftGate web-aaaa-1"});
   CHECK(plan.actions[0].uid == "pg-old");
+  CHECK(plan.actions[0].patch == json::parse(R"([
+    {"op":"test","path":"/metadata/uid","value":"pg-old"},
+    {"op":"test","path":"/metadata/ownerReferences/0/uid","value":"rs-a-old"},
+    {"op":"replace","path":"/metadata/ownerReferences/0","value":{"apiVersion":"apps/v1",
+     "kind":"ReplicaSet","name":"web-aaaa","uid":"rs-a-new","controller":true,"blockOwnerDeletion":true}}])"));
+
+  SECTION("already Terminating: wait for it") {
+    in.podgroups = {Obj(Terminating(StoredPodGroup(w, vanished, "pg-old")))};
+    CHECK(Summary(PlanDeployment(in)) == V{"Event PodGroupTerminating", "RequeueAfter"});
+  }
 }
 
 TEST_CASE("deleted PodGroup is re-created; running pods are not touched", "[unit]") {
