@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Bench scenario for `wasd reconciler`: N opted-in Deployments x 4 replicas created at
+once on the test API server (tests/apiserver) with the real `wasd webhook`. Reports:
+
+  * time to converge (every pod Running with its gate lifted, one Workload per
+    Deployment, one PodGroup per ReplicaSet);
+  * the reconciler's API writes per Deployment, by kind (goal: exactly 1 Workload
+    create + 1 PodGroup create + 1 gate lift per pod), and failed writes;
+  * writes during a full resync after convergence (goal: 0);
+  * the reconciler's peak RSS (VmHWM from /proc/<pid>/status).
+
+No timing assertions: it prints figures (and a JSON line with --json).
+
+    WASD_BIN=build/wasd python3 bench/reconciler_bench.py [--n 1000] [--quick] [--workers 2]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "e2e"))
+os.environ.setdefault("WASD_SOURCE_DIR", os.path.dirname(HERE))
+
+import reconciler_env  # noqa: E402
+from reconciler_env import NS, Deployment, Env, PodGated, RECONCILER_USER, WRITES  # noqa: E402
+
+REPLICAS = 4
+
+
+def VmHWM(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])  # kB
+    except OSError:
+        pass
+    return None
+
+
+def Converged(env, n):
+    deployments = {f"bench-{i}" for i in range(n)}
+    workloads = env.Workloads()
+    owners = [o["name"] for w in workloads for o in w["metadata"].get("ownerReferences", [])]
+    if len(workloads) != n or set(owners) != deployments:
+        return False, f"{len(workloads)}/{n} Workloads"
+    pgs = env.PodGroups()
+    if len(pgs) != n:
+        return False, f"{len(pgs)}/{n} PodGroups"
+    pods = env.List("pods", selector="wasd.io/managed=true")
+    ready = [p for p in pods if p["status"].get("phase") == "Running" and not PodGated(p)]
+    if len(ready) != n * REPLICAS:
+        return False, f"{len(ready)}/{n * REPLICAS} pods running"
+    return True, "converged"
+
+
+def Classify(entries):
+    counts = {}
+    for e in entries:
+        parts = e["path"].strip("/").split("/")
+        if "leases" in parts:
+            continue
+        resource = parts[-1] if e["method"] == "POST" else parts[-2]
+        ok = 200 <= e.get("status", 0) < 300
+        key = f"{e['method']} {resource}" + ("" if ok else f" (failed {e.get('status')})")
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=1000, help="Deployments (default 1000)")
+    ap.add_argument("--quick", action="store_true", help="N=50, for CI")
+    ap.add_argument("--workers", type=int, default=2, help="reconciler --workers")
+    ap.add_argument("--resync", type=int, default=20, help="reconciler --resync-period in seconds")
+    ap.add_argument("--timeout", type=float, default=1800, help="give up converging after this many seconds")
+    ap.add_argument("--json", action="store_true", help="also print one JSON line of results")
+    args = ap.parse_args()
+    n = 50 if args.quick else args.n
+    if not os.path.exists(reconciler_env.WASD):
+        sys.exit(f"wasd binary not found: set WASD_BIN (tried {reconciler_env.WASD!r})")
+
+    with Env(apiserver_args=("--bookmark-interval", "1.0", "--history", "200000")) as env:
+        rec = env.StartReconciler("--leader-elect=false", "--workers", str(args.workers),
+                                  "--resync-period", f"{args.resync}s", "--log-level", "warn")
+        seq0 = env.srv.LastSeq()
+        start = time.time()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda i: env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments",
+                                               Deployment(f"bench-{i}", REPLICAS)), range(n)))
+        created = time.time() - start
+        status = ""
+        peak = 0
+        while time.time() - start < args.timeout:
+            peak = max(peak, VmHWM(rec.proc.pid) or 0)
+            done, status = Converged(env, n)
+            if done:
+                break
+            time.sleep(1.0)
+        else:
+            sys.exit(f"not converged after {args.timeout}s: {status}\n{rec.Logs()[-2000:]}")
+        converge = time.time() - start
+        seq_conv = env.srv.LastSeq()
+        writes = env.srv.Audit(since=seq0, user=RECONCILER_USER, methods=WRITES)
+        by_kind = Classify(writes)
+
+        time.sleep(1.0)
+        seq_idle = env.srv.LastSeq()
+        reconciles_before = rec.Metric("wasd_reconciler_reconciles_total")
+        time.sleep(args.resync + 5)
+        resync_writes = [e for e in env.srv.Audit(since=seq_idle, user=RECONCILER_USER, methods=WRITES)
+                         if "/leases/" not in e["path"]]
+        reconciles_resync = rec.Metric("wasd_reconciler_reconciles_total") - reconciles_before
+        peak = max(peak, VmHWM(rec.proc.pid) or 0)
+        late = env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES)
+
+    per = {k: v / n for k, v in sorted(by_kind.items())}
+    print(f"deployments: {n} x {REPLICAS} replicas; reconciler --workers {args.workers}")
+    print(f"create requests sent in: {created:.1f} s")
+    print(f"time to converge: {converge:.1f} s")
+    print("reconciler writes per Deployment (until converged):")
+    for k, v in per.items():
+        print(f"  {k:40s} {v:.3f}")
+    print(f"  goal: POST workloads 1, POST podgroups 1, PATCH pods {REPLICAS}, POST events 2")
+    print(f"writes after convergence (before the resync window): {len(late) - len(resync_writes)}")
+    print(f"writes during a full resync ({args.resync} s period, {int(reconciles_resync)} reconciles): "
+          f"{len(resync_writes)}")
+    print(f"reconciler peak RSS (VmHWM): {peak / 1024:.1f} MiB")
+    if args.json:
+        print(json.dumps({"n": n, "replicas": REPLICAS, "converge_seconds": round(converge, 2),
+                          "writes_per_deployment": per, "resync_writes": len(resync_writes),
+                          "resync_reconciles": reconciles_resync, "peak_rss_kib": peak}))
+
+
+if __name__ == "__main__":
+    main()
