@@ -125,6 +125,11 @@ std::vector<Flag> Flags(WebhookConfig* c) {
          if (!ParseBool(v, &c->pod_scheduling_gate)) return "want true or false";
          return {};
        }},
+      {"denial-causes", true,
+       [c](std::string_view v) -> std::string {
+         if (!ParseBool(v, &c->denial_causes)) return "want true or false";
+         return {};
+       }},
       {"tls-handshake-timeout", false, DurationTo(&c->handshake_timeout)},
       {"read-timeout", false, DurationTo(&c->read_timeout)},
       {"write-timeout", false, DurationTo(&c->write_timeout)},
@@ -269,6 +274,10 @@ Flags:
   --metrics-bind-address A:P        /metrics (default :8080; 0 disables)
   --max-request-bytes N             largest request body (default 7340032 = 7 MiB)
   --pod-scheduling-gate=BOOL        add the wasd.io/pod-group gate to pods (default true)
+  --denial-causes=BOOL              denials carry one status cause per field error, so kubectl
+                                    prints them like API-server validation errors (default
+                                    true); false: the message only, and kubectl prints
+                                    'admission webhook "<name>" denied the request: ...'
   --tls-handshake-timeout D         TLS handshake deadline (default 10s)
   --read-timeout D                  deadline for reading one request (default 30s)
   --write-timeout D                 deadline for writing one response (default 30s)

@@ -44,6 +44,8 @@ struct WebhookConfig {
   // maximal objects with room to spare; anything bigger is not a review.
   std::uint64_t max_request_bytes = 7 * 1024 * 1024;
   bool pod_scheduling_gate = true;
+  // admission::Options::denial_causes (--denial-causes).
+  bool denial_causes = true;
 
   // TLS handshake: a loaded API server finishes within milliseconds; 10 s
   // drops connections that never speak TLS without hurting slow networks.

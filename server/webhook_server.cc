@@ -53,6 +53,7 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const Logger& logger,
       grace_timer_(ioc_) {
   env_.config = &config_;
   env_.review_options.pod_scheduling_gate = config_.pod_scheduling_gate;
+  env_.review_options.denial_causes = config_.denial_causes;
   env_.metrics = &metrics_;
   env_.logger = &logger_;
   env_.deployments = deployments_.get();

@@ -104,6 +104,22 @@ class KubectlEndToEnd(unittest.TestCase):
                 predicted = check.stdout.split("): denied\n", 1)[1].rsplit("\n", 2)[0]
                 self.assertEqual(p.stderr.strip(), predicted.strip())
 
+    def test_denial_message_form_names_the_webhook(self):
+        """--denial-causes=false: kubectl prints the API server's wrapped message,
+        naming the webhook, instead of the causes."""
+        other = wasdlib.Webhook(self.certs, extra_args=["--denial-causes=false"],
+                                kubeconfig=self.srv.kubeconfig).start()
+        try:
+            self.srv.SetServiceEndpoint(RELEASE_NS, self.service, "127.0.0.1", other.port)
+            p = self.apply(example("bad-h2-gang-rollingupdate.yaml"))
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn('admission webhook "deployments.validate.wasd.io" denied the request: '
+                          'spec.strategy.type: Invalid value: "RollingUpdate": gang scheduling '
+                          'requires Recreate', p.stderr)
+        finally:
+            self.srv.SetServiceEndpoint(RELEASE_NS, self.service, "127.0.0.1", self.webhook.port)
+            other.stop()
+
     def test_good_gang_deployment_pods_tied_to_podgroup(self):
         p = self.apply(example("kep-1-gang-zone-atomic.yaml"))
         self.assertEqual(p.returncode, 0, p.stderr)
