@@ -21,7 +21,8 @@ namespace wasd::kube::testing {
 
 class FakeApiServer {
  public:
-  FakeApiServer();  // REQUIREs that the server came up within 30 s
+  // REQUIREs that the server came up within 30 s. `plain`: HTTP, no TLS.
+  explicit FakeApiServer(bool plain = false);
   ~FakeApiServer();
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
@@ -44,6 +45,7 @@ class FakeApiServer {
   std::string dir_;
   pid_t pid_ = -1;
   int port_ = 0;
+  bool plain_ = false;
 };
 
 // Polls `done` every 20 ms until it holds or `limit` passes; returns done().

@@ -2,7 +2,7 @@
 """A small fake Kubernetes API server for wasd's kube client tests.
 
 Loopback only (127.0.0.1, ephemeral port), HTTPS with a throw-away CA made by
-the openssl CLI in --dir. Started by tests/kube/client_loopback_test.cc, which
+the openssl CLI in --dir (or plain HTTP with --plain, like `kubectl proxy`). Started by tests/kube/client_loopback_test.cc, which
 stops it by PID; it also exits by itself when its parent goes away or after
 --max-seconds, so it can never linger.
 
@@ -141,7 +141,8 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         self.request.settimeout(30)
         try:
-            self.request.do_handshake()
+            if isinstance(self.request, ssl.SSLSocket):
+                self.request.do_handshake()
         except (ssl.SSLError, OSError):
             self.handshake_failed = True
         else:
@@ -195,7 +196,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith("/apis/debug/v1/"):
             return self.debug(method, url.path, body)
         auth = self.headers.get("Authorization", "")
-        cert = self.request.getpeercert()
+        cert = self.request.getpeercert() if isinstance(self.request, ssl.SSLSocket) else None
         with STATE.cond:
             STATE.log.append({"method": method, "path": url.path, "query": query,
                               "time": time.time(), "authorization": auth,
@@ -372,6 +373,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--max-seconds", type=float, default=300)
+    ap.add_argument("--plain", action="store_true", help="serve plain HTTP (like kubectl proxy)")
     args = ap.parse_args()
     make_certs(args.dir)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -380,7 +382,8 @@ def main():
     ctx.verify_mode = ssl.CERT_OPTIONAL
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    server.socket = ctx.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    if not args.plain:
+        server.socket = ctx.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     tmp = os.path.join(args.dir, "port.tmp")
     with open(tmp, "w") as f:
         f.write(str(server.server_address[1]))

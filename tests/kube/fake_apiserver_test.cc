@@ -25,7 +25,7 @@ const Resource kRequests{"debug/v1", "requests", false};
 
 }  // namespace
 
-FakeApiServer::FakeApiServer() {
+FakeApiServer::FakeApiServer(bool plain) : plain_(plain) {
   std::random_device rd;
   dir_ = (fs::temp_directory_path() / ("wasd-fake-apiserver-" + std::to_string(rd()))).string();
   fs::create_directories(dir_);
@@ -34,7 +34,7 @@ FakeApiServer::FakeApiServer() {
   REQUIRE(pid_ >= 0);
   if (pid_ == 0) {
     execlp("python3", "python3", script.c_str(), "--dir", dir_.c_str(), "--max-seconds", "240",
-           static_cast<char*>(nullptr));
+           plain ? "--plain" : static_cast<char*>(nullptr), static_cast<char*>(nullptr));
     _exit(127);
   }
   // Certificate generation plus start-up: well under a second normally; 30 s
@@ -73,7 +73,7 @@ std::string FakeApiServer::File(const std::string& name) const {
 
 Config FakeApiServer::BaseConfig() const {
   Config c;
-  c.server = "https://127.0.0.1:" + std::to_string(port_);
+  c.server = (plain_ ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(port_);
   c.ca_pem = File("ca.crt");
   c.token = "token-a";
   c.timeouts.connect = std::chrono::seconds(5);
@@ -129,6 +129,18 @@ TEST_CASE("fake apiserver: starts, authenticates, logs", "[loopback]") {
   auto log = server.RequestsFor("GET", "/api/v1/namespaces/ns/configmaps/missing");
   REQUIRE(log.size() == 1);
   CHECK(log[0]["authorization"] == "Bearer token-a");
+}
+
+TEST_CASE("fake apiserver: plain HTTP (kubectl proxy style) works too", "[loopback]") {
+  FakeApiServer server(/*plain=*/true);
+  Config c = server.BaseConfig();
+  REQUIRE(c.server.rfind("http://", 0) == 0);
+  Client client(c);
+  CHECK(client.Get(Resource{"v1", "configmaps"}, "ns", "missing").status().not_found());
+  CHECK(client.Create(Resource{"v1", "configmaps"}, "ns",
+                      {{"metadata", {{"name", "a"}}}, {"data", {{"k", "v"}}}})
+            .ok());
+  CHECK(client.Get(Resource{"v1", "configmaps"}, "ns", "a").ok());
 }
 
 }  // namespace wasd::kube::testing
