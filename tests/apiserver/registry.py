@@ -74,6 +74,17 @@ RESOURCES = [
     Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
              "ValidatingWebhookConfiguration", namespaced=False, categories=["api-extensions"]),
     Resource("events.k8s.io", "v1", "events", "Event", short=["ev"], generation=False),
+    # Stored only (no controllers, no authorization): enough to install the
+    # Helm chart's objects and read them back.
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", generation=False),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", generation=False),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False,
+             generation=False),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding",
+             namespaced=False, generation=False),
+    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=["pdb"],
+             status=True),
+    Resource("batch", "v1", "jobs", "Job", status=True, categories=["all"]),
 ]
 
 # Groups that are listed in discovery but whose resources live elsewhere (the Scale kind).

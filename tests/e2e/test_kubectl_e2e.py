@@ -48,28 +48,62 @@ class KubectlEndToEnd(unittest.TestCase):
 
     @classmethod
     def _install(cls):
+        """Installs the rendered chart the way `helm install` would: the
+        pre-install hook's command (it creates the TLS Secret), every object
+        that is not a hook, then the post-install hook's command (it injects the
+        CA bundle). The webhook Deployment's pods cannot run here, so the real
+        binary runs on loopback with the Secret's files, and the test API server
+        routes the chart's Service to it."""
         srv = cls.srv
         for ns in (NS, RELEASE_NS):
             srv.Kubectl("create", "namespace", ns)
         objs = chartlib.render(namespace=RELEASE_NS)
-        svc = [o for o in objs if o["kind"] == "Service" and o["metadata"]["name"].endswith("-webhook")][0]
+        hooks = {o["metadata"]["name"]: o for o in objs
+                 if "helm.sh/hook" in (o["metadata"].get("annotations") or {})}
+        plain = [o for o in objs if o["metadata"]["name"] not in hooks or
+                 "helm.sh/hook" not in (o["metadata"].get("annotations") or {})]
+        env = dict(os.environ, KUBECONFIG=srv.kubeconfig)
+
+        def run_hook_job(phase):
+            jobs = [o for o in objs if o["kind"] == "Job" and phase in
+                    o["metadata"]["annotations"].get("helm.sh/hook", "")]
+            assert len(jobs) == 1, (phase, [j["metadata"]["name"] for j in jobs])
+            args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+            args = [a.replace("/etc/wasd/tls/", cls.tls_dir + "/") for a in args]
+            p = subprocess.run([wasdlib.WASD] + args, env=env, capture_output=True, text=True,
+                               timeout=60)
+            assert p.returncode == 0, (args, p.stderr)
+
+        cls.tls_dir = os.path.join(cls.tmp, "tls")
+        os.makedirs(cls.tls_dir)
+        run_hook_job("pre-install")
+        path = os.path.join(cls.tmp, "chart.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump_all([o for o in objs if "helm.sh/hook" not in
+                                (o["metadata"].get("annotations") or {})], f)
+        srv.Kubectl("apply", "-f", path)
+
+        svc = [o for o in plain if o["kind"] == "Service" and o["metadata"]["name"].endswith("-webhook")][0]
         cls.service = svc["metadata"]["name"]
-        cls.certs = wasdlib.generate_certs(os.path.join(cls.tmp, "certs"), cls.service, RELEASE_NS)
+        secret_name = [v for v in objs if v["kind"] == "Deployment" and
+                       v["metadata"]["name"].endswith("-webhook")][0]["spec"]["template"]["spec"]["volumes"]
+        secret_name = [v["secret"]["secretName"] for v in secret_name if "secret" in v][0]
+        secret = srv.Get(f"/api/v1/namespaces/{RELEASE_NS}/secrets/{secret_name}")
+        assert secret, "the pre-install hook did not create the TLS Secret"
+        import base64
+        cls.certs = {}
+        for key in ("ca.crt", "tls.crt", "tls.key"):
+            cls.certs[key] = os.path.join(cls.tls_dir, key)
+            with open(cls.certs[key], "wb") as f:
+                f.write(base64.b64decode(secret["data"][key]))
         cls.webhook = wasdlib.Webhook(cls.certs, kubeconfig=srv.kubeconfig).start()
         srv.SetServiceEndpoint(RELEASE_NS, cls.service, "127.0.0.1", cls.webhook.port)
-        configs = [o for o in objs if o["kind"] in ("MutatingWebhookConfiguration",
-                                                    "ValidatingWebhookConfiguration")]
-        assert len(configs) == 2, configs
-        cls.config_names = sorted({c["metadata"]["name"] for c in configs})
-        path = os.path.join(cls.tmp, "webhooks.yaml")
-        with open(path, "w") as f:
-            yaml.safe_dump_all(configs, f)
-        srv.Kubectl("apply", "-f", path)
-        env = dict(os.environ, KUBECONFIG=srv.kubeconfig)
-        inject = subprocess.run([wasdlib.WASD, "certs", "inject-ca", "--ca-file", cls.certs["ca.crt"],
-                                 "--webhook-config", ",".join(cls.config_names)],
-                                env=env, capture_output=True, text=True, timeout=60)
-        assert inject.returncode == 0, inject.stderr
+        run_hook_job("post-install")
+        cls.config_names = sorted(o["metadata"]["name"] for o in plain if o["kind"] in (
+            "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"))
+        for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+            cfg = srv.Get(f"/apis/admissionregistration.k8s.io/v1/{kind}/{cls.config_names[0]}")
+            assert all(w["clientConfig"].get("caBundle") for w in cfg["webhooks"]), kind
 
     @classmethod
     def tearDownClass(cls):
@@ -179,8 +213,17 @@ class KubectlEndToEnd(unittest.TestCase):
                     " spec: {containers: [{name: c, image: nginx:1}]}}}\n")
         since = self.srv.LastSeq()
         self.assertEqual(self.apply(manifest).returncode, 0)
-        calls = [e for e in self.srv.Audit(since=since) if e.get("webhooks")]
-        self.assertEqual(calls, [], "a Deployment without the annotation was sent to wasd")
+        WaitFor(lambda: self.srv.Get(f"/api/v1/namespaces/{NS}/pods?labelSelector=app%3Dplain")["items"],
+                20, what="the plain Deployment's pod")
+
+        def ours(e):
+            meta = (e.get("body") or {}).get("metadata") or {}
+            return (meta.get("name") or meta.get("generateName") or "").startswith("plain") or \
+                e.get("path", "").endswith("/plain")
+        entries = [e for e in self.srv.Audit(since=since) if ours(e)]
+        self.assertTrue(any(e["method"] == "POST" and "/pods" in e["path"] for e in entries))
+        calls = [e for e in entries if e.get("webhooks")]
+        self.assertEqual(calls, [], "a Deployment or pod without the opt-in was sent to wasd")
 
 
 class WebhookDown(unittest.TestCase):
