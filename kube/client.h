@@ -15,8 +15,9 @@
 // Behaviour:
 //  * TLS verifies the server certificate chain against Config::ca_pem (or the
 //    system store) and the host name or IP against the certificate, unless
-//    insecure_skip_tls_verify. A verification failure is Status kTlsVerify
-//    with OpenSSL's reason ("certificate verify failed: …").
+//    insecure_skip_tls_verify. A verification failure is Status kTlsVerify:
+//    "server certificate of HOST:PORT did not verify (checked name N): <the
+//    OpenSSL reason, e.g. unable to get local issuer certificate>".
 //  * The bearer token file, when configured, is re-read on every request so
 //    rotated service-account tokens are picked up; if a read fails the last
 //    good token is used.
