@@ -36,8 +36,15 @@ constexpr std::uint64_t kLingerMaxBytes = 64ull * 1024 * 1024;
 constexpr std::chrono::milliseconds kTlsShutdownTimeout{2'000};
 // On SIGTERM a connection that has not carried a request yet gets this long
 // for its first request to arrive (the client may have sent it already)
-// before it is closed; idle keep-alive connections are closed at once.
+// before it is closed.
 constexpr std::chrono::milliseconds kFreshConnectionDrainGrace{5'000};
+// A keep-alive connection between requests gets this long: its client cannot
+// know of the drain and may have sent the next request just before the
+// signal; closing at once would drop that request unanswered. A request that
+// has arrived is read and answered (with Connection: close); a quiet
+// connection is closed when this ends. One second covers a request already in
+// our socket buffer or in flight on the network.
+constexpr std::chrono::milliseconds kIdleConnectionDrainGrace{1'000};
 // A request body's storage larger than this is freed after the request
 // rather than kept for the next one: keep-alive connections should not each
 // pin megabytes after one large review.
@@ -125,11 +132,8 @@ void AdmissionSession::WaitForRequest() {
   std::chrono::milliseconds deadline =
       served_ == 0 ? env_.config->read_timeout : env_.config->idle_timeout;
   if (Draining()) {
-    if (served_ > 0) {
-      Close();
-      return;
-    }
-    deadline = std::min(deadline, kFreshConnectionDrainGrace);
+    deadline = std::min(deadline,
+                        served_ > 0 ? kIdleConnectionDrainGrace : kFreshConnectionDrainGrace);
   }
   beast::get_lowest_layer(stream_).expires_after(deadline);
   stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
@@ -439,11 +443,7 @@ void AdmissionSession::OnDrain() {
   // Sessions busy with a request see the flag when they finish it and close
   // after answering; only one waiting for a request needs waking.
   if (phase_ != Phase::kWaiting) return;
-  if (served_ > 0) {
-    Close();
-    return;
-  }
-  drain_timer_.expires_after(kFreshConnectionDrainGrace);
+  drain_timer_.expires_after(served_ > 0 ? kIdleConnectionDrainGrace : kFreshConnectionDrainGrace);
   drain_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec && self->phase_ == Phase::kWaiting) self->Close();
   });
