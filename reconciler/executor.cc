@@ -21,6 +21,17 @@ bool Stale(const kube::Status& s) {
 
 }  // namespace
 
+bool Executor::OwnerAlive(const std::string& ns, const json& object) {
+  const json* ref = ControllerRef(object);
+  if (ref == nullptr) return true;
+  const std::string kind = ref->value("kind", "");
+  const kube::Resource resource = kind == "Deployment" ? kube::Deployments() : kube::ReplicaSets();
+  kube::Result<json> owner = api_.Get(resource, ns, ref->value("name", ""));
+  if (!owner.ok()) return !owner.status().not_found();  // unsure (API error): let the write decide
+  const json& o = owner.value();
+  return UidOf(o) == ref->value("uid", "") && !o["metadata"].contains("deletionTimestamp");
+}
+
 void Executor::Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
                        const std::string& name) {
   kube::Result<json> got = api_.Get(resource, ns, name);
@@ -37,6 +48,14 @@ bool Executor::Create(const json& deployment, const Action& action, ExecuteOutco
   const kube::Resource resource = workload ? Workloads() : PodGroups();
   const std::string ns = NamespaceOf(deployment);
   const std::string name = NameOf(action.object);
+  // The caches are separate watches: a Workload (or PodGroup) deleted by the
+  // garbage collector may be seen before its owner's deletion is. One live
+  // read of the owner keeps us from re-creating an object for an owner that is
+  // gone; its deletion event then ends the reconcile.
+  if (!OwnerAlive(ns, action.object)) {
+    log_.Info("owner is gone or being deleted; not creating", {{"name", name}});
+    return false;
+  }
   kube::Result<json> created = api_.Create(resource, ns, action.object);
   if (created.ok()) {
     ++out.writes;

@@ -57,6 +57,9 @@ class Executor {
   bool Patch(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
   bool DeletePodGroup(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
   // After a failed conditional write: re-read the object and record it.
+  // False when the controller owner of `object` (a Deployment or ReplicaSet)
+  // is gone, replaced (other UID) or being deleted, by a live GET.
+  bool OwnerAlive(const std::string& ns, const nlohmann::json& object);
   void Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
                const std::string& name);
 
