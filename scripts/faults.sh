@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The long runs of the fault suite (tests/faults; ctest runs the short versions):
 # 1,000,000 requests for the webhook memory test, 50 SIGKILLs of the reconciler,
-# 10 API server restarts, 20 SIGTERM-under-load runs, larger floods. Prints the
+# 10 API server restarts, 8 rounds under watch faults, 20 SIGTERM-under-load runs,
+# larger floods. Prints the
 # FAULT-FIGURE lines (faults injected per kind and the result) at the end; full
 # logs go to $FAULT_LOG_DIR (default: a temp dir).
 #
@@ -23,6 +24,7 @@ export WASD_BIN="$build/wasd" WASD_SOURCE_DIR="$root" WASD_BUILD_DIR="$build" PY
 export FAULT_MEMORY_REQUESTS=${FAULT_MEMORY_REQUESTS:-1000000}
 export FAULT_KILLS=${FAULT_KILLS:-50}
 export FAULT_RESTARTS=${FAULT_RESTARTS:-10}
+export FAULT_WATCH_ROUNDS=${FAULT_WATCH_ROUNDS:-8}
 export FAULT_SIGTERM_RUNS=${FAULT_SIGTERM_RUNS:-20}
 export FAULT_CONNECTIONS=${FAULT_CONNECTIONS:-1000}
 export FAULT_HALF_OPEN=${FAULT_HALF_OPEN:-1000}

@@ -52,6 +52,19 @@ def ApiFaultRules(rate, user=RECONCILER_USER, watch_rate=None):
     return [r for r in rules if r["rate"] > 0]
 
 
+def OneOfEachRules(user=RECONCILER_USER):
+    """Rules that fire once each, on the first matching requests: put in front of
+    ApiFaultRules they make every kind certain to appear at least once."""
+    return [
+        {"code": 409, "user": user, "watch": False, "methods": ["POST", "PUT", "PATCH", "DELETE"], "count": 1},
+        {"code": 500, "user": user, "watch": False, "count": 1},
+        {"code": 429, "user": user, "watch": False, "retryAfter": 1, "count": 1},
+        {"code": "drop", "user": user, "watch": False, "count": 1},
+        {"code": 410, "user": user, "watch": True, "afterEvents": 0, "count": 1},
+        {"code": "drop", "user": user, "watch": True, "afterEvents": 1, "count": 1},
+    ]
+
+
 def FaultCounts(srv, since=0, user=RECONCILER_USER):
     """Injected faults per kind, from the audit log: {"500": n, "429": n, "409": n,
     "410 watch": n, "drop": n, "drop watch": n}."""

@@ -3,9 +3,11 @@ the test API server while that server misbehaves.
 
 * API errors at FAULT_RATE (default 0.2) on the reconciler's own requests — 500,
   429 with Retry-After, 409 on writes, connections dropped without an answer, 410
-  and cut streams on watches — through a Deployment life: create, scale up and
-  down and to zero, Recreate rollout.
-* Watches only, at a high rate, plus the watch history compacted every 2 s (every
+  and cut streams on watches (each kind also once for certain, on the first
+  matching request) — through a Deployment life: create, scale up and down and to
+  zero, Recreate rollout.
+* Watches only, at a high rate, through FAULT_WATCH_ROUNDS (2) rounds of scaling
+  and rollouts, plus the watch history compacted every 2 s (every
   resume from an older resourceVersion is then 410).
 * The API server "restarted" FAULT_RESTARTS times (3): a relay in front of it cuts
   every connection and refuses new ones for 3 s while the world changes, half the
@@ -30,7 +32,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultlib import Knob, Report, Rng  # noqa: E402
 from reconlib import (CONVERGE, NS, RECONCILER_USER, Env, FaultCounts, FaultRate, ApiFaultRules,  # noqa: E402
-                      FormatCounts, ForeignWrites, TcpProxy, WaitFor, World, WorkloadCreations, Writes)
+                      FormatCounts, ForeignWrites, OneOfEachRules, TcpProxy, WaitFor, World,
+                      WorkloadCreations, Writes)
 
 
 class ReconcilerFaultsTest(unittest.TestCase):
@@ -85,7 +88,7 @@ class ReconcilerFaultsTest(unittest.TestCase):
         decoy_rvs = {path: self.env.srv.Get(path)["metadata"]["resourceVersion"] for path in (
             f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads/{world.Name('decoy-workload')}",
             f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{world.Name('decoy-podgroup')}")}
-        self.env.srv.SetFaults(ApiFaultRules(self.rate))
+        self.env.srv.SetFaults(OneOfEachRules() + ApiFaultRules(self.rate))
         r = self.StartReconciler("life")
         self.WaitReady(r)
         a, b, c = world.Create("a", 3), world.Create("b", 2), world.Create("c", 4)
@@ -100,7 +103,7 @@ class ReconcilerFaultsTest(unittest.TestCase):
         self.Converge(world)
         counts = FaultCounts(self.env.srv, self.seq)
         self.env.srv.ClearFaults()
-        for kind in ("500", "429", "409", "drop"):
+        for kind in ("500", "429", "409", "drop", "410 watch", "drop watch"):
             self.assertGreater(counts.get(kind, 0), 0, f"no {kind} injected: {counts}")
         self.AssertClean(world, decoys=True)
         for path, rv in decoy_rvs.items():
@@ -114,6 +117,7 @@ class ReconcilerFaultsTest(unittest.TestCase):
     def test_watch_faults_and_compaction(self):
         world = World(self.env, "watch")
         rate = max(self.rate, 0.5)
+        rounds = Knob("FAULT_WATCH_ROUNDS", 2)
         self.env.srv.SetFaults(ApiFaultRules(0, watch_rate=rate))
         stop = threading.Event()
         compactions = [0]
@@ -130,12 +134,13 @@ class ReconcilerFaultsTest(unittest.TestCase):
             self.WaitReady(r)
             a, b = world.Create("a", 2), world.Create("b", 3)
             self.Converge(world)
-            world.Scale(a, 4)
-            world.Rollout(b, 1)
-            self.Converge(world)
-            world.Scale(a, 0)
-            world.Scale(b, 1)
-            self.Converge(world)
+            for i in range(rounds):
+                world.Scale(a, 4)
+                world.Rollout(b, i + 1)
+                self.Converge(world)
+                world.Scale(a, 0)
+                world.Scale(b, 1 + i % 3)
+                self.Converge(world)
         finally:
             stop.set()
             compactor.join(10)
@@ -148,7 +153,8 @@ class ReconcilerFaultsTest(unittest.TestCase):
         self.AssertClean(world)
         Report(f"reconciler watch-faults (rate {rate} per watch, history compacted every 2 s, "
                f"{compactions[0]} times): faults injected {FormatCounts(counts)}; {len(watches)} watches "
-               f"opened, {len(lists)} lists; 2 Deployments through create/scale/rollout/zero converged, "
+               f"opened, {len(lists)} lists; 2 Deployments through create and {rounds} rounds of scale/rollout/zero, "
+               f"converged after each, "
                f"0 writes outside wasd's objects")
 
     def test_api_server_restarts(self):
