@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "workloadbuilder/json_util.h"
@@ -24,28 +26,69 @@ bool IsBlank(std::string_view text) {
   return true;
 }
 
+// The length of the well-formed UTF-8 sequence starting at s[i], or 0 when
+// there is none. Well-formed as RFC 3629 defines it (the check
+// nlohmann::json's serialiser applies): no overlong forms, no UTF-16
+// surrogates (U+D800–DFFF, which a YAML "\ud800" escape produces), nothing
+// above U+10FFFF.
+std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b < 0x80) {
+    return 1;
+  } else if (b >= 0xC2 && b <= 0xDF) {
+    n = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    n = 3;
+    if (b == 0xE0) lo = 0xA0;  // overlong
+    if (b == 0xED) hi = 0x9F;  // surrogates
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    n = 4;
+    if (b == 0xF0) lo = 0x90;  // overlong
+    if (b == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+// A value that passes can always be dumped to JSON for the API server.
 bool IsValidUtf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    if (b < 0x80) {
-      n = 1;
-    } else if ((b & 0xE0) == 0xC0 && b >= 0xC2) {
-      n = 2;
-    } else if ((b & 0xF0) == 0xE0) {
-      n = 3;
-    } else if ((b & 0xF8) == 0xF0 && b <= 0xF4) {
-      n = 4;
-    } else {
-      return false;
-    }
-    if (i + n > s.size()) return false;
-    for (std::size_t k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    }
+    const std::size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
     i += n;
   }
   return true;
+}
+
+// Error messages are one line of valid UTF-8, but yaml-cpp's quote the
+// offending input byte (e.g. "unknown escape character: " and a raw newline)
+// and ours echo scalars: control bytes and bytes outside well-formed UTF-8
+// are written as \xNN.
+std::string OneLine(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const std::size_t n = Utf8SequenceLength(text, i);
+    if (n == 0 || b < 0x20 || b == 0x7f) {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xf];
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 bool AllOf(std::string_view s, std::string_view allowed) {
@@ -217,7 +260,7 @@ class YamlConverter {
   // Short excerpts keep error messages bounded.
   static std::string GoQuoteless(const std::string& s) {
     constexpr std::size_t kMaxEcho = 40;
-    return "'" + (s.size() > kMaxEcho ? s.substr(0, kMaxEcho) + "..." : s) + "'";
+    return "'" + (s.size() > kMaxEcho ? OneLine(s.substr(0, kMaxEcho)) + "..." : OneLine(s)) + "'";
   }
 
   bool TooDeep() {
@@ -232,22 +275,53 @@ class YamlConverter {
   std::string error_;
 };
 
+// Ignores every parse event: used to count documents without building nodes.
+class IgnoreEvents : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// The number of documents in `text`, counting no further than `limit`.
+// Not YAML::LoadAll: on some malformed input (e.g. ",21[ , 3]") yaml-cpp 0.7
+// reports one empty document after another without consuming anything, and
+// LoadAll loops forever — a hang any user could trigger with an annotation.
+int CountDocuments(const std::string& text, int limit) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  IgnoreEvents ignore;
+  int n = 0;
+  while (n < limit && parser.HandleNextDocument(ignore)) ++n;
+  return n;
+}
+
 ParsedText ParseYaml(std::string_view text) {
   ParsedText result;
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() != 1) {
+    const std::string copy(text);
+    if (CountDocuments(copy, 2) != 1) {
       result.error = "must hold exactly one YAML document";
       return result;
     }
+    const YAML::Node doc = YAML::Load(copy);
     YamlConverter converter;
-    if (!converter.Convert(docs.front(), 0, result.value)) {
+    if (!converter.Convert(doc, 0, result.value)) {
       result.value = nullptr;
       result.error = converter.error();
     }
   } catch (const YAML::Exception& e) {
     result.value = nullptr;
-    result.error = "not valid JSON or YAML: " + e.msg + " at line " +
+    result.error = "not valid JSON or YAML: " + OneLine(e.msg) + " at line " +
                    std::to_string(e.mark.line + 1) + ", column " +
                    std::to_string(e.mark.column + 1);
   } catch (const std::exception&) {
