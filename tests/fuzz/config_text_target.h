@@ -5,9 +5,10 @@
 // spec.scheduling field), strict ValidateSchedulingConfig, and, for a config
 // that validates, BuildWorkload and BuildPodGroup.
 //
-// Invariants: nothing throws; a failed parse has a one-line reason and a null
-// value; a parsed value nests at most kMaxConfigDepth levels and serialises
-// (dump() without a replacement handler, as the API client sends objects);
+// Invariants: nothing throws; a failed parse has a null value and a reason
+// that is one line of valid UTF-8; a parsed value nests at most
+// kMaxConfigDepth levels and serialises (dump() without a replacement
+// handler, as the API client sends objects);
 // the Deployment's carrier errors appear exactly when the text does not parse
 // to an object, and an equal field carrier adds no error; every field error
 // renders; a config without errors builds a Workload and a PodGroup whose
@@ -86,7 +87,9 @@ inline int ConfigTextOneInput(const std::uint8_t* data, std::size_t size) {
   const wb::ParsedText parsed = wb::ParseConfigText(text);
   if (!parsed.ok()) {
     FUZZ_CHECK(parsed.value.is_null(), "");
-    FUZZ_CHECK(parsed.error.find('\n') == std::string::npos, parsed.error);
+    // One line of valid UTF-8: no control bytes, serialisable.
+    for (const char c : parsed.error) FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20, parsed.error);
+    CheckSerialises(json(parsed.error), "parse error");
   } else {
     FUZZ_CHECK(!parsed.value.is_discarded(), "");
     FUZZ_CHECK(!wb::DepthExceeds(parsed.value, wb::kMaxConfigDepth), "");
