@@ -52,7 +52,7 @@ Status ReadSmallFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error(ErrnoText("cannot read", path));
   std::string data;
-  std::vector<char> buf(64 * 1024);
+  std::vector<char> buf(std::size_t{64} * 1024);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     data.append(buf.data(), static_cast<std::size_t>(in.gcount()));
@@ -110,7 +110,7 @@ std::string Sha256Hex(std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
+  out.reserve(std::size_t{len} * 2);
   for (unsigned int i = 0; i < len; ++i) {
     out.push_back(kHex[md[i] >> 4]);
     out.push_back(kHex[md[i] & 0x0f]);

@@ -78,7 +78,11 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now,
                             : api.CreateSecret(o.ns, desired);
     if (wrote.ok()) {
       report->secret_written = true;
-      secret = wrote.object.is_object() ? std::move(wrote.object) : desired;
+      if (wrote.object.is_object()) {
+        secret = std::move(wrote.object);
+      } else {
+        secret = desired;
+      }
       break;
     }
     if (wrote.code != ApiReply::Code::kConflict || attempt + 1 >= kMaxSecretAttempts) {
