@@ -75,7 +75,7 @@ Result<ListResult> Client::ListPage(const Resource& resource, std::string_view n
   Result<nlohmann::json> r =
       impl_->Call(http::verb::get, ResourcePath(resource, ns, ""), q, "", "", options.request);
   if (!r.ok()) return r.status();
-  const nlohmann::json& j = r.value();
+  nlohmann::json& j = r.value();  // non-const: the items are moved out below
   ListResult out;
   auto items = j.find("items");
   if (!j.is_object() || (items != j.end() && !items->is_array() && !items->is_null())) {

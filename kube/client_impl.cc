@@ -14,7 +14,7 @@ namespace asio = boost::asio;
 namespace {
 
 // Token files hold one JWT (~1 KiB).
-constexpr std::size_t kMaxTokenBytes = 64 * 1024;
+constexpr std::size_t kMaxTokenBytes = std::size_t{64} * 1024;
 // How much of a non-JSON error body goes into a Status message.
 constexpr std::size_t kMaxErrorSnippet = 256;
 

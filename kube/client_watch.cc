@@ -10,9 +10,9 @@ namespace wasd::kube {
 namespace {
 
 // Read granularity for watch bodies; events larger than this span reads.
-constexpr std::size_t kWatchReadBytes = 64 * 1024;
+constexpr std::size_t kWatchReadBytes = std::size_t{64} * 1024;
 // Error answers to a watch request are small Status objects.
-constexpr std::size_t kMaxWatchErrorBody = 1024 * 1024;
+constexpr std::size_t kMaxWatchErrorBody = std::size_t{1024} * 1024;
 
 }  // namespace
 

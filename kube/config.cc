@@ -13,13 +13,13 @@ namespace {
 
 // A kubeconfig with many clusters and embedded certificates is tens of KiB;
 // 16 MiB refuses a wrong file (a log, a binary) without reading it all.
-constexpr std::size_t kMaxKubeconfigBytes = 16 * 1024 * 1024;
+constexpr std::size_t kMaxKubeconfigBytes = std::size_t{16} * 1024 * 1024;
 // CA bundles (a full system bundle is ~200 KiB), certificates, keys.
-constexpr std::size_t kMaxPemBytes = 4 * 1024 * 1024;
+constexpr std::size_t kMaxPemBytes = std::size_t{4} * 1024 * 1024;
 // Service-account tokens are ~1 KiB JWTs; 64 KiB is far beyond any real one.
-constexpr std::size_t kMaxTokenBytes = 64 * 1024;
+constexpr std::size_t kMaxTokenBytes = std::size_t{64} * 1024;
 
-std::string Trim(std::string s) {
+std::string Trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return {};
   const auto e = s.find_last_not_of(" \t\r\n");
@@ -53,14 +53,16 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
     if (f.path.empty()) continue;
     Result<std::string> data = ReadSmallFile(f.path, kMaxPemBytes);
     if (!data.ok()) {
-      return Invalid(origin + " " + file + ": " + f.what + ": " + data.status().message());
+      std::string why = origin;
+      why.append(" ").append(file).append(": ").append(f.what).append(": ");
+      return Invalid(why.append(data.status().message()));
     }
     f.out = std::move(data).value();
   }
   if (!p.config.token_file.empty()) {
     Result<std::string> token = ReadSmallFile(p.config.token_file, kMaxTokenBytes);
     if (!token.ok()) return Invalid(origin + " " + file + ": tokenFile: " + token.status().message());
-    p.config.token = Trim(std::move(token).value());
+    p.config.token = Trim(*token);
   }
   p.config.source = "kubeconfig " + file + " (context " + p.context + ")";
   return p.config;
@@ -73,7 +75,7 @@ Result<Config> LoadInCluster(const ConfigSources& s) {
   c.token_file = dir + "/token";
   Result<std::string> token = ReadSmallFile(c.token_file, kMaxTokenBytes);
   if (!token.ok()) return Invalid("in-cluster config: " + token.status().message());
-  c.token = Trim(std::move(token).value());
+  c.token = Trim(*token);
   Result<std::string> ca = ReadSmallFile(dir + "/ca.crt", kMaxPemBytes);
   if (!ca.ok()) return Invalid("in-cluster config: " + ca.status().message());
   c.ca_pem = std::move(ca).value();

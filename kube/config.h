@@ -79,11 +79,11 @@ struct Limits {
   // default; typical Deployments/Pods are 5–50 KiB, so a 500-item page is
   // ~25 MiB at worst in practice); beyond it the call fails and the caller
   // lowers `limit` instead of the process running out of memory.
-  std::size_t max_response_bytes = 64 * 1024 * 1024;
+  std::size_t max_response_bytes = std::size_t{64} * 1024 * 1024;
   // One watch event line carries one object: the API server refuses request
   // bodies over 3 MiB, so 16 MiB leaves room for escaping and managedFields
   // growth while bounding memory per watch.
-  std::size_t max_watch_line_bytes = 16 * 1024 * 1024;
+  std::size_t max_watch_line_bytes = std::size_t{16} * 1024 * 1024;
 };
 
 struct Config {

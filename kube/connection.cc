@@ -87,7 +87,7 @@ Status Connection::Run(const char* phase, Clock::time_point deadline, const std:
 
 Status Connection::Connect(const ServerUrl& url, const std::string& verify_name, bool verify,
                            Clock::time_point connect_deadline,
-                           Clock::time_point handshake_deadline, std::stop_token stop) {
+                           Clock::time_point handshake_deadline, const std::stop_token& stop) {
   peer_ = url.HostHeader() + (url.HostHeader().find(':') == std::string::npos ? ":" + url.port : "");
   tcp::resolver resolver(ioc_);
   tcp::resolver::results_type endpoints;
@@ -148,7 +148,7 @@ Status Connection::Connect(const ServerUrl& url, const std::string& verify_name,
 }
 
 Status Connection::Write(http::request<http::string_body>& request, Clock::time_point deadline,
-                         std::stop_token stop) {
+                         const std::stop_token& stop) {
   return Run("write to", deadline, stop, [&](auto handler, auto&&) {
     if (tls_) {
       http::async_write(*tls_, request, handler);
@@ -169,7 +169,7 @@ bool IsClosedBeforeResponse(const Status& s, std::size_t buffered) {
 }  // namespace
 
 Status Connection::Read(http::response_parser<http::string_body>& parser,
-                        Clock::time_point deadline, std::stop_token stop) {
+                        Clock::time_point deadline, const std::stop_token& stop) {
   parser.header_limit(kMaxHeaderBytes);
   bool got_bytes = false;
   Status s = Run("read from", deadline, stop, [&](auto handler, auto&&) {
@@ -188,7 +188,7 @@ Status Connection::Read(http::response_parser<http::string_body>& parser,
 }
 
 Status Connection::ReadHeader(http::response_parser<http::buffer_body>& parser,
-                              Clock::time_point deadline, std::stop_token stop) {
+                              Clock::time_point deadline, const std::stop_token& stop) {
   parser.header_limit(kMaxHeaderBytes);
   bool got_bytes = false;
   Status s = Run("read from", deadline, stop, [&](auto handler, auto&&) {
@@ -207,7 +207,7 @@ Status Connection::ReadHeader(http::response_parser<http::buffer_body>& parser,
 }
 
 Status Connection::ReadBody(http::response_parser<http::buffer_body>& parser,
-                            Clock::time_point deadline, std::stop_token stop) {
+                            Clock::time_point deadline, const std::stop_token& stop) {
   return Run("read from", deadline, stop, [&](auto handler, auto&&) {
     // need_buffer only says the caller's buffer is full: not an error.
     auto h = [handler](error_code ec, std::size_t) {

@@ -48,20 +48,20 @@ class Connection {
   // (a DNS name or an IP literal) unless `verify` is false.
   Status Connect(const ServerUrl& url, const std::string& verify_name, bool verify,
                  Clock::time_point connect_deadline, Clock::time_point handshake_deadline,
-                 std::stop_token stop);
+                 const std::stop_token& stop);
 
   Status Write(http::request<http::string_body>& request, Clock::time_point deadline,
-               std::stop_token stop);
+               const std::stop_token& stop);
   // Reads one whole response into `parser` (the caller sets its body limit).
   Status Read(http::response_parser<http::string_body>& parser, Clock::time_point deadline,
-              std::stop_token stop);
+              const std::stop_token& stop);
   // Reads the response header only.
   Status ReadHeader(http::response_parser<http::buffer_body>& parser, Clock::time_point deadline,
-                    std::stop_token stop);
+                    const std::stop_token& stop);
   // Reads whatever body bytes are available (at least some progress) into
   // the parser's buffer_body; check parser.is_done() for the end.
   Status ReadBody(http::response_parser<http::buffer_body>& parser, Clock::time_point deadline,
-                  std::stop_token stop);
+                  const std::stop_token& stop);
 
   bool broken() const { return broken_; }
   // True when the last failed read saw no byte of a response: on a reused

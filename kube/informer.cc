@@ -37,9 +37,9 @@ Informer::~Informer() { Stop(); }
 void Informer::AddEventHandlers(EventHandlers handlers) { handlers_.push_back(std::move(handlers)); }
 
 void Informer::Start() {
-  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  thread_ = std::jthread([this](const std::stop_token& stop) { Run(stop); });
   if (options_.resync.count() > 0) {
-    resync_thread_ = std::jthread([this](std::stop_token stop) { ResyncLoop(stop); });
+    resync_thread_ = std::jthread([this](const std::stop_token& stop) { ResyncLoop(stop); });
   }
 }
 
@@ -89,7 +89,7 @@ std::string Informer::LastResourceVersion() const {
   return resource_version_;
 }
 
-void Informer::Run(std::stop_token stop) {
+void Informer::Run(const std::stop_token& stop) {
   bool need_list = true;
   int failures = 0;
   int gone_streak = 0;  // 410s in a row with no event in between
@@ -125,7 +125,7 @@ void Informer::Run(std::stop_token stop) {
   }
 }
 
-Status Informer::ListAndReplace(std::stop_token stop) {
+Status Informer::ListAndReplace(const std::stop_token& stop) {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
@@ -170,7 +170,7 @@ Status Informer::ListAndReplace(std::stop_token stop) {
   return Status::Ok();
 }
 
-Status Informer::WatchOnce(std::stop_token stop) {
+Status Informer::WatchOnce(const std::stop_token& stop) {
   WatchOptions wo;
   wo.resource_version = LastResourceVersion();
   wo.label_selector = options_.label_selector;
@@ -225,7 +225,7 @@ void Informer::Deliver(WatchEventType type, const ObjectPtr& old_obj, const Obje
   }
 }
 
-void Informer::ResyncLoop(std::stop_token stop) {
+void Informer::ResyncLoop(const std::stop_token& stop) {
   while (SleepUnlessStopped(options_.resync, stop)) {
     if (!HasSynced()) continue;
     for (const ObjectPtr& obj : List()) {

@@ -106,13 +106,13 @@ class Informer {
   int watches() const { return watches_.load(); }
 
  private:
-  void Run(std::stop_token stop);
-  Status ListAndReplace(std::stop_token stop);
-  Status WatchOnce(std::stop_token stop);
+  void Run(const std::stop_token& stop);
+  Status ListAndReplace(const std::stop_token& stop);
+  Status WatchOnce(const std::stop_token& stop);
   void Apply(const WatchEvent& event);
   // Calls the handlers for one change, serialised with every other delivery.
   void Deliver(WatchEventType type, const ObjectPtr& old_obj, const ObjectPtr& new_obj);
-  void ResyncLoop(std::stop_token stop);
+  void ResyncLoop(const std::stop_token& stop);
 
   Client& client_;
   InformerOptions options_;

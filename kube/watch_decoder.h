@@ -49,7 +49,7 @@ class WatchDecoder {
   // One event line carries one object. The API server refuses request bodies
   // over 3 MiB and etcd objects default to 1.5 MiB; 16 MiB leaves room for
   // JSON escaping and managedFields growth while bounding memory per watch.
-  static constexpr std::size_t kDefaultMaxLineBytes = 16 * 1024 * 1024;
+  static constexpr std::size_t kDefaultMaxLineBytes = std::size_t{16} * 1024 * 1024;
 
   explicit WatchDecoder(std::size_t max_line_bytes = kDefaultMaxLineBytes);
 
