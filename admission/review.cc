@@ -4,7 +4,9 @@
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
+#include "admission/pruned_json.h"
 #include "rules/deployment_rules.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
 
@@ -16,6 +18,64 @@ using workloadbuilder::FieldErrorList;
 
 constexpr std::string_view kV1 = "admission.k8s.io/v1";
 constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
+
+// Every member of an AdmissionReview that Review(), FinishScale() and the
+// handlers (with the rules they call) read; the decoder builds these and
+// validates but skips the rest. `object` and `oldObject` share one list: a
+// Deployment, a Pod or a Scale. A handler or rule that starts reading
+// another field must add it here; the review tests run every case both
+// pruned and whole (Options::prune_unread_fields) to catch a missing one.
+constexpr Selection kTemplateMetadata[] = {{"labels"}};
+constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}};
+constexpr Selection kTemplate[] = {{"metadata", kTemplateMetadata}, {"spec", kTemplateSpec}};
+constexpr Selection kStrategy[] = {{"type"}};
+constexpr Selection kSpec[] = {
+    {"replicas"},          // Deployment, Scale
+    {"strategy", kStrategy},
+    {"scheduling"},
+    {"template", kTemplate},
+    {"schedulingGroup"},   // Pod
+    {"schedulingGates"},   // Pod
+};
+constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}};
+constexpr Selection kMetadata[] = {
+    {"name"},   {"generateName"}, {"namespace"},       {"uid"},
+    {"labels"}, {"annotations", kAnnotations}, {"ownerReferences"},
+};
+constexpr Selection kObject[] = {
+    {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
+constexpr Selection kRequest[] = {
+    {"uid"},       {"kind"},        {"name"},           {"namespace"},
+    {"operation"}, {"subResource"}, {"object", kObject}, {"oldObject", kObject},
+};
+constexpr Selection kReview[] = {{"apiVersion"}, {"kind"}, {"request", kRequest}};
+
+// The body as a document: pruned to kReview, or whole. Empty with a reason
+// in *error when the body is not JSON or nests too deep.
+json Decode(std::string_view body, const Options& options, std::string* error) {
+  const auto too_deep = [&] {
+    return "JSON nested deeper than " + std::to_string(options.max_json_depth) + " levels";
+  };
+  // Too deep is reported before not-JSON, wherever each is in the text.
+  const auto nests_too_deep = [&] {
+    return NestingDepth(body, options.max_json_depth) > options.max_json_depth;
+  };
+  json doc;
+  if (options.prune_unread_fields) {
+    const PruneStatus status = PrunedParse(body, kReview, options.max_json_depth, &doc);
+    if (status == PruneStatus::kOk) return doc;
+    *error = status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep()
+                                                                  : "body is not valid JSON";
+    return {};
+  }
+  if (nests_too_deep()) {
+    *error = too_deep();
+    return {};
+  }
+  doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) *error = "body is not valid JSON";
+  return doc;
+}
 
 // The parts of a decoded review that every answer needs.
 struct Envelope {
@@ -139,12 +199,9 @@ std::string_view WebhookName(Webhook w) {
 Result Review(Webhook w, std::string_view body, const Options& options) {
   try {
     if (body.empty()) return BadRequest("empty body: expected an AdmissionReview");
-    if (NestingDepth(body, options.max_json_depth) > options.max_json_depth) {
-      return BadRequest("JSON nested deeper than " + std::to_string(options.max_json_depth) +
-                        " levels");
-    }
-    json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return BadRequest("body is not valid JSON");
+    std::string error;
+    json doc = Decode(body, options, &error);
+    if (!error.empty()) return BadRequest(std::move(error));
     if (!doc.is_object()) return BadRequest("body is not an AdmissionReview: not a JSON object");
     Envelope env;
     env.api_version = StringOr(Member(&doc, "apiVersion"));

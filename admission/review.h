@@ -43,6 +43,10 @@ struct Options {
   // message, and with it the name of the webhook. false: message only, and
   // kubectl prints `... admission webhook "<name>" denied the request: <errors>`.
   bool denial_causes = true;
+  // Decode only the members the handlers read (review.cc lists them) and
+  // validate the rest without building it. false: decode the whole body
+  // into a document first, as a reference for tests.
+  bool prune_unread_fields = true;
 };
 
 // What the server logs and counts for one request.

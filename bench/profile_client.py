@@ -1,0 +1,56 @@
+"""Client of bench/profile.sh: waits for the webhook under callgrind, sends
+one warm-up request, zeroes callgrind's counters, sends --count requests over
+one kept-alive TLS connection (each answer must be HTTP 200), and dumps the
+counters under the name --dump. Loopback only; every wait is bounded."""
+import argparse
+import http.client
+import ssl
+import subprocess
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--path", required=True)
+    ap.add_argument("--body", required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--dump", required=True)
+    args = ap.parse_args()
+    body = open(args.body, "rb").read()
+    ctx = ssl.create_default_context(cafile=args.ca)
+
+    # Start-up under callgrind takes seconds: poll for at most 120 s.
+    deadline = time.time() + 120
+    while True:
+        conn = http.client.HTTPSConnection("localhost", args.port, timeout=60, context=ctx)
+        try:
+            conn.connect()
+            break
+        except OSError:
+            conn.close()
+            if time.time() > deadline:
+                raise SystemExit("profile_client: the webhook did not come up")
+            time.sleep(0.5)
+
+    def post():
+        conn.request("POST", args.path, body=body, headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.status != 200:
+            raise SystemExit(f"profile_client: HTTP {resp.status}: {data[:200]!r}")
+
+    post()
+    subprocess.run(["callgrind_control", "--zero", str(args.pid)], check=True,
+                   capture_output=True, timeout=60)
+    for _ in range(args.count):
+        post()
+    subprocess.run(["callgrind_control", f"--dump={args.dump}", str(args.pid)], check=True,
+                   capture_output=True, timeout=120)
+    conn.close()
+
+
+if __name__ == "__main__":
+    main()

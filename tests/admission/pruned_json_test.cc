@@ -1,0 +1,218 @@
+// PrunedParse against nlohmann::json::parse: the same texts accepted and
+// refused (a fixed battery and deterministic mutations of real reviews), the
+// kept members equal to the same members of the whole document; and
+// admission::Review giving byte-identical answers with and without pruning
+// on every corpus body, bench fixture and mutation of them.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "admission/pruned_json.h"
+#include "admission/review.h"
+
+namespace {
+
+using nlohmann::json;
+using wasd::admission::PrunedParse;
+using wasd::admission::PruneStatus;
+using wasd::admission::Selection;
+
+constexpr Selection kInner[] = {{"keep"}, {"x\"y"}};
+constexpr Selection kRoot[] = {{"a"}, {"obj", kInner}, {"wasd.io/scheduling"}};
+
+bool NlohmannAccepts(const std::string& text) {
+  return !json::parse(text, nullptr, false).is_discarded();
+}
+
+bool PrunedAccepts(const std::string& text) {
+  json out;
+  return PrunedParse(text, kRoot, 10000, &out) == PruneStatus::kOk;
+}
+
+std::vector<std::string> ReadDir(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> out;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    out.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return out;
+}
+
+// Every AdmissionReview body the tests have: the fuzz corpus and the bench
+// fixtures.
+std::vector<std::string> Bodies() {
+  const std::filesystem::path testdata(WASD_TESTDATA);
+  std::vector<std::string> bodies =
+      ReadDir(testdata.parent_path() / "fuzz" / "corpus" / "admission_review");
+  for (const auto& entry : std::filesystem::directory_iterator(
+           testdata.parent_path().parent_path() / "bench" / "fixtures")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    bodies.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return bodies;
+}
+
+// Deterministic damage to `text`: a byte replaced, removed or inserted, the
+// text cut short, or a tricky sequence spliced in.
+std::string Mutate(const std::string& text, std::mt19937& rng) {
+  static const std::vector<std::string> kSplices = {
+      "\\", "\"", "\\u", "\\uD800", "\\uDC00", "\\uD800\\uDC00", "\xC0\x80", "\xED\xA0\x80",
+      "\xF4\x90\x80\x80", "\xE2\x82", "1e999", "-", "0.", "01", "tru", "\x01", ",", ":", "{",
+      "}", "[", "]", "null", " ", "\xEF\xBB\xBF", "1E+2", "-0.0e-0"};
+  std::string s = text;
+  if (s.empty()) return kSplices[rng() % kSplices.size()];
+  const std::size_t at = rng() % s.size();
+  switch (rng() % 5) {
+    case 0: s[at] = static_cast<char>(rng() % 256); break;
+    case 1: s.erase(at, 1); break;
+    case 2: s.insert(at, 1, static_cast<char>(rng() % 256)); break;
+    case 3: s.resize(at); break;
+    default: s.insert(at, kSplices[rng() % kSplices.size()]); break;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("PrunedParse accepts exactly what nlohmann accepts", "[unit]") {
+  const std::vector<std::string> texts = {
+      "", " ", "{}", "[]", " {} ", "\xEF\xBB\xBF{}", "\xEF\xBB{}", "\xEF{}", "{} x", "{}{}",
+      std::string("{}\0", 3), std::string("\0", 1), "0", "-0", "01", "-01", "1.", "1.5", ".5",
+      "+1", "-", "1e5", "1E+5", "1e-5", "1e", "1e+", "1e999", "-1e999", "1e-999", "1.0E308",
+      "123456789012345678901234567890", "-9223372036854775809", "18446744073709551616",
+      "true", "false", "null", "tru", "nul", "truex", "[true false]", "[1 2]", "[1,]", "[,1]",
+      "[1,,2]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\" 1}", "{1:2}", "{\"a\":1 \"b\":2}",
+      "\"abc\"", "\"a\tb\"", "\"a\\tb\"", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"\\u0000\"",
+      "\"\\uD800\"", "\"\\uD800\\uDC00\"", "\"\\uDC00\"", "\"\\uD800\\u0041\"", "\"\\uDBFF\\uDFFF\"",
+      "\"\\/\\b\\f\\n\\r\\\"\\\\\"", "\"\xC3\xA9\"", "\"\xC0\x80\"", "\"\xED\xA0\x80\"",
+      "\"\xED\x9F\xBF\"", "\"\xF4\x90\x80\x80\"", "\"\xF0\x9F\x98\x80\"", "\"\xE2\x82\"",
+      "\"\x80\"", "\"\xFF\"", "\"unterminated", "\"long plain string of more than eight bytes\"",
+      "{\"obj\":{\"keep\":[1,{\"x\":2}],\"drop\":{\"y\":[3]}},\"b\":\"\\u00e9\"}",
+      "{\"obj\":{\"keep\":1,\"drop\":[1 2]}}", "{\"obj\":{\"keep\":1,\"drop\":\"\x01\"}}",
+      "{\"a\":1}\n\r\t ", "{\"obj\":7}", "[{\"a\":1}]"};
+  for (const std::string& t : texts) {
+    INFO(json(t).dump(-1, ' ', true, json::error_handler_t::replace));
+    CHECK(PrunedAccepts(t) == NlohmannAccepts(t));
+  }
+}
+
+TEST_CASE("PrunedParse keeps the selected members exactly as nlohmann reads them", "[unit]") {
+  const std::string text = R"({"a":{"deep":[1,2.5,"\u00e9"]},"b":[1,2],"obj":{"keep":true,)"
+                           R"("x\"y":null,"drop":{"z":1}},"wasd.io\/scheduling":"s","obj2":{}})";
+  json pruned;
+  REQUIRE(PrunedParse(text, kRoot, 200, &pruned) == PruneStatus::kOk);
+  const json whole = json::parse(text);
+  const json want = {{"a", whole["a"]},
+                     {"obj", {{"keep", true}, {"x\"y", nullptr}}},
+                     {"wasd.io/scheduling", "s"}};
+  CHECK(pruned == want);
+}
+
+TEST_CASE("PrunedParse: repeated members keep the last, non-objects are kept whole", "[unit]") {
+  json out;
+  REQUIRE(PrunedParse(R"({"obj":{"keep":1},"obj":{"drop":2}})", kRoot, 200, &out) ==
+          PruneStatus::kOk);
+  CHECK(out == json::parse(R"({"obj":{}})"));
+  REQUIRE(PrunedParse(R"({"obj":[{"keep":1}],"a":1,"a":2})", kRoot, 200, &out) ==
+          PruneStatus::kOk);
+  CHECK(out == json::parse(R"({"obj":[{"keep":1}],"a":2})"));
+  REQUIRE(PrunedParse(R"([{"a":1}])", kRoot, 200, &out) == PruneStatus::kOk);
+  CHECK(out == json::parse(R"([{"a":1}])"));
+}
+
+TEST_CASE("PrunedParse refuses nesting beyond the limit, in skipped members too", "[unit]") {
+  const auto nested = [](int depth) {
+    return R"({"skipped":)" + std::string(static_cast<std::size_t>(depth - 1), '[') +
+           std::string(static_cast<std::size_t>(depth - 1), ']') + "}";
+  };
+  json out;
+  CHECK(PrunedParse(nested(200), kRoot, 200, &out) == PruneStatus::kOk);
+  CHECK(PrunedParse(nested(201), kRoot, 200, &out) == PruneStatus::kTooDeep);
+  CHECK(PrunedParse(std::string(100000, '['), kRoot, 200, &out) == PruneStatus::kTooDeep);
+}
+
+TEST_CASE("PrunedParse agrees with nlohmann on damaged reviews", "[unit]") {
+  std::mt19937 rng(6276);  // fixed seed: the same cases every run
+  std::size_t refused = 0, total = 0;
+  for (const std::string& body : Bodies()) {
+    std::string text = body;
+    for (int i = 0; i < 60; ++i) {
+      text = (i % 4 == 0) ? Mutate(body, rng) : Mutate(text, rng);
+      const bool accepted = NlohmannAccepts(text);
+      INFO(text.substr(0, 400));
+      REQUIRE(PrunedAccepts(text) == accepted);
+      refused += accepted ? 0 : 1;
+      ++total;
+    }
+  }
+  CHECK(refused > total / 10);  // the mutations do produce invalid JSON
+  CHECK(refused < total);       // and valid JSON
+}
+
+TEST_CASE("Review answers the same with and without pruning", "[unit]") {
+  using wasd::admission::Options;
+  using wasd::admission::Result;
+  using wasd::admission::Review;
+  using wasd::admission::Webhook;
+  std::mt19937 rng(4242);
+  std::vector<std::string> bodies = Bodies();
+  const std::size_t originals = bodies.size();
+  for (std::size_t i = 0; i < originals; ++i) {
+    for (int k = 0; k < 20; ++k) bodies.push_back(Mutate(bodies[i], rng));
+  }
+  const json deployment = json::parse(R"({"metadata":{"name":"d","annotations":)"
+                                      R"({"wasd.io/scheduling":"{\"schedulingPolicy\":)"
+                                      R"({\"gang\":{\"minCount\":3}}}"}},"spec":{"replicas":4}})");
+  std::size_t reviews = 0;
+  for (const std::string& body : bodies) {
+    for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+      for (bool causes : {true, false}) {
+        Options pruned;
+        pruned.denial_causes = causes;
+        Options whole = pruned;
+        whole.prune_unread_fields = false;
+        const Result a = Review(w, body, pruned);
+        const Result b = Review(w, body, whole);
+        INFO(body.substr(0, 400));
+        REQUIRE(a.http_status == b.http_status);
+        REQUIRE(a.body == b.body);
+        CHECK(a.content_type == b.content_type);
+        CHECK(a.summary.uid == b.summary.uid);
+        CHECK(a.summary.kind == b.summary.kind);
+        CHECK(a.summary.namespace_ == b.summary.namespace_);
+        CHECK(a.summary.name == b.summary.name);
+        CHECK(a.summary.operation == b.summary.operation);
+        CHECK(a.summary.sub_resource == b.summary.sub_resource);
+        CHECK(a.summary.allowed == b.summary.allowed);
+        CHECK(a.summary.code == b.summary.code);
+        CHECK(a.summary.patched == b.summary.patched);
+        CHECK(a.summary.error == b.summary.error);
+        REQUIRE((a.pending == nullptr) == (b.pending == nullptr));
+        if (a.pending != nullptr) {
+          CHECK(a.scale_namespace == b.scale_namespace);
+          CHECK(a.scale_name == b.scale_name);
+          for (const json* d : {static_cast<const json*>(nullptr), &deployment}) {
+            CHECK(FinishScale(*a.pending, d).body == FinishScale(*b.pending, d).body);
+          }
+        }
+        ++reviews;
+      }
+    }
+  }
+  CHECK(reviews == bodies.size() * 6);
+}
