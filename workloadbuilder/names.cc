@@ -24,7 +24,7 @@ std::string SafeEncodeHash(std::uint32_t hash) {
 std::string GenerateWorkloadName(std::string_view owner_name, std::string_view owner_uid) {
   std::string hashed = "(types.UID)";
   hashed += owner_uid;
-  const std::string hash = SafeEncodeHash(Fnv1a32(hashed));
+  std::string hash = SafeEncodeHash(Fnv1a32(hashed));  // non-const: moved out when returned
   if (owner_name.empty()) return hash;
   const std::size_t room = kMaxObjectNameLength - hash.size() - 1;
   std::string name(owner_name.substr(0, room));
