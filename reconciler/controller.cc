@@ -55,7 +55,7 @@ class Controller {
     metrics_.SetQueueDepthSource([this] { return queue_.Len(); });
   }
 
-  int Run(std::stop_token stop);
+  int Run(const std::stop_token& stop);
 
  private:
   bool MayWrite() const { return !options_.leader_elect || (elector_ && elector_->is_leader()); }
@@ -64,7 +64,7 @@ class Controller {
   }
   HttpReply Handle(const std::string& path);
   void OnLeadership(bool leading);
-  void ApiCheckLoop(std::stop_token stop);
+  void ApiCheckLoop(const std::stop_token& stop);
   kube::Status CheckSchedulingApi();
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
@@ -110,7 +110,7 @@ kube::Status Controller::CheckSchedulingApi() {
   return kube::Status::Ok();
 }
 
-void Controller::ApiCheckLoop(std::stop_token stop) {
+void Controller::ApiCheckLoop(const std::stop_token& stop) {
   bool reported = false;
   while (!stop.stop_requested()) {
     const kube::Status s = CheckSchedulingApi();
@@ -213,7 +213,7 @@ void Controller::Worker() {
   }
 }
 
-int Controller::Run(std::stop_token stop) {
+int Controller::Run(const std::stop_token& stop) {
   HttpServer probes;
   HttpServer metrics;
   const HttpHandler handler = [this](const std::string& path) { return Handle(path); };
@@ -234,7 +234,7 @@ int Controller::Run(std::stop_token stop) {
   }
 
   caches_.StartCore();
-  std::jthread api_check([this](std::stop_token s) { ApiCheckLoop(s); });
+  std::jthread api_check([this](const std::stop_token& s) { ApiCheckLoop(s); });
   if (options_.leader_elect) {
     elector_ = std::make_unique<LeaderElector>(api_, log_, options_.election,
                                                [this](bool leading) { OnLeadership(leading); });
@@ -267,7 +267,7 @@ int Controller::Run(std::stop_token stop) {
 
 }  // namespace
 
-int RunController(const ControllerOptions& options, std::stop_token stop, const Log& log) {
+int RunController(const ControllerOptions& options, const std::stop_token& stop, const Log& log) {
   Controller controller(options, log);
   return controller.Run(stop);
 }

@@ -47,7 +47,7 @@ inline constexpr int kMaxPlanRounds = 4;
 
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.
-int RunController(const ControllerOptions& options, std::stop_token stop, const Log& log);
+int RunController(const ControllerOptions& options, const std::stop_token& stop, const Log& log);
 
 }  // namespace wasd::reconciler
 

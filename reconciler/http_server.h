@@ -34,7 +34,7 @@ using HttpHandler = std::function<HttpReply(const std::string& path)>;
 // node and bounds what a slow client can hold.
 inline constexpr std::chrono::seconds kReadTimeout{5};
 // Request headers above this are refused (probes and scrapers send < 1 KiB).
-inline constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
+inline constexpr std::size_t kMaxHeaderBytes = std::size_t{8} * 1024;
 
 class HttpServer {
  public:

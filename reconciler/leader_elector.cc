@@ -13,7 +13,7 @@ LeaderElector::LeaderElector(Api& api, const Log& log, LeaderElectionConfig conf
 LeaderElector::~LeaderElector() { Stop(); }
 
 void LeaderElector::Start() {
-  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  thread_ = std::jthread([this](const std::stop_token& stop) { Run(stop); });
 }
 
 void LeaderElector::Stop() {
@@ -32,7 +32,7 @@ void LeaderElector::SetLeading(bool leading) {
   if (on_change_) on_change_(leading);
 }
 
-void LeaderElector::Run(std::stop_token stop) {
+void LeaderElector::Run(const std::stop_token& stop) {
   std::mutex m;
   std::condition_variable_any cv;
   while (!stop.stop_requested()) {

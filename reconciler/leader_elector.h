@@ -36,7 +36,7 @@ class LeaderElector {
   bool is_leader() const { return leading_; }
 
  private:
-  void Run(std::stop_token stop);
+  void Run(const std::stop_token& stop);
   void Round();
   void Release();
   void SetLeading(bool leading);

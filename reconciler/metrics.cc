@@ -94,7 +94,8 @@ std::string Metrics::Render() const {
     out += p + "errors_total " + std::to_string(reconcile_error_) + "\n";
     Header(&out, p + "writes_total", "counter", "API writes by plan action.");
     for (const auto& [action, count] : writes_) {
-      out += p + "writes_total{action=\"" + action + "\"} " + std::to_string(count) + "\n";
+      out.append(p).append("writes_total{action=\"").append(action).append("\"} ");
+      out.append(std::to_string(count)).append("\n");
     }
     Header(&out, p + "api_requests_total", "counter",
            "API requests made by the reconcile loop and leader election, by verb and HTTP code.");

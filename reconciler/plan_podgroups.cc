@@ -148,10 +148,14 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
       create.min_count = min_count.value_or(0);
       create.object = std::move(built.object);
       plan.actions.push_back(std::move(create));
-      AddEvent(plan, "Normal", kReasonPodGroupCreated,
-               "Created PodGroup " + rs_name + " for ReplicaSet " + rs_name +
-                   (min_count ? " (gang, minCount " + std::to_string(*min_count) + ")"
-                              : std::string(" (basic)")));
+      std::string message = "Created PodGroup " + rs_name;
+      message.append(" for ReplicaSet ").append(rs_name);
+      if (min_count) {
+        message.append(" (gang, minCount ").append(std::to_string(*min_count)).append(")");
+      } else {
+        message.append(" (basic)");
+      }
+      AddEvent(plan, "Normal", kReasonPodGroupCreated, std::move(message));
       AddLiftGates(in, *rs, plan);
       continue;
     }
@@ -168,14 +172,15 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
       // Ours but left over from an earlier life of this name: wait until the
       // podgroup-protection finalizer lets it go, then create it afresh.
       waiting = true;
-      AddEvent(plan, "Warning", kReasonPodGroupTerminating,
-               "PodGroup " + rs_name +
-                   " is still terminating (its podgroup-protection finalizer waits for every "
-                   "pod that names it); it is re-created as soon as it is gone, and the new pods "
-                   "of ReplicaSet " +
-                   rs_name +
-                   " stay gated until then. Those new pods name it too: if it stays, scale the "
-                   "Deployment to 0, wait until the PodGroup is gone, and scale up again");
+      std::string message = "PodGroup " + rs_name;
+      message
+          .append(" is still terminating (its podgroup-protection finalizer waits for every "
+                  "pod that names it); it is re-created as soon as it is gone, and the new pods "
+                  "of ReplicaSet ")
+          .append(rs_name)
+          .append(" stay gated until then. Those new pods name it too: if it stays, scale the "
+                  "Deployment to 0, wait until the PodGroup is gone, and scale up again");
+      AddEvent(plan, "Warning", kReasonPodGroupTerminating, std::move(message));
       continue;
     }
     const json* spec = workloadbuilder::Member(pg, "spec");
