@@ -12,7 +12,9 @@
 # parsing, JSON parse, rules, encoding, logging and metrics, allocation).
 #
 # Environment: WASD_BIN (default build/wasd), OUT_DIR (default a temp dir,
-# kept), N_SMALL (requests for bodies < 100 KB, default 200), N_LARGE (20).
+# kept), N_SMALL (requests for bodies < 100 KB, default 200), N_LARGE (20),
+# FRESH=1 (a new connection and full TLS handshake per request), RESUME=1
+# (with FRESH=1: each new connection resumes the first one's TLS session).
 # Needs valgrind, openssl, python3. Loopback only; the server is stopped by
 # its PID on exit.
 set -euo pipefail
@@ -63,7 +65,7 @@ for fx in "${FIXTURES[@]}"; do
   size=$(stat -c %s "$FIXDIR/$fx")
   n=$N_SMALL; ((size < 100000)) || n=$N_LARGE
   python3 "$HERE/profile_client.py" --port "$PORT" --ca "$OUT_DIR/certs/ca.crt" --path "$path" \
-    --body "$FIXDIR/$fx" --count "$n" --pid "$PID" --dump "$fx"
+    --body "$FIXDIR/$fx" --count "$n" --pid "$PID" --dump "$fx" ${FRESH:+--fresh} ${RESUME:+--resume}
   echo "$fx $n" >>"$OUT_DIR/counts.txt"
 done
 python3 "$HERE/profile_summary.py" "$OUT_DIR"

@@ -1,5 +1,7 @@
 #include "server/webhook_server.h"
 
+#include <sched.h>
+
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <csignal>
@@ -15,8 +17,18 @@ namespace {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+// --io-threads, by default one per CPU this process may run on: its
+// affinity mask (taskset, cpusets of a container), not every CPU of the
+// machine. More threads than CPUs only add context switches and lock
+// handoffs.
 int IoThreads(const WebhookConfig& config) {
   if (config.io_threads > 0) return config.io_threads;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
