@@ -44,6 +44,13 @@ run_suite() {  # NAME BUILD_DIR CTEST_LABEL_REGEX [cmake args...]
 }
 
 run_suite "normal build" "$root/build" ""
+echo "=== clang-tidy on the sources changed by the last commit"
+if "$root/scripts/tidy.sh" "${WASD_TIDY_BASE:-HEAD~1}" "$root/build"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
 if [ "$sanitize" = 1 ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
