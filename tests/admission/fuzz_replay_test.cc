@@ -9,9 +9,9 @@
 
 TEST_CASE("fuzz corpus admission_review replays with every invariant holding") {
   std::vector<wasd::fuzz::ReplayFailure> failures;
-  const std::size_t n = wasd::fuzz::ReplayCorpus(
-      wasd::fuzz::CorpusDir(WASD_TESTDATA, "admission_review"),
-      wasd::fuzz::AdmissionReviewOneInput, failures);
+  const std::size_t n =
+      wasd::fuzz::ReplayCorpus(wasd::fuzz::CorpusDir(WASD_TESTDATA, "admission_review"),
+                               wasd::fuzz::AdmissionReviewOneInput, failures);
   for (const auto& f : failures) FAIL_CHECK(f.file << ": " << f.what);
   CHECK(n >= 10);
   CHECK(failures.empty());

@@ -30,10 +30,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "admission/review.h"
 #include "tests/admission/patch_apply.h"
@@ -169,9 +168,9 @@ inline void CheckReview(const admission::Result& r, const json& review, admissio
   const json doc = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   FUZZ_CHECK(!doc.is_discarded() && doc.is_object(), Excerpt(r.body));
   FUZZ_CHECK(Get(&doc, "kind") != nullptr && *Get(&doc, "kind") == "AdmissionReview", "");
-  FUZZ_CHECK(Get(&doc, "apiVersion") != nullptr &&
-                 *Get(&doc, "apiVersion") == *Get(&review, "apiVersion"),
-             Excerpt(r.body));
+  FUZZ_CHECK(
+      Get(&doc, "apiVersion") != nullptr && *Get(&doc, "apiVersion") == *Get(&review, "apiVersion"),
+      Excerpt(r.body));
   const json* request = Get(&review, "request");
   const json* response = Get(&doc, "response");
   FUZZ_CHECK(response != nullptr && response->is_object(), Excerpt(r.body));
@@ -197,8 +196,7 @@ inline void CheckReview(const admission::Result& r, const json& review, admissio
   FUZZ_CHECK(Get(response, "patchType") != nullptr && *Get(response, "patchType") == "JSONPatch",
              "");
   FUZZ_CHECK(patch->is_string(), "");
-  const json ops =
-      json::parse(testing::DecodeBase64(patch->get<std::string>()), nullptr, false);
+  const json ops = json::parse(testing::DecodeBase64(patch->get<std::string>()), nullptr, false);
   FUZZ_CHECK(ops.is_array() && !ops.empty(), patch->get<std::string>());
   const json* object = Get(request, "object");
   FUZZ_CHECK(object != nullptr && object->is_object(), "patched a request without an object");
@@ -256,7 +254,8 @@ inline int AdmissionReviewOneInput(const std::uint8_t* data, std::size_t size) {
   using admission::Webhook;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   admission::Options options;
-  for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+  for (Webhook w :
+       {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
     admission_review_detail::CheckAnswer(admission::Review(w, body, options), body, w, options);
   }
   // The non-default options: kubectl-style denials without causes, no gate.

@@ -20,8 +20,8 @@ class InvariantBroken : public std::logic_error {
 
 [[noreturn]] inline void Fail(const char* condition, const char* file, int line,
                               const std::string& detail) {
-  std::string message = std::string(file) + ":" + std::to_string(line) + ": invariant broken: " +
-                        condition;
+  std::string message =
+      std::string(file) + ":" + std::to_string(line) + ": invariant broken: " + condition;
   if (!detail.empty()) message += " (" + detail + ")";
   throw InvariantBroken(message);
 }
@@ -29,8 +29,8 @@ class InvariantBroken : public std::logic_error {
 }  // namespace wasd::fuzz
 
 // Checks `cond`; `detail` (a std::string expression) is only built on failure.
-#define FUZZ_CHECK(cond, detail)                                     \
-  do {                                                               \
+#define FUZZ_CHECK(cond, detail)                                        \
+  do {                                                                  \
     if (!(cond)) ::wasd::fuzz::Fail(#cond, __FILE__, __LINE__, detail); \
   } while (false)
 

@@ -22,10 +22,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/builder.h"
@@ -88,7 +87,8 @@ inline int ConfigTextOneInput(const std::uint8_t* data, std::size_t size) {
   if (!parsed.ok()) {
     FUZZ_CHECK(parsed.value.is_null(), "");
     // One line of valid UTF-8: no control bytes, serialisable.
-    for (const char c : parsed.error) FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20, parsed.error);
+    for (const char c : parsed.error)
+      FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20, parsed.error);
     CheckSerialises(json(parsed.error), "parse error");
   } else {
     FUZZ_CHECK(!parsed.value.is_discarded(), "");

@@ -49,9 +49,9 @@ inline void CheckParse(std::string_view text, std::string_view context) {
   const bool cert = !c.client_cert_pem.empty() || !r->files.client_certificate.empty();
   const bool key = !c.client_key_pem.empty() || !r->files.client_key.empty();
   FUZZ_CHECK(cert == key, "");
-  FUZZ_CHECK(!c.insecure_skip_tls_verify ||
-                 (c.ca_pem.empty() && r->files.certificate_authority.empty()),
-             "");
+  FUZZ_CHECK(
+      !c.insecure_skip_tls_verify || (c.ca_pem.empty() && r->files.certificate_authority.empty()),
+      "");
   CheckPath(r->files.certificate_authority);
   CheckPath(r->files.client_certificate);
   CheckPath(r->files.client_key);

@@ -45,7 +45,7 @@ inline Decoded Decode(std::string_view stream, std::size_t max_line,
   std::size_t k = 0;
   while (!stream.empty() && d.status.ok()) {
     std::size_t n = pieces.empty() || pieces[k % pieces.size()] == 0 ? stream.size()
-                                                                      : pieces[k % pieces.size()];
+                                                                     : pieces[k % pieces.size()];
     n = std::min(n, stream.size());
     ++k;
     d.status = decoder.Feed(stream.substr(0, n), d.events);

@@ -9,9 +9,9 @@
 
 TEST_CASE("fuzz corpus config_text replays with every invariant holding") {
   std::vector<wasd::fuzz::ReplayFailure> failures;
-  const std::size_t n = wasd::fuzz::ReplayCorpus(
-      wasd::fuzz::CorpusDir(WASD_TESTDATA, "config_text"), wasd::fuzz::ConfigTextOneInput,
-      failures);
+  const std::size_t n =
+      wasd::fuzz::ReplayCorpus(wasd::fuzz::CorpusDir(WASD_TESTDATA, "config_text"),
+                               wasd::fuzz::ConfigTextOneInput, failures);
   for (const auto& f : failures) FAIL_CHECK(f.file << ": " << f.what);
   CHECK(n >= 10);
   CHECK(failures.empty());
