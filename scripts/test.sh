@@ -60,5 +60,17 @@ if [ "$sanitize" = 1 ]; then
   run_suite "ASan+UBSan build" "$root/build-asan" "^(unit|e2e)$" -DWASD_SANITIZE=ON \
     -DCMAKE_BUILD_TYPE=Debug
 fi
+if [ "$sanitize" = 1 ]; then
+  # libFuzzer, briefly: the corpora already replay in every unit run above;
+  # this proves the fuzz build and catches a quick regression. Long runs:
+  # scripts/fuzz.sh (600 s per target).
+  echo "=== fuzz: ${WASD_CI_FUZZ_SECONDS:-10} s per target"
+  if "$root/scripts/fuzz.sh" "${WASD_CI_FUZZ_SECONDS:-10}"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+fi
 echo "total: $passed passed, $failed failed"
 exit $status
