@@ -66,7 +66,7 @@ class Logger {
     const std::size_t n = std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
     std::snprintf(when + n, sizeof(when) - n, ".%03ldZ", ts.tv_nsec / 1'000'000);
     nlohmann::ordered_json line = {{"time", when}, {"level", level}, {"msg", msg}};
-    for (auto& [key, value] : fields.items()) line[key] = std::move(value);
+    for (auto& [key, value] : fields.items()) line[key] = value;
     // Replace invalid UTF-8 (e.g. from a file name) instead of throwing.
     const std::string text =
         line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

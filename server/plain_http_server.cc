@@ -24,7 +24,7 @@ using tcp = net::ip::tcp;
 
 // Probes and scrapes are GETs with a few short headers and no body.
 constexpr std::uint32_t kMaxHeaderBytes = 8 * 1024;
-constexpr std::uint64_t kMaxBodyBytes = 4 * 1024;
+constexpr std::uint64_t kMaxBodyBytes = std::uint64_t{4} * 1024;
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 constexpr int kListenBacklog = 128;
 

@@ -42,7 +42,7 @@ struct WebhookConfig {
   // object and the old object (etcd stores up to 1.5 MiB each, the API
   // server accepts 3 MiB request bodies) plus the envelope: 7 MiB holds two
   // maximal objects with room to spare; anything bigger is not a review.
-  std::uint64_t max_request_bytes = 7 * 1024 * 1024;
+  std::uint64_t max_request_bytes = std::uint64_t{7} * 1024 * 1024;
   bool pod_scheduling_gate = true;
   // admission::Options::denial_causes (--denial-causes).
   bool denial_causes = true;
