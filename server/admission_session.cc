@@ -24,7 +24,7 @@ using tcp = net::ip::tcp;
 // Bytes asked for by the read that waits for a request to begin. Big enough
 // for a typical AdmissionReview's headers and a good part of its body in
 // one go; the buffer is reused, so this is allocated once per connection.
-constexpr std::size_t kFirstReadBytes = 16 * 1024;
+constexpr std::size_t kFirstReadBytes = std::size_t{16} * 1024;
 // After a 413 or a malformed request the connection is closed, but the
 // client may still be sending its body; closing with unread data makes the
 // kernel send a reset that can destroy the response before the client reads
@@ -48,7 +48,7 @@ constexpr std::chrono::milliseconds kIdleConnectionDrainGrace{1'000};
 // A request body's storage larger than this is freed after the request
 // rather than kept for the next one: keep-alive connections should not each
 // pin megabytes after one large review.
-constexpr std::size_t kMaxKeptBodyCapacity = 1024 * 1024;
+constexpr std::size_t kMaxKeptBodyCapacity = std::size_t{1024} * 1024;
 
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
