@@ -65,7 +65,7 @@ if [ "$sanitize" = 1 ]; then
   # this proves the fuzz build and catches a quick regression. Long runs:
   # scripts/fuzz.sh (600 s per target).
   echo "=== fuzz: ${WASD_CI_FUZZ_SECONDS:-10} s per target"
-  if "$root/scripts/fuzz.sh" "${WASD_CI_FUZZ_SECONDS:-10}"; then
+  if env -u ASAN_OPTIONS -u UBSAN_OPTIONS "$root/scripts/fuzz.sh" "${WASD_CI_FUZZ_SECONDS:-10}"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
