@@ -1,4 +1,5 @@
 #include "server/plain_http_server.h"
+#include "server/listen.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -115,17 +116,7 @@ PlainHttpServer::PlainHttpServer(net::io_context& ioc, std::string name, PlainHa
       limits_(limits) {}
 
 bool PlainHttpServer::Open(const tcp::endpoint& endpoint, std::string* error) {
-  beast::error_code ec;
-  const std::string where = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(kListenBacklog, ec);
-  if (ec) {
-    *error = "cannot listen on " + where + " (" + name_ + "): " + ec.message();
-    return false;
-  }
-  return true;
+  return OpenAcceptor(acceptor_, endpoint, kListenBacklog, " (" + name_ + ")", error);
 }
 
 tcp::endpoint PlainHttpServer::local_endpoint() const {

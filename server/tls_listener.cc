@@ -1,4 +1,5 @@
 #include "server/tls_listener.h"
+#include "server/listen.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/bind_handler.hpp>
@@ -30,17 +31,7 @@ TlsListener::TlsListener(net::io_context& ioc, certs::ServingCertReloader& certs
       env_(env) {}
 
 bool TlsListener::Open(const tcp::endpoint& endpoint, std::string* error) {
-  beast::error_code ec;
-  const std::string where = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(kListenBacklog, ec);
-  if (ec) {
-    *error = "cannot listen on " + where + ": " + ec.message();
-    return false;
-  }
-  return true;
+  return OpenAcceptor(acceptor_, endpoint, kListenBacklog, "", error);
 }
 
 tcp::endpoint TlsListener::local_endpoint() const {
