@@ -39,7 +39,7 @@ struct ServingCertFiles {
 
 // PEM files larger than this are refused: a certificate chain is a few KiB;
 // a mistaken path to a huge file must not be read into memory.
-inline constexpr std::size_t kMaxPemFileBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxPemFileBytes = std::size_t{1024} * 1024;
 
 class ServingCert {
  public:
