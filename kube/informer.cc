@@ -155,9 +155,7 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
     }
     cache_ = std::move(fresh);
     resource_version_ = listed.value().resource_version;
-    synced_ = true;
   }
-  synced_cv_.notify_all();
   for (const auto& [old_obj, new_obj] : changes) {
     if (!old_obj) {
       Deliver(WatchEventType::kAdded, nullptr, new_obj);
@@ -167,6 +165,13 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
       Deliver(WatchEventType::kModified, old_obj, new_obj);
     }
   }
+  // Synced only once the handlers have seen the first list: a caller woken by
+  // WaitForSync finds every listed object both in the cache and delivered.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    synced_ = true;
+  }
+  synced_cv_.notify_all();
   return Status::Ok();
 }
 

@@ -4,8 +4,8 @@
 //
 // Generic over Resource + namespace + label/field selector. Its thread:
 //   1. LIST (paged) -> replace the cache; ADD for new keys, UPDATE for changed
-//      ones, DELETE for keys that vanished; HasSynced() becomes true after
-//      the first full list.
+//      ones, DELETE for keys that vanished; HasSynced() becomes true once
+//      the first full list has been delivered to the handlers.
 //   2. WATCH from the list's resourceVersion with bookmarks; apply each event
 //      to the cache, then call the handlers. Bookmarks only advance the
 //      resourceVersion.
