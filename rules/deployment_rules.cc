@@ -47,6 +47,7 @@ FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
   const DeploymentView view = ViewOf(deployment);
   const DeploymentView old_view = ViewOf(old_deployment);
   FieldErrorList errors = CreateRules(view);
+  DropRatchetedUnionErrors(view, old_view, errors);
   CheckConfigUpdate(view, old_view, errors);  // U1–U9
   return errors;
 }

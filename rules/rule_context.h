@@ -45,6 +45,14 @@ void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_vie
 // spec.template.spec.schedulingGroup are all unchanged.
 bool RuleInputsUnchanged(const nlohmann::json& deployment, const nlohmann::json& old_deployment);
 
+// Union ratcheting (ratchet.cc, WAS-API.md §b.0 "on update the union is
+// re-checked only if membership changed"): removes from `errors` each union
+// error (S2/S3, S8/S9, S14/S15) whose union has the same members set in
+// `old_view` as in `view`, so a stored object that broke a union before wasd
+// was installed can still have its minCount or replicas changed.
+void DropRatchetedUnionErrors(const DeploymentView& view, const DeploymentView& old_view,
+                              FieldErrorList& errors);
+
 }  // namespace wasd::rules
 
 #endif  // WASD_RULES_RULE_CONTEXT_H_

@@ -64,13 +64,21 @@ const std::vector<Row> kRows = {
 
 }  // namespace
 
+// Each row, and each carrier of a row, runs in its own section, so a failing
+// row does not hide the rows after it. The index keeps section names unique.
 TEST_CASE("Create rules H1-H3: every row, both carriers", "[unit]") {
-  for (const Row& row : kRows) {
-    for (Via via : {Via::kField, Via::kAnnotation}) {
-      json d = WithConfig(BaseDeployment(), via, row.config);
-      row.edit(d);
-      INFO(row.rule << " via " << wasd::testing::ViaName(via));
-      WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentCreate(d), AtCarrier(row.expected, via));
+  for (std::size_t i = 0; i < kRows.size(); ++i) {
+    const Row& row = kRows[i];
+    DYNAMIC_SECTION("row " << i << ": " << row.rule) {
+      for (Via via : {Via::kField, Via::kAnnotation}) {
+        DYNAMIC_SECTION("via " << wasd::testing::ViaName(via)) {
+          json d = WithConfig(BaseDeployment(), via, row.config);
+          row.edit(d);
+          INFO(row.rule << " via " << wasd::testing::ViaName(via));
+          WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentCreate(d),
+                              AtCarrier(row.expected, via));
+        }
+      }
     }
   }
 }
@@ -92,21 +100,30 @@ TEST_CASE("H5: both carriers must agree", "[unit]") {
   const auto errors = wasd::rules::ValidateDeploymentCreate(d);
   WASD_REQUIRE_ERRORS(errors, {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"}});
   CHECK(errors[0].detail == "must equal spec.scheduling when both are set");
+  // The full message: the annotation text, Go-quoted, as the value.
+  CHECK(wasd::workloadbuilder::AggregateMessage(errors) ==
+        R"(metadata.annotations[wasd.io/scheduling]: Invalid value: )"
+        R"("{\"schedulingPolicy\":{\"basic\":{}}}": must equal spec.scheduling when both are set)");
 }
 
 TEST_CASE("Annotation carrier problems are reported at the annotation", "[unit]") {
   for (const char* text : {"", "[1]", "{not json", "gang", "a: [", "42"}) {
-    INFO(text);
-    json d = WithConfig(BaseDeployment(), Via::kAnnotation, text);
-    WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentCreate(d),
-                        {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"}});
+    DYNAMIC_SECTION("annotation " << json(text).dump()) {
+      INFO(text);
+      json d = WithConfig(BaseDeployment(), Via::kAnnotation, text);
+      WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentCreate(d),
+                          {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"}});
+    }
   }
-  // A broken carrier still counts as "set" for H3.
-  json d = WithConfig(BaseDeployment(), Via::kAnnotation, "");
-  d["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
-  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentCreate(d),
-                      {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"},
-                       {ErrorType::kForbidden, "spec.template.spec.schedulingGroup"}});
+  // A broken carrier still counts as "set" for H3. (In a section of its own:
+  // code outside the sections above would run once per section.)
+  SECTION("broken carrier with H3") {
+    json d = WithConfig(BaseDeployment(), Via::kAnnotation, "");
+    d["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
+    WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentCreate(d),
+                        {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"},
+                         {ErrorType::kForbidden, "spec.template.spec.schedulingGroup"}});
+  }
 }
 
 TEST_CASE("S17 applies to the annotation only", "[unit]") {

@@ -27,16 +27,19 @@ json Scale(std::optional<int> replicas) {
 
 TEST_CASE("H4: scaling below an explicit minCount is rejected", "[unit]") {
   for (Via via : {Via::kField, Via::kAnnotation}) {
-    INFO(wasd::testing::ViaName(via));
-    const json d = WithConfig(BaseDeployment(), via, R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
-    WASD_REQUIRE_ERRORS(wasd::rules::ValidateScaleUpdate(Scale(2), d),
-                        {{ErrorType::kInvalid, "spec.replicas"}});
-    WASD_REQUIRE_ERRORS(wasd::rules::ValidateScaleUpdate(Scale(1), d),
-                        {{ErrorType::kInvalid, "spec.replicas"}});
-    CHECK(wasd::rules::ValidateScaleUpdate(Scale(3), d).empty());
-    CHECK(wasd::rules::ValidateScaleUpdate(Scale(10), d).empty());
-    CHECK(wasd::rules::ValidateScaleUpdate(Scale(0), d).empty());             // Q5
-    CHECK(wasd::rules::ValidateScaleUpdate(Scale(std::nullopt), d).empty());  // omitted = 0
+    DYNAMIC_SECTION("via " << wasd::testing::ViaName(via)) {
+      INFO(wasd::testing::ViaName(via));
+      const json d =
+          WithConfig(BaseDeployment(), via, R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
+      WASD_REQUIRE_ERRORS(wasd::rules::ValidateScaleUpdate(Scale(2), d),
+                          {{ErrorType::kInvalid, "spec.replicas"}});
+      WASD_REQUIRE_ERRORS(wasd::rules::ValidateScaleUpdate(Scale(1), d),
+                          {{ErrorType::kInvalid, "spec.replicas"}});
+      CHECK(wasd::rules::ValidateScaleUpdate(Scale(3), d).empty());
+      CHECK(wasd::rules::ValidateScaleUpdate(Scale(10), d).empty());
+      CHECK(wasd::rules::ValidateScaleUpdate(Scale(0), d).empty());             // Q5
+      CHECK(wasd::rules::ValidateScaleUpdate(Scale(std::nullopt), d).empty());  // omitted = 0
+    }
   }
 }
 

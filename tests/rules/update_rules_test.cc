@@ -50,6 +50,24 @@ const std::vector<Row> kRows = {
     {"U4/U5 fail (gang to basic)", kGang3, kBasic,
      {{ErrorType::kInvalid, "P.schedulingPolicy.basic"},
       {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+    // U4/U5 alone: only one member of the policy added or removed. Adding one
+    // next to the other also breaks S3 on the new object.
+    {"U4 pass (basic absent on both sides)", R"({"schedulingPolicy":{"gang":{}}})",
+     R"({"schedulingPolicy":{"gang":{"minCount":2}}})", {}},
+    {"U4 fail alone (basic added next to gang)", R"({"schedulingPolicy":{"gang":{}}})",
+     R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
+     {{ErrorType::kInvalid, "P.schedulingPolicy"},
+      {ErrorType::kInvalid, "P.schedulingPolicy.basic"}}},
+    {"U4 fail alone (basic removed, gang kept)", R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
+     R"({"schedulingPolicy":{"gang":{}}})", {{ErrorType::kInvalid, "P.schedulingPolicy.basic"}}},
+    {"U5 pass (gang kept, minCount changed)", kGang3,
+     R"({"schedulingPolicy":{"gang":{"minCount":1}}})", {}},
+    {"U5 fail alone (gang added next to basic)", kBasic,
+     R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
+     {{ErrorType::kInvalid, "P.schedulingPolicy"},
+      {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+    {"U5 fail alone (gang removed, basic kept)", R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
+     kBasic, {{ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
     {"U6 pass (lowered)", kGang3, R"({"schedulingPolicy":{"gang":{"minCount":2}}})", {}},
     {"U6 pass (unset)", kGang3, R"({"schedulingPolicy":{"gang":{}}})", {}},
     {"U6 pass (set)", R"({"schedulingPolicy":{"gang":{}}})", kGang3, {}},
@@ -73,6 +91,11 @@ const std::vector<Row> kRows = {
     {"U8 fail", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
      {{ErrorType::kInvalid, "P.disruptionMode"}}},
+    {"U8 fail (added)", R"({"schedulingPolicy":{"gang":{}}})",
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+     {{ErrorType::kInvalid, "P.disruptionMode"}}},
+    {"U8 fail (removed)", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
+     R"({"schedulingPolicy":{"gang":{}}})", {{ErrorType::kInvalid, "P.disruptionMode"}}},
     {"U9 pass", kClaimA, kClaimA, {}},
     {"U9 pass (absent list == [])", R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[]})", {}},
@@ -83,17 +106,44 @@ const std::vector<Row> kRows = {
      {{ErrorType::kInvalid, "P.resourceClaims"}}},
     {"U9 fail (removed)", kClaimA, R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[]})",
      {{ErrorType::kInvalid, "P.resourceClaims"}}},
+    // Union ratcheting (§b.0): a union already broken in the stored object is
+    // not re-checked while its membership stays; a change of membership is.
+    {"union ratchet pass (stored basic+gang, minCount changed)",
+     R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":3}}})",
+     R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":2}}})", {}},
+    {"union ratchet pass (stored empty disruptionMode, minCount changed)",
+     R"({"schedulingPolicy":{"gang":{"minCount":3}},"disruptionMode":{}})",
+     R"({"schedulingPolicy":{"gang":{"minCount":2}},"disruptionMode":{}})", {}},
+    {"union ratchet pass (stored claim with both sources, minCount changed)",
+     R"({"schedulingPolicy":{"gang":{"minCount":3}},"resourceClaims":[{"name":"a","resourceClaimName":"x","resourceClaimTemplateName":"y"}]})",
+     R"({"schedulingPolicy":{"gang":{"minCount":2}},"resourceClaims":[{"name":"a","resourceClaimName":"x","resourceClaimTemplateName":"y"}]})",
+     {}},
+    {"union ratchet fail (membership changed: disruptionMode emptied)",
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{}})",
+     {{ErrorType::kInvalid, "P.disruptionMode"}, {ErrorType::kInvalid, "P.disruptionMode"}}},
+    {"union ratchet fail (stored basic+gang, other rule broken: H1 still reported)",
+     R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":3}}})",
+     R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":300}}})",
+     {{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"}}},
 };
 
 }  // namespace
 
+// Each row, and each carrier of a row, runs in its own section, so a failing
+// row does not hide the rows after it. The index keeps section names unique.
 TEST_CASE("Update rules U1-U9: every row, both carriers", "[unit]") {
-  for (const Row& row : kRows) {
-    for (Via via : {Via::kField, Via::kAnnotation}) {
-      INFO(row.rule << " via " << wasd::testing::ViaName(via));
-      WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(Deployment(row.new_config, via),
-                                                                Deployment(row.old_config, via)),
-                          AtCarrier(row.expected, via));
+  for (std::size_t i = 0; i < kRows.size(); ++i) {
+    const Row& row = kRows[i];
+    DYNAMIC_SECTION("row " << i << ": " << row.rule) {
+      for (Via via : {Via::kField, Via::kAnnotation}) {
+        DYNAMIC_SECTION("via " << wasd::testing::ViaName(via)) {
+          INFO(row.rule << " via " << wasd::testing::ViaName(via));
+          WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(
+                                  Deployment(row.new_config, via), Deployment(row.old_config, via)),
+                              AtCarrier(row.expected, via));
+        }
+      }
     }
   }
 }
@@ -111,6 +161,76 @@ TEST_CASE("Golden update messages", "[unit]") {
         "[spec.scheduling.schedulingPolicy.basic: Invalid value: \"null\": field is immutable, "
         "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be set once "
         "created]");
+  // U5 in the other direction: gang cleared (and U4: basic added).
+  CHECK(message(Deployment(kBasic, Via::kField), Deployment(kGang3, Via::kField)) ==
+        "[spec.scheduling.schedulingPolicy.basic: Invalid value: \"null\": field is immutable, "
+        "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be cleared "
+        "once set]");
+  // U5 alone, gang cleared next to a kept basic.
+  CHECK(message(Deployment(kBasic, Via::kField),
+                Deployment(R"({"schedulingPolicy":{"basic":{},"gang":{}}})", Via::kField)) ==
+        "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be cleared "
+        "once set");
+  // U3: schedulingPolicy set or cleared.
+  CHECK(message(Deployment(kBasic, Via::kAnnotation), Deployment("{}", Via::kAnnotation)) ==
+        "metadata.annotations[wasd.io/scheduling].schedulingPolicy: Invalid value: \"null\": field "
+        "cannot be set once created");
+  CHECK(message(Deployment("{}", Via::kField), Deployment(kBasic, Via::kField)) ==
+        "spec.scheduling.schedulingPolicy: Invalid value: \"null\": field cannot be cleared once "
+        "set");
+  // U7, U8, U9: the whole member is immutable.
+  CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},
+                               "schedulingConstraints":{"topology":[{"key":"rack"}]}})",
+                           Via::kField),
+                Deployment(kZone, Via::kField)) ==
+        "spec.scheduling.schedulingConstraints: Invalid value: \"null\": field is immutable");
+  CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+                           Via::kField),
+                Deployment(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
+                           Via::kField)) ==
+        "spec.scheduling.disruptionMode: Invalid value: \"null\": field is immutable");
+  CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},
+                               "resourceClaims":[{"name":"b","resourceClaimName":"x"}]})",
+                           Via::kAnnotation),
+                Deployment(kClaimA, Via::kAnnotation)) ==
+        "metadata.annotations[wasd.io/scheduling].resourceClaims: Invalid value: \"null\": field "
+        "is immutable");
+}
+
+TEST_CASE("U4/U5 pass: the policy kept while another rule input changes", "[unit]") {
+  // The configuration cannot change while basic is kept, so the rules are
+  // made to run by a changed spec.replicas (ratcheting would skip them).
+  for (Via via : {Via::kField, Via::kAnnotation}) {
+    DYNAMIC_SECTION("via " << wasd::testing::ViaName(via)) {
+      for (const char* config : {kBasic, R"({"schedulingPolicy":{"gang":{}}})"}) {
+        INFO(config);
+        const json old = Deployment(config, via);
+        json now = old;
+        now["spec"]["replicas"] = 4;
+        CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("H5 on update: both carriers must agree", "[unit]") {
+  const char* gang = R"({"schedulingPolicy":{"gang":{}}})";
+  const json field_only = Deployment(gang, Via::kField);
+  const json both_same =
+      WithConfig(field_only, Via::kAnnotation, "schedulingPolicy:\n  gang: {}\n");
+  const json both_differ =
+      WithConfig(field_only, Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})");
+  const ExpectedErrors h5 = {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"}};
+  // pass: an equal annotation (YAML) added next to the field.
+  CHECK(wasd::rules::ValidateDeploymentUpdate(both_same, field_only).empty());
+  // fail: the annotation changed so that the carriers differ...
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(both_differ, both_same), h5);
+  // ...or a differing annotation added next to the field.
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(both_differ, field_only), h5);
+  CHECK(wasd::workloadbuilder::AggregateMessage(
+            wasd::rules::ValidateDeploymentUpdate(both_differ, both_same)) ==
+        R"(metadata.annotations[wasd.io/scheduling]: Invalid value: )"
+        R"("{\"schedulingPolicy\":{\"basic\":{}}}": must equal spec.scheduling when both are set)");
 }
 
 TEST_CASE("Switching carriers with the same config is not a change", "[unit]") {
@@ -131,27 +251,29 @@ TEST_CASE("A broken stored annotation can be repaired", "[unit]") {
 
 TEST_CASE("Ratcheting: controller-style updates of an invalid object pass", "[unit]") {
   for (Via via : {Via::kField, Via::kAnnotation}) {
-    INFO(wasd::testing::ViaName(via));
-    // Invalid by today's rules: minCount above replicas, gang with RollingUpdate,
-    // a pre-set scheduling group.
-    json old = Deployment(R"({"schedulingPolicy":{"gang":{"minCount":5}}})", via);
-    old["spec"]["strategy"] = {{"type", "RollingUpdate"}};
-    old["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
-    REQUIRE(wasd::rules::ValidateDeploymentCreate(old).size() == 3);
+    DYNAMIC_SECTION("via " << wasd::testing::ViaName(via)) {
+      INFO(wasd::testing::ViaName(via));
+      // Invalid by today's rules: minCount above replicas, gang with RollingUpdate,
+      // a pre-set scheduling group.
+      json old = Deployment(R"({"schedulingPolicy":{"gang":{"minCount":5}}})", via);
+      old["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+      old["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
+      REQUIRE(wasd::rules::ValidateDeploymentCreate(old).size() == 3);
 
-    json now = old;
-    now["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "2";
-    now["metadata"]["resourceVersion"] = "1001";
-    now["status"]["readyReplicas"] = 1;
-    CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
+      json now = old;
+      now["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "2";
+      now["metadata"]["resourceVersion"] = "1001";
+      now["status"]["readyReplicas"] = 1;
+      CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
 
-    json rescaled = now;
-    rescaled["spec"]["replicas"] = 4;  // a rule input changed: every rule runs
-    WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(rescaled, old),
-                        AtCarrier({{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"},
-                                   {ErrorType::kInvalid, "spec.strategy.type"},
-                                   {ErrorType::kForbidden, "spec.template.spec.schedulingGroup"}},
-                                  via));
+      json rescaled = now;
+      rescaled["spec"]["replicas"] = 4;  // a rule input changed: every rule runs
+      WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(rescaled, old),
+                          AtCarrier({{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"},
+                                     {ErrorType::kInvalid, "spec.strategy.type"},
+                                     {ErrorType::kForbidden, "spec.template.spec.schedulingGroup"}},
+                                    via));
+    }
   }
 }
 

@@ -23,11 +23,13 @@ json ConfigOf(const json& deployment) {
 TEST_CASE("BuildWorkload compiles the KEP examples", "[unit]") {
   for (int i = 1; i <= 3; ++i) {
     const std::string stem = "workloadbuilder/kep-example-" + std::to_string(i);
-    INFO(stem);
-    const json deployment = LoadJson(stem + "-deployment.json");
-    const wb::BuildResult built = wb::BuildWorkload(deployment, ConfigOf(deployment));
-    REQUIRE(built.ok());
-    CHECK(built.object == LoadJson(stem + "-workload.json"));
+    DYNAMIC_SECTION(stem) {
+      INFO(stem);
+      const json deployment = LoadJson(stem + "-deployment.json");
+      const wb::BuildResult built = wb::BuildWorkload(deployment, ConfigOf(deployment));
+      REQUIRE(built.ok());
+      CHECK(built.object == LoadJson(stem + "-workload.json"));
+    }
   }
 }
 
@@ -44,11 +46,13 @@ TEST_CASE("BuildWorkload from the YAML annotation equals the field carrier", "[u
 TEST_CASE("BuildPodGroup materializes the template for a ReplicaSet", "[unit]") {
   for (int i : {1, 3}) {
     const std::string stem = "workloadbuilder/kep-example-" + std::to_string(i);
-    INFO(stem);
-    const wb::BuildResult built = wb::BuildPodGroup(LoadJson(stem + "-stored-workload.json"),
-                                                    LoadJson(stem + "-replicaset.json"));
-    REQUIRE(built.ok());
-    CHECK(built.object == LoadJson(stem + "-podgroup.json"));
+    DYNAMIC_SECTION(stem) {
+      INFO(stem);
+      const wb::BuildResult built = wb::BuildPodGroup(LoadJson(stem + "-stored-workload.json"),
+                                                      LoadJson(stem + "-replicaset.json"));
+      REQUIRE(built.ok());
+      CHECK(built.object == LoadJson(stem + "-podgroup.json"));
+    }
   }
 }
 

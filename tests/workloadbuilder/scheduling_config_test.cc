@@ -43,23 +43,27 @@ TEST_CASE("Field carrier", "[unit]") {
 TEST_CASE("Annotation carrier, JSON and YAML", "[unit]") {
   for (const char* text : {R"({"schedulingPolicy":{"gang":{"minCount":2}}})",
                            "schedulingPolicy:\n  gang:\n    minCount: 2\n"}) {
-    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
-    CHECK(c.carrier == wb::Carrier::kAnnotation);
-    CHECK(c.path.String() == kAnn);
-    REQUIRE(c.usable());
-    CHECK(c.config == json::parse(R"({"schedulingPolicy":{"gang":{"minCount":2}}})"));
-    CHECK(c.errors.empty());
+    DYNAMIC_SECTION("text " << json(text).dump()) {
+      const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
+      CHECK(c.carrier == wb::Carrier::kAnnotation);
+      CHECK(c.path.String() == kAnn);
+      REQUIRE(c.usable());
+      CHECK(c.config == json::parse(R"({"schedulingPolicy":{"gang":{"minCount":2}}})"));
+      CHECK(c.errors.empty());
+    }
   }
 }
 
 TEST_CASE("Broken annotations are Invalid at the annotation path", "[unit]") {
   for (const json& text : {json(""), json("   "), json("[1, 2]"), json("\"gang\""), json("{bad"),
                            json("42"), json(7), json::object(), json(true)}) {
-    INFO(text.dump());
-    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
-    CHECK(c.present());
-    CHECK_FALSE(c.usable());
-    WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kInvalid, kAnn}});
+    DYNAMIC_SECTION("annotation " << text.dump()) {
+      INFO(text.dump());
+      const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
+      CHECK(c.present());
+      CHECK_FALSE(c.usable());
+      WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kInvalid, kAnn}});
+    }
   }
 }
 

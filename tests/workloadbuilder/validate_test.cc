@@ -54,6 +54,7 @@ const std::vector<Row> kRows = {
     {"S5 fail", R"({"schedulingConstraints":{"topology":[{"key":"a"},{"key":"b"}]}})",
      {{ErrorType::kTooMany, ".schedulingConstraints.topology"}}},
     // S6 / S7: topology key required and a label key.
+    {"S6 pass", R"({"schedulingConstraints":{"topology":[{"key":"a"}]}})", {}},
     {"S6 fail (absent)", R"({"schedulingConstraints":{"topology":[{}]}})",
      {{ErrorType::kRequired, ".schedulingConstraints.topology[0].key"}}},
     {"S6 fail (empty)", R"({"schedulingConstraints":{"topology":[{"key":""}]}})",
@@ -90,6 +91,7 @@ const std::vector<Row> kRows = {
         {"name":"a","resourceClaimTemplateName":"z"}]})",
      {{ErrorType::kDuplicate, ".resourceClaims[2]"}}},
     // S12 / S13: claim name required and a DNS label.
+    {"S12 pass", R"({"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})", {}},
     {"S12 fail (absent)", R"({"resourceClaims":[{"resourceClaimName":"x"}]})",
      {{ErrorType::kRequired, ".resourceClaims[0].name"}}},
     {"S12 fail (empty)", R"({"resourceClaims":[{"name":"","resourceClaimName":"x"}]})",
@@ -103,11 +105,18 @@ const std::vector<Row> kRows = {
     {"S14 pass", R"({"resourceClaims":[{"name":"a","resourceClaimTemplateName":"t"}]})", {}},
     {"S14 fail", R"({"resourceClaims":[{"name":"a"}]})",
      {{ErrorType::kInvalid, ".resourceClaims[0]"}}},
+    {"S15 pass", R"({"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})", {}},
+    {"S15 pass (other source null)",
+     R"({"resourceClaims":[{"name":"a","resourceClaimName":"x",)"
+     R"("resourceClaimTemplateName":null}]})",
+     {}},
     {"S15 fail", R"({"resourceClaims":[{"name":"a","resourceClaimName":"x","resourceClaimTemplateName":"t"}]})",
      {{ErrorType::kInvalid, ".resourceClaims[0]"}}},
     // S16: sources are DNS subdomains.
     {"S16 pass", R"({"resourceClaims":[{"name":"a","resourceClaimTemplateName":"gpu-template.v1"}]})",
      {}},
+    {"S16 pass (claim name)",
+     R"({"resourceClaims":[{"name":"a","resourceClaimName":"gpu-claim.v1"}]})", {}},
     {"S16 fail (claim name)", R"({"resourceClaims":[{"name":"a","resourceClaimName":"Bad_Name"}]})",
      {{ErrorType::kInvalid, ".resourceClaims[0].resourceClaimName"}}},
     {"S16 fail (template name)",
@@ -181,35 +190,48 @@ const std::vector<Row> kStrictRows = {
 
 }  // namespace
 
+// Each row, and each carrier of a row, runs in its own section, so a failing
+// row does not hide the rows after it. The index keeps section names unique.
 TEST_CASE("S2-S16, B1: every row, both carriers", "[unit]") {
-  for (const Row& row : kRows) {
-    const json config = json::parse(row.config);
-    for (const auto& [prefix, strict] : {std::pair{kField, false}, std::pair{kAnnotation, true}}) {
-      INFO(row.rule << " at " << prefix.String() << ": " << row.config);
-      WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, prefix, strict),
-                          Rooted(row.expected, prefix));
+  for (std::size_t i = 0; i < kRows.size(); ++i) {
+    const Row& row = kRows[i];
+    DYNAMIC_SECTION("row " << i << ": " << row.rule) {
+      const json config = json::parse(row.config);
+      for (const auto& [prefix, strict] :
+           {std::pair{kField, false}, std::pair{kAnnotation, true}}) {
+        DYNAMIC_SECTION("at " << prefix.String()) {
+          INFO(row.rule << " at " << prefix.String() << ": " << row.config);
+          WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, prefix, strict),
+                              Rooted(row.expected, prefix));
+        }
+      }
     }
   }
 }
 
 TEST_CASE("S17: strict for the annotation, silent but safe for the field", "[unit]") {
-  for (const Row& row : kStrictRows) {
-    const json config = json::parse(row.config);
-    INFO(row.rule << ": " << row.config);
-    WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, kAnnotation, true),
-                        Rooted(row.expected, kAnnotation));
-    wb::FieldErrorList lenient;
-    REQUIRE_NOTHROW(lenient = wb::ValidateSchedulingConfig(config, kField, false));
-    for (const wb::FieldError& e : lenient) CHECK(e.detail.rfind("must be a", 0) != 0);
+  for (std::size_t i = 0; i < kStrictRows.size(); ++i) {
+    const Row& row = kStrictRows[i];
+    DYNAMIC_SECTION("row " << i << ": " << row.rule) {
+      const json config = json::parse(row.config);
+      INFO(row.rule << ": " << row.config);
+      WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, kAnnotation, true),
+                          Rooted(row.expected, kAnnotation));
+      wb::FieldErrorList lenient;
+      REQUIRE_NOTHROW(lenient = wb::ValidateSchedulingConfig(config, kField, false));
+      for (const wb::FieldError& e : lenient) CHECK(e.detail.rfind("must be a", 0) != 0);
+    }
   }
 }
 
 TEST_CASE("A non-object config is Invalid at P in both modes", "[unit]") {
   for (const json& config : {json(5), json("x"), json::array(), json(nullptr)}) {
-    WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, kAnnotation, true),
-                        {{ErrorType::kInvalid, kAnnotation.String()}});
-    WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, kField, false),
-                        {{ErrorType::kInvalid, "spec.scheduling"}});
+    DYNAMIC_SECTION("config " << config.dump()) {
+      WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, kAnnotation, true),
+                          {{ErrorType::kInvalid, kAnnotation.String()}});
+      WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(config, kField, false),
+                          {{ErrorType::kInvalid, "spec.scheduling"}});
+    }
   }
 }
 
@@ -256,6 +278,58 @@ TEST_CASE("Golden messages of the structural rules", "[unit]") {
   CHECK(wb::AggregateMessage(wb::ValidateSchedulingConfig(json::parse(R"({"x":1})"), kAnnotation,
                                                           true)) ==
         "metadata.annotations[wasd.io/scheduling]: Invalid value: \"x\": unknown field");
+  // S6: Required prints neither a value nor a detail.
+  CHECK(message(R"({"schedulingConstraints":{"topology":[{}]}})") ==
+        "spec.scheduling.schedulingConstraints.topology[0].key: Required value");
+  CHECK(message(R"({"schedulingConstraints":{"topology":[{"key":""}]}})") ==
+        "spec.scheduling.schedulingConstraints.topology[0].key: Required value");
+  // S7: one Invalid per qualified-name message, the key as the value.
+  CHECK(message(R"({"schedulingConstraints":{"topology":[{"key":"bad key"}]}})") ==
+        "spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"bad key\": name "
+        "part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+        "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+        "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+  CHECK(message(R"({"schedulingConstraints":{"topology":[{"key":"x/"}]}})") ==
+        "[spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"x/\": name part "
+        "must be non-empty, spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: "
+        "\"x/\": name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+        "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]");
+  // S8
+  CHECK(message(R"({"disruptionMode":{}})") ==
+        "spec.scheduling.disruptionMode: Invalid value: \"\": must specify one of: `single`, "
+        "`all`");
+  // S10: the value is the actual count.
+  CHECK(message(R"({"resourceClaims":[{"name":"a","resourceClaimName":"x"},
+                                      {"name":"b","resourceClaimName":"x"},
+                                      {"name":"c","resourceClaimName":"x"},
+                                      {"name":"d","resourceClaimName":"x"},
+                                      {"name":"e","resourceClaimName":"x"}]})") ==
+        "spec.scheduling.resourceClaims: Too many: 5: must have at most 4 items");
+  // S12
+  CHECK(message(R"({"resourceClaims":[{"resourceClaimName":"x"}]})") ==
+        "spec.scheduling.resourceClaims[0].name: Required value");
+  CHECK(message(R"({"resourceClaims":[{"name":"","resourceClaimName":"x"}]})") ==
+        "spec.scheduling.resourceClaims[0].name: Required value");
+  // S15
+  CHECK(message(R"({"resourceClaims":[{"name":"a","resourceClaimName":"x",
+                                       "resourceClaimTemplateName":"t"}]})") ==
+        "spec.scheduling.resourceClaims[0]: Invalid value: \"{resourceClaimName, "
+        "resourceClaimTemplateName}\": must specify exactly one of: `resourceClaimName`, "
+        "`resourceClaimTemplateName`");
+  // S16, at either source.
+  CHECK(message(R"({"resourceClaims":[{"name":"a","resourceClaimName":"Bad_Name"}]})") ==
+        "spec.scheduling.resourceClaims[0].resourceClaimName: Invalid value: \"Bad_Name\": a "
+        "lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+        "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+        "used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  CHECK(message(R"({"resourceClaims":[{"name":"a","resourceClaimTemplateName":"x..y"}]})") ==
+        "spec.scheduling.resourceClaims[0].resourceClaimTemplateName: Invalid value: \"x..y\": a "
+        "lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+        "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+        "used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
 }
 
 TEST_CASE("Wrong types anywhere never throw", "[unit]") {
