@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "admission/handlers.h"
 #include "admission/json_access.h"
 #include "rules/deployment_rules.h"
@@ -13,18 +15,20 @@ Verdict ValidateDeployment(const nlohmann::json& request) {
     v.bad_request = "request.object must be an object for " + std::string(op);
     return v;
   }
+  rules::DeploymentReview review;
   if (op == "CREATE") {
-    v.errors = rules::ValidateDeploymentCreate(*object);
+    review = rules::ReviewDeploymentCreate(*object);
   } else {
     const nlohmann::json* old = Member(&request, "oldObject");
     if (old == nullptr || !old->is_object()) {
       v.bad_request = "request.oldObject must be an object for UPDATE";
       return v;
     }
-    v.errors = rules::ValidateDeploymentUpdate(*object, *old);
+    review = rules::ReviewDeploymentUpdate(*object, *old);
   }
+  v.errors = std::move(review.errors);
+  v.warnings = std::move(review.warnings);
   v.allowed = v.errors.empty();
-  if (v.allowed) v.warnings = rules::DeploymentWarnings(*object);
   return v;
 }
 

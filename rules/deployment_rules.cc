@@ -33,6 +33,18 @@ FieldErrorList CreateRules(const DeploymentView& view) {
   return errors;
 }
 
+namespace {
+
+FieldErrorList UpdateRules(const DeploymentView& view, const nlohmann::json& old_deployment) {
+  const DeploymentView old_view = ViewOf(old_deployment);
+  FieldErrorList errors = CreateRules(view);
+  DropRatchetedUnionErrors(view, old_view, errors);
+  CheckConfigUpdate(view, old_view, errors);  // U1–U9
+  return errors;
+}
+
+}  // namespace
+
 FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment) {
   if (!wb::HasSchedulingCarrier(deployment)) return {};
   return CreateRules(ViewOf(deployment));
@@ -44,12 +56,29 @@ FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
     return {};
   }
   if (RuleInputsUnchanged(deployment, old_deployment)) return {};
+  return UpdateRules(ViewOf(deployment), old_deployment);
+}
+
+DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment) {
+  DeploymentReview review;
+  if (!wb::HasSchedulingCarrier(deployment)) return review;
   const DeploymentView view = ViewOf(deployment);
-  const DeploymentView old_view = ViewOf(old_deployment);
-  FieldErrorList errors = CreateRules(view);
-  DropRatchetedUnionErrors(view, old_view, errors);
-  CheckConfigUpdate(view, old_view, errors);  // U1–U9
-  return errors;
+  review.errors = CreateRules(view);
+  if (review.errors.empty()) review.warnings = WarningsOf(view);
+  return review;
+}
+
+DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
+                                        const nlohmann::json& old_deployment) {
+  DeploymentReview review;
+  const bool carrier = wb::HasSchedulingCarrier(deployment);
+  if (!carrier && !wb::HasSchedulingCarrier(old_deployment)) return review;
+  const bool unchanged = RuleInputsUnchanged(deployment, old_deployment);
+  if (unchanged && !carrier) return review;
+  const DeploymentView view = ViewOf(deployment);
+  if (!unchanged) review.errors = UpdateRules(view, old_deployment);
+  if (review.errors.empty() && carrier) review.warnings = WarningsOf(view);
+  return review;
 }
 
 }  // namespace wasd::rules

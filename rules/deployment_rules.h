@@ -38,6 +38,18 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
 // that gang minCount is derived from spec.replicas.
 std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment);
 
+// The verdict of the webhook's Deployment path: the errors of
+// ValidateDeploymentCreate / ValidateDeploymentUpdate and, when there are
+// none, the DeploymentWarnings of the new object — from one reading of its
+// scheduling config instead of one per entry point.
+struct DeploymentReview {
+  FieldErrorList errors;
+  std::vector<std::string> warnings;
+};
+DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment);
+DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
+                                        const nlohmann::json& old_deployment);
+
 }  // namespace wasd::rules
 
 #endif  // WASD_RULES_DEPLOYMENT_RULES_H_

@@ -7,6 +7,8 @@
 #define WASD_RULES_RULE_CONTEXT_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,9 @@ void CheckMinCountWithinReplicas(const DeploymentView& view, FieldErrorList& err
 void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors);
 // H3 (scheduling_group_rule.cc): no pre-set spec.template.spec.schedulingGroup.
 void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& errors);
+// The warnings of DeploymentWarnings (warnings.cc) for an already-read view.
+std::vector<std::string> WarningsOf(const DeploymentView& view);
+
 // U1–U9 (update_rules.cc): what may not change between `old_view` and `view`.
 void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_view,
                        FieldErrorList& errors);

@@ -13,9 +13,12 @@ namespace wasd::rules {
 namespace wb = workloadbuilder;
 
 std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment) {
+  if (!wb::HasSchedulingCarrier(deployment)) return {};
+  return WarningsOf(ViewOf(deployment));
+}
+
+std::vector<std::string> WarningsOf(const DeploymentView& view) {
   std::vector<std::string> warnings;
-  if (!wb::HasSchedulingCarrier(deployment)) return warnings;
-  const DeploymentView view = ViewOf(deployment);
   if (!view.config.usable()) return warnings;
   const nlohmann::json& config = view.config.config;
 

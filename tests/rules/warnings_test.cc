@@ -40,3 +40,41 @@ TEST_CASE("Warnings for claims and for two carriers; all short", "[unit]") {
     CHECK(s.size() <= 120);
   }
 }
+
+// ReviewDeploymentCreate/Update give exactly what the separate entry points
+// give (errors; warnings of the new object only when there are no errors).
+TEST_CASE("Review entry points agree with Validate* + DeploymentWarnings", "[unit]") {
+  using wasd::rules::DeploymentWarnings;
+  const std::vector<json> objects = {
+      BaseDeployment(),
+      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})"),
+      WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{"minCount":2}}})"),
+      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{"minCount":9}}})"),
+      WithConfig(BaseDeployment(), Via::kAnnotation,
+                 R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})"),
+      WithConfig(BaseDeployment(), Via::kAnnotation, "["),
+  };
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    const json& d = objects[i];
+    DYNAMIC_SECTION("create " << i) {
+      const wasd::rules::DeploymentReview r = wasd::rules::ReviewDeploymentCreate(d);
+      const auto errors = wasd::rules::ValidateDeploymentCreate(d);
+      CHECK(wasd::workloadbuilder::AggregateMessage(r.errors) ==
+            wasd::workloadbuilder::AggregateMessage(errors));
+      CHECK(r.warnings == (errors.empty() ? DeploymentWarnings(d) : Warnings{}));
+    }
+    for (std::size_t j = 0; j < objects.size(); ++j) {
+      DYNAMIC_SECTION("update " << j << " -> " << i) {
+        const json& old = objects[j];
+        const wasd::rules::DeploymentReview r = wasd::rules::ReviewDeploymentUpdate(d, old);
+        const auto errors = wasd::rules::ValidateDeploymentUpdate(d, old);
+        CHECK(wasd::workloadbuilder::AggregateMessage(r.errors) ==
+              wasd::workloadbuilder::AggregateMessage(errors));
+        CHECK(r.warnings == (errors.empty() ? DeploymentWarnings(d) : Warnings{}));
+      }
+    }
+  }
+  // The derived-minCount warning also comes on an unchanged UPDATE.
+  CHECK(wasd::rules::ReviewDeploymentUpdate(objects[1], objects[1]).warnings ==
+        Warnings{"gang minCount not set: derived from spec.replicas (3)"});
+}
