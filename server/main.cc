@@ -3,10 +3,15 @@
 #include <cstring>
 #include <string_view>
 
+#include <openssl/crypto.h>
+
 #include "server/commands.h"
 
 #ifndef WASD_VERSION
 #define WASD_VERSION "dev"
+#endif
+#ifndef WASD_STATIC_DEPS
+#define WASD_STATIC_DEPS 0
 #endif
 
 namespace wasd::server {
@@ -20,6 +25,11 @@ int RunVersion(int argc, char** argv) {
   }
   std::printf("wasd %s (built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION, __DATE__, __TIME__,
               static_cast<long>(__cplusplus), __VERSION__);
+  // Which OpenSSL answers TLS matters for security updates: a static build
+  // carries its own copy (CMake WASD_STATIC_DEPS, SECURITY.md "Supply chain").
+  std::printf("%s, %s\n", OpenSSL_version(OPENSSL_VERSION),
+              WASD_STATIC_DEPS ? "linked statically (rebuild wasd for an OpenSSL update)"
+                               : "linked dynamically");
   return 0;
 }
 

@@ -184,5 +184,18 @@ class CheckUnusableInput(unittest.TestCase):
         self.assertIn("Usage: wasd check", out)
 
 
+class Version(unittest.TestCase):
+    def test_version_names_the_openssl_inside(self):
+        p = subprocess.run([WASD, "version"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first, second = p.stdout.splitlines()[:2]
+        self.assertRegex(first, r"^wasd \d+\.\d+\.\d+ \(built ")
+        self.assertRegex(second, r"^OpenSSL \d+\.\d+\.\d+.*, linked (statically|dynamically)")
+        # The dynamic build's line is only true when the binary really loads libssl.
+        ldd = subprocess.run(["ldd", WASD], capture_output=True, text=True, timeout=60)
+        if ldd.returncode == 0:
+            self.assertEqual("libssl" in ldd.stdout, "dynamically" in second, ldd.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

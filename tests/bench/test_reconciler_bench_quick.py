@@ -1,0 +1,40 @@
+"""Quick mode of the reconciler benchmark, for CI: bench/reconciler_bench.py
+with 50 opted-in Deployments x 4 replicas created at once on the test API
+server, the real `wasd webhook` and `wasd reconciler`. It checks behaviour,
+never timing: everything converges; the reconciler's successful writes per
+Deployment are exactly the minimum (1 Workload, 1 PodGroup, 1 gate lift per
+pod); a full resync after convergence writes nothing. The figures it prints
+(time to converge, peak RSS) are for reading only; the full run is
+`python3 bench/reconciler_bench.py` (1,000 Deployments, bench/README.md)."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR",
+                            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SCRIPT = os.path.join(SOURCE_DIR, "bench", "reconciler_bench.py")
+REPLICAS = 4
+
+
+class ReconcilerBenchQuick(unittest.TestCase):
+    def test_quick_run_converges_with_the_minimum_writes(self):
+        p = subprocess.run([sys.executable, SCRIPT, "--quick", "--json", "--resync", "5",
+                            "--timeout", "300"],
+                           capture_output=True, text=True, timeout=480)
+        sys.stdout.write(p.stdout)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        result = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
+        n = result["n"]
+        self.assertEqual(n, 50)
+        per = result["writes_per_deployment"]
+        ok = {k: v for k, v in per.items() if "(failed" not in k and k != "POST events"}
+        self.assertEqual(ok, {"POST workloads": 1.0, "POST podgroups": 1.0, "PATCH pods": float(REPLICAS)},
+                         per)
+        self.assertEqual(result["resync_writes"], 0, result)
+        self.assertGreaterEqual(result["resync_reconciles"], n, "the resync did reconcile every Deployment")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
