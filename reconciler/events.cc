@@ -59,22 +59,27 @@ json EventObject(const json& deployment, std::string_view type, std::string_view
           {"count", 1}};
 }
 
+bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::time_point now) {
+  if (type != "Warning") return true;
+  const auto it = recent_.find(key);
+  if (it != recent_.end() && now - it->second < kEventRepeatWindow) return false;
+  if (it == recent_.end() && recent_.size() >= kMaxRememberedEvents) {
+    auto oldest = recent_.begin();
+    for (auto i = recent_.begin(); i != recent_.end(); ++i) {
+      if (i->second < oldest->second) oldest = i;
+    }
+    recent_.erase(oldest);
+  }
+  recent_[key] = now;
+  return true;
+}
+
 bool EventRecorder::Record(const json& deployment, std::string_view type, std::string_view reason,
                            std::string_view message) {
   const std::string key = UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
-  const auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mu_);
-    const auto it = recent_.find(key);
-    if (it != recent_.end() && now - it->second < kEventRepeatWindow) return false;
-    if (recent_.size() >= kMaxRememberedEvents) {
-      auto oldest = recent_.begin();
-      for (auto i = recent_.begin(); i != recent_.end(); ++i) {
-        if (i->second < oldest->second) oldest = i;
-      }
-      recent_.erase(oldest);
-    }
-    recent_[key] = now;
+    if (!repeats_.Admit(type, key, RepeatFilter::Clock::now())) return false;
   }
   const json event = EventObject(deployment, type, reason, message, instance_, RandomHex(), NowSeconds());
   const auto result = api_.Create(kube::Events(), NamespaceOf(deployment), event);

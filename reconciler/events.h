@@ -41,13 +41,33 @@ nlohmann::json EventObject(const nlohmann::json& deployment, std::string_view ty
                            std::string_view instance, std::string_view name_suffix,
                            std::string_view now_rfc3339);
 
+// Which Events are posted again within kEventRepeatWindow. A Warning
+// reports a lasting condition (a foreign object, a Terminating PodGroup, an
+// API that is not served, stripped claims) and is posted once per window for
+// the same (Deployment UID, reason, message). A Normal Event reports an action
+// that was just taken (a Workload or PodGroup created, a PodGroup deleted) and
+// is posted every time: a PodGroup deleted at scale-to-zero and deleted again
+// after a rollout is two deletions, even though both messages read the same.
+//
+// Not thread-safe; EventRecorder guards it.
+class RepeatFilter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // True when the Event should be posted now (and, for a Warning, remembers it).
+  bool Admit(std::string_view type, const std::string& key, Clock::time_point now);
+  std::size_t remembered() const { return recent_.size(); }
+
+ private:
+  std::map<std::string, Clock::time_point> recent_;
+};
+
 class EventRecorder {
  public:
   EventRecorder(Api& api, const Log& log, std::string instance)
       : api_(api), log_(log), instance_(std::move(instance)) {}
 
-  // Posts the Event unless the same one was posted within the window.
-  // Returns true when it was posted.
+  // Posts the Event unless RepeatFilter holds it back (a Warning posted
+  // within the window). Returns true when it was posted.
   bool Record(const nlohmann::json& deployment, std::string_view type, std::string_view reason,
               std::string_view message);
 
@@ -56,7 +76,7 @@ class EventRecorder {
   const Log& log_;
   const std::string instance_;
   std::mutex mu_;
-  std::map<std::string, std::chrono::steady_clock::time_point> recent_;  // guarded by mu_
+  RepeatFilter repeats_;  // guarded by mu_
 };
 
 }  // namespace wasd::reconciler

@@ -1,0 +1,49 @@
+// RepeatFilter: which Events EventRecorder posts again.
+#include <chrono>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "reconciler/events.h"
+
+namespace wasd::reconciler {
+namespace {
+
+using Clock = RepeatFilter::Clock;
+
+TEST_CASE("repeat filter: a Warning once per window, a Normal event every time", "[unit]") {
+  RepeatFilter filter;
+  const Clock::time_point t0{};
+  const std::string warning = "uid-1\nPodGroupTerminating\nPodGroup web-1 is still terminating";
+  CHECK(filter.Admit("Warning", warning, t0));
+  CHECK_FALSE(filter.Admit("Warning", warning, t0 + std::chrono::minutes(1)));
+  CHECK_FALSE(filter.Admit("Warning", warning, t0 + kEventRepeatWindow - std::chrono::seconds(1)));
+  CHECK(filter.Admit("Warning", warning, t0 + kEventRepeatWindow));
+  // Another Deployment, reason or message is another Event.
+  CHECK(filter.Admit("Warning", "uid-2\nPodGroupTerminating\nPodGroup web-1 is still terminating",
+                     t0 + std::chrono::minutes(1)));
+
+  // The same deletion message twice (scale to 0, later a rollout): both posted,
+  // and nothing is remembered for Normal events.
+  const std::string deleted = "uid-1\nPodGroupDeleted\nDeleted PodGroup web-1: ReplicaSet web-1 has no replicas";
+  const std::size_t before = filter.remembered();
+  CHECK(filter.Admit("Normal", deleted, t0));
+  CHECK(filter.Admit("Normal", deleted, t0 + std::chrono::seconds(5)));
+  CHECK(filter.remembered() == before);
+}
+
+TEST_CASE("repeat filter: memory stays bounded", "[unit]") {
+  RepeatFilter filter;
+  Clock::time_point t{};
+  for (std::size_t i = 0; i < kMaxRememberedEvents + 10; ++i) {
+    t += std::chrono::milliseconds(1);
+    REQUIRE(filter.Admit("Warning", "uid-" + std::to_string(i) + "\nForeignObject\nx", t));
+  }
+  CHECK(filter.remembered() == kMaxRememberedEvents);
+  // The oldest went first: the first key is admitted again at once, the newest is not.
+  CHECK(filter.Admit("Warning", "uid-0\nForeignObject\nx", t));
+  CHECK_FALSE(filter.Admit("Warning", "uid-" + std::to_string(kMaxRememberedEvents + 9) + "\nForeignObject\nx", t));
+}
+
+}  // namespace
+}  // namespace wasd::reconciler
