@@ -17,7 +17,7 @@ DeploymentView ViewOf(const nlohmann::json& deployment) {
   return view;
 }
 
-FieldErrorList CreateRules(const DeploymentView& view) {
+FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old_view) {
   FieldErrorList errors;
   if (!view.config.present()) return errors;
   errors = view.config.errors;
@@ -25,7 +25,10 @@ FieldErrorList CreateRules(const DeploymentView& view) {
     // Only the annotation alone needs S17: the API server has already decoded
     // spec.scheduling against its schema (and an equal annotation with it).
     const bool strict = view.config.carrier == wb::Carrier::kAnnotation;
-    wb::Append(errors, wb::ValidateSchedulingConfig(view.config.config, view.config.path, strict));
+    const nlohmann::json* old_config =
+        old_view != nullptr && old_view->config.usable() ? &old_view->config.config : nullptr;
+    wb::Append(errors,
+               wb::ValidateSchedulingConfig(view.config.config, view.config.path, strict, old_config));
   }
   CheckMinCountWithinReplicas(view, errors);   // H1
   CheckStrategyForGang(view, errors);          // H2
@@ -37,27 +40,12 @@ namespace {
 
 FieldErrorList UpdateRules(const DeploymentView& view, const nlohmann::json& old_deployment) {
   const DeploymentView old_view = ViewOf(old_deployment);
-  FieldErrorList errors = CreateRules(view);
-  DropRatchetedUnionErrors(view, old_view, errors);
+  FieldErrorList errors = CreateRules(view, &old_view);
   CheckConfigUpdate(view, old_view, errors);  // U1–U9
   return errors;
 }
 
 }  // namespace
-
-FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment) {
-  if (!wb::HasSchedulingCarrier(deployment)) return {};
-  return CreateRules(ViewOf(deployment));
-}
-
-FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
-                                        const nlohmann::json& old_deployment) {
-  if (!wb::HasSchedulingCarrier(deployment) && !wb::HasSchedulingCarrier(old_deployment)) {
-    return {};
-  }
-  if (RuleInputsUnchanged(deployment, old_deployment)) return {};
-  return UpdateRules(ViewOf(deployment), old_deployment);
-}
 
 DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment) {
   DeploymentReview review;
@@ -79,6 +67,15 @@ DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
   if (!unchanged) review.errors = UpdateRules(view, old_deployment);
   if (review.errors.empty() && carrier) review.warnings = WarningsOf(view);
   return review;
+}
+
+FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment) {
+  return ReviewDeploymentCreate(deployment).errors;
+}
+
+FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
+                                        const nlohmann::json& old_deployment) {
+  return ReviewDeploymentUpdate(deployment, old_deployment).errors;
 }
 
 }  // namespace wasd::rules

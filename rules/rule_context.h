@@ -30,8 +30,9 @@ struct DeploymentView {
 DeploymentView ViewOf(const nlohmann::json& deployment);
 
 // The rules that run on CREATE (and on a changed UPDATE): carrier errors,
-// S2–S17/B1 on the config, H1–H3.
-FieldErrorList CreateRules(const DeploymentView& view);
+// S2–S17/B1 on the config, H1–H3. `old_view` (UPDATE: the stored object)
+// ratchets the unions of the config: see ValidateSchedulingConfig.
+FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old_view = nullptr);
 
 // H1 (min_count_rule.cc): explicit gang.minCount ≤ spec.replicas unless replicas is 0.
 void CheckMinCountWithinReplicas(const DeploymentView& view, FieldErrorList& errors);
@@ -49,14 +50,6 @@ void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_vie
 // compared parsed), spec.replicas, spec.strategy.type and
 // spec.template.spec.schedulingGroup are all unchanged.
 bool RuleInputsUnchanged(const nlohmann::json& deployment, const nlohmann::json& old_deployment);
-
-// Union ratcheting (ratchet.cc, WAS-API.md §b.0 "on update the union is
-// re-checked only if membership changed"): removes from `errors` each union
-// error (S2/S3, S8/S9, S14/S15) whose union has the same members set in
-// `old_view` as in `view`, so a stored object that broke a union before wasd
-// was installed can still have its minCount or replicas changed.
-void DropRatchetedUnionErrors(const DeploymentView& view, const DeploymentView& old_view,
-                              FieldErrorList& errors);
 
 }  // namespace wasd::rules
 

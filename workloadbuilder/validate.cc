@@ -26,17 +26,18 @@ class ConfigChecker {
  public:
   ConfigChecker(bool strict, FieldErrorList& errors) : strict_(strict), errors_(errors) {}
 
-  void Check(const json& config, const FieldPath& path);
+  // `old_config`: see ValidateSchedulingConfig.
+  void Check(const json& config, const FieldPath& path, const json* old_config);
 
  private:
   enum class Policy { kBroken, kBasic, kGang };
 
-  Policy CheckPolicy(const json* policy, const FieldPath& path);
+  Policy CheckPolicy(const json* policy, const json* old_policy, const FieldPath& path);
   void CheckConstraints(const json& constraints, const FieldPath& path);
   // Returns true when the mode is exactly `all` (the only input B1 needs).
-  bool CheckDisruptionMode(const json& mode, const FieldPath& path);
-  void CheckResourceClaims(const json& claims, const FieldPath& path);
-  void CheckResourceClaim(const json& claim, const FieldPath& path);
+  bool CheckDisruptionMode(const json& mode, const json* old_mode, const FieldPath& path);
+  void CheckResourceClaims(const json& claims, const json* old_claims, const FieldPath& path);
+  void CheckResourceClaim(const json& claim, const json* old_claim, const FieldPath& path);
   void CheckMinCount(const json& min_count, const FieldPath& path);
 
   // True when `value` is an object; otherwise, in strict mode, an error.
@@ -46,9 +47,10 @@ class ConfigChecker {
   // Strict mode: one error per member of `object` not in `known`.
   void RejectUnknown(const json& object, const FieldPath& path,
                      std::initializer_list<std::string_view> known);
-  // Exactly-one-of check over `members` (declaration order). Returns the
-  // number of members set.
-  int CheckUnion(const json& object, const FieldPath& path,
+  // Exactly-one-of check over `members` (declaration order), skipped when
+  // `old_object` (the stored counterpart, or null) has the same members set.
+  // Returns the number of members set.
+  int CheckUnion(const json& object, const json* old_object, const FieldPath& path,
                  std::initializer_list<std::string_view> members);
   // Invalid per message of a format check.
   void CheckFormat(const std::vector<std::string>& messages, const std::string& value,
@@ -58,7 +60,12 @@ class ConfigChecker {
   FieldErrorList& errors_;
 };
 
-void ConfigChecker::Check(const json& config, const FieldPath& path) {
+// The member `name` of `old` when `old` is an object; null otherwise.
+const json* OldMember(const json* old, std::string_view name) {
+  return old != nullptr ? Member(*old, name) : nullptr;
+}
+
+void ConfigChecker::Check(const json& config, const FieldPath& path, const json* old_config) {
   if (!config.is_object()) {
     errors_.push_back(Invalid(path, config, "must be an object"));
     return;
@@ -67,15 +74,18 @@ void ConfigChecker::Check(const json& config, const FieldPath& path) {
                 {"schedulingPolicy", "schedulingConstraints", "disruptionMode", "resourceClaims"});
 
   const Policy policy = CheckPolicy(Member(config, "schedulingPolicy"),
+                                    OldMember(old_config, "schedulingPolicy"),
                                     path.Child("schedulingPolicy"));
   if (const json* c = Member(config, "schedulingConstraints")) {
     CheckConstraints(*c, path.Child("schedulingConstraints"));
   }
   bool mode_all = false;
   const FieldPath mode_path = path.Child("disruptionMode");
-  if (const json* m = Member(config, "disruptionMode")) mode_all = CheckDisruptionMode(*m, mode_path);
+  if (const json* m = Member(config, "disruptionMode")) {
+    mode_all = CheckDisruptionMode(*m, OldMember(old_config, "disruptionMode"), mode_path);
+  }
   if (const json* rc = Member(config, "resourceClaims")) {
-    CheckResourceClaims(*rc, path.Child("resourceClaims"));
+    CheckResourceClaims(*rc, OldMember(old_config, "resourceClaims"), path.Child("resourceClaims"));
   }
   // B1: `all` needs a gang; an omitted policy means Basic.
   if (mode_all && policy == Policy::kBasic) {
@@ -85,11 +95,12 @@ void ConfigChecker::Check(const json& config, const FieldPath& path) {
   }
 }
 
-ConfigChecker::Policy ConfigChecker::CheckPolicy(const json* policy, const FieldPath& path) {
+ConfigChecker::Policy ConfigChecker::CheckPolicy(const json* policy, const json* old_policy,
+                                                 const FieldPath& path) {
   if (policy == nullptr) return Policy::kBasic;
   if (!ExpectObject(*policy, path)) return Policy::kBroken;
   RejectUnknown(*policy, path, {"basic", "gang"});
-  const int set = CheckUnion(*policy, path, {"basic", "gang"});
+  const int set = CheckUnion(*policy, old_policy, path, {"basic", "gang"});  // S2, S3
   const json* basic = Member(*policy, "basic");
   const json* gang = Member(*policy, "gang");
   if (basic != nullptr && ExpectObject(*basic, path.Child("basic"))) {
@@ -145,10 +156,11 @@ void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& p
   }
 }
 
-bool ConfigChecker::CheckDisruptionMode(const json& mode, const FieldPath& path) {
+bool ConfigChecker::CheckDisruptionMode(const json& mode, const json* old_mode,
+                                        const FieldPath& path) {
   if (!ExpectObject(mode, path)) return false;
   RejectUnknown(mode, path, {"single", "all"});
-  const int set = CheckUnion(mode, path, {"single", "all"});  // S8, S9
+  const int set = CheckUnion(mode, old_mode, path, {"single", "all"});  // S8, S9
   for (std::string_view member : {"single", "all"}) {
     const json* m = Member(mode, member);
     if (m != nullptr && ExpectObject(*m, path.Child(member))) {
@@ -158,7 +170,8 @@ bool ConfigChecker::CheckDisruptionMode(const json& mode, const FieldPath& path)
   return set == 1 && Member(mode, "all") != nullptr;
 }
 
-void ConfigChecker::CheckResourceClaims(const json& claims, const FieldPath& path) {
+void ConfigChecker::CheckResourceClaims(const json& claims, const json* old_claims,
+                                        const FieldPath& path) {
   if (!ExpectList(claims, path)) return;
   if (claims.size() > kMaxResourceClaims) {  // S10; items are not checked past the limit
     errors_.push_back(TooMany(path, static_cast<std::int64_t>(claims.size()), kMaxResourceClaims));
@@ -173,10 +186,16 @@ void ConfigChecker::CheckResourceClaims(const json& claims, const FieldPath& pat
       errors_.push_back(Duplicate(path.Index(j), json{{"name", *name}}));
     }
   }
-  for (std::size_t i = 0; i < claims.size(); ++i) CheckResourceClaim(claims[i], path.Index(i));
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    const json* old_claim = old_claims != nullptr && old_claims->is_array() && i < old_claims->size()
+                                ? &(*old_claims)[i]
+                                : nullptr;
+    CheckResourceClaim(claims[i], old_claim, path.Index(i));
+  }
 }
 
-void ConfigChecker::CheckResourceClaim(const json& claim, const FieldPath& path) {
+void ConfigChecker::CheckResourceClaim(const json& claim, const json* old_claim,
+                                       const FieldPath& path) {
   if (!ExpectObject(claim, path)) return;
   RejectUnknown(claim, path, {"name", "resourceClaimName", "resourceClaimTemplateName"});
   const FieldPath name_path = path.Child("name");
@@ -187,7 +206,7 @@ void ConfigChecker::CheckResourceClaim(const json& claim, const FieldPath& path)
   } else if (name_text != nullptr) {
     CheckFormat(IsDNS1123Label(*name_text), *name_text, name_path);  // S13
   }
-  CheckUnion(claim, path, {"resourceClaimName", "resourceClaimTemplateName"});  // S14, S15
+  CheckUnion(claim, old_claim, path, {"resourceClaimName", "resourceClaimTemplateName"});  // S14, S15
   for (std::string_view member : {"resourceClaimName", "resourceClaimTemplateName"}) {
     const json* source = Member(claim, member);
     if (source == nullptr) continue;
@@ -226,20 +245,24 @@ void ConfigChecker::RejectUnknown(const json& object, const FieldPath& path,
   }
 }
 
-int ConfigChecker::CheckUnion(const json& object, const FieldPath& path,
+int ConfigChecker::CheckUnion(const json& object, const json* old_object, const FieldPath& path,
                               std::initializer_list<std::string_view> members) {
+  bool same_as_old = old_object != nullptr && old_object->is_object();
   int set = 0;
   std::string set_names;
   std::string all_names;
   for (std::string_view m : members) {
     if (!all_names.empty()) all_names += ", ";
     all_names += "`" + std::string(m) + "`";
-    if (Member(object, m) != nullptr) {
+    const bool member_set = Member(object, m) != nullptr;
+    if (same_as_old && member_set != (Member(*old_object, m) != nullptr)) same_as_old = false;
+    if (member_set) {
       ++set;
       if (!set_names.empty()) set_names += ", ";
       set_names += m;
     }
   }
+  if (same_as_old) return set;  // ratcheting: membership unchanged since the stored object
   if (set == 0) {
     errors_.push_back(Invalid(path, "", "must specify one of: " + all_names));
   } else if (set > 1) {
@@ -256,9 +279,10 @@ void ConfigChecker::CheckFormat(const std::vector<std::string>& messages,
 
 }  // namespace
 
-FieldErrorList ValidateSchedulingConfig(const json& config, const FieldPath& path, bool strict) {
+FieldErrorList ValidateSchedulingConfig(const json& config, const FieldPath& path, bool strict,
+                                        const json* old_config) {
   FieldErrorList errors;
-  ConfigChecker(strict, errors).Check(config, path);
+  ConfigChecker(strict, errors).Check(config, path, old_config);
   return errors;
 }
 

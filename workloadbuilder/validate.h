@@ -17,8 +17,11 @@ namespace wasd::workloadbuilder {
 // `config` is the carrier's value, `path` the prefix P. `strict` turns on S17
 // (unknown members, wrong JSON types), which only the annotation carrier needs:
 // the API server has already checked the field carrier's schema.
+// `old_config` (UPDATE: the stored object's config, else null): a union
+// (S2/S3, S8/S9, S14/S15) is re-checked only when its set members differ from
+// the same union's in `old_config` (WAS-API.md §b.0).
 FieldErrorList ValidateSchedulingConfig(const nlohmann::json& config, const FieldPath& path,
-                                        bool strict);
+                                        bool strict, const nlohmann::json* old_config = nullptr);
 
 // Format checks with Kubernetes' messages (WAS-API.md §b.0). Each returns the
 // detail messages (empty when valid); callers wrap each in Invalid(path, value, msg).

@@ -353,3 +353,35 @@ TEST_CASE("Wrong types anywhere never throw", "[unit]") {
     }
   }
 }
+
+// Union ratcheting (§b.0): with the stored config given, a union is checked
+// only when its set members differ from the stored union's.
+TEST_CASE("Unions are re-checked on update only when their membership changed", "[unit]") {
+  const json both = json::parse(R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":2}},
+                                    "disruptionMode":{},
+                                    "resourceClaims":[{"name":"a"}]})");
+  const json stored = json::parse(R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":3}},
+                                      "disruptionMode":{},
+                                      "resourceClaims":[{"name":"a"}]})");
+  // Without the stored config: S3, S8 and S14.
+  WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(both, kField, false),
+                      Rooted({{ErrorType::kInvalid, ".schedulingPolicy"},
+                              {ErrorType::kInvalid, ".disruptionMode"},
+                              {ErrorType::kInvalid, ".resourceClaims[0]"}},
+                             kField));
+  // Same membership everywhere: nothing to report.
+  WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(both, kField, false, &stored), {});
+  // Each union whose members changed is checked again; the others stay quiet.
+  const json changed = json::parse(R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":3}},
+                                       "disruptionMode":{"single":{},"all":{}},
+                                       "resourceClaims":[{"name":"a"}]})");
+  WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(changed, kField, false, &stored),
+                      Rooted({{ErrorType::kInvalid, ".disruptionMode"}}, kField));
+  // A stored config that is not an object ratchets nothing.
+  const json not_an_object = json::array();
+  WASD_REQUIRE_ERRORS(wb::ValidateSchedulingConfig(both, kField, false, &not_an_object),
+                      Rooted({{ErrorType::kInvalid, ".schedulingPolicy"},
+                              {ErrorType::kInvalid, ".disruptionMode"},
+                              {ErrorType::kInvalid, ".resourceClaims[0]"}},
+                             kField));
+}
