@@ -334,6 +334,18 @@ void AdmissionSession::FinishAdmission(admission::Result result, LogLevel level)
                       {"latency_ms", latency_ms},
                       {"error", s.error}});
   }
+  if (!s.out_of_scope.empty() && env_.out_of_scope != nullptr &&
+      env_.out_of_scope->First(std::string(admission::WebhookName(webhook_)) + " " +
+                               s.out_of_scope)) {
+    env_.logger->Log(LogLevel::kWarn,
+                     "admission request for a resource this path does not answer: allowed "
+                     "without a patch (check the webhook configuration's rules); logged once",
+                     {{"webhook", admission::WebhookName(webhook_)},
+                      {"resource", s.out_of_scope},
+                      {"uid", s.uid},
+                      {"namespace", s.namespace_},
+                      {"name", s.name}});
+  }
   Send(result.http_status, result.content_type, std::move(result.body), false, false, {});
 }
 
