@@ -257,6 +257,13 @@ void AdmissionSession::HandleRequest() {
   webhook_ = route.webhook;
   in_flight_ = true;
   env_.metrics->AddInFlight(1);
+  // Review runs here, on this session's I/O thread. Its work is bounded by
+  // the body limit and, for the one user-written text it parses (the
+  // wasd.io/scheduling annotation, up to twice per UPDATE), by the limits of
+  // workloadbuilder/config_text.h (256 KiB, 64 levels, 10,000 values, YAML
+  // pre-scanned): the worst 256 KiB annotations cost at most ~3 MiB above
+  // idle and tens of milliseconds (bench/worst_case_memory.py), so reviews
+  // need no worker pool of their own.
   admission::Result result =
       admission::Review(route.webhook, std::string_view(req.body()), env_.review_options);
   if (result.pending) {
