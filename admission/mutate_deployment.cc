@@ -25,9 +25,7 @@ using nlohmann::json;
 using workloadbuilder::EscapeJsonPointerToken;
 using workloadbuilder::kManagedLabel;
 
-const json* ManagedLabel(const json* meta) {
-  return Member(Member(meta, "labels"), kManagedLabel);
-}
+const json* ManagedLabel(const json* meta) { return Member(Member(meta, "labels"), kManagedLabel); }
 
 bool Marked(const json* meta) {
   const json* v = ManagedLabel(meta);
@@ -81,7 +79,8 @@ std::string UnmarkedTemplateWarning(const std::string& name) {
          " (the Deployment predates wasd or was written while its webhook was unavailable), so "
          "its pods are tied to PodGroups only from the next rollout; wasd adds the label when the "
          "template changes anyway, because adding it alone would start a rollout. To roll out "
-         "now: kubectl rollout restart deployment/" + name;
+         "now: kubectl rollout restart deployment/" +
+         name;
 }
 
 std::string NoCarrierWarning(const std::string& name, bool removed) {
@@ -90,8 +89,9 @@ std::string NoCarrierWarning(const std::string& name, bool removed) {
                           std::string(workloadbuilder::kSchedulingAnnotation) +
                           ", no spec.scheduling) would gate pods that nothing releases";
   if (removed) return why + "; wasd removed the label";
-  return why + "; wasd removes it when the pod template changes anyway, because removing it "
-               "alone would start a rollout (to do it now: kubectl rollout restart deployment/" +
+  return why +
+         "; wasd removes it when the pod template changes anyway, because removing it "
+         "alone would start a rollout (to do it now: kubectl rollout restart deployment/" +
          name + "); until then the wasd reconciler releases its pods";
 }
 

@@ -1,5 +1,9 @@
 #include "workloadbuilder/config_text.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+
 #include <algorithm>
 #include <exception>
 #include <istream>
@@ -8,10 +12,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/parser.h>
 
 #include "workloadbuilder/document_builder.h"
 #include "workloadbuilder/utf8.h"
@@ -270,9 +270,9 @@ ParsedText ParseYaml(std::string_view text, const TextOptions& options) {
     if (b.stop() != DocumentBuilder::Stop::kNone) return Stopped(b);
     return Failure(TextError::kInvalid, events.rejection());
   } catch (const YAML::Exception& e) {
-    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + OneLine(e.msg) +
-                                            " at line " + std::to_string(e.mark.line + 1) +
-                                            ", column " + std::to_string(e.mark.column + 1));
+    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + OneLine(e.msg) + " at line " +
+                                            std::to_string(e.mark.line + 1) + ", column " +
+                                            std::to_string(e.mark.column + 1));
   } catch (const std::exception&) {
     return Failure(TextError::kInvalid, "not valid JSON or YAML");
   }
@@ -306,9 +306,8 @@ ParsedText ParseConfigText(std::string_view text, const TextOptions& options) {
       return result;
     }
   }
-  const std::string too_much =
-      PrescanYaml(text, {options.max_depth, 2 * options.max_values + 1, kMaxYamlAnchors,
-                         kMaxYamlAliases});
+  const std::string too_much = PrescanYaml(
+      text, {options.max_depth, 2 * options.max_values + 1, kMaxYamlAnchors, kMaxYamlAliases});
   if (!too_much.empty()) return Failure(TextError::kInvalid, too_much);
   return ParseYaml(text, options);
 }

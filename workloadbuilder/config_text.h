@@ -21,10 +21,9 @@
 #define WASD_WORKLOADBUILDER_CONFIG_TEXT_H_
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "workloadbuilder/field_path.h"
 

@@ -102,8 +102,10 @@ FieldPath DocumentBuilder::PathOfOpenValue() const {
 
 std::string DocumentBuilder::Reason() const {
   switch (stop_) {
-    case Stop::kNone: return {};
-    case Stop::kTooDeep: return "nests deeper than " + std::to_string(max_depth_) + " levels";
+    case Stop::kNone:
+      return {};
+    case Stop::kTooDeep:
+      return "nests deeper than " + std::to_string(max_depth_) + " levels";
     case Stop::kTooManyValues:
       return "holds more than " + std::to_string(max_values_) + " values";
     case Stop::kDuplicateKey: {

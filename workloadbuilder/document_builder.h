@@ -14,10 +14,9 @@
 #ifndef WASD_WORKLOADBUILDER_DOCUMENT_BUILDER_H_
 #define WASD_WORKLOADBUILDER_DOCUMENT_BUILDER_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "workloadbuilder/field_path.h"
 
@@ -74,7 +73,7 @@ class DocumentBuilder {
 
   bool Start(nlohmann::json container);
   bool Count(int n);
-  bool Place(nlohmann::json value);  // into the innermost open container, or as the root
+  bool Place(nlohmann::json value);   // into the innermost open container, or as the root
   FieldPath PathOfOpenValue() const;  // where the innermost open container sits
   bool Refuse(Stop why);
 

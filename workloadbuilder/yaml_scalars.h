@@ -9,17 +9,15 @@
 #ifndef WASD_WORKLOADBUILDER_YAML_SCALARS_H_
 #define WASD_WORKLOADBUILDER_YAML_SCALARS_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace wasd::workloadbuilder {
 
 // Converts the scalar `text` carrying yaml-cpp's `tag` ("?" plain, "!"
 // quoted, or a resolved tag such as "tag:yaml.org,2002:int") into `out`.
 // Returns "" on success, else the reason (one line, excerpt of the text).
-std::string ResolveYamlScalar(const std::string& tag, const std::string& text,
-                              nlohmann::json& out);
+std::string ResolveYamlScalar(const std::string& tag, const std::string& text, nlohmann::json& out);
 
 }  // namespace wasd::workloadbuilder
 

@@ -1,8 +1,7 @@
 // The annotation's size and repeated keys through a whole review (H3/Q16 and
 // L3 of the 2026-12 review): denied with kube-style causes, type and path.
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "admission/review.h"
 #include "tests/admission/review_fixtures.h"
@@ -15,9 +14,9 @@ namespace {
 
 json CauseOf(const std::string& annotation) {
   const json d = wasd::testing::WebDeployment({{"wasd.io/scheduling", annotation}});
-  const json resp = wasd::testing::ResponseOf(Review(
-      Webhook::kValidateDeployment, wasd::testing::ReviewOf(wasd::testing::kDeployments, "CREATE", d).dump(),
-      {}));
+  const json resp = wasd::testing::ResponseOf(
+      Review(Webhook::kValidateDeployment,
+             wasd::testing::ReviewOf(wasd::testing::kDeployments, "CREATE", d).dump(), {}));
   REQUIRE(resp.at("allowed") == false);
   REQUIRE(resp.at("status").at("details").at("causes").size() == 1);
   return resp["status"]["details"]["causes"][0];

@@ -1,9 +1,8 @@
 // DESIGN.md Q18 (review finding L2): each path answers only its resource,
 // read from request.resource and request.kind; any other request is allowed
 // without a patch and flagged for one log line (Summary::out_of_scope).
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "admission/review.h"
 #include "tests/admission/review_fixtures.h"
@@ -72,16 +71,16 @@ TEST_CASE("each path's own resource is still judged", "[unit]") {
   const json d = GangWorkload("Deployment");
   for (const Target& t : {wasd::testing::kDeployments, wasd::testing::kDeploymentStatus}) {
     INFO(t.sub_resource);
-    const Result r = Review(Webhook::kValidateDeployment, ReviewOf(t, "UPDATE", d, json::object()).dump(),
-                            Options{});
+    const Result r = Review(Webhook::kValidateDeployment,
+                            ReviewOf(t, "UPDATE", d, json::object()).dump(), Options{});
     CHECK(wasd::testing::ResponseOf(r).at("allowed") == false);
     CHECK(r.summary.out_of_scope.empty());
   }
-  const Result created =
-      Review(Webhook::kMutateDeployment, ReviewOf(wasd::testing::kDeployments, "CREATE", d).dump(), {});
+  const Result created = Review(Webhook::kMutateDeployment,
+                                ReviewOf(wasd::testing::kDeployments, "CREATE", d).dump(), {});
   CHECK(created.summary.patched);
-  const Result pod =
-      Review(Webhook::kMutatePod, ReviewOf(wasd::testing::kPods, "CREATE", ManagedPod()).dump(), {});
+  const Result pod = Review(Webhook::kMutatePod,
+                            ReviewOf(wasd::testing::kPods, "CREATE", ManagedPod()).dump(), {});
   CHECK(pod.summary.patched);
   // deployments/scale: kind autoscaling/v1 Scale on the deployments resource.
   json scale = ReviewOf({"autoscaling", "v1", "Scale", "deployments", "scale"}, "UPDATE",
@@ -99,27 +98,29 @@ TEST_CASE("subresources and kinds a path does not answer", "[unit]") {
                       ReviewOf(wasd::testing::kDeploymentStatus, "UPDATE", d, d).dump(), {}),
                "apps/v1 deployments/status (kind apps/v1 Deployment)");
   // A Scale under another resource, a Deployment under the scale subresource.
-  CheckIgnored(Review(Webhook::kValidateDeployment,
-                      ReviewOf({"apps", "v1", "Scale", "replicasets", "scale"}, "UPDATE", d, d).dump(),
-                      {}),
-               "apps/v1 replicasets/scale (kind apps/v1 Scale)");
-  CheckIgnored(Review(Webhook::kValidateDeployment,
-                      ReviewOf({"apps", "v1", "Deployment", "deployments", "scale"}, "UPDATE", d, d)
-                          .dump(),
-                      {}),
-               "apps/v1 deployments/scale (kind apps/v1 Deployment)");
+  CheckIgnored(
+      Review(Webhook::kValidateDeployment,
+             ReviewOf({"apps", "v1", "Scale", "replicasets", "scale"}, "UPDATE", d, d).dump(), {}),
+      "apps/v1 replicasets/scale (kind apps/v1 Scale)");
+  CheckIgnored(
+      Review(Webhook::kValidateDeployment,
+             ReviewOf({"apps", "v1", "Deployment", "deployments", "scale"}, "UPDATE", d, d).dump(),
+             {}),
+      "apps/v1 deployments/scale (kind apps/v1 Deployment)");
   // The pod path answers pods, not their subresources or other core kinds.
   const json pod = ManagedPod();
   CheckIgnored(
-      Review(Webhook::kMutatePod, ReviewOf({"", "v1", "Pod", "pods", "ephemeralcontainers"}, "CREATE", pod).dump(),
-             {}),
+      Review(Webhook::kMutatePod,
+             ReviewOf({"", "v1", "Pod", "pods", "ephemeralcontainers"}, "CREATE", pod).dump(), {}),
       "v1 pods/ephemeralcontainers (kind v1 Pod)");
-  CheckIgnored(Review(Webhook::kMutatePod,
-                      ReviewOf({"", "v1", "PodTemplate", "podtemplates", ""}, "CREATE", pod).dump(), {}),
-               "v1 podtemplates (kind v1 PodTemplate)");
+  CheckIgnored(
+      Review(Webhook::kMutatePod,
+             ReviewOf({"", "v1", "PodTemplate", "podtemplates", ""}, "CREATE", pod).dump(), {}),
+      "v1 podtemplates (kind v1 PodTemplate)");
   // Pods are not Deployments.
-  CheckIgnored(Review(Webhook::kMutateDeployment, ReviewOf(wasd::testing::kPods, "CREATE", d).dump(), {}),
-               "v1 pods (kind v1 Pod)");
+  CheckIgnored(
+      Review(Webhook::kMutateDeployment, ReviewOf(wasd::testing::kPods, "CREATE", d).dump(), {}),
+      "v1 pods (kind v1 Pod)");
   // A request that names no resource at all is not judged either.
   json bare = ReviewOf(wasd::testing::kDeployments, "CREATE", d);
   bare["request"].erase("resource");

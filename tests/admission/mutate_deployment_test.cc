@@ -2,9 +2,8 @@
 // L6 (an UPDATE adds the template marker only when the template changes
 // anyway, so an unrelated write never rolls out a new ReplicaSet) and Q15 /
 // M2 (a marker without a carrier is removed, under the same rule).
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "admission/review.h"
 #include "tests/admission/review_fixtures.h"
@@ -99,7 +98,7 @@ TEST_CASE("Q15: a marker without a carrier is removed", "[unit]") {
     const json out = PatchedBy(resp, d);
     CHECK(Label(out["metadata"]) == nullptr);
     CHECK(Label(out["spec"]["template"]["metadata"]) == nullptr);
-    CHECK(out["metadata"]["labels"] == json{{"team", "ml"}});        // other labels kept
+    CHECK(out["metadata"]["labels"] == json{{"team", "ml"}});  // other labels kept
     CHECK(out["spec"]["template"]["metadata"]["labels"] == json{{"app", "web"}});
     const std::string warnings = WarningsOf(resp);
     CHECK(warnings.find("wasd.io/managed") != std::string::npos);

@@ -4,10 +4,9 @@
 #ifndef WASD_TESTS_ADMISSION_REVIEW_FIXTURES_H_
 #define WASD_TESTS_ADMISSION_REVIEW_FIXTURES_H_
 
-#include <string>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "admission/review.h"
 #include "tests/admission/patch_apply.h"

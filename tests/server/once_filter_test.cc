@@ -1,8 +1,7 @@
 #include "server/once_filter.h"
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 using wasd::server::OnceFilter;
 

@@ -7,13 +7,12 @@
 // This file replaces the global operator new and delete of workloadbuilder_test
 // to count the bytes in use (atomics; nothing else changes).
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdlib>
 #include <functional>
 #include <new>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "workloadbuilder/config_text.h"
 #include "workloadbuilder/scheduling_config.h"
@@ -72,9 +71,7 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
     return nullptr;
   }
 }
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept {
-  return operator new(n, t);
-}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
 void operator delete(void* p) noexcept { Release(p); }
 void operator delete[](void* p) noexcept { Release(p); }
 void operator delete(void* p, std::size_t) noexcept { Release(p); }
@@ -89,7 +86,8 @@ TEST_CASE("Worst-case annotations parse within 4 MiB of heap", "[unit]") {
   constexpr std::size_t kBound = 4u << 20;  // DESIGN.md Q16: <= 4 MiB above idle
   std::string billion_laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   for (char c = 'b', prev = 'a'; c <= 'j'; prev = c++) {
-    billion_laughs += std::string(1, c) + ": &" + c + " [" + Repeat(std::string("*") + prev + ", ", 60) + "x]\n";
+    billion_laughs +=
+        std::string(1, c) + ": &" + c + " [" + Repeat(std::string("*") + prev + ", ", 60) + "x]\n";
   }
   const std::pair<const char*, std::string> cases[] = {
       {"[ x 256 KiB", std::string(kMax, '[')},
@@ -100,7 +98,8 @@ TEST_CASE("Worst-case annotations parse within 4 MiB of heap", "[unit]") {
       {"JSON flat array", "[" + Repeat("1,", kMax - 3) + "1]"},
       {"YAML block sequence", Repeat("- 1\n", kMax)},
       {"YAML flow sequence", "[" + Repeat("a,", kMax - 3) + "a]"},
-      {"YAML keys", [&] {
+      {"YAML keys",
+       [&] {
          std::string s;
          for (int i = 0; s.size() < kMax - 16; ++i) s += "k" + std::to_string(i) + ": 1\n";
          return s;

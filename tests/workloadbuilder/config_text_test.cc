@@ -169,7 +169,8 @@ TEST_CASE("Worst-case YAML shapes are refused by their structure", "[unit]") {
       {"flow sequences after a key", "x: " + std::string(n, '['), "nests deeper than 64 levels"},
       {"flow mappings", repeat("{a: ", n / 4), "nests deeper than 64 levels"},
       {"block sequences on one line", repeat("- ", n / 2) + "x\n", "nests deeper than 64 levels"},
-      {"indented mappings", [&] {
+      {"indented mappings",
+       [&] {
          std::string s;
          for (int i = 0; i < 100; ++i) s += std::string(static_cast<std::size_t>(i), ' ') + "a:\n";
          return s;
@@ -201,7 +202,8 @@ TEST_CASE("YAML features the limits must not break", "[unit]") {
       "note: \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"\n",
       "note: '{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{'\n",
       "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\nx: 1\n",
-      "resourceClaims:\n- {name: a, resourceClaimName: c}\n- name: b\n  resourceClaimTemplateName: t\n",
+      "resourceClaims:\n- {name: a, resourceClaimName: c}\n- name: b\n  resourceClaimTemplateName: "
+      "t\n",
       "a:\n- x\n- y\nb: 1\n",
   };
   for (const char* t : texts) {
@@ -215,7 +217,8 @@ TEST_CASE("YAML features the limits must not break", "[unit]") {
   // 64 levels of block nesting are allowed, 65 are not.
   auto nested = [](int levels) {
     std::string s;
-    for (int i = 0; i < levels - 1; ++i) s += std::string(static_cast<std::size_t>(i) * 2, ' ') + "a:\n";
+    for (int i = 0; i < levels - 1; ++i)
+      s += std::string(static_cast<std::size_t>(i) * 2, ' ') + "a:\n";
     return s + std::string(static_cast<std::size_t>(levels - 1) * 2, ' ') + "a: 1\n";
   };
   CHECK(wb::ParseConfigText(nested(64)).ok());

@@ -129,7 +129,8 @@ TEST_CASE("An annotation over 256 KiB is TooLong, a repeated key Duplicate", "[u
     INFO(text);
     const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
     WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kDuplicate, kAnn + ".schedulingPolicy"}});
-    CHECK(c.errors[0].ToString() == kAnn + ".schedulingPolicy: Duplicate value: \"schedulingPolicy\"");
+    CHECK(c.errors[0].ToString() ==
+          kAnn + ".schedulingPolicy: Duplicate value: \"schedulingPolicy\"");
     CHECK_FALSE(c.usable());
   }
 }

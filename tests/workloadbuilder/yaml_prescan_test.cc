@@ -1,8 +1,7 @@
 #include "workloadbuilder/yaml_prescan.h"
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 namespace wb = wasd::workloadbuilder;
 
@@ -17,7 +16,7 @@ std::string Scan(const std::string& text) { return wb::PrescanYaml(text, kLimits
 TEST_CASE("PrescanYaml counts flow and block nesting together", "[unit]") {
   CHECK(Scan("[[[[x]]]]").empty());
   CHECK(Scan("[[[[[x]]]]]") == "nests deeper than 4 levels");
-  CHECK(Scan("a: {b: [c, {d: 1}]}").empty());        // map, map, seq, map: 4
+  CHECK(Scan("a: {b: [c, {d: 1}]}").empty());              // map, map, seq, map: 4
   CHECK_FALSE(Scan("a:\n  b: {c: [d, {e: 1}]}").empty());  // 5
   CHECK(Scan("- - - - x").empty());
   CHECK_FALSE(Scan("- - - - - x").empty());
