@@ -145,8 +145,8 @@ class YamlEvents : public YAML::EventHandler {
     } else if (!IsValidUtf8(text)) {
       return Reject("must be valid UTF-8");
     }
-    if (!Check(key ? b_.Key(text) : b_.Value(std::move(value)))) return;
-    Remember(anchor, value, 1, text);
+    Remember(anchor, value, 1, text);  // a copy, before the value moves into the document
+    Check(key ? b_.Key(text) : b_.Value(std::move(value)));
   }
 
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,

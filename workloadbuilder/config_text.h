@@ -32,7 +32,7 @@ namespace wasd::workloadbuilder {
 // kube-apiserver refuses an object whose annotations, keys and values
 // together, exceed 256 KiB (apimachinery TotalAnnotationSizeLimitB), so no
 // annotation text stored in a cluster is longer.
-inline constexpr std::size_t kMaxConfigTextBytes = 256 * 1024;
+inline constexpr std::size_t kMaxConfigTextBytes = std::size_t{256} * 1024;
 // The schema nests 5 levels; 64 is generous and keeps recursion shallow.
 inline constexpr int kMaxConfigDepth = 64;
 // A real configuration has fewer than 40 values; 10,000 also bounds what YAML

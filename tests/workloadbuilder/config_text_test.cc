@@ -214,6 +214,9 @@ TEST_CASE("YAML features the limits must not break", "[unit]") {
   }
   CHECK(wb::ParseConfigText("base: &b {gang: {minCount: 2}}\nschedulingPolicy: *b\n")
             .value.at("schedulingPolicy") == json::parse(R"({"gang":{"minCount":2}})"));
+  // Aliases of scalars, as values and as keys; an anchor on a key.
+  CHECK(wb::ParseConfigText("a: &n 5\nb: *n\nc: &s zone\n*s : 1\n&k d: 2\ne: *k\n").value ==
+        json::parse(R"({"a":5,"b":5,"c":"zone","zone":1,"d":2,"e":"d"})"));
   // 64 levels of block nesting are allowed, 65 are not.
   auto nested = [](int levels) {
     std::string s;
