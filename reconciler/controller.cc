@@ -52,7 +52,9 @@ class Controller {
         caches_(client_, options.resync, recent_, [this](const std::string& key) { queue_.Add(key); }),
         events_(api_, log_, options.election.identity),
         executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
-    metrics_.SetQueueDepthSource([this] { return queue_.Len(); });
+    metrics_.SetQueueStatsSource(
+        [this] { return QueueStats{queue_.Len(), queue_.adds(), queue_.retries()}; });
+    metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
   }
 
   int Run(const std::stop_token& stop);
@@ -192,15 +194,16 @@ void Controller::Worker() {
   std::chrono::nanoseconds waited{};
   while (queue_.Get(&key, &waited)) {
     metrics_.ObserveQueueLatency(waited);
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = metrics_.ReconcileStarted();
     ReconcileResult r;
     try {
       r = Reconcile(key);
     } catch (const std::exception& e) {
       r.status = kube::Status::Error(kube::Status::Kind::kBadResponse, e.what());
     }
-    metrics_.ObserveReconcile(std::chrono::steady_clock::now() - start);
-    metrics_.CountReconcile(r.status.ok());
+    metrics_.ReconcileFinished(start, !r.status.ok()   ? Metrics::Outcome::kError
+                                      : r.requeue_after ? Metrics::Outcome::kRequeueAfter
+                                                        : Metrics::Outcome::kSuccess);
     if (!r.status.ok()) {
       log_.Warn("reconcile failed; retrying with backoff",
                 {{"deployment", key}, {"error", r.status.ToString()}, {"retries", queue_.NumRequeues(key)}});
@@ -242,6 +245,7 @@ int Controller::Run(const std::stop_token& stop) {
   } else {
     metrics_.SetLeader(true);
   }
+  metrics_.SetWorkers(std::max(1, options_.workers));
   std::vector<std::thread> workers;
   for (int i = 0; i < std::max(1, options_.workers); ++i) workers.emplace_back([this] { Worker(); });
   log_.Info("reconciler started", {{"identity", options_.election.identity},

@@ -421,7 +421,7 @@ class Rbac(unittest.TestCase):
             ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "wasd"): {"delete"},
         })
         self.assertEqual(rules_of(one(objs, "Role", "wasd-cleanup")), {
-            ("", "secrets", "wasd-webhook-tls"): {"delete"},
+            ("", "secrets", "wasd-webhook-tls"): {"get", "delete"},
         })
         # The names in the rules are the names of the rendered configurations.
         for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):

@@ -262,6 +262,23 @@ class CertManager(unittest.TestCase):
                              "wasd-system/wasd-webhook")
 
 
+class Alerts(unittest.TestCase):
+    def test_alert_expressions_use_documented_metric_names(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+        import promtext
+        doc = os.path.join(chartlib.SOURCE_DIR, "docs", "metrics.md")
+        known = set(promtext.read_table(doc, "Webhook")) | set(promtext.read_table(doc, "Reconciler"))
+        rule = one(chartlib.render(sets=["prometheusRule.enabled=true"]), "PrometheusRule")
+        used = set()
+        for r in rule["spec"]["groups"][0]["rules"]:
+            for name in re.findall(r"\b([a-z_]+)\{", r["expr"]):
+                used.add(re.sub(r"_(bucket|sum|count)$", "", name) if name not in known else name)
+        self.assertTrue(used)
+        self.assertEqual(sorted(used - known), [])
+        # Control: a misspelt name would be caught.
+        self.assertNotIn("wasd_reconciler_leaders", known)
+
+
 class GitOps(unittest.TestCase):
     def test_nothing_depends_on_the_cluster_at_render_time(self):
         # `helm template | kubectl apply` (Argo CD, Flux with post-rendering)
