@@ -10,6 +10,11 @@
 
 #include "metrics/exposition.h"
 
+// WASD_VERSION, WASD_REVISION: the generated header of cmake/build_version.cmake
+// when the build has it, else compile definitions (CMakeLists.txt).
+#if __has_include("build_version.h")
+#include "build_version.h"
+#endif
 #ifndef WASD_VERSION
 #define WASD_VERSION "dev"
 #endif

@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import ssl
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -29,6 +30,12 @@ DOC = os.path.join(wasdlib.SOURCE_DIR, "docs", "metrics.md")
 TESTDATA = os.path.join(wasdlib.SOURCE_DIR, "tests", "testdata", "e2e")
 WEBHOOK_SECTION = "Webhook (`wasd webhook`)"
 RECONCILER_SECTION = "Reconciler (`wasd reconciler`)"
+
+
+def binary_version():
+    """The version `wasd version` prints (first line: "wasd VERSION (...")."""
+    out = subprocess.run([wasdlib.WASD, "version"], capture_output=True, text=True, timeout=30).stdout
+    return out.split()[1]
 
 
 def scrape(port):
@@ -111,7 +118,7 @@ class WebhookMetrics(unittest.TestCase, TableCheck):
             webhook="mutate-pod", operation="unknown", allowed="false", code="400"), 1)
         info = f["wasd_build_info"].samples
         self.assertEqual(len(info), 1)
-        self.assertEqual(info[0][1]["version"], "0.1.0")
+        self.assertEqual(info[0][1]["version"], binary_version())
         self.assertRegex(info[0][1]["revision"], r"^([0-9a-f]{7,40}|unknown)$")
         self.assertGreater(f["process_resident_memory_bytes"].value(), 1 << 20)
         self.assertGreater(f["process_open_fds"].value(), 3)
@@ -209,7 +216,7 @@ class ReconcilerMetrics(unittest.TestCase, TableCheck):
                          f["wasd_reconciler_queue_depth"].value())
         self.assertEqual(f["leader_election_master_status"].value(name="wasd-reconciler"), 1)
         self.assertGreaterEqual(f["wasd_reconciler_writes_total"].value(action="LiftGate"), 1)
-        self.assertEqual(f["wasd_build_info"].samples[0][1]["version"], "0.1.0")
+        self.assertEqual(f["wasd_build_info"].samples[0][1]["version"], binary_version())
 
 
 if __name__ == "__main__":
