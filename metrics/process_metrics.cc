@@ -116,15 +116,15 @@ ProcessSample ReadProcessSample() {
   const long page = sysconf(_SC_PAGESIZE);
   if (auto text = ReadProcFile("/proc/self/stat"); text && ticks > 0 && page > 0) {
     if (auto stat = ParseProcStat(*text)) {
-      sample.cpu_seconds = static_cast<double>(stat->utime_ticks + stat->stime_ticks) /
-                           static_cast<double>(ticks);
+      sample.cpu_seconds =
+          static_cast<double>(stat->utime_ticks + stat->stime_ticks) / static_cast<double>(ticks);
       sample.resident_bytes = static_cast<double>(stat->rss_pages) * static_cast<double>(page);
       sample.virtual_bytes = static_cast<double>(stat->vsize_bytes);
       if (auto boot_text = ReadProcFile("/proc/stat")) {
         if (auto boot = ParseBootTime(*boot_text)) {
-          sample.start_time_seconds = static_cast<double>(*boot) +
-                                      static_cast<double>(stat->start_ticks) /
-                                          static_cast<double>(ticks);
+          sample.start_time_seconds =
+              static_cast<double>(*boot) +
+              static_cast<double>(stat->start_ticks) / static_cast<double>(ticks);
         }
       }
     }
@@ -140,13 +140,14 @@ ProcessSample ReadProcessSample() {
 void AppendProcessMetrics(std::string* out, const ProcessSample& s) {
   AppendGauge(out, "process_cpu_seconds_total", "counter",
               "CPU time used by the process (user + system), in seconds.", s.cpu_seconds);
-  AppendGauge(out, "process_resident_memory_bytes", "gauge", "Resident set size (RSS) of the process, in bytes.",
-              s.resident_bytes);
-  AppendGauge(out, "process_virtual_memory_bytes", "gauge", "Virtual address space of the process, in bytes.",
-              s.virtual_bytes);
-  AppendGauge(out, "process_open_fds", "gauge", "File descriptors the process has open.", s.open_fds);
-  AppendGauge(out, "process_max_fds", "gauge", "Soft limit on open file descriptors (RLIMIT_NOFILE).",
-              s.max_fds);
+  AppendGauge(out, "process_resident_memory_bytes", "gauge",
+              "Resident set size (RSS) of the process, in bytes.", s.resident_bytes);
+  AppendGauge(out, "process_virtual_memory_bytes", "gauge",
+              "Virtual address space of the process, in bytes.", s.virtual_bytes);
+  AppendGauge(out, "process_open_fds", "gauge", "File descriptors the process has open.",
+              s.open_fds);
+  AppendGauge(out, "process_max_fds", "gauge",
+              "Soft limit on open file descriptors (RLIMIT_NOFILE).", s.max_fds);
   AppendGauge(out, "process_start_time_seconds", "gauge",
               "When the process started, in Unix seconds.", s.start_time_seconds);
 }

@@ -28,11 +28,11 @@ namespace wasd::metrics {
 
 // The fields of /proc/<pid>/stat that the metrics use.
 struct ProcStat {
-  std::uint64_t utime_ticks = 0;      // field 14
-  std::uint64_t stime_ticks = 0;      // field 15
-  std::uint64_t start_ticks = 0;      // field 22, clock ticks after boot
-  std::uint64_t vsize_bytes = 0;      // field 23
-  std::uint64_t rss_pages = 0;        // field 24
+  std::uint64_t utime_ticks = 0;  // field 14
+  std::uint64_t stime_ticks = 0;  // field 15
+  std::uint64_t start_ticks = 0;  // field 22, clock ticks after boot
+  std::uint64_t vsize_bytes = 0;  // field 23
+  std::uint64_t rss_pages = 0;    // field 24
 };
 
 // Parses the text of /proc/<pid>/stat. The command name (field 2) may hold

@@ -52,8 +52,9 @@ class Controller {
         caches_(client_, options.resync, recent_, [this](const std::string& key) { queue_.Add(key); }),
         events_(api_, log_, options.election.identity),
         executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
-    metrics_.SetQueueStatsSource(
-        [this] { return QueueStats{queue_.Len(), queue_.adds(), queue_.retries()}; });
+    metrics_.SetQueueStatsSource([this] {
+      return QueueStats{queue_.Len(), queue_.adds(), queue_.retries()};
+    });
     metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
   }
 
@@ -201,9 +202,13 @@ void Controller::Worker() {
     } catch (const std::exception& e) {
       r.status = kube::Status::Error(kube::Status::Kind::kBadResponse, e.what());
     }
-    metrics_.ReconcileFinished(start, !r.status.ok()   ? Metrics::Outcome::kError
-                                      : r.requeue_after ? Metrics::Outcome::kRequeueAfter
-                                                        : Metrics::Outcome::kSuccess);
+    Metrics::Outcome outcome = Metrics::Outcome::kSuccess;
+    if (!r.status.ok()) {
+      outcome = Metrics::Outcome::kError;
+    } else if (r.requeue_after) {
+      outcome = Metrics::Outcome::kRequeueAfter;
+    }
+    metrics_.ReconcileFinished(start, outcome);
     if (!r.status.ok()) {
       log_.Warn("reconcile failed; retrying with backoff",
                 {{"deployment", key}, {"error", r.status.ToString()}, {"retries", queue_.NumRequeues(key)}});

@@ -172,8 +172,10 @@ void Metrics::RenderOwn(std::string* out, const QueueStats& q, const GatedPods& 
   {
     std::lock_guard lock(mu_);
     AppendHeader(out, Own("reconciles_total"), "counter", "Reconciles of Deployments by result.");
-    AppendSample(out, Own("reconciles_total"), "result=\"success\"", static_cast<double>(reconcile_ok_));
-    AppendSample(out, Own("reconciles_total"), "result=\"error\"", static_cast<double>(reconcile_error_));
+    AppendSample(out, Own("reconciles_total"), "result=\"success\"",
+                 static_cast<double>(reconcile_ok_));
+    AppendSample(out, Own("reconciles_total"), "result=\"error\"",
+                 static_cast<double>(reconcile_error_));
     AppendHeader(out, Own("errors_total"), "counter", "Reconciles that failed and were retried.");
     AppendSample(out, Own("errors_total"), "", static_cast<double>(reconcile_error_));
     AppendHeader(out, Own("writes_total"), "counter", "API writes by plan action.");
@@ -260,7 +262,8 @@ void Metrics::RenderControllerRuntime(std::string* out, const QueueStats& q,
 
   AppendHeader(out, "workqueue_depth", "gauge", "Deployment keys ready and waiting for a worker.");
   AppendSample(out, "workqueue_depth", wq, static_cast<double>(q.depth));
-  AppendHeader(out, "workqueue_adds_total", "counter", "Keys put in the queue (an add merged with a waiting duplicate is not counted).");
+  AppendHeader(out, "workqueue_adds_total", "counter",
+               "Keys put in the queue (an add merged with a waiting duplicate is not counted).");
   AppendSample(out, "workqueue_adds_total", wq, static_cast<double>(q.adds));
   AppendHeader(out, "workqueue_retries_total", "counter",
                "Keys put back with backoff after a failed reconcile.");

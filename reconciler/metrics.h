@@ -11,8 +11,8 @@
 //   wasd_reconciler_reconcile_duration_seconds                histogram
 //   wasd_reconciler_leader                                    gauge (1 while this replica leads)
 //   wasd_reconciler_scheduling_api_served                     gauge
-//   wasd_reconciler_gated_pods                                gauge (pods held by wasd.io/pod-group)
-//   wasd_reconciler_oldest_gated_pod_age_seconds              gauge
+//   wasd_reconciler_gated_pods                                gauge (pods held by
+//   wasd.io/pod-group) wasd_reconciler_oldest_gated_pod_age_seconds              gauge
 // controller-runtime's and client-go's names, so existing controller
 // dashboards and alerts apply (controller="wasd", name="wasd"):
 //   controller_runtime_reconcile_total{controller,result}     counter
@@ -112,10 +112,10 @@ class Metrics {
   void RenderControllerRuntime(std::string* out, const QueueStats& q, Clock::time_point now) const;
 
   mutable std::mutex mu_;
-  std::uint64_t reconcile_ok_ = 0;             // guarded by mu_
-  std::uint64_t reconcile_error_ = 0;          // guarded by mu_
-  std::uint64_t reconcile_requeue_after_ = 0;  // guarded by mu_ (also counted in ok)
-  std::map<std::string, std::uint64_t, std::less<>> writes_;           // guarded by mu_
+  std::uint64_t reconcile_ok_ = 0;                            // guarded by mu_
+  std::uint64_t reconcile_error_ = 0;                         // guarded by mu_
+  std::uint64_t reconcile_requeue_after_ = 0;                 // guarded by mu_ (also counted in ok)
+  std::map<std::string, std::uint64_t, std::less<>> writes_;  // guarded by mu_
   std::map<std::pair<std::string, int>, std::uint64_t> api_requests_;  // guarded by mu_
   std::map<Clock::time_point, int> running_;  // start time -> reconciles begun then; guarded by mu_
   std::function<QueueStats()> queue_stats_;   // guarded by mu_

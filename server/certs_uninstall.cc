@@ -11,10 +11,9 @@
 // tried even after a failure; the exit code is 0 when all are gone (or left
 // alone on purpose), 1 otherwise, 2 for bad flags.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "certs/cli_flags.h"
 #include "certs/tls_secret.h"
@@ -78,9 +77,10 @@ bool DeleteManagedSecret(kube::Client& client, const std::string& ns, const std:
     return false;
   }
   if (!certs::IsManagedSecret(got.value())) {
-    log.Warn("left alone: not made by wasd certs rotate (no wasd.io/managed-certificate "
-             "annotation)",
-             {{"resource", "secrets"}, {"namespace", ns}, {"name", name}});
+    log.Warn(
+        "left alone: not made by wasd certs rotate (no wasd.io/managed-certificate "
+        "annotation)",
+        {{"resource", "secrets"}, {"namespace", ns}, {"name", name}});
     return true;
   }
   return DeleteObject(client, secrets, ns, name, log);
@@ -120,7 +120,8 @@ int RunCertsUninstall(int argc, char** argv) {
   const Logger log;
   auto config = kube::LoadConfig(kube::SourcesFromEnvironment(flags.Get("kubeconfig")));
   if (!config.ok()) {
-    log.Error("cannot load Kubernetes client configuration", {{"error", config.status().ToString()}});
+    log.Error("cannot load Kubernetes client configuration",
+              {{"error", config.status().ToString()}});
     return kExitFailed;
   }
   kube::Client client(config.value());

@@ -15,9 +15,8 @@
 // Needs only `create deployments` in --namespace.
 #include <chrono>
 #include <cstdio>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "certs/cli_flags.h"
 #include "kube/client.h"
@@ -54,20 +53,21 @@ constexpr std::string_view kMarker = "wasd.io/managed";
 json ProbeDeployment(const std::string& ns, int replicas, int min_count) {
   const json config = {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}}};
   const json labels = {{"app.kubernetes.io/name", "wasd-selftest"}};
-  return {
-      {"apiVersion", "apps/v1"},
-      {"kind", "Deployment"},
-      {"metadata",
-       {{"generateName", "wasd-selftest-"},
-        {"namespace", ns},
-        {"annotations", {{"wasd.io/scheduling", config.dump()}}}}},
-      {"spec",
-       {{"replicas", replicas},
-        {"strategy", {{"type", "Recreate"}}},
-        {"selector", {{"matchLabels", labels}}},
-        {"template",
-         {{"metadata", {{"labels", labels}}},
-          {"spec", {{"containers", json::array({{{"name", "probe"}, {"image", "wasd-selftest:none"}}})}}}}}}}};
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata",
+           {{"generateName", "wasd-selftest-"},
+            {"namespace", ns},
+            {"annotations", {{"wasd.io/scheduling", config.dump()}}}}},
+          {"spec",
+           {{"replicas", replicas},
+            {"strategy", {{"type", "Recreate"}}},
+            {"selector", {{"matchLabels", labels}}},
+            {"template",
+             {{"metadata", {{"labels", labels}}},
+              {"spec",
+               {{"containers",
+                 json::array({{{"name", "probe"}, {"image", "wasd-selftest:none"}}})}}}}}}}};
 }
 
 bool HasMarker(const json& object, std::initializer_list<const char*> path) {
@@ -85,24 +85,28 @@ bool CheckDenial(kube::Client& client, const std::string& ns, const kube::Reques
                  const Logger& log) {
   kube::Result<json> r = client.Create(kube::Deployments(), ns, ProbeDeployment(ns, 1, 2), options);
   if (r.ok()) {
-    log.Error("selftest failed: the API server accepted a Deployment that wasd must deny; the "
-              "validating webhook configuration is missing or does not send opted-in "
-              "Deployments to wasd",
-              {{"check", "denial"}, {"namespace", ns}});
+    log.Error(
+        "selftest failed: the API server accepted a Deployment that wasd must deny; the "
+        "validating webhook configuration is missing or does not send opted-in "
+        "Deployments to wasd",
+        {{"check", "denial"}, {"namespace", ns}});
     return false;
   }
   const kube::Status& s = r.status();
   const std::string& msg = s.message();
-  const bool from_wasd = s.http_code() == 422 && msg.find("admission webhook") != std::string::npos &&
+  const bool from_wasd = s.http_code() == 422 &&
+                         msg.find("admission webhook") != std::string::npos &&
                          msg.find("wasd.io/scheduling") != std::string::npos &&
                          msg.find("minCount") != std::string::npos;
   if (!from_wasd) {
-    log.Error("selftest failed: the broken Deployment was refused, but not by wasd's rule (an "
-              "unreachable webhook, a TLS or CA problem, or RBAC)",
-              {{"check", "denial"}, {"namespace", ns}, {"code", s.http_code()}, {"error", s.ToString()}});
+    log.Error(
+        "selftest failed: the broken Deployment was refused, but not by wasd's rule (an "
+        "unreachable webhook, a TLS or CA problem, or RBAC)",
+        {{"check", "denial"}, {"namespace", ns}, {"code", s.http_code()}, {"error", s.ToString()}});
     return false;
   }
-  log.Info("denied by wasd as expected", {{"check", "denial"}, {"namespace", ns}, {"message", msg}});
+  log.Info("denied by wasd as expected",
+           {{"check", "denial"}, {"namespace", ns}, {"message", msg}});
   return true;
 }
 
@@ -118,9 +122,10 @@ bool CheckMutation(kube::Client& client, const std::string& ns, const kube::Requ
   const json& obj = r.value();
   if (!HasMarker(obj, {"metadata", "labels"}) ||
       !HasMarker(obj, {"spec", "template", "metadata", "labels"})) {
-    log.Error("selftest failed: the accepted Deployment lacks the label wasd.io/managed; the "
-              "mutating webhook configuration is missing or does not reach wasd",
-              {{"check", "mutation"}, {"namespace", ns}});
+    log.Error(
+        "selftest failed: the accepted Deployment lacks the label wasd.io/managed; the "
+        "mutating webhook configuration is missing or does not reach wasd",
+        {{"check", "mutation"}, {"namespace", ns}});
     return false;
   }
   log.Info("accepted and marked by wasd as expected", {{"check", "mutation"}, {"namespace", ns}});
@@ -150,7 +155,8 @@ int RunSelftest(int argc, char** argv) {
   const Logger log;
   auto config = kube::LoadConfig(kube::SourcesFromEnvironment(flags.Get("kubeconfig")));
   if (!config.ok()) {
-    log.Error("cannot load Kubernetes client configuration", {{"error", config.status().ToString()}});
+    log.Error("cannot load Kubernetes client configuration",
+              {{"error", config.status().ToString()}});
     return kExitUsage;
   }
   kube::Client client(config.value());

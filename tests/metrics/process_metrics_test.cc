@@ -27,7 +27,8 @@ TEST_CASE("ParseProcStat counts fields after the last parenthesis", "[unit]") {
 TEST_CASE("ParseProcStat refuses malformed text", "[unit]") {
   CHECK_FALSE(ParseProcStat("").has_value());
   CHECK_FALSE(ParseProcStat("4242 (wasd) S 1 2 3").has_value());
-  CHECK_FALSE(ParseProcStat("4242 wasd S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22").has_value());
+  CHECK_FALSE(ParseProcStat("4242 wasd S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22")
+                  .has_value());
   std::string bad = kStat;
   bad.replace(bad.find(" 25 "), 4, " x5 ");
   CHECK_FALSE(ParseProcStat(bad).has_value());

@@ -25,7 +25,8 @@ TEST_CASE("reconcile outcomes under both names", "[unit]") {
   CHECK(Has(text, "wasd_reconciler_reconciles_total{result=\"error\"} 1"));
   CHECK(Has(text, "wasd_reconciler_errors_total 1"));
   CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"success\"} 2"));
-  CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"requeue_after\"} 1"));
+  CHECK(Has(text,
+            "controller_runtime_reconcile_total{controller=\"wasd\",result=\"requeue_after\"} 1"));
   CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"requeue\"} 0"));
   CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"error\"} 1"));
   CHECK(Has(text, "controller_runtime_reconcile_errors_total{controller=\"wasd\"} 1"));
@@ -43,14 +44,16 @@ TEST_CASE("work in progress: active workers, unfinished and longest seconds", "[
   const std::string busy = m.Render(0, t0 + 3s);
   CHECK(Has(busy, "controller_runtime_max_concurrent_reconciles{controller=\"wasd\"} 4"));
   CHECK(Has(busy, "controller_runtime_active_workers{controller=\"wasd\"} 2"));
-  CHECK(busy.find("workqueue_longest_running_processor_seconds{controller=\"wasd\",name=\"wasd\"} 3") !=
+  CHECK(busy.find(
+            "workqueue_longest_running_processor_seconds{controller=\"wasd\",name=\"wasd\"} 3") !=
         std::string::npos);
   m.ReconcileFinished(t0, Metrics::Outcome::kSuccess);
   m.ReconcileFinished(t1, Metrics::Outcome::kSuccess);
   const std::string idle = m.Render(0, t0 + 5s);
   CHECK(Has(idle, "controller_runtime_active_workers{controller=\"wasd\"} 0"));
   CHECK(Has(idle, "workqueue_unfinished_work_seconds{controller=\"wasd\",name=\"wasd\"} 0"));
-  CHECK(Has(idle, "workqueue_longest_running_processor_seconds{controller=\"wasd\",name=\"wasd\"} 0"));
+  CHECK(Has(idle,
+            "workqueue_longest_running_processor_seconds{controller=\"wasd\",name=\"wasd\"} 0"));
 }
 
 TEST_CASE("queue, leader and gated pods come from their sources", "[unit]") {
@@ -64,14 +67,17 @@ TEST_CASE("queue, leader and gated pods come from their sources", "[unit]") {
   CHECK(Has(text, "workqueue_depth{controller=\"wasd\",name=\"wasd\"} 3"));
   CHECK(Has(text, "workqueue_adds_total{controller=\"wasd\",name=\"wasd\"} 17"));
   CHECK(Has(text, "workqueue_retries_total{controller=\"wasd\",name=\"wasd\"} 5"));
-  CHECK(Has(text, "workqueue_queue_duration_seconds_bucket{controller=\"wasd\",name=\"wasd\",le=\"0.025\"} 1"));
+  CHECK(Has(
+      text,
+      "workqueue_queue_duration_seconds_bucket{controller=\"wasd\",name=\"wasd\",le=\"0.025\"} 1"));
   CHECK(Has(text, "wasd_reconciler_queue_latency_seconds_bucket{le=\"0.01\"} 0"));
   CHECK(Has(text, "wasd_reconciler_leader 1"));
   CHECK(Has(text, "leader_election_master_status{name=\"wasd-reconciler\"} 1"));
   CHECK(Has(text, "wasd_reconciler_gated_pods 2"));
   CHECK(Has(text, "wasd_reconciler_oldest_gated_pod_age_seconds 600"));
   m.SetGatedPodsSource([] { return GatedPods{}; });
-  CHECK(Has(m.Render(1600, Metrics::Clock::now()), "wasd_reconciler_oldest_gated_pod_age_seconds 0"));
+  CHECK(
+      Has(m.Render(1600, Metrics::Clock::now()), "wasd_reconciler_oldest_gated_pod_age_seconds 0"));
 }
 
 TEST_CASE("bucket bounds print exactly (no 0.10000000000000001)", "[unit]") {

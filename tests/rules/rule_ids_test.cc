@@ -43,12 +43,14 @@ const std::vector<CreateRow> kCreateRows = {
      R"({"name":"c","resourceClaimName":"x"},{"name":"d","resourceClaimName":"x"},)"
      R"({"name":"e","resourceClaimName":"x"}]})",
      NoEdit},
-    {"S11", R"({"resourceClaims":[{"name":"a","resourceClaimName":"x"},{"name":"a","resourceClaimName":"y"}]})",
+    {"S11",
+     R"({"resourceClaims":[{"name":"a","resourceClaimName":"x"},{"name":"a","resourceClaimName":"y"}]})",
      NoEdit},
     {"S12", R"({"resourceClaims":[{"name":"","resourceClaimName":"x"}]})", NoEdit},
     {"S13", R"({"resourceClaims":[{"name":"Not_A_Label","resourceClaimName":"x"}]})", NoEdit},
     {"S14", R"({"resourceClaims":[{"name":"a"}]})", NoEdit},
-    {"S15", R"({"resourceClaims":[{"name":"a","resourceClaimName":"x","resourceClaimTemplateName":"y"}]})",
+    {"S15",
+     R"({"resourceClaims":[{"name":"a","resourceClaimName":"x","resourceClaimTemplateName":"y"}]})",
      NoEdit},
     {"S16", R"({"resourceClaims":[{"name":"a","resourceClaimName":"Bad_Name"}]})", NoEdit},
     {"S17", R"({"schedulingPolicy":{"gang":{}},"surprise":1})", NoEdit, true},
@@ -56,9 +58,13 @@ const std::vector<CreateRow> kCreateRows = {
     {"S17", R"(not: [valid)", NoEdit, true},
     {"H1", R"({"schedulingPolicy":{"gang":{"minCount":4}}})", NoEdit},
     {"H2", R"({"schedulingPolicy":{"gang":{}}})",
-     [](json& d) { d["spec"]["strategy"] = {{"type", "RollingUpdate"}}; }},
+     [](json& d) {
+       d["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+     }},
     {"H3", R"({})",
-     [](json& d) { d["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}}; }},
+     [](json& d) {
+       d["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
+     }},
     {"B1", R"({"disruptionMode":{"all":{}}})", NoEdit},
 };
 
@@ -73,11 +79,14 @@ const std::vector<UpdateRow> kUpdateRows = {
     {{"U2"}, R"({"schedulingPolicy":{"gang":{}}})", nullptr},
     {{"U3"}, R"({"schedulingPolicy":{"gang":{}}})", R"({})"},
     {{"U4", "U5"}, R"({"schedulingPolicy":{"basic":{}}})", R"({"schedulingPolicy":{"gang":{}}})"},
-    {{"U7"}, R"({"schedulingPolicy":{"gang":{}}})",
+    {{"U7"},
+     R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})"},
-    {{"U8"}, R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
+    {{"U8"},
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})"},
-    {{"U9"}, R"({"schedulingPolicy":{"gang":{}}})",
+    {{"U9"},
+     R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})"},
 };
 
@@ -96,7 +105,8 @@ TEST_CASE("rule ids of create rules, both carriers", "[unit]") {
       json d = WithConfig(BaseDeployment(), via, row.config);
       row.edit(d);
       const wb::FieldErrorList errors = wasd::rules::ValidateDeploymentCreate(d);
-      INFO(row.id << " via " << wasd::testing::ViaName(via) << ": " << wb::AggregateMessage(errors));
+      INFO(row.id << " via " << wasd::testing::ViaName(via) << ": "
+                  << wb::AggregateMessage(errors));
       CHECK(Ids(errors) == std::vector<std::string>{row.id});
     }
   }
@@ -110,15 +120,18 @@ TEST_CASE("rule ids of update rules, both carriers", "[unit]") {
       if (row.old_config != nullptr) old = WithConfig(old, via, row.old_config);
       if (row.new_config != nullptr) now = WithConfig(now, via, row.new_config);
       const wb::FieldErrorList errors = wasd::rules::ValidateDeploymentUpdate(now, old);
-      INFO(row.ids[0] << " via " << wasd::testing::ViaName(via) << ": " << wb::AggregateMessage(errors));
+      INFO(row.ids[0] << " via " << wasd::testing::ViaName(via) << ": "
+                      << wb::AggregateMessage(errors));
       CHECK(Ids(errors) == row.ids);
     }
   }
 }
 
 TEST_CASE("rule ids of H4 (scale) and H5 (two carriers)", "[unit]") {
-  json d = WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
-  const json scale = {{"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}, {"spec", {{"replicas", 2}}}};
+  json d = WithConfig(BaseDeployment(), Via::kAnnotation,
+                      R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
+  const json scale = {
+      {"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}, {"spec", {{"replicas", 2}}}};
   CHECK(Ids(wasd::rules::ValidateScaleUpdate(scale, d)) == std::vector<std::string>{"H4"});
 
   json both = WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})");
@@ -129,9 +142,11 @@ TEST_CASE("rule ids of H4 (scale) and H5 (two carriers)", "[unit]") {
 TEST_CASE("rule ids of rows the Deployment rules never reach, and of strangers", "[unit]") {
   const wb::FieldPath p = wb::FieldPath::Parse("spec.scheduling");
   CHECK(RuleIdOf(wb::Forbidden(p.Child("schedulingPolicy").Child("gang"),
-                               "gang scheduling policy is not supported by this controller")) == "B2");
-  CHECK(RuleIdOf(wb::Forbidden(p.Child("disruptionMode"),
-                               "the disruptionMode `single` is not supported by this controller")) == "B3");
+                               "gang scheduling policy is not supported by this controller")) ==
+        "B2");
+  CHECK(RuleIdOf(wb::Forbidden(
+            p.Child("disruptionMode"),
+            "the disruptionMode `single` is not supported by this controller")) == "B3");
   // A carrier that is not an object, or a broken annotation: S17, never U1.
   CHECK(RuleIdOf(wb::Invalid(p, nullptr, "must be an object")) == "S17");
   CHECK(RuleIdOf(wb::Invalid(wb::FieldPath::Parse("metadata.annotations").Key("wasd.io/scheduling"),
@@ -150,5 +165,6 @@ TEST_CASE("RuleIdsOf lists each id once, in table order", "[unit]") {
   json d = WithConfig(BaseDeployment(), Via::kAnnotation,
                       R"({"schedulingPolicy":{"gang":{"minCount":5}},"x":1,"y":2})");
   d["spec"]["strategy"] = {{"type", "RollingUpdate"}};
-  CHECK(Ids(wasd::rules::ValidateDeploymentCreate(d)) == std::vector<std::string>{"S17", "H1", "H2"});
+  CHECK(Ids(wasd::rules::ValidateDeploymentCreate(d)) ==
+        std::vector<std::string>{"S17", "H1", "H2"});
 }

@@ -82,11 +82,13 @@ TEST_CASE("gauges", "[unit][server]") {
 
 TEST_CASE("latency buckets reach 10 s, past the chart's 3 s timeout", "[unit][server]") {
   AdmissionMetrics m;
-  m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200, std::chrono::milliseconds(2900));
+  m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200,
+                  std::chrono::milliseconds(2900));
   m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200, std::chrono::seconds(7));
   m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200, std::chrono::seconds(11));
   const std::string text = m.RenderPrometheus();
-  const std::string b = "wasd_admission_request_duration_seconds_bucket{webhook=\"validate-deployment\",le=";
+  const std::string b =
+      "wasd_admission_request_duration_seconds_bucket{webhook=\"validate-deployment\",le=";
   CHECK(Has(text, b + "\"2.5\"} 0"));
   CHECK(Has(text, b + "\"5\"} 1"));
   CHECK(Has(text, b + "\"10\"} 2"));
