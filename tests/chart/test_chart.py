@@ -568,7 +568,7 @@ class ValuesReachObjects(unittest.TestCase):
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
             "pod-scheduling-gate": "false", "max-request-bytes": "1048576", "log-level": "debug",
             "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",
-            "shutdown-grace-period": "1m30s"})
+            "shutdown-grace-period": "90s"})
         # ceil(7 + 90 + 5)
         self.assertEqual(spec["terminationGracePeriodSeconds"], 102)
         self.assertEqual(spec["securityContext"], {

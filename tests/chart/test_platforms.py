@@ -28,7 +28,12 @@ EXPECTED_FILES = {"default", "gke", "openshift", "subchart", "single-replica", "
 
 # Memory of one webhook replica (values.yaml "Memory bound"):
 IDLE_MIB = 10.0          # idle RSS measured 8.7-9.0 MiB (bench/README.md), rounded up
-REVIEW_PEAK_MIB = 4.0    # one review of the largest annotation (256 KiB) above idle: issue 11 H3 bound
+# One review of the largest annotation the API server forwards (256 KiB)
+# above idle. Measured 2026-12-02 on the binary before the YAML parse bound
+# of issue 11 H3: 8 concurrent reviews whose annotation is 262,000 '[' with
+# --io-threads 2 peaked at VmHWM 133 MiB from 8 MiB idle, ~62 MiB per review
+# being parsed; the bound's goal is 4 MiB. The check uses the measured figure.
+REVIEW_PEAK_MIB = 64.0
 BODY_MIB = 0.6           # an AdmissionReview carrying object + oldObject with a 256 KiB annotation
 MIN_BODIES = 64          # requests the API servers may have in flight to one replica, at least
 
@@ -99,8 +104,8 @@ class EveryPlatformFile(unittest.TestCase):
                 self.assertGreaterEqual(limit, webhook_worst_case_mib(threads))
 
     def test_memory_check_can_fail(self):
-        # 64 threads x 4 MiB alone exceed the default 256 MiB limit.
-        self.assertGreater(webhook_worst_case_mib(64), mib("256Mi"))
+        # Four threads would not fit the default 256 MiB limit today.
+        self.assertGreater(webhook_worst_case_mib(4), mib("256Mi"))
 
 
 class ResourceQuotaForCriticalPods(unittest.TestCase):

@@ -92,6 +92,8 @@ BAD = [
     ("webhook.shutdownDelay", "5"),
     ("webhook.shutdownDelay", "5 s"),
     ("webhook.shutdownGracePeriod", "30us"),
+    # One unit only: the webhook's duration flags do not take compound forms yet.
+    ("webhook.shutdownGracePeriod", "1m30s"),
     ("webhook.podDisruptionBudget.maxUnavailable", "one"),
     ("webhook.podDisruptionBudget.unhealthyPodEvictionPolicy", "Never"),
     ("webhook.topologySpreadConstraints", [{"maxSkew": 1, "topologyKey": "zone"}]),
@@ -160,7 +162,7 @@ class ValuesSchema(unittest.TestCase):
                             ("webhook.priorityClassName", ""), ("webhook.antiAffinity", "none"),
                             # OpenShift: the platform picks the ids.
                             ("podSecurityContext.runAsUser", None), ("podSecurityContext.fsGroup", None),
-                            ("webhook.shutdownDelay", "1m30s"), ("webhook.shutdownDelay", "500ms"),
+                            ("webhook.shutdownDelay", "2.5s"), ("webhook.shutdownDelay", "500ms"),
                             ("webhook.podDisruptionBudget.maxUnavailable", "25%"),
                             # Subchart: Helm copies the parent's globals in.
                             ("global", {"imageRegistry": "mirror:5000", "storageClass": "x", "any": {}}),

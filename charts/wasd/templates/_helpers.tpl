@@ -295,8 +295,9 @@ resources:
 
 
 {{/*
-Seconds of a Go duration made of ms, s, m and h parts ("5s", "1m30s",
-"500ms"), as a float. The schema allows only those units.
+Seconds of a duration made of ms, s, m and h parts ("5s", "500ms", also
+"1m30s"), as a float. The schema allows one part of those units, the form
+the webhook's flags accept.
 */}}
 {{- define "wasd.durationSeconds" -}}
 {{- $total := 0.0 -}}
