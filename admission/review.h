@@ -64,6 +64,8 @@ struct Summary {
   // Names what was sent, e.g. "apps/v1 statefulsets (kind apps/v1
   // StatefulSet)"; the server logs each distinct one once.
   std::string out_of_scope;
+  // A denial: the rule ids (rules/rule_ids.h, static strings) of its field errors.
+  std::vector<std::string_view> denied_rules;
 };
 
 struct PendingScale;  // opaque: the decoded scale request awaiting its Deployment
