@@ -3,7 +3,7 @@ webhook` with a certificate from `wasd certs generate` (default key type),
 sends it the benchmark's own AdmissionReview fixtures (bench/fixtures/) and
 checks every answer: the envelope, the uid, allowed, for the invalid
 Deployment a 422 naming the field paths, and for the pod the JSONPatch
-applied to the pod (podGroupName set to the controlling ReplicaSet, the gate
+applied to the pod (podGroupName set to the controlling ReplicaSet's PodGroup, the gate
 once, nothing else changed). The same checks run again on one kept-alive
 connection in mixed order (large body, then small ones) so that per-connection
 buffer reuse cannot leak one request into the next, and a reconnect with the
@@ -30,6 +30,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import wasdlib  # noqa: E402
+from reconciler_env import PodGroupName  # noqa: E402
 
 FIXTURES = os.path.join(wasdlib.SOURCE_DIR, "bench", "fixtures")
 WRK_SCRIPT = os.path.join(wasdlib.SOURCE_DIR, "bench", "wrk_post.lua")
@@ -85,10 +86,11 @@ def apply_patch(doc, ops):
     return doc
 
 
-def controlling_replicaset(pod):
+def controlling_podgroup(pod):
+    """DESIGN.md Q12: the PodGroup of the controlling ReplicaSet's incarnation."""
     for ref in pod["metadata"].get("ownerReferences", []):
         if ref.get("controller"):
-            return ref["name"]
+            return PodGroupName(ref["name"], ref["uid"])
     return None
 
 
@@ -148,7 +150,7 @@ class QuickBench(unittest.TestCase):
         pod = request["object"]
         patched = apply_patch(pod, ops)
         self.assertEqual(patched["spec"]["schedulingGroup"]["podGroupName"],
-                         controlling_replicaset(pod), name)
+                         controlling_podgroup(pod), name)
         gates = [g["name"] for g in patched["spec"].get("schedulingGates", [])]
         self.assertEqual(gates.count(GATE), 1, f"{name}: gates {gates}")
         # Nothing else changed: undo exactly the two expected additions.
