@@ -95,8 +95,13 @@ t0=$(now)
 "${bah[@]}" bud --quiet --isolation chroot --pull=never --format oci --timestamp "$epoch" \
   --build-arg VERSION="$version" --build-arg REVISION="$revision" \
   -f "$root/Dockerfile" -t "$image" "$ctx" >/dev/null
+# Through an OCI layout directory, tarred here: buildah's own oci-archive
+# stamps the tar entries with the clock, so the same image would give a
+# different archive (and SHA256SUMS) each time.
+"${bah[@]}" push --quiet "$image" "oci:$store/layout:$version"
 rm -f "$archive"
-"${bah[@]}" push --quiet "$image" "oci-archive:$archive:$version"
+tar -C "$store/layout" --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner \
+  -cf "$archive" oci-layout index.json blobs
 echo "image.sh: $image built in $(elapsed "$t0")"
 
 # 4. Sizes: what a node stores unpacked, and what it downloads.

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The container image, built here and run the way a cluster runs it.
 
-scripts/image.sh links the fully static wasd from this build's objects and
-builds the FROM-scratch image with buildah; the test unpacks the OCI archive
-with umoci and runs every container of the rendered chart (default values,
-the chart packaged by scripts/package-chart.sh) from the image's root
-filesystem: read-only, as uid/gid 65532 without capabilities, with the
+scripts/release.sh makes every release artifact from this build's objects
+(scripts/image.sh links the fully static wasd and builds the FROM-scratch
+image with buildah; the chart is packaged with appVersion = that version; the
+SBOM and SHA256SUMS). The test checks they agree, unpacks the OCI archive
+with umoci and runs every container of the rendered packaged chart (default
+values) from the image's root filesystem: read-only, as uid/gid 65532 without capabilities, with the
 chart's args, env and volume mounts, and in-cluster configuration
 (service-account token, KUBERNETES_SERVICE_HOST an IP) against the test API
 server. The install follows helm's order: the pre-install hook makes the TLS
@@ -25,6 +26,7 @@ on a private loopback and every mount and process goes away with it.
 """
 
 import base64
+import hashlib
 import json
 import os
 import shutil
@@ -129,40 +131,36 @@ class Image(unittest.TestCase):
 
     @classmethod
     def _build(cls):
+        """scripts/release.sh with this build's objects: every artifact the
+        test then checks is the one a release ships."""
         t = Timer()
-        out = os.path.join(BUILD_DIR, "image")
-        p = run([os.path.join(SOURCE_DIR, "scripts", "image.sh"), "--build-dir", BUILD_DIR,
+        out = os.path.join(BUILD_DIR, "release")
+        cls.release_dir = out
+        p = run([os.path.join(SOURCE_DIR, "scripts", "release.sh"), "--build-dir", BUILD_DIR,
                  "--out", out], timeout=900)
         if p.returncode != 0:
-            raise AssertionError("scripts/image.sh failed:\n%s\n%s" % (p.stdout, p.stderr))
+            raise AssertionError("scripts/release.sh failed:\n%s\n%s" % (p.stdout, p.stderr))
         cls.env = {}
-        with open(os.path.join(out, "image.env")) as f:
+        with open(os.path.join(out, "release.env")) as f:
             for line in f:
                 key, _, value = line.strip().partition("=")
                 cls.env[key] = value
         cls.version = cls.env["VERSION"]
         cls.image = cls.env["IMAGE"]
         cls.binary = os.path.join(BUILD_DIR, "wasd-fully-static")
-        log("image %s built in %s" % (cls.image, t))
-        t = Timer()
-        p = run([os.path.join(SOURCE_DIR, "scripts", "package-chart.sh"), "--version",
-                 cls.version, "--out", cls.work])
-        if p.returncode != 0:
-            raise AssertionError("scripts/package-chart.sh failed:\n" + p.stderr)
-        pkg = p.stdout.strip()
-        cls.chart_package = pkg
-        with tarfile.open(pkg) as tar:
+        cls.archive = os.path.join(out, "wasd-%s.oci.tar" % cls.version)
+        log("release %s (image %s) built in %s" % (cls.version, cls.image, t))
+        with tarfile.open(os.path.join(out, "wasd-%s.tgz" % cls.version)) as tar:
             tar.extractall(os.path.join(cls.work, "chart"))
         with open(os.path.join(cls.work, "chart-package.txt"), "w") as f:
             f.write(os.path.join(cls.work, "chart", "wasd"))
-        log("chart packaged as %s in %s" % (os.path.basename(pkg), t))
 
     @classmethod
     def _unpack(cls):
         t = Timer()
         layout = os.path.join(cls.work, "layout")
         os.makedirs(layout)
-        with tarfile.open(cls.env["ARCHIVE"]) as tar:
+        with tarfile.open(cls.archive) as tar:
             tar.extractall(layout)
         bundle = os.path.join(cls.work, "bundle")
         p = run(["umoci", "unpack", "--image", "%s:%s" % (layout, cls.version), bundle])
@@ -407,7 +405,7 @@ class Image(unittest.TestCase):
             self.assertIn("nonroot:x:%d:" % GID, f.read())
         size = sum(st.st_size for st in files.values() if stat.S_ISREG(st.st_mode))
         log("image size: %.1f MB uncompressed (goal <= %.0f MB), %.1f MB compressed archive"
-            % (size / 1e6, MAX_ROOTFS_BYTES / 1e6, int(self.env["ARCHIVE_BYTES"]) / 1e6))
+            % (size / 1e6, MAX_ROOTFS_BYTES / 1e6, os.path.getsize(self.archive) / 1e6))
         self.assertLessEqual(size, MAX_ROOTFS_BYTES)
 
     def test_03_version_runs_in_the_image(self):
@@ -434,6 +432,37 @@ class Image(unittest.TestCase):
             "--out-dir", "/certs"]).Run(JOB_TIMEOUT_S)
         self.assertNotEqual(code, 0, out)
         self.assertIn("Read-only file system", out)
+
+    def test_06_release_artifacts_agree(self):
+        d = self.release_dir
+        p = run(["sha256sum", "-c", "SHA256SUMS"], cwd=d)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(len(p.stdout.splitlines()), 4, p.stdout)
+        # The binary of the tarball is the image's /wasd, byte for byte, and
+        # the one the SBOM describes.
+        tarball, = [n for n in os.listdir(d) if n.endswith("-linux-%s.tar.gz" % run(
+            ["dpkg", "--print-architecture"]).stdout.strip())]
+        with tarfile.open(os.path.join(d, tarball)) as tar:
+            member, = [m for m in tar.getmembers() if m.name.endswith("/wasd")]
+            shipped = tar.extractfile(member).read()
+        with open(os.path.join(self.rootfs, "wasd"), "rb") as f:
+            self.assertEqual(shipped, f.read())
+        with open(os.path.join(d, "wasd-%s.spdx.json" % self.version)) as f:
+            sbom = json.load(f)
+        self.assertEqual(sbom["spdxVersion"], "SPDX-2.3")
+        wasd, = [pk for pk in sbom["packages"] if pk["name"] == "wasd"]
+        self.assertEqual(wasd["versionInfo"], self.version)
+        self.assertEqual(wasd["checksums"][0]["checksumValue"], hashlib.sha256(shipped).hexdigest())
+        linked = {pk["name"]: pk["versionInfo"] for pk in sbom["packages"] if pk["name"] != "wasd"}
+        # OpenSSL, yaml-cpp, Boost, libstdc++, glibc: each with the version
+        # dpkg has installed.
+        for pkg in ("libssl-dev", "libyaml-cpp-dev", "libboost1.74-dev", "libstdc++-12-dev",
+                    "libc6-dev"):
+            want = run(["dpkg-query", "-W", "-f", "${Version}", pkg]).stdout
+            self.assertEqual(linked.get(pkg), want, pkg)
+        static = {r["relatedSpdxElement"] for r in sbom["relationships"]
+                  if r["relationshipType"] == "STATIC_LINK"}
+        self.assertIn("SPDXRef-Package-deb-libc6-dev", static)
 
     # -------------------------------------------- the chart, installed
 
