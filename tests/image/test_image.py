@@ -192,7 +192,7 @@ class Image(unittest.TestCase):
     # ------------------------------------------------------------ helpers
 
     def container(self, name, argv, env=None, mounts=(), hosts=None, resolv=None,
-                  extra_files=None, sa=None):
+                  extra_files=None, sa=None, groups=(GID,)):
         """A sandbox.Container with kubelet's files: /etc/hosts, /etc/resolv.conf
         and, for a service account `sa`, its token directory."""
         sb = self.sandbox
@@ -223,7 +223,7 @@ class Image(unittest.TestCase):
                              "KUBERNETES_SERVICE_PORT": str(self.srv.port)})
         full_env.update(env or {})
         c = sb.Container(self.rootfs, self.work, name, argv, full_env, ms + list(mounts),
-                         uid=UID, gid=GID, groups=(GID,), extra_files=extra_files)
+                         uid=UID, gid=GID, groups=groups, extra_files=extra_files)
         self.containers.append(c)
         return c
 
@@ -293,10 +293,18 @@ class Image(unittest.TestCase):
                 self.fail("%s: volume %s: a kind this test does not provide" % (c["name"], v))
         name = "%s-%s" % (obj["metadata"]["name"], c["name"])
         type(self).ran.add((obj["kind"], obj["metadata"]["name"], c["name"]))
-        sc = c.get("securityContext", {})
-        self.assertEqual((sc.get("runAsUser"), sc.get("runAsGroup"), sc.get("readOnlyRootFilesystem"),
+        # The ids as kubelet resolves them: the container's securityContext,
+        # else the pod's, else the image's USER.
+        pod_sc = spec.get("securityContext") or {}
+        sc = c.get("securityContext") or {}
+        image_uid, image_gid = (int(x) for x in self.config["config"]["User"].split(":"))
+        uid = sc.get("runAsUser", pod_sc.get("runAsUser", image_uid))
+        gid = sc.get("runAsGroup", pod_sc.get("runAsGroup", image_gid))
+        groups = [gid] + [g for g in [pod_sc.get("fsGroup")] + pod_sc.get("supplementalGroups", [])
+                          if g is not None and g != gid]
+        self.assertEqual((uid, gid, sc.get("readOnlyRootFilesystem"),
                           sc.get("allowPrivilegeEscalation")), (UID, GID, True, False), name)
-        return self.container(name, argv, env=env, mounts=mounts,
+        return self.container(name, argv, env=env, mounts=mounts, groups=groups,
                               sa=spec.get("serviceAccountName"))
 
     def _secret_volume(self, obj, secret):
