@@ -1,10 +1,10 @@
 // wasd: one binary, several subcommands (DESIGN.md "Command line").
+#include <gnu/libc-version.h>
+#include <openssl/crypto.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string_view>
-
-#include <gnu/libc-version.h>
-#include <openssl/crypto.h>
 
 #include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
 #include "server/commands.h"
