@@ -1,5 +1,6 @@
 #include "admission/handlers.h"
 #include "admission/json_access.h"
+#include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
@@ -10,9 +11,14 @@ using workloadbuilder::kManagedLabel;
 using workloadbuilder::kPodGroupGate;
 using workloadbuilder::kPodTemplateHashLabel;
 
-// The name of the pod's controlling ReplicaSet (apps/v1), or "" when the
-// controller is something else or absent.
-std::string_view ControllingReplicaSet(const nlohmann::json* meta) {
+struct ReplicaSetRef {
+  std::string_view name;
+  std::string_view uid;
+};
+
+// The pod's controlling ReplicaSet (apps/v1), or empty names when the
+// controller is something else or absent, or has no name or uid.
+ReplicaSetRef ControllingReplicaSet(const nlohmann::json* meta) {
   const nlohmann::json* refs = Member(meta, "ownerReferences");
   if (refs == nullptr || !refs->is_array()) return {};
   for (const nlohmann::json& ref : *refs) {
@@ -21,7 +27,9 @@ std::string_view ControllingReplicaSet(const nlohmann::json* meta) {
     // At most one controller reference exists; it decides.
     if (StringOr(Member(&ref, "kind")) != "ReplicaSet") return {};
     if (StringOr(Member(&ref, "apiVersion")) != "apps/v1") return {};
-    return StringOr(Member(&ref, "name"));
+    ReplicaSetRef rs{StringOr(Member(&ref, "name")), StringOr(Member(&ref, "uid"))};
+    if (rs.name.empty() || rs.uid.empty()) return {};
+    return rs;
   }
   return {};
 }
@@ -48,13 +56,16 @@ Verdict MutatePod(const nlohmann::json& request, const Options& options) {
   if (StringOr(Member(labels, kManagedLabel)) != "true") return v;
   const nlohmann::json* hash = Member(labels, kPodTemplateHashLabel);
   if (hash == nullptr || !hash->is_string()) return v;
-  const std::string_view rs = ControllingReplicaSet(meta);
-  if (rs.empty()) return v;
+  const ReplicaSetRef rs = ControllingReplicaSet(meta);
+  if (rs.name.empty()) return v;
   const nlohmann::json* spec = Member(pod, "spec");
   if (spec == nullptr || !spec->is_object()) return v;
   if (IsSet(Member(spec, "schedulingGroup"))) return v;  // already tied to a group: leave it
 
-  v.patch.Add("/spec/schedulingGroup", {{"podGroupName", rs}});
+  // Q12: one name per ReplicaSet incarnation, never the name of a PodGroup
+  // left Terminating by an earlier ReplicaSet of the same name.
+  v.patch.Add("/spec/schedulingGroup",
+              {{"podGroupName", workloadbuilder::PodGroupName(rs.name, rs.uid)}});
   if (options.pod_scheduling_gate) {
     const nlohmann::json gate = {{"name", kPodGroupGate}};
     const nlohmann::json* gates = Member(spec, "schedulingGates");

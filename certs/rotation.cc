@@ -1,5 +1,8 @@
 #include "certs/rotation.h"
 
+#include <ctime>
+
+#include "certs/ca_bundle.h"
 #include "certs/generate.h"
 
 namespace wasd::certs {
@@ -38,10 +41,59 @@ void Describe(const nlohmann::json& secret, RotationReport* report) {
   Asn1ToSystemTime(X509_get0_notAfter(cert.get()), &report->leaf_not_after);
 }
 
+std::string FormatRfc3339(SystemTime t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return std::string(buf, n);
+}
+
+// False when `text` is not "YYYY-MM-DDTHH:MM:SSZ".
+bool ParseRfc3339(const std::string& text, SystemTime* out) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return false;
+  *out = std::chrono::system_clock::from_time_t(timegm(&tm));
+  return true;
+}
+
+// The previous CA kept by an earlier CA renewal, and until when ("" when
+// none, or when the Secret's record of it is unusable).
+std::string PreviousCa(const nlohmann::json& secret, SystemTime* until) {
+  const nlohmann::json* data =
+      secret.is_object() && secret.contains("data") ? &secret["data"] : nullptr;
+  if (data == nullptr || !data->is_object() || !data->contains(kPreviousCaKey)) return {};
+  const nlohmann::json& v = (*data)[kPreviousCaKey];
+  std::string pem;
+  if (!v.is_string() || !Base64Decode(v.get<std::string>(), &pem).ok()) return {};
+  const nlohmann::json* ann = nullptr;
+  if (secret.contains("metadata") && secret["metadata"].is_object() &&
+      secret["metadata"].contains("annotations")) {
+    ann = &secret["metadata"]["annotations"];
+  }
+  if (ann == nullptr || !ann->is_object() || !ann->contains(kPreviousCaUntilAnnotation) ||
+      !(*ann)[kPreviousCaUntilAnnotation].is_string() ||
+      !ParseRfc3339((*ann)[kPreviousCaUntilAnnotation].get<std::string>(), until)) {
+    *until = SystemTime{};  // no valid deadline: already over
+  }
+  return pem;
+}
+
+// The Secret without the previous CA and its deadline.
+nlohmann::json WithoutPreviousCa(nlohmann::json secret) {
+  if (secret.contains("data") && secret["data"].is_object()) secret["data"].erase(kPreviousCaKey);
+  if (secret.contains("metadata") && secret["metadata"].contains("annotations") &&
+      secret["metadata"]["annotations"].is_object()) {
+    secret["metadata"]["annotations"].erase(kPreviousCaUntilAnnotation);
+  }
+  return secret;
+}
+
 }  // namespace
 
-Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now,
-                  RotationReport* report) {
+Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now, RotationReport* report) {
   if (o.secret_name.empty()) return Status::Error("--secret is required");
   if (o.leaf_days < 1 || o.leaf_days > kMaxDays || o.ca_days < 1 || o.ca_days > kMaxDays) {
     return Status::Error("--days and --ca-days must be between 1 and " + std::to_string(kMaxDays));
@@ -70,12 +122,24 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now,
       break;
     }
     SecretPems pems = exists ? ReadSecretPems(got.object) : SecretPems{};
+    // A CA renewal keeps the old CA certificate (if it still parses) for the
+    // overlap, so the bundle trusts the leaf the pods serve until they reload.
+    std::string previous;
+    if (action == RotationAction::kRenewCaAndLeaf) {
+      X509Ptr old_ca;
+      if (ParseCertificatePem(pems.ca.cert_pem, &old_ca).ok()) previous = pems.ca.cert_pem;
+    }
     st = Issue(o, wanted, action, &pems, now);
     if (!st.ok()) return st;
-    const nlohmann::json desired =
+    nlohmann::json desired =
         BuildTlsSecret(o.ns, o.secret_name, pems, exists ? &got.object : nullptr);
-    ApiReply wrote = exists ? api.UpdateSecret(o.ns, o.secret_name, desired)
-                            : api.CreateSecret(o.ns, desired);
+    if (!previous.empty()) {
+      desired["data"][kPreviousCaKey] = Base64Encode(previous);
+      desired["metadata"]["annotations"][kPreviousCaUntilAnnotation] =
+          FormatRfc3339(now + o.previous_ca_overlap);
+    }
+    ApiReply wrote =
+        exists ? api.UpdateSecret(o.ns, o.secret_name, desired) : api.CreateSecret(o.ns, desired);
     if (wrote.ok()) {
       report->secret_written = true;
       if (wrote.object.is_object()) {
@@ -90,9 +154,26 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now,
     }
   }
   Describe(secret, report);
+  SystemTime until{};
+  const std::string previous = PreviousCa(secret, &until);
+  std::string bundle = ReadSecretPems(secret).ca.cert_pem;
+  if (!previous.empty() && now < until) {
+    if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';
+    bundle += previous;
+    report->previous_ca_in_bundle = true;
+  }
   if (o.webhook_configs.empty()) return Status::Ok();
-  return InjectCaBundle(api, o.webhook_configs, ReadSecretPems(secret).ca.cert_pem,
-                        &report->injected);
+  st = InjectCaBundle(api, o.webhook_configs, bundle, &report->injected);
+  if (!st.ok() || previous.empty() || now < until) return st;
+  // Overlap over: the bundle above no longer trusts the old CA; forget it.
+  // Injected first, so a failed Secret write only leaves a harmless key for
+  // the next pass.
+  ApiReply wrote = api.UpdateSecret(o.ns, o.secret_name, WithoutPreviousCa(secret));
+  if (!wrote.ok() && wrote.code != ApiReply::Code::kConflict) {
+    return Status::Error("writing secret " + o.ns + "/" + o.secret_name + ": " + wrote.message);
+  }
+  report->previous_ca_dropped = wrote.ok();
+  return Status::Ok();
 }
 
 }  // namespace wasd::certs

@@ -5,6 +5,14 @@
 // is injected (its owner — a user, cert-manager's cainjector — does that).
 // The loop around it (interval, SIGTERM) is the caller's.
 //
+// CA renewal is two-phase (DESIGN.md Q17): the Secret gets the new CA and a
+// leaf signed by it, and keeps the previous CA certificate under
+// `ca-previous.crt` until `previous_ca_overlap` has passed (annotation
+// wasd.io/previous-ca-until, RFC 3339). While it is there the injected
+// caBundle holds both CAs, so the API server trusts the old leaf that the
+// webhook pods still serve until kubelet refreshes their Secret volume, and
+// the new one after. The first pass after the overlap drops it.
+//
 // Synchronous; uses the given CertApi from the calling thread only.
 #ifndef WASD_CERTS_ROTATION_H_
 #define WASD_CERTS_ROTATION_H_
@@ -27,6 +35,13 @@ inline constexpr std::chrono::seconds kDefaultRenewBefore = std::chrono::hours(2
 // A write that lost a race (another replica rotating at the same moment) is
 // re-read and re-decided at most this many times per pass.
 inline constexpr int kMaxSecretAttempts = 3;
+// How long the previous CA stays in the caBundle after a CA renewal: far
+// beyond kubelet's Secret volume refresh (its sync period plus the cache
+// TTL: about a minute or two) and the webhook's 2 s reload, and longer than
+// the default 1 h check interval, so at least one pass sees both phases.
+inline constexpr std::chrono::seconds kDefaultPreviousCaOverlap = std::chrono::hours(2);
+inline constexpr char kPreviousCaKey[] = "ca-previous.crt";
+inline constexpr char kPreviousCaUntilAnnotation[] = "wasd.io/previous-ca-until";
 
 struct RotationOptions {
   std::string service;
@@ -38,6 +53,7 @@ struct RotationOptions {
   int leaf_days = 365;
   int ca_days = 3650;
   std::chrono::seconds renew_before = kDefaultRenewBefore;
+  std::chrono::seconds previous_ca_overlap = kDefaultPreviousCaOverlap;
 };
 
 struct RotationReport {
@@ -46,6 +62,8 @@ struct RotationReport {
   std::string leaf_serial;  // hex serial of the leaf now in the Secret ("" if unknown)
   SystemTime leaf_not_after{};
   std::vector<InjectOutcome> injected;
+  bool previous_ca_in_bundle = false;  // the injected bundle held the previous CA too
+  bool previous_ca_dropped = false;    // this pass removed it (overlap over)
 };
 
 // One rotation pass at `now`. Fails on invalid options (names, SANs), API

@@ -1,10 +1,15 @@
 #include "kube/informer.h"
 
+#include <chrono>
 #include <utility>
 
 namespace wasd::kube {
 
 namespace {
+
+// A watch the server ends sooner than this with no event in it is treated as
+// a failure (backoff before the next one); a real watch lasts minutes.
+constexpr std::chrono::seconds kShortWatch{1};
 
 std::string Meta(const nlohmann::json& obj, const char* field) {
   if (!obj.is_object()) return {};
@@ -34,7 +39,9 @@ Informer::Informer(Client& client, InformerOptions options)
 
 Informer::~Informer() { Stop(); }
 
-void Informer::AddEventHandlers(EventHandlers handlers) { handlers_.push_back(std::move(handlers)); }
+void Informer::AddEventHandlers(EventHandlers handlers) {
+  handlers_.push_back(std::move(handlers));
+}
 
 void Informer::Start() {
   thread_ = std::jthread([this](const std::stop_token& stop) { Run(stop); });
@@ -103,11 +110,21 @@ void Informer::Run(const std::stop_token& stop) {
       }
     } else {
       const int events_before = events_.load();
+      const auto watch_began = std::chrono::steady_clock::now();
       s = WatchOnce(stop);
-      if (events_.load() != events_before) gone_streak = 0;
+      const bool got_events = events_.load() != events_before;
+      if (got_events) gone_streak = 0;
       if (s.ok()) {
-        failures = 0;
-        continue;  // the server ended the watch: re-watch at once
+        // The server ended the watch. A normal end (its timeout) comes after
+        // minutes: re-watch at once. One that ends almost at once with
+        // nothing in it (a proxy closing streams) would spin: back off, as
+        // client-go does for a "very short watch".
+        if (got_events || std::chrono::steady_clock::now() - watch_began >= kShortWatch) {
+          failures = 0;
+          continue;
+        }
+        SleepUnlessStopped(BackoffDelay(options_.backoff, failures++, Random01()), stop);
+        continue;
       }
       if (s.gone()) {
         // Our resourceVersion is too old: relist at once — unless a fresh

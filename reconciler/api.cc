@@ -55,9 +55,11 @@ kube::Result<nlohmann::json> Api::JsonPatch(const kube::Resource& r, std::string
 }
 
 kube::Result<nlohmann::json> Api::Delete(const kube::Resource& r, std::string_view ns,
-                                         std::string_view name, std::string_view precondition_uid) {
+                                         std::string_view name, std::string_view precondition_uid,
+                                         std::string_view precondition_resource_version) {
   kube::DeleteOptions o;
   o.precondition_uid = std::string(precondition_uid);
+  o.precondition_resource_version = std::string(precondition_resource_version);
   o.request = CallOptions();
   return Count("delete", client_.Delete(r, ns, name, o));
 }

@@ -7,9 +7,8 @@
 #define WASD_RECONCILER_API_H_
 
 #include <chrono>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "kube/client.h"
 #include "reconciler/metrics.h"
@@ -29,7 +28,8 @@ class Api {
  public:
   Api(kube::Client& client, Metrics& metrics) : client_(client), metrics_(metrics) {}
 
-  kube::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns, std::string_view name);
+  kube::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
+                                   std::string_view name);
   kube::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
                                           std::int64_t limit);
   kube::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
@@ -38,8 +38,10 @@ class Api {
                                       std::string_view name, const nlohmann::json& object);
   kube::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,
                                          std::string_view name, const nlohmann::json& patch);
+  // Preconditions: uid always; resourceVersion when not empty.
   kube::Result<nlohmann::json> Delete(const kube::Resource& r, std::string_view ns,
-                                      std::string_view name, std::string_view precondition_uid);
+                                      std::string_view name, std::string_view precondition_uid,
+                                      std::string_view precondition_resource_version = {});
 
   kube::Client& client() { return client_; }
 

@@ -33,8 +33,8 @@ std::string WorkloadNameOf(const json& pg) {
     const std::string* n = workloadbuilder::AsString(workloadbuilder::Member(*ref.ref, "name"));
     if (n != nullptr) return *n;
   }
-  const std::string* n =
-      workloadbuilder::AsString(workloadbuilder::MemberPath(pg, {"spec", "workloadRef", "workloadName"}));
+  const std::string* n = workloadbuilder::AsString(
+      workloadbuilder::MemberPath(pg, {"spec", "workloadRef", "workloadName"}));
   return n != nullptr ? *n : std::string();
 }
 
@@ -50,15 +50,16 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
   podgroups_ = MakeInformer(client_, PodGroups(), "", {});
 
   auto key_of = [this](const kube::ObjectPtr& d) { enqueue_(Key(NamespaceOf(*d), NameOf(*d))); };
-  deployments_->AddEventHandlers({key_of, [key_of](const kube::ObjectPtr&, const kube::ObjectPtr& d) { key_of(d); },
-                                  key_of});
+  deployments_->AddEventHandlers(
+      {key_of, [key_of](const kube::ObjectPtr&, const kube::ObjectPtr& d) { key_of(d); }, key_of});
   replicasets_->AddEventHandlers(
       {[this](const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
        [this](const kube::ObjectPtr& o) { OnReplicaSet(o, true); }});
-  pods_->AddEventHandlers({[this](const kube::ObjectPtr& o) { OnPod(o, false); },
-                           [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnPod(o, false); },
-                           [this](const kube::ObjectPtr& o) { OnPod(o, true); }});
+  pods_->AddEventHandlers(
+      {[this](const kube::ObjectPtr& o) { OnPod(o, false); },
+       [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnPod(o, false); },
+       [this](const kube::ObjectPtr& o) { OnPod(o, true); }});
   workloads_->AddEventHandlers(
       {[this](const kube::ObjectPtr& o) { OnWorkload(o, false); },
        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnWorkload(o, false); },
@@ -99,7 +100,8 @@ bool Caches::SchedulingSynced() const {
 
 std::vector<std::string> Caches::DeploymentKeys() const {
   std::vector<std::string> keys;
-  for (const kube::ObjectPtr& d : deployments_->List()) keys.push_back(Key(NamespaceOf(*d), NameOf(*d)));
+  for (const kube::ObjectPtr& d : deployments_->List())
+    keys.push_back(Key(NamespaceOf(*d), NameOf(*d)));
   return keys;
 }
 
@@ -130,7 +132,10 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
       workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
   const bool gated = GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value();
   std::string group_name = named != nullptr ? *named : "";
-  if (group_name.empty() && gated && ControllerKind(*pod) == "ReplicaSet") group_name = ControllerName(*pod);
+  const std::string rs_name = ControllerKind(*pod) == "ReplicaSet" ? ControllerName(*pod) : "";
+  if (group_name.empty() && gated && !rs_name.empty()) {
+    group_name = workloadbuilder::PodGroupName(rs_name, ControllerUid(*pod));
+  }
   if (deleted || group_name.empty()) {
     pods_by_group_.Remove(key);
   } else {
@@ -140,21 +145,34 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
   const std::string* group = &group_name;
   // Wake the Deployment when a gate may be lifted, or when a pod that kept
   // a PodGroup alive goes away.
-  const std::string* phase = workloadbuilder::AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
+  const std::string* phase =
+      workloadbuilder::AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
   const bool finished = phase != nullptr && (*phase == "Succeeded" || *phase == "Failed");
   if (!deleted && !finished && !IsTerminating(*pod) && !gated) {
     return;
   }
-  const kube::ObjectPtr rs = replicasets_->Get(ns, *group);
-  EnqueueIfManaged(ns, rs != nullptr && ControllerKind(*rs) == "Deployment" ? ControllerName(*rs)
-                                                                           : StripHashSuffix(*group));
+  const kube::ObjectPtr rs = rs_name.empty() ? nullptr : replicasets_->Get(ns, rs_name);
+  if (rs != nullptr && ControllerKind(*rs) == "Deployment") {
+    EnqueueIfManaged(ns, ControllerName(*rs));
+  } else if (!rs_name.empty()) {
+    // Not cached (yet): `<deployment>-<template hash>` is the usual name.
+    EnqueueIfManaged(ns, StripHashSuffix(rs_name));
+  } else {
+    // No ReplicaSet owner: the PodGroup's name leads to the Deployment,
+    // `<deployment>-<template hash>-<uid hash>` (Q12) or, from the earlier
+    // scheme, `<deployment>-<template hash>`.
+    const std::string rs_guess = StripHashSuffix(*group);
+    EnqueueIfManaged(ns, StripHashSuffix(rs_guess));
+    EnqueueIfManaged(ns, rs_guess);
+  }
 }
 
 void Caches::OnWorkload(const kube::ObjectPtr& workload, bool deleted) {
   recent_.Observe(Kind::kWorkload, *workload, deleted);
   const std::string ns = NamespaceOf(*workload);
   const std::string key = Key(ns, NameOf(*workload));
-  const std::string owner = ControllerKind(*workload) == "Deployment" ? ControllerName(*workload) : "";
+  const std::string owner =
+      ControllerKind(*workload) == "Deployment" ? ControllerName(*workload) : "";
   if (deleted || owner.empty()) {
     workloads_by_deployment_.Remove(key);
   } else {
@@ -175,10 +193,18 @@ void Caches::OnPodGroup(const kube::ObjectPtr& pg, bool deleted) {
   }
   std::string deployment;
   if (ControllerKind(*pg) == "ReplicaSet") {
-    if (const kube::ObjectPtr rs = replicasets_->Get(ns, ControllerName(*pg))) deployment = ControllerName(*rs);
+    if (const kube::ObjectPtr rs = replicasets_->Get(ns, ControllerName(*pg)))
+      deployment = ControllerName(*rs);
   }
-  if (deployment.empty()) deployment = StripHashSuffix(NameOf(*pg));
-  EnqueueIfManaged(ns, deployment);
+  if (!deployment.empty()) {
+    EnqueueIfManaged(ns, deployment);
+    return;
+  }
+  // ReplicaSet not cached: `<deployment>-<template hash>-<uid hash>` (Q12),
+  // or `<deployment>-<template hash>` for a PodGroup of the earlier scheme.
+  const std::string rs_name = StripHashSuffix(NameOf(*pg));
+  EnqueueIfManaged(ns, StripHashSuffix(rs_name));
+  EnqueueIfManaged(ns, rs_name);
 }
 
 PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const {
@@ -201,7 +227,8 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
     kube::ObjectPtr rs = replicasets_->Get(ns, rs_name);
     if (rs == nullptr) continue;
     in.replicasets.push_back(rs);
-    pg_names.insert(rs_name);
+    pg_names.insert(workloadbuilder::PodGroupName(rs_name, UidOf(*rs)));
+    pg_names.insert(rs_name);  // a PodGroup of the earlier naming scheme
   }
   for (const std::string& w : workload_names) {
     for (const std::string& pg : podgroups_by_workload_.Lookup(Key(ns, w))) pg_names.insert(pg);

@@ -49,7 +49,8 @@ class Controller {
         log_(log),
         client_(options.kube),
         api_(client_, metrics_),
-        caches_(client_, options.resync, recent_, [this](const std::string& key) { queue_.Add(key); }),
+        caches_(client_, options.resync, recent_,
+                [this](const std::string& key) { queue_.Add(key); }),
         events_(api_, log_, options.election.identity),
         executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
     metrics_.SetQueueDepthSource([this] { return queue_.Len(); });
@@ -59,16 +60,21 @@ class Controller {
 
  private:
   bool MayWrite() const { return !options_.leader_elect || (elector_ && elector_->is_leader()); }
-  bool Ready() const {
-    return !stopping_ && caches_.CoreSynced() && (!api_served_ || caches_.SchedulingSynced());
-  }
+  // Q13: nothing is planned or written before every cache the plan reads has
+  // delivered its first list and the first scheduling-API check is done (a
+  // plan from a half-filled cache deletes the PodGroups of running gangs and
+  // posts objects that exist).
+  bool Synced() const { return caches_.CoreSynced() && api_checked_; }
+  bool Ready() const { return !stopping_ && Synced(); }
+  // Blocks until Synced() or `stop`; false when stopped.
+  bool WaitForSync(const std::stop_token& stop);
   HttpReply Handle(const std::string& path);
   void OnLeadership(bool leading);
   void ApiCheckLoop(const std::stop_token& stop);
   kube::Status CheckSchedulingApi();
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
-  void FillPriorityClasses(PlanInput& in);
+  kube::Status FillPriorityClasses(PlanInput& in);
 
   const ControllerOptions& options_;
   const Log& log_;
@@ -81,7 +87,8 @@ class Controller {
   EventRecorder events_;
   Executor executor_;
   std::unique_ptr<LeaderElector> elector_;
-  std::atomic<bool> api_served_{false};
+  std::atomic<bool> api_served_{false};   // set only once the scheduling caches synced
+  std::atomic<bool> api_checked_{false};  // the first check ended (served and synced, or not)
   std::atomic<bool> stopping_{false};
 };
 
@@ -91,7 +98,8 @@ HttpReply Controller::Handle(const std::string& path) {
     if (Ready()) return {200, "text/plain; charset=utf-8", "ok\n"};
     return {503, "text/plain; charset=utf-8", stopping_ ? "stopping\n" : "caches not synced\n"};
   }
-  if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
+  if (path == "/metrics")
+    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
   return {404, "text/plain; charset=utf-8", "not found\n"};
 }
 
@@ -117,19 +125,23 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
     if (s.ok()) {
       log_.Info("scheduling.k8s.io/v1beta1 workloads and podgroups are served");
       caches_.StartScheduling();
-      api_served_ = true;
-      metrics_.SetSchedulingApiServed(true);
       while (!stop.stop_requested() && !caches_.SchedulingSynced()) {
         SleepFor(std::chrono::milliseconds(50), stop);
       }
+      if (stop.stop_requested()) return;
+      api_served_ = true;  // only now: a plan needs the Workload and PodGroup caches
+      api_checked_ = true;
+      metrics_.SetSchedulingApiServed(true);
       for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
       return;
     }
+    api_checked_ = true;
     if (!reported || !s.not_found()) {
-      log_.Error("scheduling.k8s.io/v1beta1 workloads/podgroups are not served; wasd creates no "
-                 "Workloads or PodGroups and lifts no gates until they are (re-checking every " +
-                     std::to_string(options_.api_check_interval.count() / 1000) + " s)",
-                 {{"error", s.ToString()}});
+      log_.Error(
+          "scheduling.k8s.io/v1beta1 workloads/podgroups are not served; wasd creates no "
+          "Workloads or PodGroups and lifts no gates until they are (re-checking every " +
+              std::to_string(options_.api_check_interval.count() / 1000) + " s)",
+          {{"error", s.ToString()}});
       reported = true;
       for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
     }
@@ -137,19 +149,36 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
   }
 }
 
-void Controller::FillPriorityClasses(PlanInput& in) {
-  const std::string* pcn = workloadbuilder::AsString(
-      workloadbuilder::MemberPath(*in.deployment, {"spec", "template", "spec", "priorityClassName"}));
-  if (pcn == nullptr || pcn->empty()) return;
+kube::Status Controller::FillPriorityClasses(PlanInput& in) {
+  const std::string* pcn = workloadbuilder::AsString(workloadbuilder::MemberPath(
+      *in.deployment, {"spec", "template", "spec", "priorityClassName"}));
+  if (pcn == nullptr || pcn->empty()) return kube::Status::Ok();
   const std::string uid = UidOf(*in.deployment);
   for (const Object& w : in.workloads) {
-    if (ControllerUid(*w) == uid) return;  // only needed to create the Workload
+    if (ControllerUid(*w) == uid) return kube::Status::Ok();  // only needed to create the Workload
   }
   kube::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
-  if (!pc.ok()) return;  // unknown: the plan leaves the class out and says so
+  // M3: only a class that does not exist may be left out (the plan says so);
+  // any other failure retries — the Workload's template is immutable, so a
+  // guess would stick for the Deployment's life.
+  if (!pc.ok()) return pc.status().not_found() ? kube::Status::Ok() : pc.status();
   if (const auto value = workloadbuilder::AsInt(workloadbuilder::Member(pc.value(), "value"))) {
     in.priority_classes.emplace(*pcn, *value);
   }
+  return kube::Status::Ok();
+}
+
+bool Controller::WaitForSync(const std::stop_token& stop) {
+  bool logged = false;
+  while (!Synced()) {
+    if (!logged) {
+      log_.Info("waiting for the caches to sync before reconciling");
+      logged = true;
+    }
+    if (!SleepFor(std::chrono::milliseconds(50), stop)) return false;
+  }
+  log_.Info("caches synced; reconciling", {{"scheduling_api_served", api_served_.load()}});
+  return true;
 }
 
 ReconcileResult Controller::Reconcile(const std::string& key) {
@@ -157,6 +186,10 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   std::string ns;
   std::string name;
   if (!SplitKey(key, &ns, &name) || !MayWrite()) return result;
+  if (!Synced()) {  // a key queued before sync (workers start after it; belt and braces)
+    result.requeue_after = std::chrono::milliseconds(1000);
+    return result;
+  }
   if (!api_served_) {
     PlanInput in = caches_.Assemble(ns, name);
     if (in.deployment != nullptr && !IsTerminating(*in.deployment)) {
@@ -170,7 +203,10 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   for (int round = 0; round < kMaxPlanRounds; ++round) {
     PlanInput in = caches_.Assemble(ns, name);
     if (in.deployment == nullptr) return result;
-    FillPriorityClasses(in);
+    if (kube::Status pcs = FillPriorityClasses(in); !pcs.ok()) {
+      result.status = pcs;
+      return result;
+    }
     const Plan plan = PlanDeployment(in);
     if (!plan.note.empty()) log_.Debug("plan", {{"deployment", key}, {"note", plan.note}});
     if (plan.empty()) return result;
@@ -202,8 +238,9 @@ void Controller::Worker() {
     metrics_.ObserveReconcile(std::chrono::steady_clock::now() - start);
     metrics_.CountReconcile(r.status.ok());
     if (!r.status.ok()) {
-      log_.Warn("reconcile failed; retrying with backoff",
-                {{"deployment", key}, {"error", r.status.ToString()}, {"retries", queue_.NumRequeues(key)}});
+      log_.Warn("reconcile failed; retrying with backoff", {{"deployment", key},
+                                                            {"error", r.status.ToString()},
+                                                            {"retries", queue_.NumRequeues(key)}});
       queue_.AddRateLimited(key);
     } else {
       queue_.Forget(key);
@@ -242,21 +279,25 @@ int Controller::Run(const std::stop_token& stop) {
   } else {
     metrics_.SetLeader(true);
   }
-  std::vector<std::thread> workers;
-  for (int i = 0; i < std::max(1, options_.workers); ++i) workers.emplace_back([this] { Worker(); });
   log_.Info("reconciler started", {{"identity", options_.election.identity},
                                    {"leader_elect", options_.leader_elect},
                                    {"workers", options_.workers}});
-
-  while (SleepFor(std::chrono::seconds(1), stop)) {
+  std::vector<std::thread> workers;
+  if (WaitForSync(stop)) {
+    for (int i = 0; i < std::max(1, options_.workers); ++i)
+      workers.emplace_back([this] { Worker(); });
+    while (SleepFor(std::chrono::seconds(1), stop)) {
+    }
   }
 
   log_.Info("stopping");
   stopping_ = true;
   queue_.ShutDown();
   api_check.request_stop();
-  if (elector_) elector_->Stop();  // releases the Lease; writes stop at the next check
+  // Workers first: a write still in flight must land before the Lease is
+  // released, or it could land after a successor started.
   for (std::thread& w : workers) w.join();
+  if (elector_) elector_->Stop();  // releases the Lease
   api_check = std::jthread();
   caches_.Stop();
   probes.Stop();

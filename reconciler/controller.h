@@ -6,9 +6,11 @@
 // Lifecycle: probes and metrics listen first; caches start; the scheduling
 // API check runs (every api_check_interval until Workloads and PodGroups are
 // served: the process stays up and healthy, logs, and records one
-// APINotServed Event per Deployment); leader election starts; workers
-// reconcile keys — only while this replica leads. On stop: readiness off,
-// queue closed, Lease released, workers joined, caches stopped.
+// APINotServed Event per Deployment); leader election starts; workers start
+// once every cache the plan reads has synced and the first API check ended
+// (Q13: no plan from a half-filled cache), and reconcile keys only while this
+// replica leads. Readiness follows the same sync. On stop: readiness off,
+// queue closed, workers joined, then the Lease released, caches stopped.
 //
 // Thread-safe: RunController blocks the calling thread until `stop`.
 #ifndef WASD_RECONCILER_CONTROLLER_H_
@@ -27,7 +29,7 @@ namespace wasd::reconciler {
 struct ControllerOptions {
   kube::Config kube;
   bool leader_elect = true;
-  LeaderElectionConfig election;  // lease namespace and identity filled by the caller
+  LeaderElectionConfig election;          // lease namespace and identity filled by the caller
   std::string probe_address = ":8081";    // "" or "0" = off
   std::string metrics_address = ":8080";  // "" or "0" = off
   // Concurrent reconciles. Two keep a slow API call from stalling everything

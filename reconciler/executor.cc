@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include "workloadbuilder/json_util.h"
+
 namespace wasd::reconciler {
 
 using nlohmann::json;
@@ -62,17 +64,7 @@ bool Executor::Create(const json& deployment, const Action& action, ExecuteOutco
     metrics_.CountWrite(ActionKindName(action.kind));
     Object stored = Share(std::move(created).value());
     recent_.Record(kind, stored);
-    if (!workload) {
-      const std::vector<std::string> stripped = StrippedClaims(action.object, *stored);
-      if (!stripped.empty()) {
-        std::string names;
-        for (const std::string& n : stripped) names += (names.empty() ? "" : ", ") + n;
-        events_.Record(deployment, "Warning", kReasonClaimsStripped,
-                       "PodGroup " + name + " was stored without its resourceClaims (" + names +
-                           "): the API server dropped them (is the DRAWorkloadResourceClaims "
-                           "feature gate off?); pods still reference the claims by name");
-      }
-    }
+    ReportStrippedClaims(deployment, action, *stored);
     return true;
   }
   if (created.status().already_exists()) {
@@ -82,7 +74,45 @@ bool Executor::Create(const json& deployment, const Action& action, ExecuteOutco
     return false;
   }
   out.status = created.status();
+  // Refused for good until something changes (a feature gate off, a policy,
+  // the namespace going away): say so on the Deployment, not only in the log.
+  const int code = created.status().http_code();
+  if (code == 400 || code == 403 || code == 422) {
+    events_.Record(deployment, "Warning",
+                   workload ? kReasonFailedWorkloadCreate : kReasonFailedPodGroupCreate,
+                   std::string("Error creating ") + (workload ? "Workload " : "PodGroup ") + name +
+                       ": " + created.status().message() + " (retrying with backoff)");
+  }
   return false;
+}
+
+void Executor::ReportStrippedClaims(const json& deployment, const Action& action,
+                                    const json& stored) {
+  const bool workload = action.kind == ActionKind::kCreateWorkload;
+  std::vector<std::string> stripped;
+  if (workload) {
+    // The Workload's template: sent vs stored (the server strips claims from
+    // the PodGroupTemplate too, and PodGroups built from the stored Workload
+    // would never show it).
+    const json* sent = workloadbuilder::MemberPath(action.object, {"spec", "podGroupTemplates"});
+    const json* kept = workloadbuilder::MemberPath(stored, {"spec", "podGroupTemplates"});
+    if (sent != nullptr && sent->is_array() && !sent->empty()) {
+      const json empty = json::object();
+      stripped = StrippedClaims(
+          {{"spec", sent->at(0)}},
+          {{"spec", kept != nullptr && kept->is_array() && !kept->empty() ? kept->at(0) : empty}});
+    }
+  } else {
+    stripped = StrippedClaims(action.object, stored);
+  }
+  if (stripped.empty()) return;
+  std::string names;
+  for (const std::string& n : stripped) names += (names.empty() ? "" : ", ") + n;
+  events_.Record(deployment, "Warning", kReasonClaimsStripped,
+                 std::string(workload ? "Workload " : "PodGroup ") + NameOf(action.object) +
+                     " was stored without its resourceClaims (" + names +
+                     "): the API server dropped them (is the DRAWorkloadResourceClaims feature "
+                     "gate off?); pods still reference the claims by name");
 }
 
 bool Executor::Patch(const json& deployment, const Action& action, ExecuteOutcome& out) {
@@ -114,9 +144,30 @@ bool Executor::Patch(const json& deployment, const Action& action, ExecuteOutcom
   return false;
 }
 
+bool Executor::OwnerStillNeeds(const std::string& ns, const Action& action, ExecuteOutcome& out) {
+  if (action.owner_may_be_active || action.owner_name.empty()) return false;
+  kube::Result<json> rs = api_.Get(kube::ReplicaSets(), ns, action.owner_name);
+  if (!rs.ok()) {
+    if (rs.status().not_found()) return false;
+    out.status = rs.status();  // unsure: never delete on a guess
+    return true;
+  }
+  const json& o = rs.value();
+  if (UidOf(o) != action.owner_uid || IsTerminating(o) || ReplicasOf(o) == 0) return false;
+  log_.Info(
+      "not deleting PodGroup: its ReplicaSet has replicas again",
+      {{"podgroup", action.name}, {"replicaset", action.owner_name}, {"replicas", ReplicasOf(o)}});
+  // The cache lags the live object; its event brings the key back, and a
+  // short requeue covers a missed one.
+  out.requeue_after = std::chrono::milliseconds(1000);
+  return true;
+}
+
 bool Executor::DeletePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
   const std::string ns = NamespaceOf(deployment);
-  kube::Result<json> deleted = api_.Delete(PodGroups(), ns, action.name, action.uid);
+  if (OwnerStillNeeds(ns, action, out)) return false;
+  kube::Result<json> deleted =
+      api_.Delete(PodGroups(), ns, action.name, action.uid, action.resource_version);
   if (deleted.ok()) {
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
@@ -139,6 +190,33 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action, Exec
     return false;
   }
   out.status = deleted.status();
+  return false;
+}
+
+bool Executor::ReleasePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
+  const std::string ns = NamespaceOf(deployment);
+  kube::Result<json> patched = api_.JsonPatch(PodGroups(), ns, action.name, action.patch);
+  if (patched.ok()) {
+    ++out.writes;
+    metrics_.CountWrite(ActionKindName(action.kind));
+    const json& body = patched.value();
+    const json* finalizers = workloadbuilder::MemberPath(body, {"metadata", "finalizers"});
+    if (IsTerminating(body) &&
+        (finalizers == nullptr || !finalizers->is_array() || finalizers->empty())) {
+      // The last finalizer of a deleted object: the server removed it.
+      recent_.RecordDeleted(Kind::kPodGroup, ns, action.name, action.uid);
+    } else {
+      recent_.Record(Kind::kPodGroup, Share(body));
+    }
+    out.replan = true;
+    return true;
+  }
+  if (Stale(patched.status())) {
+    Refresh(Kind::kPodGroup, PodGroups(), ns, action.name);
+    out.replan = true;
+    return false;
+  }
+  out.status = patched.status();
   return false;
 }
 
@@ -171,12 +249,16 @@ ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
       case ActionKind::kDeletePodGroup:
         go_on = DeletePodGroup(deployment, action, out);
         break;
+      case ActionKind::kReleasePodGroup:
+        go_on = ReleasePodGroup(deployment, action, out);
+        break;
       case ActionKind::kRequeueAfter:
         break;
     }
     if (!go_on) {
       if (!out.status.ok()) {
-        log_.Warn("write failed", {{"action", action.ToString()}, {"error", out.status.ToString()}});
+        log_.Warn("write failed",
+                  {{"action", action.ToString()}, {"error", out.status.ToString()}});
       }
       return out;
     }

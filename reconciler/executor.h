@@ -5,7 +5,11 @@
 // failure means the world moved: the object is re-read and the caller plans
 // again. Every answer is recorded in RecentWrites so the next plan sees it
 // before the watch does. Q11 (claims stripped) is checked on each created
-// PodGroup.
+// Workload and PodGroup. A PodGroup is deleted only after a live GET of its
+// ReplicaSet confirms it is at zero, Terminating or gone (Q13), with uid and
+// resourceVersion preconditions. A create the API server refuses for good
+// (403, 422, a terminating namespace) records a Warning Event
+// (FailedWorkloadCreate / FailedPodGroupCreate) besides the retry.
 //
 // Before every write it asks `may_write` (the leader check): a replica that
 // lost the Lease mid-plan stops there.
@@ -16,9 +20,8 @@
 
 #include <chrono>
 #include <functional>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "kube/status.h"
 #include "reconciler/api.h"
@@ -31,11 +34,11 @@
 namespace wasd::reconciler {
 
 struct ExecuteOutcome {
-  kube::Status status;       // not ok: a write failed for a reason planning again cannot fix now
-  bool replan = false;       // an answer changed what we know: plan again
-  bool not_leader = false;   // stopped because this replica may no longer write
+  kube::Status status;      // not ok: a write failed for a reason planning again cannot fix now
+  bool replan = false;      // an answer changed what we know: plan again
+  bool not_leader = false;  // stopped because this replica may no longer write
   std::optional<std::chrono::milliseconds> requeue_after;
-  int writes = 0;            // successful writes (events excluded)
+  int writes = 0;  // successful writes (events excluded)
 };
 
 class Executor {
@@ -56,6 +59,12 @@ class Executor {
   bool Create(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
   bool Patch(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
   bool DeletePodGroup(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
+  bool ReleasePodGroup(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
+  // Q13: true when the live ReplicaSet still needs the PodGroup (or the read
+  // failed: `out` carries the error), so the delete must not happen.
+  bool OwnerStillNeeds(const std::string& ns, const Action& action, ExecuteOutcome& out);
+  void ReportStrippedClaims(const nlohmann::json& deployment, const Action& action,
+                            const nlohmann::json& stored);
   // After a failed conditional write: re-read the object and record it.
   // False when the controller owner of `object` (a Deployment or ReplicaSet)
   // is gone, replaced (other UID) or being deleted, by a live GET.

@@ -22,10 +22,9 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.header_limit(kMaxHeaderBytes);
     parser_.body_limit(0);
     stream_.expires_after(kReadTimeout);
-    http::async_read(stream_, buffer_, parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
   }
 
  private:
@@ -81,7 +80,8 @@ class HttpServer::Impl {
     }
     std::string host = address.substr(0, colon);
     const std::string port = address.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
     if (host.empty()) host = "0.0.0.0";
     beast::error_code ec;
     const asio::ip::address ip = asio::ip::make_address(host, ec);
@@ -133,15 +133,26 @@ class HttpServer::Impl {
 
  private:
   void Accept() {
-    acceptor_.async_accept(asio::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handler_)->Run();
-      Accept();
-    });
+    acceptor_.async_accept(asio::make_strand(ioc_),
+                           [this](beast::error_code ec, tcp::socket socket) {
+                             if (ec == asio::error::operation_aborted || !acceptor_.is_open())
+                               return;
+                             if (!ec) {
+                               std::make_shared<Session>(std::move(socket), handler_)->Run();
+                               Accept();
+                               return;
+                             }
+                             // EMFILE and the like: accepting again at once would spin.
+                             retry_.expires_after(std::chrono::milliseconds(100));
+                             retry_.async_wait([this](beast::error_code wait_ec) {
+                               if (!wait_ec && acceptor_.is_open()) Accept();
+                             });
+                           });
   }
 
   asio::io_context ioc_{1};
   tcp::acceptor acceptor_{ioc_};
+  asio::steady_timer retry_{ioc_};
   HttpHandler handler_;
   std::thread thread_;
   unsigned short port_ = 0;

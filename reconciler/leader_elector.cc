@@ -24,6 +24,13 @@ void LeaderElector::Stop() {
   }
 }
 
+bool LeaderElector::is_leader() const {
+  if (!leading_) return false;
+  const auto since = LeaderElectionState::Steady::now().time_since_epoch() -
+                     std::chrono::nanoseconds(renewed_at_ns_.load());
+  return since < state_.config().renew_deadline;
+}
+
 void LeaderElector::SetLeading(bool leading) {
   if (leading_.exchange(leading) == leading) return;
   log_.Info(leading ? "became the leader" : "stopped being the leader",
@@ -71,6 +78,10 @@ void LeaderElector::Round() {
       log_.Warn("cannot write the Lease", {{"error", written.status().ToString()}});
     }
     state_.OnWriteResult(written.ok(), step.record, LeaderElectionState::Steady::now());
+    if (written.ok()) {
+      renewed_at_ns_ =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    }
   }
   SetLeading(state_.is_leader());
 }
@@ -84,7 +95,8 @@ void LeaderElector::Release() {
   // Stop writing first: from here on nothing else may act as the leader.
   leading_ = false;
   const LeaderElectionConfig& c = state_.config();
-  const json object = LeaseObject(lease_, c, state_.ReleaseRecord(LeaderElectionState::Wall::now()));
+  const json object =
+      LeaseObject(lease_, c, state_.ReleaseRecord(LeaderElectionState::Wall::now()));
   kube::Result<json> written = api_.Update(kube::Leases(), c.lease_namespace, c.lease_name, object);
   state_.OnReleased();
   if (written.ok()) {

@@ -12,6 +12,7 @@
 #define WASD_RECONCILER_LEADER_ELECTOR_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -33,7 +34,11 @@ class LeaderElector {
   void Start();
   // Stops the loop and releases the Lease if this replica holds it.
   void Stop();
-  bool is_leader() const { return leading_; }
+  // True while this replica leads and its last successful renewal began
+  // less than renew_deadline ago (steady clock): a replica whose renewals
+  // stall stops writing on its own, before another can take over at
+  // lease_duration — even while a slow round is still waiting for an answer.
+  bool is_leader() const;
 
  private:
   void Run(const std::stop_token& stop);
@@ -48,6 +53,9 @@ class LeaderElector {
   LeaderElectionState state_;
   nlohmann::json lease_;  // the Lease as last read or written
   std::atomic<bool> leading_{false};
+  // When the round of the last successful Lease write started (steady clock,
+  // nanoseconds since its epoch): the renewal holds from then on.
+  std::atomic<std::int64_t> renewed_at_ns_{0};
   std::jthread thread_;
 };
 

@@ -134,15 +134,39 @@ Plan PlanDeployment(const PlanInput& in) {
   const workloadbuilder::SchedulingConfig cfg = workloadbuilder::ReadSchedulingConfig(deployment);
   if (!cfg.present()) {
     plan.note = "the Deployment has no scheduling configuration";
+    // Q15: pods marked for wasd whose Deployment lost its carrier (removed
+    // through /status, an exported manifest without the annotation) would
+    // wait forever: release them.
+    if (const std::size_t n = internal::LiftAllGates(in, deployment, plan); n > 0) {
+      AddEvent(plan, "Warning", kReasonGatesLifted,
+               "The Deployment has no " + std::string(workloadbuilder::kSchedulingAnnotation) +
+                   " annotation or spec.scheduling, but " + std::to_string(n) +
+                   " of its pods carry the " + std::string(workloadbuilder::kPodGroupGate) +
+                   " scheduling gate: wasd lifted it, and they are scheduled without a "
+                   "PodGroup. Remove the " +
+                   std::string(workloadbuilder::kManagedLabel) +
+                   " label from the pod template, or add the annotation back");
+    }
     return plan;
   }
   workloadbuilder::FieldErrorList errors = cfg.errors;
   if (cfg.usable()) {
-    workloadbuilder::Append(errors, workloadbuilder::ValidateSchedulingConfig(
-                                        cfg.config, cfg.path, cfg.carrier != workloadbuilder::Carrier::kField));
+    workloadbuilder::Append(
+        errors, workloadbuilder::ValidateSchedulingConfig(
+                    cfg.config, cfg.path, cfg.carrier != workloadbuilder::Carrier::kField));
   }
   if (!cfg.usable() || !errors.empty()) {
-    plan.note = "the scheduling configuration is invalid: " + workloadbuilder::AggregateMessage(errors);
+    plan.note =
+        "the scheduling configuration is invalid: " + workloadbuilder::AggregateMessage(errors);
+    // Stored without the webhook's check (written through a path it did not
+    // see, or while it failed open): say so, and do not hold pods for it.
+    const std::size_t n = internal::LiftAllGates(in, deployment, plan);
+    std::string message =
+        "The stored scheduling configuration is invalid, so wasd manages no "
+        "Workload or PodGroups for this Deployment";
+    if (n > 0) message += " and lifted the scheduling gate of " + std::to_string(n) + " pod(s)";
+    AddEvent(plan, "Warning", kReasonInvalidConfiguration,
+             message + ": " + workloadbuilder::AggregateMessage(errors));
     return plan;
   }
 
@@ -154,15 +178,16 @@ Plan PlanDeployment(const PlanInput& in) {
       AddEvent(plan, "Warning", kReasonForeignObject,
                "Workload " + wanted + " exists but is not controlled by this Deployment" +
                    (ControllerUid(*other).empty() ? std::string(" (it has no controller)")
-                                                  : " (controller: " + ControllerKind(*other) + " " +
-                                                        ControllerName(*other) + ")") +
+                                                  : " (controller: " + ControllerKind(*other) +
+                                                        " " + ControllerName(*other) + ")") +
                    "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates "
                    "for this Deployment until it is removed");
       plan.note = "foreign Workload " + wanted;
       return plan;
     }
     const workloadbuilder::BuildOptions options = PriorityOptions(in, deployment, plan);
-    workloadbuilder::BuildResult built = workloadbuilder::BuildWorkload(deployment, cfg.config, options);
+    workloadbuilder::BuildResult built =
+        workloadbuilder::BuildWorkload(deployment, cfg.config, options);
     if (!built.ok()) {
       plan.actions.clear();
       plan.note = "cannot build the Workload: " + built.error;
@@ -198,9 +223,10 @@ Plan PlanDeployment(const PlanInput& in) {
     const std::optional<std::int64_t> current = GangMinCount(tmpl);
     if (current && workloadbuilder::IsGang(cfg.config)) {
       const std::int64_t replicas = ReplicasOf(deployment);
-      const std::optional<std::int64_t> explicit_count = workloadbuilder::ExplicitMinCount(cfg.config);
-      const std::int64_t desired = explicit_count ? *explicit_count
-                                                  : (replicas > 0 ? replicas : *current);
+      const std::optional<std::int64_t> explicit_count =
+          workloadbuilder::ExplicitMinCount(cfg.config);
+      const std::int64_t desired =
+          explicit_count ? *explicit_count : (replicas > 0 ? replicas : *current);
       if (desired != *current && desired >= 1) {
         Action patch;
         patch.kind = ActionKind::kPatchWorkloadMinCount;
@@ -219,8 +245,21 @@ Plan PlanDeployment(const PlanInput& in) {
     return plan;
   }
 
+  // Q11: claims the intent asks for that the stored Workload template lacks
+  // (the API server strips them when DRAWorkloadResourceClaims is off).
+  // PodGroups are built from the stored Workload, so their own create would
+  // never show the loss: compare with the intent here.
+  std::vector<std::string> missing;
+  if (const auto index = TemplateIndex(workload)) {
+    const json* intent = workloadbuilder::Member(cfg.config, "resourceClaims");
+    if (intent != nullptr) {
+      missing = StrippedClaims({{"spec", {{"resourceClaims", *intent}}}},
+                               {{"spec", workload["spec"]["podGroupTemplates"][*index]}});
+    }
+  }
+
   // Steps 2 and 3: PodGroups and gates.
-  internal::PlanPodGroups(in, deployment, workload, min_count, plan);
+  internal::PlanPodGroups(in, deployment, workload, min_count, missing, plan);
   return plan;
 }
 

@@ -12,17 +12,19 @@
 //     controls (or nobody) → Warning Event ForeignObject, nothing else.
 //     gang.minCount: the explicit value, else replicas; at zero replicas a new
 //     Workload gets 1 and an existing one is left alone.
-//  2. PodGroups, one per ReplicaSet with replicas > 0, named like it,
-//     controlled by it and referencing the Workload; minCount follows the
-//     Workload template (patched Workload first, then PodGroups). Zero
-//     replicas → delete (UID precondition) once no unfinished pod names it
-//     (see InUse in plan_podgroups.cc). PodGroups of ReplicaSets that no
-//     longer exist are deleted the same way — unless a new ReplicaSet of the
-//     same name (a rollback to a pruned revision) needs it: then the new
-//     ReplicaSet adopts it (its pods already name it). A PodGroup still Terminating when its name is
-//     needed again → wait (Warning Event PodGroupTerminating, requeue). A
-//     PodGroup with a ReplicaSet's name that is not ours → ForeignObject, and
-//     no PodGroup writes or gate lifting for the whole Deployment.
+//  2. PodGroups, one per ReplicaSet with replicas > 0, named
+//     PodGroupName(rs name, rs uid) (Q12), controlled by it and referencing
+//     the Workload; minCount follows the Workload template (patched Workload
+//     first, then PodGroups). Zero replicas, a ReplicaSet that is gone, or a
+//     name no ReplicaSet needs → delete once no unfinished pod names it (see
+//     InUse in plan_podgroups.cc); the executor re-reads the ReplicaSet live
+//     and deletes with uid + resourceVersion preconditions (Q13). A
+//     PodGroup still Terminating when its name is needed again: when only
+//     never-run gated pods name it, remove its podgroup-protection finalizer
+//     (Event PodGroupReleased) and re-create it (Q14); otherwise wait
+//     (Warning Event PodGroupTerminating, requeue). A PodGroup with a needed
+//     name that is not ours → ForeignObject, and no PodGroup writes or gate
+//     lifting for the whole Deployment.
 //  3. Gate lifting: every gated pod of a ReplicaSet whose PodGroup exists (and
 //     is patched to the new minCount earlier in the same plan) gets one JSON
 //     patch removing only the gate `wasd.io/pod-group`.
@@ -35,11 +37,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reconciler/object_util.h"
 
@@ -54,6 +55,16 @@ inline constexpr std::string_view kReasonForeignObject = "ForeignObject";
 inline constexpr std::string_view kReasonClaimsStripped = "ClaimsStripped";
 inline constexpr std::string_view kReasonPriorityClassSkipped = "PriorityClassSkipped";
 inline constexpr std::string_view kReasonApiNotServed = "APINotServed";
+inline constexpr std::string_view kReasonPodGroupReleased = "PodGroupReleased";
+inline constexpr std::string_view kReasonInvalidConfiguration = "InvalidSchedulingConfiguration";
+inline constexpr std::string_view kReasonGatesLifted = "SchedulingGatesLifted";
+inline constexpr std::string_view kReasonFailedWorkloadCreate = "FailedWorkloadCreate";
+inline constexpr std::string_view kReasonFailedPodGroupCreate = "FailedPodGroupCreate";
+
+// The finalizer kube's podgroup-protection controller puts on every
+// PodGroup; it waits for the pods that name the PodGroup.
+inline constexpr std::string_view kPodGroupProtectionFinalizer =
+    "scheduling.k8s.io/podgroup-protection";
 
 // Highest priority a Workload/PodGroup template accepts (WAS-API.md W14);
 // system classes (2,000,000,000 and up) are above it.
@@ -83,10 +94,14 @@ enum class ActionKind {
   kCreatePodGroup,         // name, object
   kPatchPodGroupMinCount,  // name, uid, min_count, patch (JSON patch)
   kPatchPodGroupOwners,    // name, uid, patch (JSON patch): Workload reference or adoption
-  kDeletePodGroup,         // name, uid (precondition)
-  kLiftGate,               // name (pod), uid (pod), gate_index, patch (JSON patch)
-  kEvent,                  // event_type, reason, message
-  kRequeueAfter,           // delay
+  // name, uid + resource_version (preconditions); owner_name/owner_uid: the
+  // controlling ReplicaSet the executor re-reads first (Q13), unless
+  // owner_may_be_active (a superseded name)
+  kDeletePodGroup,
+  kReleasePodGroup,  // name, uid, patch: removes podgroup-protection (Q14)
+  kLiftGate,         // name (pod), uid (pod), gate_index, patch (JSON patch)
+  kEvent,            // event_type, reason, message
+  kRequeueAfter,     // delay
 };
 
 std::string_view ActionKindName(ActionKind kind);
@@ -99,6 +114,10 @@ struct Action {
   nlohmann::json patch;   // RFC 6902 patch (patch actions)
   std::int64_t min_count = 0;
   std::size_t gate_index = 0;
+  std::string resource_version;  // delete precondition
+  std::string owner_name;        // delete: the ReplicaSet to re-read
+  std::string owner_uid;
+  bool owner_may_be_active = false;
   std::string event_type;  // "Normal" or "Warning"
   std::string reason;
   std::string message;
@@ -137,6 +156,9 @@ nlohmann::json PodGroupOwnerPatch(const nlohmann::json& podgroup, const nlohmann
 // Makes `replicaset` the PodGroup's controller (replacing the reference to a
 // ReplicaSet that no longer exists), the way a ReplicaSet adopts orphans.
 nlohmann::json PodGroupAdoptPatch(const nlohmann::json& podgroup, const nlohmann::json& replicaset);
+// [test uid, test /metadata/finalizers/<index> == finalizer, remove it].
+nlohmann::json RemoveFinalizerPatch(std::string_view uid, std::size_t index,
+                                    std::string_view finalizer);
 // [test /spec/schedulingGates/<index>/name == gate, remove /spec/schedulingGates/<index>].
 nlohmann::json LiftGatePatch(std::size_t gate_index);
 

@@ -5,12 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reconciler/plan.h"
 
@@ -22,12 +21,20 @@ void AddRequeue(Plan& plan, std::chrono::milliseconds delay);
 // Non-null objects of `objects`, ordered by name (stable).
 std::vector<const nlohmann::json*> SortedByName(const std::vector<Object>& objects);
 
+// Lifts wasd's gate from every live pod of `rs` (one action each).
+void AddLiftGates(const PlanInput& in, const nlohmann::json& rs, Plan& plan);
+// Q15: the Deployment has no usable scheduling configuration: lifts wasd's
+// gate from every pod of its ReplicaSets. Returns how many.
+std::size_t LiftAllGates(const PlanInput& in, const nlohmann::json& deployment, Plan& plan);
+
 // Step 2 and 3 of plan.h. `workload` is our Workload as it will be once the
 // plan's Workload patch (if any) is applied; `min_count` its gang minCount
-// (nullopt for the basic policy).
+// (nullopt for the basic policy); `missing_claims` the intent's resourceClaims
+// the stored Workload lacks (a ClaimsStripped Warning with each PodGroup
+// create).
 void PlanPodGroups(const PlanInput& in, const nlohmann::json& deployment,
                    const nlohmann::json& workload, std::optional<std::int64_t> min_count,
-                   Plan& plan);
+                   const std::vector<std::string>& missing_claims, Plan& plan);
 
 }  // namespace wasd::reconciler::internal
 

@@ -21,26 +21,38 @@ json TestUid(std::string_view uid) {
 
 json WorkloadOwnerRef(const json& workload) {
   const std::string* api_version = AsString(Member(workload, "apiVersion"));
-  return {{"apiVersion", api_version != nullptr ? *api_version
-                                               : std::string(workloadbuilder::kSchedulingApiVersion)},
-          {"kind", "Workload"},
-          {"name", NameOf(workload)},
-          {"uid", UidOf(workload)}};
+  return {
+      {"apiVersion",
+       api_version != nullptr ? *api_version : std::string(workloadbuilder::kSchedulingApiVersion)},
+      {"kind", "Workload"},
+      {"name", NameOf(workload)},
+      {"uid", UidOf(workload)}};
 }
 
 }  // namespace
 
 std::string_view ActionKindName(ActionKind kind) {
   switch (kind) {
-    case ActionKind::kCreateWorkload: return "CreateWorkload";
-    case ActionKind::kPatchWorkloadMinCount: return "PatchWorkloadMinCount";
-    case ActionKind::kCreatePodGroup: return "CreatePodGroup";
-    case ActionKind::kPatchPodGroupMinCount: return "PatchPodGroupMinCount";
-    case ActionKind::kPatchPodGroupOwners: return "PatchPodGroupOwners";
-    case ActionKind::kDeletePodGroup: return "DeletePodGroup";
-    case ActionKind::kLiftGate: return "LiftGate";
-    case ActionKind::kEvent: return "Event";
-    case ActionKind::kRequeueAfter: return "RequeueAfter";
+    case ActionKind::kCreateWorkload:
+      return "CreateWorkload";
+    case ActionKind::kPatchWorkloadMinCount:
+      return "PatchWorkloadMinCount";
+    case ActionKind::kCreatePodGroup:
+      return "CreatePodGroup";
+    case ActionKind::kPatchPodGroupMinCount:
+      return "PatchPodGroupMinCount";
+    case ActionKind::kPatchPodGroupOwners:
+      return "PatchPodGroupOwners";
+    case ActionKind::kDeletePodGroup:
+      return "DeletePodGroup";
+    case ActionKind::kReleasePodGroup:
+      return "ReleasePodGroup";
+    case ActionKind::kLiftGate:
+      return "LiftGate";
+    case ActionKind::kEvent:
+      return "Event";
+    case ActionKind::kRequeueAfter:
+      return "RequeueAfter";
   }
   return "Unknown";
 }
@@ -57,8 +69,11 @@ std::string Action::ToString() const {
       out += " " + name + " minCount=" + std::to_string(min_count);
       break;
     case ActionKind::kPatchPodGroupOwners:
-    case ActionKind::kDeletePodGroup:
+    case ActionKind::kReleasePodGroup:
       out += " " + name + " uid=" + uid;
+      break;
+    case ActionKind::kDeletePodGroup:
+      out += " " + name + " uid=" + uid + " resourceVersion=" + resource_version;
       break;
     case ActionKind::kLiftGate:
       out += " " + name + " gate[" + std::to_string(gate_index) + "]";
@@ -73,14 +88,20 @@ std::string Action::ToString() const {
   return out;
 }
 
+json RemoveFinalizerPatch(std::string_view uid, std::size_t index, std::string_view finalizer) {
+  const std::string at = "/metadata/finalizers/" + std::to_string(index);
+  return json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}},
+                      {{"op", "test"}, {"path", at}, {"value", finalizer}},
+                      {{"op", "remove"}, {"path", at}}});
+}
+
 json WorkloadMinCountPatch(std::string_view uid, std::size_t template_index,
                            std::int64_t min_count) {
-  return json::array(
-      {TestUid(uid),
-       {{"op", "replace"},
-        {"path", "/spec/podGroupTemplates/" + std::to_string(template_index) +
-                     "/schedulingPolicy/gang/minCount"},
-        {"value", min_count}}});
+  return json::array({TestUid(uid),
+                      {{"op", "replace"},
+                       {"path", "/spec/podGroupTemplates/" + std::to_string(template_index) +
+                                    "/schedulingPolicy/gang/minCount"},
+                       {"value", min_count}}});
 }
 
 json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count) {
@@ -96,9 +117,7 @@ json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
   if (existing.ref != nullptr) {
     const std::string path = "/metadata/ownerReferences/" + std::to_string(existing.index);
     const std::string* old_uid = AsString(Member(*existing.ref, "uid"));
-    patch.push_back({{"op", "test"},
-                     {"path", path + "/kind"},
-                     {"value", "Workload"}});
+    patch.push_back({{"op", "test"}, {"path", path + "/kind"}, {"value", "Workload"}});
     if (old_uid != nullptr) {
       patch.push_back({{"op", "test"}, {"path", path + "/uid"}, {"value", *old_uid}});
     }
@@ -111,8 +130,9 @@ json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
                      {"path", "/metadata/ownerReferences"},
                      {"value", json::array({WorkloadOwnerRef(workload)})}});
   } else {
-    patch.push_back(
-        {{"op", "add"}, {"path", "/metadata/ownerReferences/-"}, {"value", WorkloadOwnerRef(workload)}});
+    patch.push_back({{"op", "add"},
+                     {"path", "/metadata/ownerReferences/-"},
+                     {"value", WorkloadOwnerRef(workload)}});
   }
   return patch;
 }
@@ -120,32 +140,33 @@ json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
 json PodGroupAdoptPatch(const json& podgroup, const json& replicaset) {
   json patch = json::array({TestUid(UidOf(podgroup))});
   const json* refs = MemberPath(podgroup, {"metadata", "ownerReferences"});
-  const json rs_ref = {{"apiVersion", "apps/v1"},       {"kind", "ReplicaSet"},
-                       {"name", NameOf(replicaset)},    {"uid", UidOf(replicaset)},
-                       {"controller", true},            {"blockOwnerDeletion", true}};
+  const json rs_ref = {{"apiVersion", "apps/v1"},    {"kind", "ReplicaSet"},
+                       {"name", NameOf(replicaset)}, {"uid", UidOf(replicaset)},
+                       {"controller", true},         {"blockOwnerDeletion", true}};
   if (refs != nullptr && refs->is_array()) {
     for (std::size_t i = 0; i < refs->size(); ++i) {
       const json* controller = Member((*refs)[i], "controller");
       if (controller == nullptr || !controller->is_boolean() || !controller->get<bool>()) continue;
       const std::string path = "/metadata/ownerReferences/" + std::to_string(i);
       const std::string* old_uid = AsString(Member((*refs)[i], "uid"));
-      if (old_uid != nullptr) patch.push_back({{"op", "test"}, {"path", path + "/uid"}, {"value", *old_uid}});
+      if (old_uid != nullptr)
+        patch.push_back({{"op", "test"}, {"path", path + "/uid"}, {"value", *old_uid}});
       patch.push_back({{"op", "replace"}, {"path", path}, {"value", rs_ref}});
       return patch;
     }
     patch.push_back({{"op", "add"}, {"path", "/metadata/ownerReferences/0"}, {"value", rs_ref}});
     return patch;
   }
-  patch.push_back({{"op", "add"}, {"path", "/metadata/ownerReferences"}, {"value", json::array({rs_ref})}});
+  patch.push_back(
+      {{"op", "add"}, {"path", "/metadata/ownerReferences"}, {"value", json::array({rs_ref})}});
   return patch;
 }
 
 json LiftGatePatch(std::size_t gate_index) {
   const std::string path = "/spec/schedulingGates/" + std::to_string(gate_index);
-  return json::array({{{"op", "test"},
-                       {"path", path + "/name"},
-                       {"value", workloadbuilder::kPodGroupGate}},
-                      {{"op", "remove"}, {"path", path}}});
+  return json::array(
+      {{{"op", "test"}, {"path", path + "/name"}, {"value", workloadbuilder::kPodGroupGate}},
+       {{"op", "remove"}, {"path", path}}});
 }
 
 std::vector<std::string> StrippedClaims(const json& sent, const json& stored) {

@@ -6,6 +6,7 @@
 #include "reconciler/plan_internal.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler::internal {
@@ -35,22 +36,100 @@ bool IsOurPodGroup(const json& pg, const json& workload,
 
 bool Active(const json& rs) { return ReplicasOf(rs) > 0 && !IsTerminating(rs); }
 
-// True while a pod that has not finished names the PodGroup: the
-// podgroup-protection finalizer keeps a deleted PodGroup until then, and a
-// pod created meanwhile (the ReplicaSet scaled up again) would name the dying
-// object and hold it forever. So a PodGroup is deleted only once no such pod
-// is left.
-bool InUse(const PlanInput& in, std::string_view pg_name) {
+bool Finished(const json& pod) {
+  const std::string* phase = AsString(workloadbuilder::MemberPath(pod, {"status", "phase"}));
+  return phase != nullptr && (*phase == "Succeeded" || *phase == "Failed");
+}
+
+// The pods that name PodGroup `pg_name` and have not finished.
+std::vector<const json*> PodsNaming(const PlanInput& in, std::string_view pg_name) {
+  std::vector<const json*> out;
   for (const Object& pod : in.pods) {
     if (pod == nullptr) continue;
     const std::string* group =
         AsString(workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
-    if (group == nullptr || *group != pg_name) continue;
-    const std::string* phase = AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
-    if (phase == nullptr || (*phase != "Succeeded" && *phase != "Failed")) return true;
+    if (group == nullptr || *group != pg_name || Finished(*pod)) continue;
+    out.push_back(pod.get());
   }
-  return false;
+  return out;
 }
+
+// True while a pod that has not finished names the PodGroup: the
+// podgroup-protection finalizer keeps a deleted PodGroup until then, and a
+// pod created meanwhile (the ReplicaSet scaled up again) would name the dying
+// object. So a PodGroup is deleted only once no such pod is left.
+bool InUse(const PlanInput& in, std::string_view pg_name) {
+  return !PodsNaming(in, pg_name).empty();
+}
+
+// Q14: a Terminating PodGroup protects nothing when every unfinished pod that
+// names it still carries wasd's gate and was never bound to a node: those
+// pods never ran and cannot run while it is Terminating, and the
+// podgroup-protection controller keeps it as long as they exist. Then (and
+// only then) wasd may remove that finalizer itself.
+bool ProtectsNothing(const PlanInput& in, std::string_view pg_name) {
+  for (const json* pod : PodsNaming(in, pg_name)) {
+    if (!GateIndex(*pod, workloadbuilder::kPodGroupGate)) return false;
+    const std::string* node = AsString(workloadbuilder::MemberPath(*pod, {"spec", "nodeName"}));
+    if (node != nullptr && !node->empty()) return false;
+  }
+  return true;
+}
+
+// Index of the podgroup-protection finalizer in the PodGroup, if present.
+std::optional<std::size_t> ProtectionFinalizerIndex(const json& pg) {
+  const json* finalizers = workloadbuilder::MemberPath(pg, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < finalizers->size(); ++i) {
+    const std::string* f = AsString(&(*finalizers)[i]);
+    if (f != nullptr && *f == kPodGroupProtectionFinalizer) return i;
+  }
+  return std::nullopt;
+}
+
+std::string ForeignMessage(const std::string& name, const json& pg) {
+  return "PodGroup " + name + " exists but does not belong to this Deployment" +
+         (ControllerUid(pg).empty()
+              ? std::string(" (it has no controller)")
+              : " (controller: " + ControllerKind(pg) + " " + ControllerName(pg) + ")") +
+         "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
+         "this Deployment until it is removed";
+}
+
+// A Terminating PodGroup that an active ReplicaSet needs (the name is its
+// incarnation's, so this is the scale-to-zero/scale-up race of M6, or a
+// PodGroup deleted by hand): recover when nothing is protected, else wait.
+// Returns true when the plan waits.
+bool PlanTerminating(const PlanInput& in, const std::string& pg_name, const json& pg,
+                     const json& rs, Plan& plan) {
+  const std::optional<std::size_t> finalizer = ProtectionFinalizerIndex(pg);
+  if (finalizer && ProtectsNothing(in, pg_name)) {
+    Action release;
+    release.kind = ActionKind::kReleasePodGroup;
+    release.name = pg_name;
+    release.uid = UidOf(pg);
+    release.patch = RemoveFinalizerPatch(release.uid, *finalizer, kPodGroupProtectionFinalizer);
+    plan.actions.push_back(std::move(release));
+    AddEvent(plan, "Normal", kReasonPodGroupReleased,
+             "PodGroup " + pg_name + " is Terminating and only pods that never ran (still gated) " +
+                 "name it: removed its " + std::string(kPodGroupProtectionFinalizer) +
+                 " finalizer so that it is re-created for ReplicaSet " + NameOf(rs));
+    plan.needs_replan = true;
+    return true;
+  }
+  std::string message = "PodGroup " + pg_name;
+  message
+      .append(finalizer ? " is Terminating while pods that ran or are bound still name it (its "
+                          "podgroup-protection finalizer waits for them)"
+                        : " is Terminating, held by finalizers wasd does not own")
+      .append("; it is re-created as soon as it is gone, and the new pods of ReplicaSet ")
+      .append(NameOf(rs))
+      .append(" stay gated until then");
+  AddEvent(plan, "Warning", kReasonPodGroupTerminating, std::move(message));
+  return true;
+}
+
+}  // namespace
 
 void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
   const std::string rs_uid = UidOf(rs);
@@ -68,10 +147,18 @@ void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
   }
 }
 
-}  // namespace
+std::size_t LiftAllGates(const PlanInput& in, const json& deployment, Plan& plan) {
+  const std::size_t before = plan.actions.size();
+  const std::string deployment_uid = UidOf(deployment);
+  for (const json* rs : SortedByName(in.replicasets)) {
+    if (ControllerUid(*rs) == deployment_uid) AddLiftGates(in, *rs, plan);
+  }
+  return plan.actions.size() - before;
+}
 
 void PlanPodGroups(const PlanInput& in, const json& deployment, const json& workload,
-                   std::optional<std::int64_t> min_count, Plan& plan) {
+                   std::optional<std::int64_t> min_count,
+                   const std::vector<std::string>& missing_claims, Plan& plan) {
   const std::string deployment_uid = UidOf(deployment);
   std::vector<const json*> replicasets;
   std::map<std::string, const json*> rs_by_uid;
@@ -83,72 +170,76 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
   std::map<std::string, const json*> pg_by_name;
   for (const json* pg : SortedByName(in.podgroups)) pg_by_name.emplace(NameOf(*pg), pg);
 
-  // Foreign objects first: a PodGroup with an active ReplicaSet's name that
-  // is not ours stops every PodGroup write and gate lift of the Deployment.
-  bool foreign = false;
+  // The PodGroup name each active ReplicaSet needs (Q12: its incarnation's).
+  std::map<std::string, const json*> wanted;  // PodGroup name -> ReplicaSet
   for (const json* rs : replicasets) {
-    if (!Active(*rs)) continue;
-    const auto it = pg_by_name.find(NameOf(*rs));
+    if (Active(*rs)) wanted.emplace(workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs)), rs);
+  }
+
+  // Foreign objects first: a PodGroup with a needed name that is not ours
+  // stops every PodGroup write and gate lift of the Deployment.
+  bool foreign = false;
+  for (const auto& [pg_name, rs] : wanted) {
+    const auto it = pg_by_name.find(pg_name);
     if (it == pg_by_name.end() || IsOurPodGroup(*it->second, workload, rs_by_uid)) continue;
     foreign = true;
-    AddEvent(plan, "Warning", kReasonForeignObject,
-             "PodGroup " + it->first + " exists but does not belong to this Deployment" +
-                 (ControllerUid(*it->second).empty()
-                      ? std::string(" (it has no controller)")
-                      : " (controller: " + ControllerKind(*it->second) + " " +
-                            ControllerName(*it->second) + ")") +
-                 "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
-                 "this Deployment until it is removed");
+    AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
   }
   if (foreign) {
     plan.note = "foreign PodGroup";
     return;
   }
 
-  std::set<std::string> active_names;
-  for (const json* rs : replicasets) {
-    if (Active(*rs)) active_names.insert(NameOf(*rs));
-  }
-
-  // Deletions: our PodGroups whose ReplicaSet is at zero, Terminating or gone.
-  std::set<std::string> deleting;
+  // Deletions: our PodGroups that no active ReplicaSet needs (its ReplicaSet
+  // is at zero, Terminating or gone, or the PodGroup has a name of an earlier
+  // naming scheme), once no unfinished pod names them. The executor confirms
+  // with a live read of the ReplicaSet before it deletes (Q13).
   for (const auto& [name, pg] : pg_by_name) {
     if (!IsOurPodGroup(*pg, workload, rs_by_uid) || IsTerminating(*pg)) continue;
+    const auto need = wanted.find(name);
+    if (need != wanted.end()) continue;
+    if (InUse(in, name)) continue;  // deleted once its last pod is gone (pod events wake us)
     const auto rs = rs_by_uid.find(ControllerUid(*pg));
-    if (rs != rs_by_uid.end() && Active(*rs->second)) continue;
-    if (InUse(in, name)) continue;
-    if (rs == rs_by_uid.end() && active_names.count(name) > 0) continue;  // adopted below  // deleted once its last pod is gone (pod events wake us)
+    const bool rs_active = rs != rs_by_uid.end() && Active(*rs->second);
     Action del;
     del.kind = ActionKind::kDeletePodGroup;
     del.name = name;
     del.uid = UidOf(*pg);
+    del.resource_version = ResourceVersionOf(*pg);
+    del.owner_name = ControllerKind(*pg) == "ReplicaSet" ? ControllerName(*pg) : "";
+    del.owner_uid = ControllerUid(*pg);
+    del.owner_may_be_active = rs_active;  // superseded name: the ReplicaSet needs another one
     plan.actions.push_back(std::move(del));
-    deleting.insert(name);
-    AddEvent(plan, "Normal", kReasonPodGroupDeleted,
-             "Deleted PodGroup " + name +
-                 (rs == rs_by_uid.end() ? std::string(": its ReplicaSet no longer exists")
-                                        : ": ReplicaSet " + NameOf(*rs->second) + " has no replicas"));
+    std::string why;
+    if (rs == rs_by_uid.end()) {
+      why = ": its ReplicaSet no longer exists";
+    } else if (rs_active) {
+      why = ": ReplicaSet " + NameOf(*rs->second) + " uses PodGroup " +
+            workloadbuilder::PodGroupName(NameOf(*rs->second), UidOf(*rs->second)) + " instead";
+    } else {
+      why = ": ReplicaSet " + NameOf(*rs->second) + " has no replicas";
+    }
+    AddEvent(plan, "Normal", kReasonPodGroupDeleted, "Deleted PodGroup " + name + why);
   }
 
   // Active ReplicaSets: create, keep in step, lift gates.
   bool waiting = false;
-  for (const json* rs : replicasets) {
-    if (!Active(*rs)) continue;
+  for (const auto& [pg_name, rs] : wanted) {
     const std::string rs_name = NameOf(*rs);
-    const auto it = pg_by_name.find(rs_name);
+    const auto it = pg_by_name.find(pg_name);
     if (it == pg_by_name.end()) {
       workloadbuilder::BuildResult built = workloadbuilder::BuildPodGroup(workload, *rs);
       if (!built.ok()) {
-        plan.note = "cannot build PodGroup " + rs_name + ": " + built.error;
+        plan.note = "cannot build PodGroup " + pg_name + ": " + built.error;
         continue;
       }
       Action create;
       create.kind = ActionKind::kCreatePodGroup;
-      create.name = rs_name;
+      create.name = pg_name;
       create.min_count = min_count.value_or(0);
       create.object = std::move(built.object);
       plan.actions.push_back(std::move(create));
-      std::string message = "Created PodGroup " + rs_name;
+      std::string message = "Created PodGroup " + pg_name;
       message.append(" for ReplicaSet ").append(rs_name);
       if (min_count) {
         message.append(" (gang, minCount ").append(std::to_string(*min_count)).append(")");
@@ -156,49 +247,52 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
         message.append(" (basic)");
       }
       AddEvent(plan, "Normal", kReasonPodGroupCreated, std::move(message));
+      if (!missing_claims.empty()) {
+        std::string names;
+        for (const std::string& n : missing_claims) names += (names.empty() ? "" : ", ") + n;
+        AddEvent(plan, "Warning", kReasonClaimsStripped,
+                 "Workload " + NameOf(workload) + " was stored without the resourceClaims the " +
+                     "Deployment asks for (" + names + "), so PodGroup " + pg_name +
+                     " has none either: the API server dropped them (is the "
+                     "DRAWorkloadResourceClaims feature gate off?); pods still reference the "
+                     "claims by name");
+      }
       AddLiftGates(in, *rs, plan);
       continue;
     }
     const json& pg = *it->second;
-    const bool orphan = rs_by_uid.count(ControllerUid(pg)) == 0;
-    if (!IsTerminating(pg) && deleting.count(rs_name) == 0 && ControllerUid(pg) != UidOf(*rs) && orphan) {
+    if (IsTerminating(pg)) {
+      waiting = PlanTerminating(in, pg_name, pg, *rs, plan) || waiting;
+      continue;
+    }
+    if (ControllerUid(pg) != UidOf(*rs)) {
+      // Ours (it references our Workload) under this incarnation's name but
+      // controlled by nothing alive: the ReplicaSet takes it, as it adopts
+      // orphans.
       Action adopt;
       adopt.kind = ActionKind::kPatchPodGroupOwners;
-      adopt.name = rs_name;
+      adopt.name = pg_name;
       adopt.uid = UidOf(pg);
       adopt.patch = PodGroupAdoptPatch(pg, *rs);
       plan.actions.push_back(std::move(adopt));
-    } else if (IsTerminating(pg) || deleting.count(rs_name) > 0 || ControllerUid(pg) != UidOf(*rs)) {
-      // Ours but left over from an earlier life of this name: wait until the
-      // podgroup-protection finalizer lets it go, then create it afresh.
-      waiting = true;
-      std::string message = "PodGroup " + rs_name;
-      message
-          .append(" is still terminating (its podgroup-protection finalizer waits for every "
-                  "pod that names it); it is re-created as soon as it is gone, and the new pods "
-                  "of ReplicaSet ")
-          .append(rs_name)
-          .append(" stay gated until then. Those new pods name it too: if it stays, scale the "
-                  "Deployment to 0, wait until the PodGroup is gone, and scale up again");
-      AddEvent(plan, "Warning", kReasonPodGroupTerminating, std::move(message));
-      continue;
     }
     const json* spec = workloadbuilder::Member(pg, "spec");
     if (min_count && (spec == nullptr || GangMinCount(*spec) != min_count)) {
       Action patch;
       patch.kind = ActionKind::kPatchPodGroupMinCount;
-      patch.name = rs_name;
+      patch.name = pg_name;
       patch.uid = UidOf(pg);
       patch.min_count = *min_count;
       patch.patch = PodGroupMinCountPatch(patch.uid, *min_count);
       plan.actions.push_back(std::move(patch));
     }
     const OwnerRefAt wref = FindOwnerRef(pg, "Workload");
-    const std::string* wref_uid = wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
+    const std::string* wref_uid =
+        wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
     if (wref_uid == nullptr || *wref_uid != UidOf(workload)) {
       Action owners;
       owners.kind = ActionKind::kPatchPodGroupOwners;
-      owners.name = rs_name;
+      owners.name = pg_name;
       owners.uid = UidOf(pg);
       owners.patch = PodGroupOwnerPatch(pg, workload);
       plan.actions.push_back(std::move(owners));

@@ -26,9 +26,20 @@ std::string RecentWrites::KeyOf(Kind kind, const std::string& ns, const std::str
   return std::to_string(static_cast<int>(kind)) + "/" + ns + "/" + name;
 }
 
+void RecentWrites::ExpireTombstones() const {
+  const Clock::time_point now = now_();
+  while (!gone_order_.empty() && now - gone_order_.front().first > kRecentWriteTtl) {
+    const auto it = gone_.find(gone_order_.front().second);
+    if (it != gone_.end() && it->second == gone_order_.front().first) gone_.erase(it);
+    gone_order_.pop_front();
+  }
+}
+
 void RecentWrites::Record(Kind kind, const Object& object) {
   if (object == nullptr) return;
   std::lock_guard lock(mu_);
+  ExpireTombstones();
+  if (gone_.count(UidOf(*object)) > 0) return;  // the watch saw it deleted already
   entries_[KeyOf(kind, NamespaceOf(*object), NameOf(*object))] =
       Entry{object, UidOf(*object), ResourceVersionOf(*object), now_()};
 }
@@ -41,6 +52,15 @@ void RecentWrites::RecordDeleted(Kind kind, const std::string& ns, const std::st
 
 void RecentWrites::Observe(Kind kind, const nlohmann::json& object, bool deleted) {
   std::lock_guard lock(mu_);
+  ExpireTombstones();
+  if (deleted) {
+    const std::string uid = UidOf(object);
+    if (!uid.empty()) {
+      const Clock::time_point now = now_();
+      gone_[uid] = now;
+      gone_order_.emplace_back(now, uid);
+    }
+  }
   const auto it = entries_.find(KeyOf(kind, NamespaceOf(object), NameOf(object)));
   if (it == entries_.end()) return;
   const Entry& e = it->second;

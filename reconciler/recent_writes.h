@@ -13,10 +13,12 @@
 #define WASD_RECONCILER_RECENT_WRITES_H_
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "reconciler/object_util.h"
 
@@ -37,6 +39,10 @@ class RecentWrites {
       : now_(std::move(now)) {}
 
   // The server's answer to our create/patch (or a fresh GET after a conflict).
+  // Ignored when the watch has already reported that object (by uid)
+  // deleted: an answer that arrives after the DELETED event must not bring
+  // the object back (a PodGroup deleted behind its finalizer would look
+  // "still Terminating" for kRecentWriteTtl).
   void Record(Kind kind, const Object& object);
   // We deleted (ns, name) with this uid and the server no longer has it.
   void RecordDeleted(Kind kind, const std::string& ns, const std::string& name,
@@ -62,9 +68,16 @@ class RecentWrites {
   };
   static std::string KeyOf(Kind kind, const std::string& ns, const std::string& name);
 
+  // Drops tombstones older than kRecentWriteTtl. Requires mu_.
+  void ExpireTombstones() const;
+
   const std::function<Clock::time_point()> now_;
   mutable std::mutex mu_;
   mutable std::map<std::string, Entry> entries_;  // guarded by mu_
+  // UIDs whose DELETED event was observed, with when, oldest first; a UID is
+  // never reused, so kRecentWriteTtl bounds how long one matters.
+  mutable std::map<std::string, Clock::time_point> gone_;                     // guarded by mu_
+  mutable std::deque<std::pair<Clock::time_point, std::string>> gone_order_;  // guarded by mu_
 };
 
 // True when resourceVersion `a` is known to be the same as or newer than `b`

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake g++ make pkg-config
+  cmake g++ make pkg-config ccache
   libboost-dev libboost-system-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   # tests
   catch2 openssl curl python3 python3-yaml kubectl procps

@@ -8,10 +8,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "admission/defaults.h"
 #include "rules/deployment_rules.h"
@@ -32,15 +31,17 @@ constexpr const char* kPlaceholderUid = "00000000-0000-0000-0000-000000000000";
 constexpr const char* kPlaceholderHash = "<pod-template-hash>";
 
 constexpr const char* kUsage =
-    "Usage: wasd check -f FILE [-f FILE...] [-o text|yaml|json]\n"
+    "Usage: wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json]\n"
     "\n"
     "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
     "applying the defaults the API server applies (replicas 1, strategy\n"
     "RollingUpdate, ...), and shows the Workload and PodGroup wasd would create.\n"
     "\n"
     "Flags:\n"
-    "  -f, --filename FILE   manifest file (YAML stream or JSON; '-' for stdin);\n"
+    "  -f, --filename FILE   manifest file (YAML stream or JSON; '-' for stdin), or\n"
+    "                        a directory (its *.yaml, *.yml and *.json files);\n"
     "                        may repeat, and may be followed by more files\n"
+    "  -R, --recursive       also read the subdirectories of a directory given to -f\n"
     "  -o, --output FORMAT   text (default): verdicts, denials as kubectl prints them,\n"
     "                          and the objects as YAML;\n"
     "                        yaml|json: the objects that would be created, on stdout;\n"
@@ -48,13 +49,15 @@ constexpr const char* kUsage =
     "  -h, --help            this help\n"
     "\n"
     "Other kinds are skipped; kind: List is expanded. Without metadata.uid the\n"
-    "Workload name is computed from the placeholder UID " "00000000-0000-0000-0000-000000000000;\n"
+    "Workload name is computed from the placeholder UID "
+    "00000000-0000-0000-0000-000000000000;\n"
     "the PodGroup is named after a placeholder pod-template-hash (only the\n"
     "Deployment controller knows the real one).\n"
     "\n"
     "Exit status: 0 all allowed, 1 some denied, 2 unusable input.\n";
 
 struct Flags {
+  bool recursive = false;
   std::vector<std::string> files;
   std::string output = "text";
 };
@@ -82,6 +85,10 @@ int ParseFlags(int argc, char** argv, Flags& f) {
       }
       f.files.emplace_back(v);
       files_follow = true;
+    } else if (a == "-R" || a == "--recursive" || a == "--recursive=true") {
+      f.recursive = true;
+    } else if (a == "--recursive=false") {
+      f.recursive = false;
     } else if (a == "-o" || a == "--output" || a.rfind("--output=", 0) == 0) {
       const char* v = value("--output");
       if (v == nullptr) {
@@ -148,7 +155,8 @@ bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json
   if (StringAt(deployment, {"metadata", "uid"}).empty()) {
     meta["uid"] = kPlaceholderUid;
     notes.push_back(std::string("no metadata.uid: the Workload name is computed from the "
-                                "placeholder UID ") + kPlaceholderUid);
+                                "placeholder UID ") +
+                    kPlaceholderUid);
   }
   workloadbuilder::BuildResult wl = workloadbuilder::BuildWorkload(deployment, cfg.config, {});
   if (!wl.ok()) {
@@ -188,7 +196,7 @@ int RunCheck(int argc, char** argv) {
 
   std::vector<Manifest> manifests;
   for (const std::string& file : flags.files) {
-    ManifestReadResult r = ReadManifests(file);
+    ManifestReadResult r = ReadManifests(file, flags.recursive);
     if (!r.error.empty()) {
       std::fprintf(stderr, "error: %s\n", r.error.c_str());
       return 2;
@@ -251,9 +259,8 @@ int RunCheck(int argc, char** argv) {
   }
 
   if (flags.output == "json") {
-    std::printf("%s\n", json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", created}}
-                            .dump(2)
-                            .c_str());
+    std::printf("%s\n",
+                json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", created}}.dump(2).c_str());
   } else if (flags.output == "yaml") {
     for (const json& o : created) std::printf("---\n%s", ToYaml(o).c_str());
   }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string_view>
 
 #include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
@@ -58,7 +59,9 @@ void Usage(std::FILE* out) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Dispatch(int argc, char** argv) {
   if (argc < 2) {
     Usage(stderr);
     return 2;
@@ -75,5 +78,20 @@ int main(int argc, char** argv) {
   if (cmd == "version" || cmd == "--version") return wasd::server::RunVersion(argc - 1, argv + 1);
   std::fprintf(stderr, "wasd: unknown command %s\n\n", argv[1]);
   Usage(stderr);
+  return 2;
+}
+
+}  // namespace
+
+// No crash from the command line, whatever the input: anything a subcommand
+// did not handle becomes "error: ..." and exit code 2 (unusable input).
+int main(int argc, char** argv) {
+  try {
+    return Dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: unexpected failure\n");
+  }
   return 2;
 }

@@ -1,12 +1,14 @@
 #include "server/manifest_reader.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "workloadbuilder/config_text.h"
 
@@ -47,7 +49,7 @@ std::vector<std::string> SplitYamlDocuments(const std::string& text) {
       docs.emplace_back();
       continue;
     }
-    if (line == "..." ) continue;
+    if (line == "...") continue;
     docs.back() += line;
     docs.back() += '\n';
   }
@@ -83,8 +85,8 @@ ManifestReadResult ParseManifests(const std::string& text, const std::string& so
     ++index;
     workloadbuilder::ParsedText parsed = workloadbuilder::ParseConfigText(doc);
     if (!parsed.ok()) {
-      r.error = source + ": document " + std::to_string(index) + " is not YAML or JSON: " +
-                parsed.error;
+      r.error =
+          source + ": document " + std::to_string(index) + " is not YAML or JSON: " + parsed.error;
       return r;
     }
     if (!parsed.value.is_object()) {
@@ -96,26 +98,73 @@ ManifestReadResult ParseManifests(const std::string& text, const std::string& so
   return r;
 }
 
-ManifestReadResult ReadManifests(const std::string& path) {
+namespace {
+
+bool IsManifestFile(const std::filesystem::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+ManifestReadResult ReadOneFile(const std::string& path) {
+  ManifestReadResult r;
   std::string text;
   const std::string source = path == "-" ? "<stdin>" : path;
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-      ManifestReadResult r;
-      r.error = path + ": cannot open file";
-      return r;
+  try {
+    if (path == "-") {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+      std::ifstream f(path, std::ios::binary);
+      if (!f) {
+        r.error = path + ": cannot open file";
+        return r;
+      }
+      text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     }
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    r.error = source + ": cannot read: " + e.what();
+    return r;
   }
   if (text.size() > kMaxManifestBytes) {
-    ManifestReadResult r;
     r.error = source + ": larger than 64 MiB";
     return r;
   }
   return ParseManifests(text, source);
+}
+
+}  // namespace
+
+ManifestReadResult ReadManifests(const std::string& path, bool recursive) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path == "-" || !fs::is_directory(path, ec)) return ReadOneFile(path);
+  ManifestReadResult r;
+  std::vector<std::string> files;
+  const auto options = fs::directory_options::skip_permission_denied;
+  auto collect = [&](auto iterator) {
+    for (auto it = iterator; it != decltype(iterator)(); it.increment(ec)) {
+      if (ec) break;
+      std::error_code type_ec;
+      if (it->is_regular_file(type_ec) && IsManifestFile(it->path()))
+        files.push_back(it->path().string());
+    }
+  };
+  if (recursive) {
+    collect(fs::recursive_directory_iterator(path, options, ec));
+  } else {
+    collect(fs::directory_iterator(path, options, ec));
+  }
+  if (ec) {
+    r.error = path + ": cannot read the directory: " + ec.message();
+    return r;
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& file : files) {
+    ManifestReadResult one = ReadOneFile(file);
+    if (!one.error.empty()) return one;
+    for (Manifest& m : one.manifests) r.manifests.push_back(std::move(m));
+  }
+  if (files.empty()) r.error = path + ": no *.yaml, *.yml or *.json files in the directory";
+  return r;
 }
 
 }  // namespace wasd::server

@@ -5,16 +5,15 @@
 #ifndef WASD_SERVER_MANIFEST_READER_H_
 #define WASD_SERVER_MANIFEST_READER_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace wasd::server {
 
 struct Manifest {
-  std::string source;   // file name ("-" shown as "<stdin>")
-  int index = 0;        // position of the document in its file, from 1
+  std::string source;  // file name ("-" shown as "<stdin>")
+  int index = 0;       // position of the document in its file, from 1
   nlohmann::json object;
 };
 
@@ -27,8 +26,12 @@ struct ManifestReadResult {
 // and keeps a mistaken `-f /dev/zero` from exhausting memory.
 inline constexpr std::size_t kMaxManifestBytes = 64u << 20;
 
-// Reads and parses `path`. Empty documents in a YAML stream are skipped.
-ManifestReadResult ReadManifests(const std::string& path);
+// Reads and parses `path`: a file, "-" for standard input, or a directory,
+// whose *.yaml, *.yml and *.json files are read in name order (and those of
+// its subdirectories too when `recursive`, as kubectl -R does). Empty
+// documents in a YAML stream are skipped. Never throws: an unreadable path
+// is an error in the result.
+ManifestReadResult ReadManifests(const std::string& path, bool recursive = false);
 
 // Parses manifest text (exposed for tests).
 ManifestReadResult ParseManifests(const std::string& text, const std::string& source);

@@ -71,6 +71,16 @@ std::function<std::string(std::string_view)> DurationTo(std::chrono::millisecond
   };
 }
 
+std::function<std::string(std::string_view)> NonNegativeDurationTo(
+    std::chrono::milliseconds* field) {
+  return [field](std::string_view v) -> std::string {
+    std::chrono::milliseconds d;
+    if (!ParseDuration(v, &d)) return "want a duration such as 0s, 500ms, 5s or 1m";
+    *field = d;
+    return {};
+  };
+}
+
 std::function<std::string(std::string_view)> ThreadsTo(int* field, int min) {
   return [field, min](std::string_view v) -> std::string {
     std::uint64_t n = 0;
@@ -135,6 +145,7 @@ std::vector<Flag> Flags(WebhookConfig* c) {
       {"write-timeout", false, DurationTo(&c->write_timeout)},
       {"idle-timeout", false, DurationTo(&c->idle_timeout)},
       {"shutdown-grace-period", false, DurationTo(&c->shutdown_grace_period)},
+      {"shutdown-delay", false, NonNegativeDurationTo(&c->shutdown_delay)},
       {"cert-reload-interval", false, DurationTo(&c->cert_reload_interval)},
       {"lookup-timeout", false, DurationTo(&c->lookup_timeout)},
       {"io-threads", false, ThreadsTo(&c->io_threads, 0)},
@@ -282,7 +293,11 @@ Flags:
   --read-timeout D                  deadline for reading one request (default 30s)
   --write-timeout D                 deadline for writing one response (default 30s)
   --idle-timeout D                  keep-alive wait between requests (default 120s)
-  --shutdown-grace-period D         SIGTERM: wait this long for requests (default 30s)
+  --shutdown-delay D                SIGTERM: keep accepting and answering this long after
+                                    readiness turns off, while endpoints drop the pod (default
+                                    5s; 0s closes the port at once)
+  --shutdown-grace-period D         SIGTERM: after the delay, wait this long for requests in
+                                    progress (default 30s)
   --cert-reload-interval D          how often certificate files are checked (default 2s)
   --lookup-timeout D                deadline of a deployments/scale lookup (default 2s)
   --io-threads N                    I/O threads (default: one per CPU)
@@ -291,7 +306,8 @@ Flags:
   --help                            show this text
 
 Durations: 500ms, 10s, 2m, 1h. Logs: JSON lines on stderr.
-SIGTERM/SIGINT: readiness off, stop accepting, answer requests in progress, exit 0.
+SIGTERM/SIGINT: readiness off, keep serving for --shutdown-delay, stop accepting, answer
+requests in progress, exit 0. A second signal exits at once.
 )";
 }
 

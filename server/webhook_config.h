@@ -63,6 +63,13 @@ struct WebhookConfig {
   // SIGTERM: longest wait for requests in progress before exiting anyway;
   // matches the pod's default terminationGracePeriodSeconds.
   std::chrono::milliseconds shutdown_grace_period{30'000};
+  // SIGTERM: readiness turns off at once, but the admission port keeps
+  // accepting and answering for this long before it closes, because
+  // kube-proxy and the API server's endpoint routing keep sending new
+  // connections to a terminating pod until the EndpointSlice change has
+  // reached them (hundreds of ms to a few seconds); a refused connection is
+  // not retried by kube-apiserver. 0 = close at once.
+  std::chrono::milliseconds shutdown_delay{5'000};
   // How often the certificate files are checked for a change. cert-manager
   // and kubelet secret updates land within seconds; a stat(2) every 2 s is
   // free.

@@ -187,13 +187,29 @@ void WebhookServer::BeginShutdown(int signal_number) {
   logger_.Info("shutting down", {{"signal", signal_number},
                                  {"connections", registry_.size()},
                                  {"in_flight_requests", metrics_.in_flight()},
+                                 {"shutdown_delay_ms", config_.shutdown_delay.count()},
                                  {"grace_period_ms", config_.shutdown_grace_period.count()}});
+  WaitForSignal();  // a second signal exits at once, also during the delay
+  if (config_.shutdown_delay.count() == 0) {
+    StopAccepting();
+    return;
+  }
+  // Endpoints still route new connections here for a while: keep accepting
+  // and answering them (each answer says Connection: close) until they stop.
+  grace_timer_.expires_after(config_.shutdown_delay);
+  grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && !finished_.load()) StopAccepting();
+  });
+}
+
+void WebhookServer::StopAccepting() {
+  logger_.Info("closing the admission port",
+               {{"connections", registry_.size()}, {"in_flight_requests", metrics_.in_flight()}});
   listener_->Stop();
   grace_timer_.expires_after(config_.shutdown_grace_period);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) FinishShutdown("grace period over");
   });
-  WaitForSignal();
   registry_.DrainAll([this] { net::post(ioc_, [this] { FinishShutdown("drained"); }); });
 }
 

@@ -2,7 +2,8 @@
 // listener, the probe and metrics servers, the certificate reload timer, the
 // lookup worker pool for deployments/scale, and the shutdown sequence:
 //
-//   SIGTERM/SIGINT -> readiness off at once -> stop accepting -> idle
+//   SIGTERM/SIGINT -> readiness off at once -> keep accepting and answering
+//   for `shutdown_delay` (endpoints still route here) -> stop accepting -> idle
 //   connections closed, requests being received or processed answered (with
 //   Connection: close) -> exit 0 when the last connection is gone, or when
 //   the grace period ends. A second signal exits at once.
@@ -50,6 +51,7 @@ class WebhookServer {
   bool OpenPlainServers();
   void WaitForSignal();
   void BeginShutdown(int signal_number);
+  void StopAccepting();
   void FinishShutdown(const char* why);
   void ScheduleReload();
   void PollCertificate();

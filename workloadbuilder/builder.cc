@@ -74,8 +74,9 @@ std::int64_t ResolveMinCount(const json& config, std::int64_t replicas) {
 BuildResult BuildWorkload(const json& deployment, const json& config, const BuildOptions& options) {
   const ObjectRef owner = RefOf(deployment);
   if (!owner.ok()) {
-    return Error("a Workload must be owned by its controller for garbage collection: "
-                 "the Deployment has no metadata.name or metadata.uid");
+    return Error(
+        "a Workload must be owned by its controller for garbage collection: "
+        "the Deployment has no metadata.name or metadata.uid");
   }
   if (!config.is_object()) return Error("the scheduling configuration is not an object");
 
@@ -100,15 +101,17 @@ BuildResult BuildWorkload(const json& deployment, const json& config, const Buil
     pgt["priorityClassName"] = *options.priority_class_name;
   }
 
-  json owner_ref = {{"apiVersion", api_version}, {"kind", kind},         {"name", *owner.name},
-                    {"uid", *owner.uid},         {"controller", true}, {"blockOwnerDeletion", true}};
+  json owner_ref = {{"apiVersion", api_version}, {"kind", kind},
+                    {"name", *owner.name},       {"uid", *owner.uid},
+                    {"controller", true},        {"blockOwnerDeletion", true}};
   json workload = json::object();
   workload["apiVersion"] = kSchedulingApiVersion;
   workload["kind"] = "Workload";
   workload["metadata"] = ObjectMeta(GenerateWorkloadName(*owner.name, *owner.uid),
                                     owner.namespace_name, json::array({std::move(owner_ref)}));
   workload["spec"] = {
-      {"controllerRef", {{"apiGroup", ApiGroupOf(api_version)}, {"kind", kind}, {"name", *owner.name}}},
+      {"controllerRef",
+       {{"apiGroup", ApiGroupOf(api_version)}, {"kind", kind}, {"name", *owner.name}}},
       {"podGroupTemplates", json::array({std::move(pgt)})}};
   return {std::move(workload), {}};
 }
@@ -120,7 +123,8 @@ BuildResult BuildPodGroup(const json& workload, const json& replicaset) {
   if (!wl.ok()) return Error("the Workload has no metadata.name or metadata.uid");
   const json* pgt = FindTemplate(workload, kPodGroupTemplateName);
   if (pgt == nullptr) {
-    return Error("the Workload has no podGroupTemplate named " + std::string(kPodGroupTemplateName));
+    return Error("the Workload has no podGroupTemplate named " +
+                 std::string(kPodGroupTemplateName));
   }
 
   json owners = json::array();
@@ -145,10 +149,9 @@ BuildResult BuildPodGroup(const json& workload, const json& replicaset) {
   json podgroup = json::object();
   podgroup["apiVersion"] = kSchedulingApiVersion;
   podgroup["kind"] = "PodGroup";
-  podgroup["metadata"] = ObjectMeta(*rs.name,
-                                    rs.namespace_name != nullptr ? rs.namespace_name
-                                                                 : wl.namespace_name,
-                                    std::move(owners));
+  podgroup["metadata"] = ObjectMeta(
+      PodGroupName(*rs.name, *rs.uid),
+      rs.namespace_name != nullptr ? rs.namespace_name : wl.namespace_name, std::move(owners));
   podgroup["spec"] = std::move(spec);
   return {std::move(podgroup), {}};
 }

@@ -3,7 +3,7 @@
 // §c.1–§c.5; DESIGN.md Q4, Q5, Q10):
 //
 //   Deployment + config  --BuildWorkload-->  Workload (one template "pgt-0")
-//   Workload + ReplicaSet --BuildPodGroup-->  PodGroup (named like the ReplicaSet)
+//   Workload + ReplicaSet --BuildPodGroup-->  PodGroup (PodGroupName(rs name, rs uid), Q12)
 //
 // The builders produce the desired object only (apiVersion, kind, metadata
 // name/namespace/ownerReferences, spec); they do not validate the
@@ -16,10 +16,9 @@
 #define WASD_WORKLOADBUILDER_BUILDER_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace wasd::workloadbuilder {
 
@@ -66,7 +65,8 @@ BuildResult BuildWorkload(const nlohmann::json& deployment, const nlohmann::json
                           const BuildOptions& options = {});
 
 // The PodGroup for `replicaset`, materialized from `workload`'s template
-// "pgt-0" (§a.2, §c.3): name and namespace of the ReplicaSet; owners
+// "pgt-0" (§a.2, §c.3): name PodGroupName(rs name, rs uid) (Q12), the
+// ReplicaSet's namespace; owners
 // [ReplicaSet (controller, blockOwnerDeletion), Workload (plain reference)];
 // spec.workloadRef{workloadName, templateName}; schedulingPolicy,
 // schedulingConstraints, disruptionMode, priorityClassName, priority and

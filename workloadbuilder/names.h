@@ -5,7 +5,11 @@
 //    at most 253 bytes.
 //  - The Workload's single PodGroupTemplate: kPodGroupTemplateName ("pgt-0",
 //    always a valid DNS label whatever the Deployment's name).
-//  - PodGroup: the name of the ReplicaSet it belongs to.
+//  - PodGroup: PodGroupName(replicaset name, replicaset UID) — the Workload
+//    scheme applied to the ReplicaSet (DESIGN.md Q12, a deviation from the
+//    KEP's bare ReplicaSet name): a ReplicaSet deleted and re-created under
+//    the same name gets a new PodGroup name, so its pods never name the old
+//    PodGroup while podgroup-protection keeps that one Terminating.
 //
 // Pure functions; thread-safe.
 #ifndef WASD_WORKLOADBUILDER_NAMES_H_
@@ -36,6 +40,14 @@ std::string SafeEncodeHash(std::uint32_t hash);
 // room for "-<hash>" within 253 bytes. Never fails.
 // Examples: ("job", "uid-1") → "job-647cf7d9"; ("", "uid-1") → "647cf7d9".
 std::string GenerateWorkloadName(std::string_view owner_name, std::string_view owner_uid);
+
+// The PodGroup name of a ReplicaSet incarnation (Q12): the same encoding as
+// GenerateWorkloadName, over the ReplicaSet's name and UID. The pod webhook
+// computes it from the pod's controller ownerReference, the reconciler from
+// the ReplicaSet; both must agree.
+inline std::string PodGroupName(std::string_view replicaset_name, std::string_view replicaset_uid) {
+  return GenerateWorkloadName(replicaset_name, replicaset_uid);
+}
 
 }  // namespace wasd::workloadbuilder
 

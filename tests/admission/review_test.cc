@@ -7,6 +7,7 @@
 #include <string>
 
 #include "patch_apply.h"
+#include "workloadbuilder/names.h"
 
 using nlohmann::json;
 using wasd::admission::FinishScale;
@@ -63,8 +64,12 @@ json Pod(json labels, json owners, json spec_extra = json::object()) {
 
 json RsOwner(const std::string& name = "web-5d8f7c9b6", bool controller = true,
              const std::string& kind = "ReplicaSet") {
-  return {{"apiVersion", "apps/v1"}, {"kind", kind}, {"name", name}, {"uid", "rs-uid"},
-          {"controller", controller}, {"blockOwnerDeletion", true}};
+  return {{"apiVersion", "apps/v1"},
+          {"kind", kind},
+          {"name", name},
+          {"uid", "rs-uid"},
+          {"controller", controller},
+          {"blockOwnerDeletion", true}};
 }
 
 json ManagedLabels() {
@@ -107,18 +112,25 @@ TEST_CASE("paths map to webhooks, query string ignored", "[unit]") {
   CHECK_FALSE(wasd::admission::WebhookForPath("/mutate-v1-pod/extra", &w));
 }
 
-TEST_CASE("bodies that are not an AdmissionReview get HTTP 400, never an allowing review", "[unit]") {
+TEST_CASE("bodies that are not an AdmissionReview get HTTP 400, never an allowing review",
+          "[unit]") {
   const Options opts;
   const std::string deep(100000, '[');
-  const char* bad[] = {"", "not json", "[]", "42", "{}",
-                       R"({"apiVersion":"v1","kind":"AdmissionReview","request":{"uid":"u"}})",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"Status","request":{"uid":"u"}})",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":7}})"};
+  const char* bad[] = {
+      "",
+      "not json",
+      "[]",
+      "42",
+      "{}",
+      R"({"apiVersion":"v1","kind":"AdmissionReview","request":{"uid":"u"}})",
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"Status","request":{"uid":"u"}})",
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})",
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})",
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":7}})"};
   for (const char* body : bad) {
-    for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+    for (Webhook w :
+         {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
       INFO(body);
       const Result r = Review(w, body, opts);
       CHECK(r.http_status == 400);
@@ -189,7 +201,8 @@ TEST_CASE("Deployment mutation marks opted-in Deployments", "[unit]") {
     CHECK(out["metadata"]["annotations"] == d["metadata"]["annotations"]);
   }
   SECTION("existing labels kept, marker added, other value overwritten") {
-    json d = Deployment({{"wasd.io/scheduling", kConfig}}, {{"team", "a"}, {"wasd.io/managed", "no"}});
+    json d =
+        Deployment({{"wasd.io/scheduling", kConfig}}, {{"team", "a"}, {"wasd.io/managed", "no"}});
     const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
     const json out = Patched(resp, d);
     CHECK(out["metadata"]["labels"] == json{{"team", "a"}, {"wasd.io/managed", "true"}});
@@ -199,7 +212,8 @@ TEST_CASE("Deployment mutation marks opted-in Deployments", "[unit]") {
   SECTION("already marked: no patch (idempotent UPDATE)") {
     json d = Deployment({{"wasd.io/scheduling", kConfig}}, {{"wasd.io/managed", "true"}});
     d["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] = "true";
-    const json resp = Response(Review(Webhook::kMutateDeployment, Request("UPDATE", d, d).dump(), {}));
+    const json resp =
+        Response(Review(Webhook::kMutateDeployment, Request("UPDATE", d, d).dump(), {}));
     CHECK(resp["allowed"] == true);
     CHECK_FALSE(resp.contains("patch"));
   }
@@ -216,50 +230,61 @@ TEST_CASE("Deployment mutation marks opted-in Deployments", "[unit]") {
   }
   SECTION("DELETE: nothing") {
     json d = Deployment({{"wasd.io/scheduling", kConfig}});
-    const json resp = Response(Review(Webhook::kMutateDeployment, Request("DELETE", nullptr, d).dump(), {}));
+    const json resp =
+        Response(Review(Webhook::kMutateDeployment, Request("DELETE", nullptr, d).dump(), {}));
     CHECK_FALSE(resp.contains("patch"));
   }
 }
 
+// Q12: the PodGroup of ReplicaSet web-5d8f7c9b6 with uid "rs-uid" (the
+// Workload-name encoding of the ReplicaSet's name and UID).
+const std::string kPodGroup = wasd::workloadbuilder::PodGroupName("web-5d8f7c9b6", "rs-uid");
+
 TEST_CASE("pod mutation ties a ReplicaSet pod to its PodGroup", "[unit]") {
+  REQUIRE(kPodGroup == "web-5d8f7c9b6-" + wasd::workloadbuilder::SafeEncodeHash(
+                                              wasd::workloadbuilder::Fnv1a32("(types.UID)rs-uid")));
   const Options gate_on;
   Options gate_off;
   gate_off.pod_scheduling_gate = false;
 
   SECTION("no gates yet: group and gate added, nothing else changes") {
     const json pod = Pod(ManagedLabels(), json::array({RsOwner()}));
-    const Result r = Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(), gate_on);
+    const Result r =
+        Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(), gate_on);
     const json resp = Response(r);
     CHECK(r.summary.name == "web-5d8f7c9b6-");
     json want = pod;
-    want["spec"]["schedulingGroup"] = {{"podGroupName", "web-5d8f7c9b6"}};
+    want["spec"]["schedulingGroup"] = {{"podGroupName", kPodGroup}};
     want["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
     CHECK(Patched(resp, pod) == want);
   }
   SECTION("existing gates kept, ours appended once") {
     const json pod = Pod(ManagedLabels(), json::array({RsOwner()}),
                          {{"schedulingGates", json::array({{{"name", "other.io/x"}}})}});
-    const json out = Patched(Response(Review(Webhook::kMutatePod,
-                                             Request("CREATE", pod, nullptr, "Pod").dump(), gate_on)),
-                             pod);
+    const json out =
+        Patched(Response(Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(),
+                                gate_on)),
+                pod);
     CHECK(out["spec"]["schedulingGates"] ==
           json::array({{{"name", "other.io/x"}}, {{"name", "wasd.io/pod-group"}}}));
   }
   SECTION("our gate already present: not twice") {
     const json pod = Pod(ManagedLabels(), json::array({RsOwner()}),
                          {{"schedulingGates", json::array({{{"name", "wasd.io/pod-group"}}})}});
-    const json out = Patched(Response(Review(Webhook::kMutatePod,
-                                             Request("CREATE", pod, nullptr, "Pod").dump(), gate_on)),
-                             pod);
+    const json out =
+        Patched(Response(Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(),
+                                gate_on)),
+                pod);
     CHECK(out["spec"]["schedulingGates"].size() == 1);
-    CHECK(out["spec"]["schedulingGroup"]["podGroupName"] == "web-5d8f7c9b6");
+    CHECK(out["spec"]["schedulingGroup"]["podGroupName"] == kPodGroup);
   }
   SECTION("--pod-scheduling-gate=false: group only") {
     const json pod = Pod(ManagedLabels(), json::array({RsOwner()}));
-    const json out = Patched(Response(Review(Webhook::kMutatePod,
-                                             Request("CREATE", pod, nullptr, "Pod").dump(), gate_off)),
-                             pod);
-    CHECK(out["spec"]["schedulingGroup"]["podGroupName"] == "web-5d8f7c9b6");
+    const json out =
+        Patched(Response(Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(),
+                                gate_off)),
+                pod);
+    CHECK(out["spec"]["schedulingGroup"]["podGroupName"] == kPodGroup);
     CHECK_FALSE(out["spec"].contains("schedulingGates"));
   }
   SECTION("pods left alone") {
@@ -273,21 +298,26 @@ TEST_CASE("pod mutation ties a ReplicaSet pod to its PodGroup", "[unit]") {
         Pod(ManagedLabels(), json::array()),
         Pod(ManagedLabels(), json::array({RsOwner("web-5d8f7c9b6", false)})),
         Pod(ManagedLabels(), json::array({RsOwner("job-x", true, "Job")})),
+        // A controller reference without a uid names no incarnation.
+        Pod(ManagedLabels(), json::array({json{{"apiVersion", "apps/v1"},
+                                               {"kind", "ReplicaSet"},
+                                               {"name", "web-5d8f7c9b6"},
+                                               {"controller", true}}})),
         Pod(ManagedLabels(), json::array({RsOwner()}),
             {{"schedulingGroup", {{"podGroupName", "someone-else"}}}}),
     };
     for (const json& pod : cases) {
       INFO(pod.dump());
-      const json resp = Response(Review(Webhook::kMutatePod,
-                                        Request("CREATE", pod, nullptr, "Pod").dump(), gate_on));
+      const json resp = Response(
+          Review(Webhook::kMutatePod, Request("CREATE", pod, nullptr, "Pod").dump(), gate_on));
       CHECK(resp["allowed"] == true);
       CHECK_FALSE(resp.contains("patch"));
     }
   }
   SECTION("UPDATE is never patched") {
     const json pod = Pod(ManagedLabels(), json::array({RsOwner()}));
-    const json resp = Response(Review(Webhook::kMutatePod,
-                                      Request("UPDATE", pod, pod, "Pod").dump(), gate_on));
+    const json resp =
+        Response(Review(Webhook::kMutatePod, Request("UPDATE", pod, pod, "Pod").dump(), gate_on));
     CHECK_FALSE(resp.contains("patch"));
   }
 }

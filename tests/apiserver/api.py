@@ -31,6 +31,13 @@ def Now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def Later(seconds):
+    """RFC 3339 time `seconds` from now; sub-second precision, so that a short grace
+    period in tests ends when it should (kube's metav1.Time has whole seconds)."""
+    t = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def BadRequest(msg):
     return ApiError(400, "BadRequest", msg)
 
@@ -55,6 +62,11 @@ class Api:
         self.service_endpoints = {}  # "ns/name" -> (host, port)
         self.webhook_client_cert = None  # (cert file, key file) presented to webhooks
         self.log = log or (lambda msg: None)
+        # Longest pod termination grace honoured (seconds; 0 = pods are deleted at
+        # once). With it, a bound pod being deleted keeps running with
+        # deletionTimestamp = now + grace until the "kubelet" removes it, as kube
+        # does; an unbound pod (never scheduled) still goes at once, as in kube.
+        self.pod_grace_max = 0.0
         self.write_lock = threading.RLock()  # serialises read-modify-write cycles
         self.on_change = []  # callbacks(key) after each committed write
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -523,7 +535,16 @@ class Api:
             if extra and extra not in fins and (not meta.get("deletionTimestamp") or policy == "Foreground"):
                 fins.append(extra)
             namespace_pending = res.key == "/namespaces"
-            if fins or namespace_pending:
+            grace = self._PodGrace(res, cur, options)
+            if grace > 0 and not meta.get("deletionTimestamp"):
+                new = copy.deepcopy(cur)
+                new["metadata"]["deletionTimestamp"] = Later(grace)
+                new["metadata"]["deletionGracePeriodSeconds"] = int(grace + 0.999)
+                if fins:
+                    new["metadata"]["finalizers"] = fins
+                cur = self.store.Put(res.key, new, "MODIFIED")
+                out, deleted = cur, False
+            elif fins or namespace_pending:
                 new = copy.deepcopy(cur)
                 new["metadata"]["finalizers"] = fins
                 if not fins:
@@ -540,6 +561,17 @@ class Api:
                 out, deleted = self.store.Remove(res.key, cur), True
         self._Changed(res.key)
         return out, deleted
+
+    def _PodGrace(self, res, pod, options):
+        """Seconds a deleted pod keeps running (0: removed at once)."""
+        if res.key != "/pods" or self.pod_grace_max <= 0 or not (pod.get("spec") or {}).get("nodeName"):
+            return 0
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return 0
+        grace = options.get("gracePeriodSeconds")
+        if grace is None:
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        return max(0.0, min(float(grace), self.pod_grace_max))
 
     def RemoveNamespace(self, name):
         """Final step of namespace deletion (the namespace controller calls it when empty)."""

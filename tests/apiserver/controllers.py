@@ -7,6 +7,7 @@ through the API server (so webhooks see their pods). Every write is audited with
 controller's user. A pass never blocks on I/O except webhook calls for pod creation.
 """
 import copy
+import datetime
 import json
 import math
 import threading
@@ -27,7 +28,7 @@ HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 PG_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 NODE = "apiserver-test-node"
-ALL = ("deployment", "replicaset", "scheduler", "gc", "podgroup", "namespace")
+ALL = ("deployment", "replicaset", "scheduler", "gc", "podgroup", "namespace", "kubelet")
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -100,7 +101,8 @@ class Controllers:
     def Pass(self):
         for name, fn in (("namespace", self._Namespaces), ("gc", self._Gc),
                          ("deployment", self._Deployments), ("replicaset", self._ReplicaSets),
-                         ("scheduler", self._Scheduler), ("podgroup", self._PodGroups)):
+                         ("scheduler", self._Scheduler), ("podgroup", self._PodGroups),
+                         ("kubelet", self._Kubelet)):
             if name in self.enabled:
                 fn()
 
@@ -555,6 +557,23 @@ class Controllers:
                 return
             self.api.store.Put(POD.key, new, "MODIFIED")
         self.api._Changed(POD.key)
+
+    def _Kubelet(self):
+        """Removes pods whose termination grace period is over (Api.pod_grace_max > 0)."""
+        now = datetime.datetime.now(datetime.timezone.utc)
+        for p in self.api.store.List(POD.key)[0]:
+            m = p["metadata"]
+            ts = m.get("deletionTimestamp")
+            if not ts or m.get("finalizers") or not m.get("deletionGracePeriodSeconds"):
+                continue
+            try:
+                at = datetime.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            if at > now:
+                continue  # the next pass (every `resync` seconds) looks again
+            self._Try(self._Delete, "kubelet", POD,
+                      dict(p, metadata=dict(m, deletionGracePeriodSeconds=0)), "Background")
 
     # ------------------------------------------------------------ podgroup protection
 

@@ -72,7 +72,8 @@ class Faults:
 
     A rule: {"code": 500|429|409|410|"drop", "methods": [...], "path": regex, "user": name,
     "watch": true|false, "count": n (-1 = forever), "rate": 0..1, "retryAfter": s,
-    "afterEvents": n (drop/410 on a watch after n events)}.
+    "afterEvents": n (drop/410 on a watch after n events), "delay": s (wait this long
+    before answering; with "code": "delay" the request is then served normally)}.
     """
 
     def __init__(self):
@@ -260,6 +261,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _Fault(self, fault, watch):
         code = fault.get("code")
+        if fault.get("delay"):
+            time.sleep(min(float(fault["delay"]), 30.0))  # bounded: a test knob, not a hang
+        if code == "delay":
+            return
         if code == "drop" and not watch:
             raise DropConnection()
         if watch and code in ("drop", 410):
@@ -614,6 +619,7 @@ class App:
         for f in args.fault or []:
             self.faults.Set([json.loads(f)], append=True)
         self.api = Api(log=self.Log, history=args.history)
+        self.api.pod_grace_max = args.pod_grace_period
         for ep in args.service_endpoint or []:
             key, addr = ep.split("=", 1)
             host, port = addr.rsplit(":", 1)
@@ -677,6 +683,8 @@ def ParseArgs(argv):
     ap.add_argument("--controllers", default=None,
                     help="comma list of " + ",".join(controllers.ALL) + " (default all; '' none)")
     ap.add_argument("--fault", action="append", help="a fault rule as JSON (repeatable)")
+    ap.add_argument("--pod-grace-period", type=float, default=0.0,
+                    help="longest termination grace of a bound pod, seconds (0: pods go at once)")
     ap.add_argument("--service-endpoint", action="append",
                     help="NS/NAME=HOST:PORT where webhook Service NS/NAME is reached")
     ap.add_argument("--webhook-client-cert", action="store_true",

@@ -150,7 +150,50 @@ TEST_CASE("RotateOnce replaces a broken or expiring CA", "[unit][certs]") {
   }
   const SecretPems second = ReadSecretPems(*api.Secret("wasd-system", "wasd-tls"));
   CHECK(second.ca.cert_pem != first.ca.cert_pem);
-  CHECK(Injected(api) == second.ca.cert_pem);
+  // M5: both CAs until the pods serve the new leaf (the old one still
+  // parses in the "ca.key removed" case; the expiring one too).
+  CHECK(Injected(api) == second.ca.cert_pem + first.ca.cert_pem);
+  CHECK(report.previous_ca_in_bundle);
+}
+
+TEST_CASE("CA renewal is two-phase: old and new CA in the bundle, then the new one only",
+          "[unit][certs]") {
+  FakeCertApi api;
+  api.PutConfig(WebhookKind::kMutating, Hooks());
+  RotationReport report;
+  REQUIRE(RotateOnce(api, Options(), kNow, &report).ok());
+  const SecretPems first = ReadSecretPems(*api.Secret("wasd-system", "wasd-tls"));
+  (*api.Secret("wasd-system", "wasd-tls"))["data"].erase("ca.key");
+  REQUIRE(RotateOnce(api, Options(), kNow, &report).ok());
+  REQUIRE(report.decision.action == RotationAction::kRenewCaAndLeaf);
+  const json& secret = *api.Secret("wasd-system", "wasd-tls");
+  const SecretPems second = ReadSecretPems(secret);
+  // The old leaf (what the pods serve until kubelet refreshes the volume)
+  // and the new one both verify against the injected bundle.
+  const std::string bundle = Injected(api);
+  CHECK(bundle == second.ca.cert_pem + first.ca.cert_pem);
+  CHECK(VerifyChain(first.leaf.cert_pem, first.ca.cert_pem, kNow).ok());
+  CHECK(VerifyChain(second.leaf.cert_pem, second.ca.cert_pem, kNow).ok());
+  CHECK(secret["metadata"]["annotations"][kPreviousCaUntilAnnotation] == "2025-06-15T17:06:40Z");
+  CHECK(secret["data"].contains(kPreviousCaKey));
+
+  SECTION("a pass inside the overlap keeps both") {
+    REQUIRE(RotateOnce(api, Options(), kNow + std::chrono::hours(1), &report).ok());
+    CHECK(report.decision.action == RotationAction::kNone);
+    CHECK(Injected(api) == bundle);
+    CHECK_FALSE(report.previous_ca_dropped);
+  }
+  SECTION("the first pass after the overlap drops the old CA from the bundle and the Secret") {
+    REQUIRE(RotateOnce(api, Options(), kNow + kDefaultPreviousCaOverlap + std::chrono::seconds(1),
+                       &report)
+                .ok());
+    CHECK(Injected(api) == second.ca.cert_pem);
+    CHECK(report.previous_ca_dropped);
+    const json& after = *api.Secret("wasd-system", "wasd-tls");
+    CHECK_FALSE(after["data"].contains(kPreviousCaKey));
+    CHECK_FALSE(after["metadata"]["annotations"].contains(kPreviousCaUntilAnnotation));
+    CHECK(ReadSecretPems(after).ca.cert_pem == second.ca.cert_pem);
+  }
 }
 
 TEST_CASE("RotateOnce renews when the wanted names change", "[unit][certs]") {
@@ -203,7 +246,8 @@ TEST_CASE("RotateOnce reports API failures and bad options", "[unit][certs]") {
   o = Options();
   o.webhook_configs = {"absent"};
   st = RotateOnce(api, o, kNow, &report);
-  CHECK(st.message() == "webhook configuration \"absent\" not found (neither mutating nor validating)");
+  CHECK(st.message() ==
+        "webhook configuration \"absent\" not found (neither mutating nor validating)");
   CHECK(report.secret_written);  // the Secret was still made first
 }
 

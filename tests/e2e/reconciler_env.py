@@ -163,7 +163,8 @@ class Env:
             [WASD, "webhook", "--tls-cert-file", os.path.join(certs, "tls.crt"),
              "--tls-key-file", os.path.join(certs, "tls.key"), "--bind-address", "127.0.0.1",
              "--port", str(port), "--health-probe-bind-address", f"127.0.0.1:{probe}",
-             "--metrics-bind-address", "0", "--kubeconfig", self.webhook_kubeconfig, "--io-threads", "2"],
+             "--metrics-bind-address", "0", "--kubeconfig", self.webhook_kubeconfig, "--io-threads", "2",
+             "--shutdown-delay", "0s"],
             stdout=self.webhook_log, stderr=self.webhook_log)
         WaitFor(lambda: HttpGet(f"http://127.0.0.1:{probe}/readyz")[0] == 200 or self.webhook.poll() is not None,
                 30, 0.1, "webhook ready")
@@ -283,6 +284,16 @@ def WorkloadName(deployment, uid):
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
     enc = "".join(alphabet[ord(c) % 27] for c in str(h))
     return deployment[:253 - len(enc) - 1] + "-" + enc
+
+
+def PodGroupName(rs_name, rs_uid):
+    """DESIGN.md Q12: a ReplicaSet incarnation's PodGroup, the Workload-name
+    encoding applied to the ReplicaSet's name and UID."""
+    return WorkloadName(rs_name, rs_uid)
+
+
+def PodGroupOf(rs):
+    return PodGroupName(rs["metadata"]["name"], rs["metadata"]["uid"])
 
 
 def PodGated(pod):

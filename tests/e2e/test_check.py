@@ -197,5 +197,58 @@ class Version(unittest.TestCase):
             self.assertEqual("libssl" in ldd.stdout, "dynamically" in second, ldd.stdout)
 
 
+class CheckInputs(unittest.TestCase):
+    """Files, directories (-R), stdin: every way kubectl takes manifests, and no crash."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wasd-check-inputs-")
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.tmp], check=False))
+
+    def write(self, rel, text):
+        path = os.path.join(self.tmp, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_the_readme_command_reads_the_examples_directory(self):
+        # Was: "terminate called after throwing an instance of std::__ios_failure",
+        # exit 134 and a core dump (issue 14).
+        rc, out, err = check("-f", EXAMPLES)
+        self.assertEqual(rc, 1, err)  # examples/ holds bad manifests on purpose
+        names = sorted(f for f in os.listdir(EXAMPLES) if f.endswith((".yaml", ".yml", ".json")))
+        for name in names:
+            self.assertIn(f"({os.path.join(EXAMPLES, name)})", out)
+        self.assertIn("allowed", out)
+        self.assertIn("denied", out)
+
+    def test_directories_recursion_and_stdin(self):
+        with open(example("kep-1-gang-zone-atomic.yaml")) as f:
+            good = f.read()
+        self.write("top.yaml", good)
+        self.write("notes.txt", "not a manifest")
+        nested = self.write("sub/deeper/nested.yml", good.replace("name: inference-server", "name: nested"))
+        rc, out, _ = check("-f", self.tmp)
+        self.assertEqual(rc, 0)
+        self.assertIn("top.yaml", out)
+        self.assertNotIn("nested", out)  # like kubectl: subdirectories only with -R
+        rc, out, _ = check("-R", "-f", self.tmp)
+        self.assertEqual(rc, 0)
+        self.assertIn(f"deployment.apps/nested ({nested})", out)
+        rc, out, _ = check("-f", "-", stdin=good)
+        self.assertEqual(rc, 0)
+        self.assertIn("(<stdin>): allowed", out)
+
+    def test_unusable_paths_exit_2_with_one_error_line(self):
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        for path, want in ((os.path.join(self.tmp, "missing.yaml"), "cannot open file"),
+                           (empty, "no *.yaml, *.yml or *.json files in the directory")):
+            rc, out, err = check("-f", path)
+            self.assertEqual(rc, 2, err)
+            self.assertEqual(err.strip().splitlines(), [f"error: {path}: {want}"])
+            self.assertEqual(out, "")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -24,6 +24,7 @@ import wasdlib  # noqa: E402
 sys.path.insert(0, wasdlib.TESTS_DIR)
 sys.path.insert(0, os.path.join(wasdlib.TESTS_DIR, "chart"))
 from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+from reconciler_env import PodGroupName  # noqa: E402
 import chartlib  # noqa: E402
 
 EXAMPLES = os.path.join(wasdlib.SOURCE_DIR, "examples")
@@ -166,8 +167,8 @@ class KubectlEndToEnd(unittest.TestCase):
             return lst["items"] if lst and len(lst["items"]) == 3 else None
         items = WaitFor(pods, 30, what="3 pods")
         for pod in items:
-            rs = [o for o in pod["metadata"]["ownerReferences"] if o.get("controller")][0]["name"]
-            self.assertEqual(pod["spec"]["schedulingGroup"], {"podGroupName": rs})
+            rs = [o for o in pod["metadata"]["ownerReferences"] if o.get("controller")][0]
+            self.assertEqual(pod["spec"]["schedulingGroup"], {"podGroupName": PodGroupName(rs["name"], rs["uid"])})
             self.assertIn({"name": "wasd.io/pod-group"}, pod["spec"]["schedulingGates"])
             self.assertEqual(pod["status"]["phase"], "Pending")
         # Warnings reach kubectl as Warning headers.

@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reconciler_env import (NS, Deployment, Env, MinCount, PodGated, RECONCILER_USER,  # noqa: E402
+from reconciler_env import (NS, Deployment, Env, MinCount, PodGated, PodGroupOf, RECONCILER_USER,  # noqa: E402
                             WaitFor)
 
 RESYNC_SECONDS = 3
@@ -60,7 +60,7 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         if replicas > 0:
             self.assertEqual(len(active), 1)
             rs = active[0]
-            WaitFor(lambda: MinCount(self.PodGroupsOf(name).get(rs["metadata"]["name"], {"spec": {}})) == min_count,
+            WaitFor(lambda: MinCount(self.PodGroupsOf(name).get(PodGroupOf(rs), {"spec": {}})) == min_count,
                     timeout, 0.2, f"{name}: PodGroup minCount {min_count}")
             return rs
         return None
@@ -75,12 +75,14 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         d = self.Deploy("order", 3)
         rs = self.WaitConverged("order", 3, 3)
         rs_name = rs["metadata"]["name"]
+        pg_name = PodGroupOf(rs)
+        self.assertNotEqual(pg_name, rs_name)
         w = self.Workload("order")
-        pg = self.PodGroupsOf("order")[rs_name]
+        pg = self.PodGroupsOf("order")[pg_name]
 
         writes = self.Writes("order", seq)
         self.assertEqual(writes[0], ("POST", "workloads", w["metadata"]["name"]))
-        self.assertEqual(writes[1], ("POST", "podgroups", rs_name))
+        self.assertEqual(writes[1], ("POST", "podgroups", pg_name))
         self.assertEqual(sorted(k for _, k, _ in writes[2:]), ["pods"] * 3)
         self.assertEqual(len(writes), 5, writes)
 
@@ -100,7 +102,7 @@ class ReconcilerLifecycleTest(unittest.TestCase):
 
         # Pods: named PodGroup, gate gone, ReplicaSet the only owner (DESIGN Q7).
         for p in self.env.Pods("order"):
-            self.assertEqual(p["spec"]["schedulingGroup"]["podGroupName"], rs_name)
+            self.assertEqual(p["spec"]["schedulingGroup"]["podGroupName"], pg_name)
             self.assertFalse(PodGated(p))
             self.assertEqual([o["kind"] for o in p["metadata"]["ownerReferences"]], ["ReplicaSet"])
 
@@ -130,7 +132,7 @@ class ReconcilerLifecycleTest(unittest.TestCase):
     def test_scale_up_then_down(self):
         self.Deploy("scale", 2)
         rs = self.WaitConverged("scale", 2, 2)
-        pg_uid = self.PodGroupsOf("scale")[rs["metadata"]["name"]]["metadata"]["uid"]
+        pg_uid = self.PodGroupsOf("scale")[PodGroupOf(rs)]["metadata"]["uid"]
         seq = self.env.srv.LastSeq()
         self.env.Scale("scale", 4)
         self.WaitConverged("scale", 4, 4)
@@ -138,7 +140,7 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         # Workload minCount first, then the PodGroup's, then the two new pods' gates.
         self.assertEqual([k for _, k, _ in writes], ["workloads", "podgroups", "pods", "pods"], writes)
         self.assertTrue(all(m == "PATCH" for m, _, _ in writes))
-        self.assertEqual(self.PodGroupsOf("scale")[rs["metadata"]["name"]]["metadata"]["uid"], pg_uid)
+        self.assertEqual(self.PodGroupsOf("scale")[PodGroupOf(rs)]["metadata"]["uid"], pg_uid)
 
         seq = self.env.srv.LastSeq()
         self.env.Scale("scale", 1)
@@ -149,12 +151,12 @@ class ReconcilerLifecycleTest(unittest.TestCase):
     def test_scale_to_zero_and_back(self):
         self.Deploy("zero", 3)
         rs = self.WaitConverged("zero", 3, 3)
-        rs_name = rs["metadata"]["name"]
+        pg_name = PodGroupOf(rs)
         seq = self.env.srv.LastSeq()
         self.env.Scale("zero", 0)
-        WaitFor(lambda: rs_name not in self.PodGroupsOf("zero"), 40, 0.2, "PodGroup gone at zero")
+        WaitFor(lambda: pg_name not in self.PodGroupsOf("zero"), 40, 0.2, "PodGroup gone at zero")
         self.assertEqual(MinCount(self.Workload("zero")), 3, "the Workload keeps its minCount at zero")
-        self.assertEqual([(m, k, n) for m, k, n in self.Writes("zero", seq)], [("DELETE", "podgroups", rs_name)])
+        self.assertEqual([(m, k, n) for m, k, n in self.Writes("zero", seq)], [("DELETE", "podgroups", pg_name)])
 
         seq = self.env.srv.LastSeq()
         self.env.Scale("zero", 2)
@@ -175,16 +177,18 @@ class ReconcilerLifecycleTest(unittest.TestCase):
 
     def test_recreate_rollout_releases_the_old_podgroup(self):
         self.Deploy("roll", 2)
-        old = self.WaitConverged("roll", 2, 2)["metadata"]["name"]
+        old_rs = self.WaitConverged("roll", 2, 2)
+        old, old_pg = old_rs["metadata"]["name"], PodGroupOf(old_rs)
         seq = self.env.srv.LastSeq()
         self.env.Patch(f"/apis/apps/v1/namespaces/{NS}/deployments/roll",
                        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "registry.example/app:2"}]}}}},
                        content_type="application/strategic-merge-patch+json")
         WaitFor(lambda: any(rs["metadata"]["name"] != old and rs["spec"].get("replicas", 0) > 0
                             for rs in self.env.ReplicaSets("roll")), 40, 0.2, "new ReplicaSet")
-        new = self.WaitConverged("roll", 2, 2)["metadata"]["name"]
+        new_rs = self.WaitConverged("roll", 2, 2)
+        new, new_pg = new_rs["metadata"]["name"], PodGroupOf(new_rs)
         self.assertNotEqual(new, old)
-        WaitFor(lambda: old not in self.PodGroupsOf("roll"), 40, 0.2, "old PodGroup released")
+        WaitFor(lambda: old_pg not in self.PodGroupsOf("roll"), 40, 0.2, "old PodGroup released")
         writes = self.Writes("roll", seq)
         # Exactly one DELETE of the old PodGroup and one POST of the new one.
         # Their relative order is not fixed: the old PodGroup goes only once
@@ -192,22 +196,22 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         # stream is not ordered against the ReplicaSet stream that announces
         # the new revision.
         self.assertEqual(sorted(w for w in writes if w[1] == "podgroups"),
-                         [("DELETE", "podgroups", old), ("POST", "podgroups", new)], writes)
+                         [("DELETE", "podgroups", old_pg), ("POST", "podgroups", new_pg)], writes)
         # The new pods are released only after their PodGroup exists.
         new_pod_lifts = [i for i, w in enumerate(writes) if w[1] == "pods" and w[2].startswith(new + "-")]
         self.assertEqual(len(new_pod_lifts), 2, writes)
-        self.assertLess(writes.index(("POST", "podgroups", new)), min(new_pod_lifts), writes)
+        self.assertLess(writes.index(("POST", "podgroups", new_pg)), min(new_pod_lifts), writes)
 
     def test_single_pod_replacement_keeps_the_podgroup(self):
         self.Deploy("single", 3)
         rs = self.WaitConverged("single", 3, 3)
-        pg = self.PodGroupsOf("single")[rs["metadata"]["name"]]
+        pg = self.PodGroupsOf("single")[PodGroupOf(rs)]
         victim = self.env.Pods("single")[0]["metadata"]["name"]
         seq = self.env.srv.LastSeq()
         self.assertEqual(self.env.Delete(f"/api/v1/namespaces/{NS}/pods/{victim}"), 200)
         WaitFor(lambda: victim not in [p["metadata"]["name"] for p in self.env.Pods("single")] and
                 self.Running("single", 3), 40, 0.2, "replacement running")
-        self.assertEqual(self.PodGroupsOf("single")[rs["metadata"]["name"]]["metadata"]["uid"], pg["metadata"]["uid"])
+        self.assertEqual(self.PodGroupsOf("single")[PodGroupOf(rs)]["metadata"]["uid"], pg["metadata"]["uid"])
         self.assertEqual([(m, k) for m, k, _ in self.Writes("single", seq)], [("PATCH", "pods")])
 
     def test_deployment_deletion_garbage_collects_everything(self):

@@ -13,7 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reconciler_env import (NS, RECONCILER_USER, WRITES, Deployment, Env, MinCount,  # noqa: E402
-                            PodGated, WaitFor, WorkloadName)
+                            PodGated, PodGroupOf, WaitFor, WorkloadName)
 
 OTHER_USER = "system:serviceaccount:wasd-system:wasd-reconciler-2"
 THIRD_USER = "system:serviceaccount:wasd-system:wasd-reconciler-3"
@@ -36,7 +36,7 @@ class ReconcilerResilienceTest(unittest.TestCase):
               if any(o["name"] == name for o in w["metadata"].get("ownerReferences", []))]
         if len(ws) != 1 or MinCount(ws[0]) != replicas:
             return False
-        active = {rs["metadata"]["name"] for rs in self.env.ReplicaSets(name) if rs["spec"].get("replicas", 1) > 0}
+        active = {PodGroupOf(rs) for rs in self.env.ReplicaSets(name) if rs["spec"].get("replicas", 1) > 0}
         pgs = {p["metadata"]["name"]: p for p in self.env.PodGroups() if p["metadata"]["name"].startswith(name + "-")}
         if set(pgs) != active or any(MinCount(p) != replicas for p in pgs.values()):
             return False
@@ -133,7 +133,7 @@ class ReconcilerResilienceTest(unittest.TestCase):
         self.env.StartReconciler("--leader-elect=false")
         self.Deploy("term", 2)
         WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "converged")
-        rs_name = self.env.ReplicaSets("term")[0]["metadata"]["name"]
+        rs_name = PodGroupOf(self.env.ReplicaSets("term")[0])  # the PodGroup's name
         pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{rs_name}"
         # A pod outside the Deployment that names the PodGroup (labelled, so wasd's pod
         # cache sees it): at zero replicas the PodGroup is kept until no unfinished pod

@@ -94,7 +94,8 @@ class Webhook:
         args = [BIN, "webhook", "--tls-cert-file", pki.path(cert), "--tls-key-file",
                 pki.path(key), "--bind-address", "127.0.0.1", "--port", "0",
                 "--health-probe-bind-address", "127.0.0.1:0",
-                "--metrics-bind-address", "127.0.0.1:0", "--io-threads", "2", *extra]
+                "--metrics-bind-address", "127.0.0.1:0", "--io-threads", "2",
+                "--shutdown-delay", "0s", *extra]
         # No ambient Kubernetes config: only an explicit --kubeconfig counts.
         env = {k: v for k, v in os.environ.items()
                if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
@@ -289,8 +290,10 @@ class AdmissionTest(ServerCase):
         self.assertEqual(r["patchType"], "JSONPatch")
         ops = json.loads(base64.b64decode(r["patch"]))
         by_path = {op["path"]: op for op in ops}
+        # Q12: `<replicaset>-<hash of the ReplicaSet's uid>` (the fixture's
+        # controller reference: prefill-workers-5d8f7c9b6, uid 0b7e1f6a-...-0002).
         self.assertEqual(by_path["/spec/schedulingGroup"]["value"],
-                         {"podGroupName": "prefill-workers-5d8f7c9b6"})
+                         {"podGroupName": "prefill-workers-5d8f7c9b6-557755958f"})
         self.assertIn({"name": "wasd.io/pod-group"}, by_path["/spec/schedulingGates"]["value"])
 
     def test_deployment_mutation_adds_marker(self):
@@ -503,7 +506,9 @@ class ShutdownTest(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.pki = Pki(self.tmp)
-        self.server = Webhook(self.pki, ("--shutdown-grace-period", "20s"))
+        # A delay long enough to open one fresh connection inside it on a busy
+        # machine, short enough to keep the test quick.
+        self.server = Webhook(self.pki, ("--shutdown-grace-period", "20s", "--shutdown-delay", "4s"))
         self.addCleanup(self.server.kill)
 
     def test_sigterm_answers_requests_in_flight_then_exits_0(self):
@@ -527,12 +532,26 @@ class ShutdownTest(unittest.TestCase):
         # Let the server read the partial bodies before the signal.
         time.sleep(0.3)
 
+        signalled_at = time.monotonic()
         self.server.signal(signal.SIGTERM)
         self.server.wait_log(lambda e: e.get("msg") == "shutting down")
         status, text, _ = plain_get(self.server.probe_port, "/readyz")
         self.assertEqual(status, 503)
         self.assertIn("shutting down", text)
         self.assertEqual(plain_get(self.server.probe_port, "/healthz")[0], 200)
+
+        # Within --shutdown-delay the port still accepts: a connection routed
+        # here before the endpoints dropped the pod is answered, and told to
+        # close.
+        late = self.server.tls_socket()
+        self.addCleanup(late.close)
+        late.sendall(head + body)
+        resp = http.client.HTTPResponse(late)
+        resp.begin()
+        late_answer = json.loads(resp.read())
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(resp.getheader("Connection"), "close")
+        self.assertEqual(late_answer["response"]["uid"], "e2e-valid-0001")
 
         def refused():
             try:
@@ -541,6 +560,9 @@ class ShutdownTest(unittest.TestCase):
             except ConnectionRefusedError:
                 return True
         Webhook.wait_until(refused, what="the admission port to refuse connections")
+        # Not before the delay (a lower bound only: a slow machine is later).
+        self.assertGreaterEqual(time.monotonic() - signalled_at, 3.9)
+        self.server.wait_log(lambda e: e.get("msg") == "closing the admission port")
 
         # The idle keep-alive connection is closed at once.
         read_until_closed(idle)
@@ -559,7 +581,7 @@ class ShutdownTest(unittest.TestCase):
         self.assertEqual(self.server.wait_exit(), 0)
         logs = self.server.logs()
         answered = [e for e in logs if e.get("msg") == "admission"]
-        self.assertEqual(len(answered), 5)
+        self.assertEqual(len(answered), 6)  # before the signal, the late one, the 4 in flight
         self.assertTrue(any(e.get("msg") == "all connections closed" for e in logs))
         self.assertEqual(logs[-1]["msg"], "webhook stopped")
 

@@ -59,7 +59,8 @@ class Webhook:
                "--tls-key-file", self.certs["tls.key"], "--bind-address", "127.0.0.1",
                "--port", str(self.port),
                "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
-               "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}"] + self.extra_args
+               "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
+               "--shutdown-delay", "0s"] + self.extra_args
         if self.kubeconfig:
             cmd += ["--kubeconfig", self.kubeconfig]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)

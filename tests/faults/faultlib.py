@@ -177,7 +177,7 @@ class Webhook:
         args = [WASD, "webhook", "--tls-cert-file", self.certs["tls.crt"], "--tls-key-file",
                 self.certs["tls.key"], "--bind-address", "127.0.0.1", "--port", str(self.port),
                 "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
-                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}", *flags]
+                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}", "--shutdown-delay", "0s", *flags]
         env = {k: v for k, v in os.environ.items()
                if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
         env["HOME"] = directory

@@ -81,6 +81,7 @@ class SigtermUnderLoadTest(unittest.TestCase):
 
     def RunOnce(self, run, rng):
         server = Webhook(self.tmp, ("--io-threads", "2", "--shutdown-grace-period", f"{GRACE}s",
+                                    "--shutdown-delay", "0s",
                                     "--log-level", "warn"))
         self.addCleanup(server.Stop, signal.SIGKILL)
         tally = Tally()

@@ -37,6 +37,7 @@
 #include "admission/review.h"
 #include "tests/admission/patch_apply.h"
 #include "tests/fuzz/check.h"
+#include "workloadbuilder/names.h"
 
 namespace wasd::fuzz {
 
@@ -87,15 +88,19 @@ inline int GateCount(const json* gates) {
   return n;
 }
 
-// The name of the controlling apps/v1 ReplicaSet among ownerReferences.
-inline std::string ControllerName(const json& pod) {
+// The PodGroup name of the controlling apps/v1 ReplicaSet among
+// ownerReferences (DESIGN.md Q12: its name and uid, encoded like a Workload
+// name).
+inline std::string ControllerPodGroup(const json& pod) {
   const json* refs = Get(Get(&pod, "metadata"), "ownerReferences");
   if (refs == nullptr || !refs->is_array()) return {};
   for (const json& ref : *refs) {
     const json* controller = Get(&ref, "controller");
     if (controller != nullptr && *controller == true) {
       const json* name = Get(&ref, "name");
-      return name != nullptr && name->is_string() ? name->get<std::string>() : std::string();
+      const json* uid = Get(&ref, "uid");
+      if (name == nullptr || !name->is_string() || uid == nullptr || !uid->is_string()) return {};
+      return wasd::workloadbuilder::PodGroupName(name->get<std::string>(), uid->get<std::string>());
     }
   }
   return {};
@@ -105,7 +110,7 @@ inline void CheckPodPatch(const json& before, const json& after, bool gate_optio
   const json* group_name = Get(Get(Get(&after, "spec"), "schedulingGroup"), "podGroupName");
   FUZZ_CHECK(group_name != nullptr && group_name->is_string() && !group_name->empty(),
              Excerpt(after.dump()));
-  FUZZ_CHECK(*group_name == ControllerName(before), group_name->dump());
+  FUZZ_CHECK(*group_name == ControllerPodGroup(before), group_name->dump());
   const int gates_before = GateCount(Get(Get(&before, "spec"), "schedulingGates"));
   const int gates_after = GateCount(Get(Get(&after, "spec"), "schedulingGates"));
   if (gate_option && gates_before <= 1) FUZZ_CHECK(gates_after == 1, std::to_string(gates_after));

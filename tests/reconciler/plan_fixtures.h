@@ -5,10 +5,9 @@
 #define WASD_TESTS_RECONCILER_PLAN_FIXTURES_H_
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reconciler/plan.h"
 #include "workloadbuilder/builder.h"
@@ -24,30 +23,33 @@ inline constexpr const char* kDeployUid = "d-uid-1";
 inline Object Obj(json j) { return std::make_shared<const json>(std::move(j)); }
 
 // A gang Deployment "web" (annotation carrier); `min_count` < 0 = derived.
-inline json Deployment(std::int64_t replicas, std::int64_t min_count = -1,
-                       bool gang = true) {
+inline json Deployment(std::int64_t replicas, std::int64_t min_count = -1, bool gang = true) {
   json policy = gang ? json{{"gang", json::object()}} : json{{"basic", json::object()}};
   if (gang && min_count >= 0) policy["gang"]["minCount"] = min_count;
   json config = {{"schedulingPolicy", policy}};
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "Deployment"},
-          {"metadata",
-           {{"name", "web"},
-            {"namespace", kNs},
-            {"uid", kDeployUid},
-            {"labels", {{"wasd.io/managed", "true"}}},
-            {"annotations", {{"wasd.io/scheduling", config.dump()}}}}},
-          {"spec",
-           {{"replicas", replicas},
-            {"strategy", {{"type", "Recreate"}}},
-            {"template", {{"metadata", {{"labels", {{"app", "web"}}}}}, {"spec", json::object()}}}}}};
+  return {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata",
+       {{"name", "web"},
+        {"namespace", kNs},
+        {"uid", kDeployUid},
+        {"labels", {{"wasd.io/managed", "true"}}},
+        {"annotations", {{"wasd.io/scheduling", config.dump()}}}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"strategy", {{"type", "Recreate"}}},
+        {"template", {{"metadata", {{"labels", {{"app", "web"}}}}}, {"spec", json::object()}}}}}};
 }
 
-inline std::string WorkloadName() { return workloadbuilder::GenerateWorkloadName("web", kDeployUid); }
+inline std::string WorkloadName() {
+  return workloadbuilder::GenerateWorkloadName("web", kDeployUid);
+}
 
 // The Workload the builder makes for `deployment`, as stored (with a UID).
 inline json StoredWorkload(const json& deployment, const std::string& uid = "w-uid-1") {
-  json config = json::parse(deployment["metadata"]["annotations"]["wasd.io/scheduling"].get<std::string>());
+  json config =
+      json::parse(deployment["metadata"]["annotations"]["wasd.io/scheduling"].get<std::string>());
   json w = workloadbuilder::BuildWorkload(deployment, config).object;
   w["metadata"]["uid"] = uid;
   w["metadata"]["resourceVersion"] = "10";
@@ -68,13 +70,12 @@ inline json ReplicaSet(const std::string& hash, const std::string& uid, std::int
             {"namespace", kNs},
             {"uid", uid},
             {"labels", {{"pod-template-hash", hash}}},
-            {"ownerReferences",
-             json::array({{{"apiVersion", "apps/v1"},
-                           {"kind", "Deployment"},
-                           {"name", "web"},
-                           {"uid", owner_uid},
-                           {"controller", true},
-                           {"blockOwnerDeletion", true}}})}}},
+            {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                              {"kind", "Deployment"},
+                                              {"name", "web"},
+                                              {"uid", owner_uid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", true}}})}}},
           {"spec", {{"replicas", replicas}}}};
 }
 
@@ -90,20 +91,24 @@ inline json Terminating(json object) {
   return object;
 }
 
-inline json Pod(const std::string& name, const json& rs, json gates = json::array({{{"name", "wasd.io/pod-group"}}})) {
+inline json Pod(const std::string& name, const json& rs,
+                json gates = json::array({{{"name", "wasd.io/pod-group"}}})) {
   json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata",
                {{"name", name},
                 {"namespace", kNs},
                 {"uid", "p-" + name},
-                {"ownerReferences",
-                 json::array({{{"apiVersion", "apps/v1"},
-                               {"kind", "ReplicaSet"},
-                               {"name", rs["metadata"]["name"]},
-                               {"uid", rs["metadata"]["uid"]},
-                               {"controller", true}}})}}},
-              {"spec", {{"schedulingGroup", {{"podGroupName", rs["metadata"]["name"]}}}}}};
+                {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                  {"kind", "ReplicaSet"},
+                                                  {"name", rs["metadata"]["name"]},
+                                                  {"uid", rs["metadata"]["uid"]},
+                                                  {"controller", true}}})}}},
+              {"spec",
+               {{"schedulingGroup",
+                 {{"podGroupName",
+                   workloadbuilder::PodGroupName(rs["metadata"]["name"].get<std::string>(),
+                                                 rs["metadata"]["uid"].get<std::string>())}}}}}};
   if (!gates.empty()) pod["spec"]["schedulingGates"] = std::move(gates);
   return pod;
 }

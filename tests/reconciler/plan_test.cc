@@ -1,9 +1,10 @@
 // The planner against every case of KEP-6276's integration/e2e lists and the
 // DESIGN.md decisions: observed objects in, ordered actions out.
+#include "reconciler/plan.h"
+
 #include <catch2/catch.hpp>
 
 #include "plan_fixtures.h"
-#include "reconciler/plan.h"
 
 namespace wasd::reconciler {
 namespace {
@@ -12,7 +13,10 @@ using namespace testing;  // NOLINT: test fixtures
 using V = std::vector<std::string>;
 
 const std::string kRsA = "web-aaaa";
-const std::string kRsB = "web-bbbb";
+// Q12: PodGroups are named after the ReplicaSet incarnation (name + uid).
+const std::string kPgA = workloadbuilder::PodGroupName("web-aaaa", "rs-a");
+const std::string kPgB = workloadbuilder::PodGroupName("web-bbbb", "rs-b");
+const std::string kPgZ = workloadbuilder::PodGroupName("web-zzzz", "rs-z");
 
 PlanInput Input(const json& deployment) {
   PlanInput in;
@@ -50,15 +54,16 @@ TEST_CASE("create: ReplicaSet with gated pods gets its PodGroup before any gate 
   in.replicasets = {Obj(rs)};
   in.pods = {Obj(Pod("web-aaaa-2", rs)), Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-3", rs))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"CreatePodGroup web-aaaa", "Event PodGroupCreated", "LiftGate web-aaaa-1",
+  CHECK(Summary(plan) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated", "LiftGate web-aaaa-1",
                            "LiftGate web-aaaa-2", "LiftGate web-aaaa-3"});
   const json& pg = plan.actions[0].object;
-  CHECK(pg["metadata"]["name"] == kRsA);
+  CHECK(pg["metadata"]["name"] == kPgA);
   CHECK(pg["metadata"]["ownerReferences"][0]["uid"] == "rs-a");
   CHECK(pg["metadata"]["ownerReferences"][0]["controller"] == true);
   CHECK(pg["metadata"]["ownerReferences"][1]["uid"] == "w-uid-1");
   CHECK_FALSE(pg["metadata"]["ownerReferences"][1].contains("controller"));
-  CHECK(pg["spec"]["workloadRef"] == json{{"workloadName", WorkloadName()}, {"templateName", "pgt-0"}});
+  CHECK(pg["spec"]["workloadRef"] ==
+        json{{"workloadName", WorkloadName()}, {"templateName", "pgt-0"}});
   CHECK(pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 3);
   // The gate lift removes the gate and nothing else, after testing it.
   CHECK(plan.actions[2].patch == json::parse(R"([
@@ -90,8 +95,9 @@ TEST_CASE("scale up: Workload minCount, then the PodGroup's, then the new pods' 
   in.pods = {Obj(Pod("web-aaaa-1", rs, json::array())), Obj(Pod("web-aaaa-4", rs)),
              Obj(Pod("web-aaaa-5", rs))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "PatchPodGroupMinCount web-aaaa",
-                           "LiftGate web-aaaa-4", "LiftGate web-aaaa-5"});
+  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(),
+                           "PatchPodGroupMinCount " + kPgA, "LiftGate web-aaaa-4",
+                           "LiftGate web-aaaa-5"});
   CHECK(plan.actions[0].min_count == 5);
   CHECK(plan.actions[0].patch == json::parse(R"([
     {"op":"test","path":"/metadata/uid","value":"w-uid-1"},
@@ -110,7 +116,8 @@ TEST_CASE("scale down: both minCounts follow, no gate work", "[unit]") {
   in.replicasets = {Obj(rs)};
   in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "PatchPodGroupMinCount web-aaaa"});
+  CHECK(Summary(plan) ==
+        V{"PatchWorkloadMinCount " + WorkloadName(), "PatchPodGroupMinCount " + kPgA});
   CHECK(plan.actions[0].min_count == 2);
   CHECK(plan.actions[1].min_count == 2);
 }
@@ -124,8 +131,12 @@ TEST_CASE("scale to zero: the PodGroup is deleted, the Workload keeps its minCou
     in.replicasets = {Obj(rs)};
     in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
     const Plan plan = PlanDeployment(in);
-    CHECK(Summary(plan) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted"});
+    CHECK(Summary(plan) == V{"DeletePodGroup " + kPgA, "Event PodGroupDeleted"});
     CHECK(plan.actions[0].uid == "pg-a");
+    // Q13: the executor re-reads this ReplicaSet before it deletes.
+    CHECK(plan.actions[0].owner_name == kRsA);
+    CHECK(plan.actions[0].owner_uid == "rs-a");
+    CHECK_FALSE(plan.actions[0].owner_may_be_active);
   }
   SECTION("explicit minCount stays") {
     const json w = StoredWorkload(Deployment(3, 2));
@@ -137,9 +148,11 @@ TEST_CASE("scale to zero: the PodGroup is deleted, the Workload keeps its minCou
   }
   SECTION("a Workload created at zero gets minCount 1, or the explicit value") {
     Plan plan = PlanDeployment(Input(Deployment(0)));
-    CHECK(plan.actions[0].object["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 1);
+    CHECK(plan.actions[0]
+              .object["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 1);
     plan = PlanDeployment(Input(Deployment(0, 4)));
-    CHECK(plan.actions[0].object["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 4);
+    CHECK(plan.actions[0]
+              .object["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 4);
   }
 }
 
@@ -151,7 +164,7 @@ TEST_CASE("back from zero: Workload patched, PodGroup re-created before gates li
   in.replicasets = {Obj(rs)};
   in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "CreatePodGroup web-aaaa",
+  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "CreatePodGroup " + kPgA,
                            "Event PodGroupCreated", "LiftGate web-aaaa-1", "LiftGate web-aaaa-2"});
   CHECK(plan.actions[1].object["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2);
 }
@@ -167,19 +180,20 @@ TEST_CASE("Recreate rollout: old PodGroup released, new one created", "[unit]") 
   in.podgroups = {Obj(StoredPodGroup(w, old_rs, "pg-a"))};
   in.pods = {Obj(Pod("web-bbbb-1", new_rs))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted", "CreatePodGroup web-bbbb",
-                           "Event PodGroupCreated", "LiftGate web-bbbb-1"});
+  CHECK(Summary(plan) == V{"DeletePodGroup " + kPgA, "Event PodGroupDeleted",
+                           "CreatePodGroup " + kPgB, "Event PodGroupCreated",
+                           "LiftGate web-bbbb-1"});
 
   SECTION("an old pod still terminating keeps the old PodGroup until it is gone") {
     in.pods.push_back(Obj(Terminating(Pod("web-aaaa-1", old_rs, json::array()))));
-    CHECK(Summary(PlanDeployment(in)) == V{"CreatePodGroup web-bbbb", "Event PodGroupCreated",
-                                           "LiftGate web-bbbb-1"});
+    CHECK(Summary(PlanDeployment(in)) ==
+          V{"CreatePodGroup " + kPgB, "Event PodGroupCreated", "LiftGate web-bbbb-1"});
   }
   SECTION("a finished pod does not") {
     json done = Pod("web-aaaa-1", old_rs, json::array());
     done["status"]["phase"] = "Succeeded";
     in.pods.push_back(Obj(done));
-    CHECK(Summary(PlanDeployment(in))[0] == "DeletePodGroup web-aaaa");
+    CHECK(Summary(PlanDeployment(in))[0] == "DeletePodGroup " + kPgA);
   }
 }
 
@@ -191,14 +205,14 @@ TEST_CASE("scale to zero: the PodGroup waits for the last pod that names it", "[
   in.replicasets = {Obj(rs)};
   in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
   json stray = Pod("other-pod", ReplicaSet("zzzz", "rs-z", 1, "someone"), json::array());
-  stray["spec"]["schedulingGroup"]["podGroupName"] = kRsA;  // any pod naming it counts
+  stray["spec"]["schedulingGroup"]["podGroupName"] = kPgA;  // any pod naming it counts
   in.pods = {Obj(stray)};
   CHECK(PlanDeployment(in).empty());
   in.pods.clear();
-  CHECK(Summary(PlanDeployment(in)) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted"});
+  CHECK(Summary(PlanDeployment(in)) == V{"DeletePodGroup " + kPgA, "Event PodGroupDeleted"});
 }
 
-TEST_CASE("rollback: the old ReplicaSet's PodGroup is still Terminating → wait", "[unit]") {
+TEST_CASE("rollback: the old ReplicaSet's PodGroup is still Terminating", "[unit]") {
   const json d = Deployment(3);
   const json w = StoredWorkload(d);
   const json rs_a = ReplicaSet("aaaa", "rs-a", 3);  // scaled up again
@@ -208,45 +222,112 @@ TEST_CASE("rollback: the old ReplicaSet's PodGroup is still Terminating → wait
   in.replicasets = {Obj(rs_a), Obj(rs_b)};
   in.podgroups = {Obj(Terminating(StoredPodGroup(w, rs_a, "pg-a"))),
                   Obj(StoredPodGroup(w, rs_b, "pg-b"))};
+  json running = Pod("web-aaaa-1", rs_a, json::array());
+  running["spec"]["nodeName"] = "node-1";
+  running["status"]["phase"] = "Running";
   in.pods = {Obj(Pod("web-aaaa-9", rs_a))};
-  const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"DeletePodGroup web-bbbb", "Event PodGroupDeleted", "Event PodGroupTerminating",
-                           "RequeueAfter"});
-  CHECK(Find(plan, ActionKind::kEvent).event_type == "Normal");
-  CHECK(plan.actions[2].event_type == "Warning");
-  CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kTerminatingRecheck);
 
+  SECTION("Q14: only never-run gated pods name it: release the finalizer, then re-create") {
+    const Plan plan = PlanDeployment(in);
+    CHECK(Summary(plan) == V{"DeletePodGroup " + kPgB, "Event PodGroupDeleted",
+                             "ReleasePodGroup " + kPgA, "Event PodGroupReleased", "RequeueAfter"});
+    const Action& release = plan.actions[2];
+    CHECK(release.uid == "pg-a");
+    CHECK(release.patch == json::parse(R"([
+      {"op":"test","path":"/metadata/uid","value":"pg-a"},
+      {"op":"test","path":"/metadata/finalizers/0","value":"scheduling.k8s.io/podgroup-protection"},
+      {"op":"remove","path":"/metadata/finalizers/0"}])"));
+    CHECK(plan.needs_replan);
+  }
+  SECTION("a pod that is bound (or ran) still names it: wait, with a Warning") {
+    in.pods.push_back(Obj(running));
+    const Plan plan = PlanDeployment(in);
+    CHECK(Summary(plan) == V{"DeletePodGroup " + kPgB, "Event PodGroupDeleted",
+                             "Event PodGroupTerminating", "RequeueAfter"});
+    CHECK(plan.actions[1].event_type == "Normal");
+    CHECK(plan.actions[2].event_type == "Warning");
+    CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kTerminatingRecheck);
+  }
+  SECTION("a bound pod whose gate was lifted counts as running") {
+    json bound = Pod("web-aaaa-2", rs_a, json::array());
+    bound["spec"]["nodeName"] = "node-2";
+    in.pods.push_back(Obj(bound));
+    CHECK(Summary(PlanDeployment(in))[2] == "Event PodGroupTerminating");
+  }
+  SECTION("no podgroup-protection finalizer left (held by another): wait") {
+    json pg = Terminating(StoredPodGroup(w, rs_a, "pg-a"));
+    pg["metadata"]["finalizers"] = json::array({"example.com/keep"});
+    in.podgroups = {Obj(pg)};
+    const Plan plan = PlanDeployment(in);
+    CHECK(Summary(plan) == V{"Event PodGroupTerminating", "RequeueAfter"});
+    CHECK(plan.actions[0].message.find("wasd does not own") != std::string::npos);
+  }
   SECTION("once it is gone, it is re-created and the gates lift") {
     in.podgroups = {Obj(Terminating(StoredPodGroup(w, rs_b, "pg-b")))};
     const Plan next = PlanDeployment(in);
-    CHECK(Summary(next) == V{"CreatePodGroup web-aaaa", "Event PodGroupCreated", "LiftGate web-aaaa-9"});
+    CHECK(Summary(next) ==
+          V{"CreatePodGroup " + kPgA, "Event PodGroupCreated", "LiftGate web-aaaa-9"});
   }
 }
 
-TEST_CASE("rollback to a pruned revision: the same name with a new ReplicaSet UID", "[unit]") {
+TEST_CASE("Q12: a ReplicaSet re-created under the same name never names the old PodGroup",
+          "[unit]") {
+  // Deployment deleted and re-created with the same template (H2), or a
+  // rollback to a pruned revision: the same ReplicaSet name, a new UID.
   const json d = Deployment(3);
   const json w = StoredWorkload(d);
   const json vanished = ReplicaSet("aaaa", "rs-a-old", 3);
   const json reborn = ReplicaSet("aaaa", "rs-a-new", 3);
+  const std::string old_pg = workloadbuilder::PodGroupName("web-aaaa", "rs-a-old");
+  const std::string new_pg = workloadbuilder::PodGroupName("web-aaaa", "rs-a-new");
+  REQUIRE(old_pg != new_pg);
   PlanInput in = Input(d);
   in.workloads = {Obj(w)};
   in.replicasets = {Obj(reborn)};
-  in.podgroups = {Obj(StoredPodGroup(w, vanished, "pg-old"))};
-  in.pods = {Obj(Pod("web-aaaa-1", reborn))};
-  const Plan plan = PlanDeployment(in);
-  // The new ReplicaSet adopts it (its pods already name it), then the gates lift.
-  REQUIRE(Summary(plan) == V{"PatchPodGroupOwners web-aaaa", "LiftGate web-aaaa-1"});
-  CHECK(plan.actions[0].uid == "pg-old");
-  CHECK(plan.actions[0].patch == json::parse(R"([
-    {"op":"test","path":"/metadata/uid","value":"pg-old"},
-    {"op":"test","path":"/metadata/ownerReferences/0/uid","value":"rs-a-old"},
-    {"op":"replace","path":"/metadata/ownerReferences/0","value":{"apiVersion":"apps/v1",
-     "kind":"ReplicaSet","name":"web-aaaa","uid":"rs-a-new","controller":true,"blockOwnerDeletion":true}}])"));
+  in.podgroups = {Obj(Terminating(StoredPodGroup(w, vanished, "pg-old")))};
+  json old_pod = Pod("web-aaaa-old", vanished, json::array());
+  old_pod["spec"]["nodeName"] = "node-1";
+  in.pods = {Obj(Pod("web-aaaa-1", reborn)), Obj(old_pod)};
+  // The old one stays Terminating behind its running pod; the new pods get
+  // their own PodGroup at once.
+  CHECK(Summary(PlanDeployment(in)) ==
+        V{"CreatePodGroup " + new_pg, "Event PodGroupCreated", "LiftGate web-aaaa-1"});
 
-  SECTION("already Terminating: wait for it") {
-    in.podgroups = {Obj(Terminating(StoredPodGroup(w, vanished, "pg-old")))};
-    CHECK(Summary(PlanDeployment(in)) == V{"Event PodGroupTerminating", "RequeueAfter"});
+  SECTION("an old PodGroup not yet deleted goes once its pods are gone") {
+    in.podgroups = {Obj(StoredPodGroup(w, vanished, "pg-old"))};
+    in.pods = {Obj(Pod("web-aaaa-1", reborn))};
+    const Plan plan = PlanDeployment(in);
+    CHECK(Summary(plan) == V{"DeletePodGroup " + old_pg, "Event PodGroupDeleted",
+                             "CreatePodGroup " + new_pg, "Event PodGroupCreated",
+                             "LiftGate web-aaaa-1"});
+    CHECK(plan.actions[0].owner_name == "web-aaaa");
+    CHECK(plan.actions[0].owner_uid == "rs-a-old");
   }
+}
+
+TEST_CASE("Q12 upgrade: a PodGroup of the earlier naming scheme is replaced once unused",
+          "[unit]") {
+  const json d = Deployment(2);
+  const json w = StoredWorkload(d);
+  const json rs = ReplicaSet("aaaa", "rs-a", 2);
+  json legacy = StoredPodGroup(w, rs, "pg-legacy");
+  legacy["metadata"]["name"] = kRsA;
+  json legacy_pod = Pod("web-aaaa-1", rs, json::array());
+  legacy_pod["spec"]["schedulingGroup"]["podGroupName"] = kRsA;
+  legacy_pod["status"]["phase"] = "Running";
+  PlanInput in = Input(d);
+  in.workloads = {Obj(w)};
+  in.replicasets = {Obj(rs)};
+  in.podgroups = {Obj(legacy)};
+  in.pods = {Obj(legacy_pod), Obj(Pod("web-aaaa-2", rs))};
+  CHECK(Summary(PlanDeployment(in)) ==
+        V{"CreatePodGroup " + kPgA, "Event PodGroupCreated", "LiftGate web-aaaa-2"});
+  in.pods = {Obj(Pod("web-aaaa-2", rs, json::array()))};
+  in.podgroups = {Obj(legacy), Obj(StoredPodGroup(w, rs, "pg-a"))};
+  const Plan plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) == V{"DeletePodGroup " + kRsA, "Event PodGroupDeleted"});
+  CHECK(plan.actions[0].owner_may_be_active);  // its ReplicaSet lives on, under the new name
+  CHECK(plan.actions[0].resource_version.empty());
 }
 
 TEST_CASE("deleted PodGroup is re-created; running pods are not touched", "[unit]") {
@@ -257,7 +338,7 @@ TEST_CASE("deleted PodGroup is re-created; running pods are not touched", "[unit
   in.workloads = {Obj(w)};
   in.replicasets = {Obj(rs)};
   in.pods = {Obj(Pod("web-aaaa-1", rs, json::array()))};
-  CHECK(Summary(PlanDeployment(in)) == V{"CreatePodGroup web-aaaa", "Event PodGroupCreated"});
+  CHECK(Summary(PlanDeployment(in)) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated"});
 }
 
 TEST_CASE("single-pod replacement keeps the PodGroup and only lifts the new pod", "[unit]") {
@@ -282,21 +363,21 @@ TEST_CASE("re-created Workload: PodGroups get their Workload reference re-pointe
   in.replicasets = {Obj(rs)};
   in.podgroups = {Obj(StoredPodGroup(old_w, rs, "pg-a"))};
   const Plan plan = PlanDeployment(in);
-  REQUIRE(Summary(plan) == V{"PatchPodGroupOwners web-aaaa"});
+  REQUIRE(Summary(plan) == V{"PatchPodGroupOwners " + kPgA});
   CHECK(plan.actions[0].patch == json::parse(R"([
     {"op":"test","path":"/metadata/uid","value":"pg-a"},
     {"op":"test","path":"/metadata/ownerReferences/1/kind","value":"Workload"},
     {"op":"test","path":"/metadata/ownerReferences/1/uid","value":"w-uid-old"},
     {"op":"replace","path":"/metadata/ownerReferences/1",
      "value":{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"Workload","name":")" +
-                                                WorkloadName() + R"(","uid":"w-uid-new"}}])"));
+                                             WorkloadName() + R"(","uid":"w-uid-new"}}])"));
 
   SECTION("a PodGroup without any Workload reference gets one appended") {
     json pg = StoredPodGroup(new_w, rs, "pg-a");
     pg["metadata"]["ownerReferences"].erase(1);
     in.podgroups = {Obj(pg)};
     const Plan p = PlanDeployment(in);
-    REQUIRE(Summary(p) == V{"PatchPodGroupOwners web-aaaa"});
+    REQUIRE(Summary(p) == V{"PatchPodGroupOwners " + kPgA});
     CHECK(p.actions[0].patch[1]["op"] == "add");
     CHECK(p.actions[0].patch[1]["path"] == "/metadata/ownerReferences/-");
     CHECK(p.actions[0].patch[1]["value"]["uid"] == "w-uid-new");
@@ -330,17 +411,18 @@ TEST_CASE("foreign Workload with our name: an Event and nothing else", "[unit]")
     ours["metadata"]["name"] = "renamed";
     in.workloads = {Obj(ours)};
     plan = PlanDeployment(in);
-    REQUIRE(Summary(plan) == V{"CreatePodGroup web-aaaa", "Event PodGroupCreated", "LiftGate web-aaaa-1"});
+    REQUIRE(Summary(plan) ==
+            V{"CreatePodGroup " + kPgA, "Event PodGroupCreated", "LiftGate web-aaaa-1"});
     CHECK(plan.actions[0].object["spec"]["workloadRef"]["workloadName"] == "renamed");
   }
 }
 
-TEST_CASE("foreign PodGroup with a ReplicaSet's name: no PodGroup writes, no gate lifts", "[unit]") {
+TEST_CASE("foreign PodGroup with a needed name: no PodGroup writes, no gate lifts", "[unit]") {
   const json d = Deployment(3);
   const json w = StoredWorkload(d);
   const json rs_a = ReplicaSet("aaaa", "rs-a", 3);
   const json rs_b = ReplicaSet("bbbb", "rs-b", 3, "other-deploy");  // not ours: ignored
-  json foreign = {{"metadata", {{"name", kRsA}, {"namespace", kNs}, {"uid", "pg-x"}}},
+  json foreign = {{"metadata", {{"name", kPgA}, {"namespace", kNs}, {"uid", "pg-x"}}},
                   {"spec", {{"schedulingPolicy", {{"basic", json::object()}}}}}};
   PlanInput in = Input(Deployment(5));  // would also need a Workload patch
   in.workloads = {Obj(w)};
@@ -361,7 +443,7 @@ TEST_CASE("crash between Workload and PodGroup creation: recovery creates only w
   in.replicasets = {Obj(rs)};
   in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
   Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"CreatePodGroup web-aaaa", "Event PodGroupCreated", "LiftGate web-aaaa-1",
+  CHECK(Summary(plan) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated", "LiftGate web-aaaa-1",
                            "LiftGate web-aaaa-2"});
   // Crash after the PodGroup and one gate: the rest only.
   in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
@@ -380,22 +462,24 @@ TEST_CASE("PodGroup of a vanished ReplicaSet is deleted", "[unit]") {
   in.replicasets = {Obj(rs)};
   in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a")), Obj(StoredPodGroup(w, gone, "pg-z"))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"DeletePodGroup web-zzzz", "Event PodGroupDeleted"});
+  CHECK(Summary(plan) == V{"DeletePodGroup " + kPgZ, "Event PodGroupDeleted"});
   CHECK(plan.actions[0].uid == "pg-z");
   CHECK(plan.actions[1].message.find("no longer exists") != std::string::npos);
 
   SECTION("already Terminating: left alone") {
-    in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a")), Obj(Terminating(StoredPodGroup(w, gone, "pg-z")))};
+    in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a")),
+                    Obj(Terminating(StoredPodGroup(w, gone, "pg-z")))};
     CHECK(PlanDeployment(in).empty());
   }
   SECTION("a Terminating ReplicaSet counts as gone") {
     in.replicasets = {Obj(Terminating(rs))};
     in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
-    CHECK(Summary(PlanDeployment(in)) == V{"DeletePodGroup web-aaaa", "Event PodGroupDeleted"});
+    CHECK(Summary(PlanDeployment(in)) == V{"DeletePodGroup " + kPgA, "Event PodGroupDeleted"});
   }
 }
 
-TEST_CASE("gates: other gates untouched, terminating pods and other ReplicaSets skipped", "[unit]") {
+TEST_CASE("gates: other gates untouched, terminating pods and other ReplicaSets skipped",
+          "[unit]") {
   const json d = Deployment(3);
   const json w = StoredWorkload(d);
   const json rs = ReplicaSet("aaaa", "rs-a", 3);
@@ -404,9 +488,10 @@ TEST_CASE("gates: other gates untouched, terminating pods and other ReplicaSets 
   in.workloads = {Obj(w)};
   in.replicasets = {Obj(rs)};
   in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
-  in.pods = {Obj(Pod("a-1", rs, json::parse(R"([{"name":"other.io/x"},{"name":"wasd.io/pod-group"}])"))),
-             Obj(Pod("a-2", rs, json::parse(R"([{"name":"other.io/x"}])"))),
-             Obj(Terminating(Pod("a-3", rs))), Obj(Pod("c-1", other))};
+  in.pods = {
+      Obj(Pod("a-1", rs, json::parse(R"([{"name":"other.io/x"},{"name":"wasd.io/pod-group"}])"))),
+      Obj(Pod("a-2", rs, json::parse(R"([{"name":"other.io/x"}])"))),
+      Obj(Terminating(Pod("a-3", rs))), Obj(Pod("c-1", other))};
   const Plan plan = PlanDeployment(in);
   REQUIRE(Summary(plan) == V{"LiftGate a-1"});
   CHECK(plan.actions[0].gate_index == 1);
@@ -437,7 +522,8 @@ TEST_CASE("explicit minCount change at positive replicas is patched", "[unit]") 
   in.replicasets = {Obj(rs)};
   in.podgroups = {Obj(StoredPodGroup(w, rs, "pg-a"))};
   const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "PatchPodGroupMinCount web-aaaa"});
+  CHECK(Summary(plan) ==
+        V{"PatchWorkloadMinCount " + WorkloadName(), "PatchPodGroupMinCount " + kPgA});
   CHECK(plan.actions[0].min_count == 3);
   CHECK(plan.actions[1].min_count == 3);
 }
@@ -459,7 +545,8 @@ TEST_CASE("Q10: priorityClassName only for a known class with value <= 1e9", "[u
     REQUIRE(Summary(plan) == V{"CreateWorkload " + WorkloadName(), "Event PriorityClassSkipped",
                                "Event WorkloadCreated"});
     CHECK(plan.actions[1].event_type == "Warning");
-    CHECK_FALSE(plan.actions[0].object["spec"]["podGroupTemplates"][0].contains("priorityClassName"));
+    CHECK_FALSE(
+        plan.actions[0].object["spec"]["podGroupTemplates"][0].contains("priorityClassName"));
   }
   SECTION("unknown") {
     const Plan plan = PlanDeployment(in);
@@ -472,17 +559,10 @@ TEST_CASE("Q10: priorityClassName only for a known class with value <= 1e9", "[u
 TEST_CASE("nothing is planned for deployments wasd must not touch", "[unit]") {
   SECTION("gone") { CHECK(PlanDeployment(PlanInput{}).empty()); }
   SECTION("being deleted") { CHECK(PlanDeployment(Input(Terminating(Deployment(3)))).empty()); }
-  SECTION("no carrier") {
+  SECTION("no carrier, no gated pods") {
     json d = Deployment(3);
     d["metadata"].erase("annotations");
     CHECK(PlanDeployment(Input(d)).empty());
-  }
-  SECTION("invalid configuration") {
-    json d = Deployment(3);
-    d["metadata"]["annotations"]["wasd.io/scheduling"] = R"({"schedulingPolicy":{"gang":{"minCount":0}}})";
-    const Plan plan = PlanDeployment(Input(d));
-    CHECK(plan.empty());
-    CHECK(plan.note.find("minCount") != std::string::npos);
   }
   SECTION("our Workload is being deleted: wait") {
     const json d = Deployment(3);
@@ -490,6 +570,59 @@ TEST_CASE("nothing is planned for deployments wasd must not touch", "[unit]") {
     in.workloads = {Obj(Terminating(StoredWorkload(d)))};
     CHECK(Summary(PlanDeployment(in)) == V{"RequeueAfter"});
   }
+}
+
+TEST_CASE("Q15: gated pods of a Deployment without a usable carrier are released", "[unit]") {
+  const json rs = ReplicaSet("aaaa", "rs-a", 2);
+  const json other = ReplicaSet("cccc", "rs-c", 1, "other-deploy");
+  SECTION("no carrier: lift, with a Warning") {
+    json d = Deployment(2);
+    d["metadata"].erase("annotations");
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs), Obj(other)};
+    in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs, json::array())),
+               Obj(Pod("c-1", other))};
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"LiftGate web-aaaa-1", "Event SchedulingGatesLifted"});
+    CHECK(plan.actions[1].event_type == "Warning");
+    CHECK(plan.actions[1].message.find("1 of its pods") != std::string::npos);
+  }
+  SECTION("invalid stored configuration: a Warning always, lifts when pods wait") {
+    json d = Deployment(3);
+    d["metadata"]["annotations"]["wasd.io/scheduling"] =
+        R"({"schedulingPolicy":{"gang":{"minCount":0}}})";
+    Plan plan = PlanDeployment(Input(d));
+    REQUIRE(Summary(plan) == V{"Event InvalidSchedulingConfiguration"});
+    CHECK(plan.actions[0].event_type == "Warning");
+    CHECK(plan.note.find("minCount") != std::string::npos);
+    CHECK(plan.actions[0].message.find("minCount") != std::string::npos);
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs)};
+    in.pods = {Obj(Pod("web-aaaa-1", rs))};
+    plan = PlanDeployment(in);
+    CHECK(Summary(plan) == V{"LiftGate web-aaaa-1", "Event InvalidSchedulingConfiguration"});
+  }
+}
+
+TEST_CASE("Q11: claims the stored Workload lacks are reported with each PodGroup create",
+          "[unit]") {
+  json d = Deployment(2);
+  d["metadata"]["annotations"]["wasd.io/scheduling"] =
+      R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"gpus","resourceClaimName":"shared"}]})";
+  json w = StoredWorkload(d);
+  REQUIRE(w["spec"]["podGroupTemplates"][0].contains("resourceClaims"));
+  const json rs = ReplicaSet("aaaa", "rs-a", 2);
+  PlanInput in = Input(d);
+  in.replicasets = {Obj(rs)};
+  in.workloads = {Obj(w)};
+  CHECK(Summary(PlanDeployment(in)) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated"});
+  w["spec"]["podGroupTemplates"][0].erase("resourceClaims");  // stripped by the API server
+  in.workloads = {Obj(w)};
+  const Plan plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) ==
+          V{"CreatePodGroup " + kPgA, "Event PodGroupCreated", "Event ClaimsStripped"});
+  CHECK(plan.actions[2].event_type == "Warning");
+  CHECK(plan.actions[2].message.find("gpus") != std::string::npos);
 }
 
 TEST_CASE("Q11: stripped claims are the sent names missing from the answer", "[unit]") {

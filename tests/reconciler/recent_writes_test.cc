@@ -1,10 +1,11 @@
 // RecentWrites (our answers until the watch catches up), ObjectIndex, and the
 // Event object.
+#include "reconciler/recent_writes.h"
+
 #include <catch2/catch.hpp>
 
 #include "reconciler/events.h"
 #include "reconciler/object_index.h"
-#include "reconciler/recent_writes.h"
 
 namespace wasd::reconciler {
 namespace {
@@ -13,8 +14,8 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 Object Pg(const std::string& uid, const std::string& rv) {
-  return std::make_shared<const json>(
-      json{{"metadata", {{"name", "pg"}, {"namespace", "ns"}, {"uid", uid}, {"resourceVersion", rv}}}});
+  return std::make_shared<const json>(json{
+      {"metadata", {{"name", "pg"}, {"namespace", "ns"}, {"uid", uid}, {"resourceVersion", rv}}}});
 }
 
 TEST_CASE("recent writes: ours until the cache has our version or a newer one", "[unit]") {
@@ -22,11 +23,11 @@ TEST_CASE("recent writes: ours until the cache has our version or a newer one", 
   RecentWrites rw([&] { return now; });
   const Object ours = Pg("u1", "10");
   rw.Record(Kind::kPodGroup, ours);
-  CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", nullptr) == ours);          // cache lags
-  CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", Pg("u1", "9")) == ours);    // older copy
+  CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", nullptr) == ours);        // cache lags
+  CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", Pg("u1", "9")) == ours);  // older copy
   const Object newer = Pg("u1", "11");
   CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", newer) == newer);
-  CHECK(rw.Resolve(Kind::kPod, "ns", "pg", nullptr) == nullptr);             // other kind
+  CHECK(rw.Resolve(Kind::kPod, "ns", "pg", nullptr) == nullptr);  // other kind
   rw.Observe(Kind::kPodGroup, *Pg("u1", "10"), false);
   CHECK(rw.size() == 0);
 
@@ -49,6 +50,32 @@ TEST_CASE("recent writes: a deletion hides the stale cached copy, not a new obje
   CHECK(rw.size() == 0);
 }
 
+TEST_CASE("recent writes: an answer arriving after the watch's DELETED event is ignored",
+          "[unit]") {
+  // The scale-to-zero race of issue 11: DELETE of a PodGroup behind its
+  // finalizer answers with the Terminating object, but the finalizer was
+  // already gone and the watch delivered DELETED first. Recording that
+  // answer would make the PodGroup look "still Terminating" for 30 s.
+  RecentWrites::Clock::time_point now{100s};
+  RecentWrites rw([&] { return now; });
+  rw.Observe(Kind::kPodGroup, *Pg("u1", "12"), true);
+  rw.Record(Kind::kPodGroup, Pg("u1", "11"));
+  CHECK(rw.size() == 0);
+  CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", nullptr) == nullptr);
+  // A new object of the same name (new uid) is recorded as usual.
+  const Object fresh = Pg("u2", "20");
+  rw.Record(Kind::kPodGroup, fresh);
+  CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", nullptr) == fresh);
+
+  SECTION("tombstones expire with the entries") {
+    now += kRecentWriteTtl + 1s;
+    rw.Observe(Kind::kPodGroup, *Pg("u3", "30"), false);  // any call expires old tombstones
+    const Object late = Pg("u1", "11");
+    rw.Record(Kind::kPodGroup, late);
+    CHECK(rw.Resolve(Kind::kPodGroup, "ns", "pg", nullptr) == late);
+  }
+}
+
 TEST_CASE("resource versions compare as numbers when they are numbers", "[unit]") {
   CHECK(VersionAtLeast("10", "9"));
   CHECK_FALSE(VersionAtLeast("9", "10"));
@@ -69,11 +96,18 @@ TEST_CASE("object index: move, remove, lookup", "[unit]") {
 }
 
 TEST_CASE("event object: core/v1 Event on the Deployment from wasd-reconciler", "[unit]") {
-  const json d = {{"metadata", {{"name", "web"}, {"namespace", "ml"}, {"uid", "d1"}, {"resourceVersion", "7"}}}};
-  const json e = EventObject(d, "Warning", "ForeignObject", "msg", "host_1", "abc", "2025-01-01T00:00:00Z");
+  const json d = {
+      {"metadata",
+       {{"name", "web"}, {"namespace", "ml"}, {"uid", "d1"}, {"resourceVersion", "7"}}}};
+  const json e =
+      EventObject(d, "Warning", "ForeignObject", "msg", "host_1", "abc", "2025-01-01T00:00:00Z");
   CHECK(e["metadata"] == json{{"name", "web.abc"}, {"namespace", "ml"}});
-  CHECK(e["involvedObject"] == json{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"},
-                                    {"namespace", "ml"}, {"uid", "d1"}, {"resourceVersion", "7"}});
+  CHECK(e["involvedObject"] == json{{"apiVersion", "apps/v1"},
+                                    {"kind", "Deployment"},
+                                    {"name", "web"},
+                                    {"namespace", "ml"},
+                                    {"uid", "d1"},
+                                    {"resourceVersion", "7"}});
   CHECK(e["source"]["component"] == "wasd-reconciler");
   CHECK(e["reportingComponent"] == "wasd-reconciler");
   CHECK(e["reportingInstance"] == "host_1");
