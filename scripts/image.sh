@@ -49,7 +49,8 @@ if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF >/dev/null
 fi
 # The linker's notes about getaddrinfo/dlopen in static programs are
-# expected (SECURITY.md "Static glibc"); everything else is shown.
+# expected (SECURITY.md "The container image and static glibc"); everything
+# else is shown.
 cmake --build "$build_dir" --target wasd-fully-static -j"$(nproc)" 2>&1 |
   grep -v -e "in statically linked applications requires at runtime" \
     -e "): in function \`" || true
