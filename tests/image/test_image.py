@@ -117,8 +117,7 @@ class Image(unittest.TestCase):
         try:
             cls._build()
             cls._unpack()
-            with open(os.path.join(cls.work, "chart-package.txt")) as f:
-                chart_dir = f.read().strip()
+            chart_dir = cls.chart_dir
             cls.objs = [o for o in yaml.safe_load_all(chartlib.render_text(
                 namespace=RELEASE_NS, chart_dir=chart_dir)) if o]
             # A chart that still runs a hook with a kubectl image (values
@@ -160,8 +159,7 @@ class Image(unittest.TestCase):
         log("release %s (image %s) built in %s" % (cls.version, cls.image, t))
         with tarfile.open(os.path.join(out, "wasd-%s.tgz" % cls.version)) as tar:
             tar.extractall(os.path.join(cls.work, "chart"))
-        with open(os.path.join(cls.work, "chart-package.txt"), "w") as f:
-            f.write(os.path.join(cls.work, "chart", "wasd"))
+        cls.chart_dir = os.path.join(cls.work, "chart", "wasd")
 
     @classmethod
     def _unpack(cls):
@@ -194,6 +192,12 @@ class Image(unittest.TestCase):
             cls.dns.Stop()
         if cls.srv:
             cls.srv.Stop()
+        # Never delete through a mount: anything still mounted under the work
+        # directory (a container that failed half-way) is detached first.
+        with open("/proc/self/mountinfo") as f:
+            left = [line.split()[4] for line in f if line.split()[4].startswith(cls.work + "/")]
+        for path in sorted(left, key=len, reverse=True):
+            subprocess.run(["umount", "-l", path], capture_output=True, timeout=30)
         if not os.environ.get("WASD_KEEP_TEST_DIRS"):
             shutil.rmtree(cls.work, ignore_errors=True)
 
@@ -483,7 +487,7 @@ class Image(unittest.TestCase):
     # -------------------------------------------- the chart, installed
 
     def test_10_chart_runs_only_the_built_image(self):
-        with open(os.path.join(self.work, "chart", "wasd", "Chart.yaml")) as f:
+        with open(os.path.join(self.chart_dir, "Chart.yaml")) as f:
             chart = yaml.safe_load(f)
         self.assertEqual(chart["appVersion"], self.version)
         self.assertEqual(chart["version"], self.version)
