@@ -6,6 +6,7 @@
 #include "admission/json_access.h"
 #include "admission/pruned_json.h"
 #include "rules/deployment_rules.h"
+#include "rules/rule_ids.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
@@ -144,6 +145,7 @@ Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summ
   if (!v.allowed) {
     response["status"] = DenialStatus(v.errors, request, with_causes);
     summary.code = 422;
+    summary.denied_rules = rules::RuleIdsOf(v.errors);
   } else {
     summary.code = 200;
     if (!v.patch.empty()) {

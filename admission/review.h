@@ -56,6 +56,8 @@ struct Summary {
   int code = 200;         // status.code of the response (200 allowed, 422 denied), or the HTTP status
   bool patched = false;
   std::string error;      // one line, for 4xx answers
+  // A denial: the rule ids (rules/rule_ids.h, static strings) of its field errors.
+  std::vector<std::string_view> denied_rules;
 };
 
 struct PendingScale;  // opaque: the decoded scale request awaiting its Deployment

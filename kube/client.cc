@@ -26,6 +26,13 @@ Status CheckName(const Resource& resource, std::string_view ns, std::string_view
   return Status::Ok();
 }
 
+// dryRun=All for a write that asks for it.
+Query DryRunQuery(const RequestOptions& options) {
+  Query q;
+  if (options.dry_run) q.emplace_back("dryRun", "All");
+  return q;
+}
+
 std::string Field(const nlohmann::json& j, const char* outer, const char* inner) {
   auto o = j.find(outer);
   if (o == j.end() || !o->is_object()) return {};
@@ -118,16 +125,16 @@ Result<nlohmann::json> Client::Create(const Resource& resource, std::string_view
                                       const nlohmann::json& object,
                                       const RequestOptions& options) {
   if (resource.namespaced && ns.empty()) return BadArgument("namespace required to create " + resource.plural);
-  return impl_->Call(http::verb::post, ResourcePath(resource, ns, ""), {}, object.dump(),
-                     "application/json", options);
+  return impl_->Call(http::verb::post, ResourcePath(resource, ns, ""), DryRunQuery(options),
+                     object.dump(), "application/json", options);
 }
 
 Result<nlohmann::json> Client::Update(const Resource& resource, std::string_view ns,
                                       std::string_view name, const nlohmann::json& object,
                                       const RequestOptions& options) {
   if (Status s = CheckName(resource, ns, name); !s.ok()) return s;
-  return impl_->Call(http::verb::put, ResourcePath(resource, ns, name), {}, object.dump(),
-                     "application/json", options);
+  return impl_->Call(http::verb::put, ResourcePath(resource, ns, name), DryRunQuery(options),
+                     object.dump(), "application/json", options);
 }
 
 Result<nlohmann::json> Client::Patch(const Resource& resource, std::string_view ns,
@@ -143,7 +150,7 @@ Result<nlohmann::json> Client::Patch(const Resource& resource, std::string_view 
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return BadArgument("server-side apply needs a field manager");
   }
-  Query q;
+  Query q = DryRunQuery(options.request);
   if (!options.field_manager.empty()) q.emplace_back("fieldManager", options.field_manager);
   if (type == PatchType::kApply && options.force) q.emplace_back("force", "true");
   return impl_->Call(http::verb::patch, ResourcePath(resource, ns, name), q, patch.dump(),
@@ -160,8 +167,9 @@ Result<nlohmann::json> Client::Delete(const Resource& resource, std::string_view
   }
   if (!options.propagation_policy.empty()) body["propagationPolicy"] = options.propagation_policy;
   if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
-  return impl_->Call(http::verb::delete_, ResourcePath(resource, ns, name), {}, body.dump(),
-                     "application/json", options.request);
+  return impl_->Call(http::verb::delete_, ResourcePath(resource, ns, name),
+                     DryRunQuery(options.request), body.dump(), "application/json",
+                     options.request);
 }
 
 }  // namespace wasd::kube

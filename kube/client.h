@@ -70,6 +70,9 @@ struct RequestOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // Stops waiting (and retrying) when requested; the call returns kCancelled.
   std::stop_token stop;
+  // Writes (Create, Update, Patch, Delete) only: dryRun=All, the server runs
+  // admission and validation and stores nothing.
+  bool dry_run = false;
 };
 
 struct ListOptions {

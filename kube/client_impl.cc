@@ -31,6 +31,8 @@ std::string Trim(const std::string& s) {
 }  // namespace
 
 Client::Impl::Impl(Config config) : config_(std::move(config)), token_(config_.token) {
+  if (config_.exec)
+    exec_ = std::make_unique<ExecTokenSource>(*config_.exec, config_.server, config_.ca_pem);
   Result<ServerUrl> url = ParseServerUrl(config_.server);
   if (!url.ok()) {
     setup_error_ = url.status();
@@ -58,7 +60,8 @@ Client::Impl::Impl(Config config) : config_(std::move(config)), token_(config_.t
   }
 }
 
-std::string Client::Impl::CurrentToken() {
+Result<std::string> Client::Impl::CurrentToken() {
+  if (exec_) return exec_->Token();
   if (!config_.token_file.empty()) {
     // Re-read on every request: kubelet rotates projected service-account
     // tokens in place, and a stale token fails with 401.
@@ -77,16 +80,21 @@ std::string Client::Impl::Target(const std::string& path, const Query& query) co
   return url_.base_path + path + QueryString(query);
 }
 
-http::request<http::string_body> Client::Impl::MakeRequest(http::verb verb,
-                                                           const std::string& target,
-                                                           const std::string& body,
-                                                           std::string_view content_type) {
+void Client::Impl::Unauthorized() {
+  if (exec_) exec_->Invalidate();
+}
+
+Result<http::request<http::string_body>> Client::Impl::MakeRequest(http::verb verb,
+                                                                   const std::string& target,
+                                                                   const std::string& body,
+                                                                   std::string_view content_type) {
   http::request<http::string_body> req{verb, target, 11};
   req.set(http::field::host, url_.HostHeader());
   req.set(http::field::user_agent, "wasd");
   req.set(http::field::accept, "application/json");
-  const std::string token = CurrentToken();
-  if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+  Result<std::string> token = CurrentToken();
+  if (!token.ok()) return token.status();
+  if (!token->empty()) req.set(http::field::authorization, "Bearer " + *token);
   if (!content_type.empty()) {
     req.set(http::field::content_type, std::string(content_type));
   }
@@ -130,8 +138,7 @@ void Client::Impl::Release(std::unique_ptr<Connection> conn) {
 }
 
 Client::Impl::Attempt Client::Impl::Exchange(http::verb verb, const std::string& target,
-                                             const std::string& body,
-                                             std::string_view content_type,
+                                             const std::string& body, std::string_view content_type,
                                              Clock::time_point deadline,
                                              const std::stop_token& stop) {
   const bool idempotent =
@@ -150,8 +157,13 @@ Client::Impl::Attempt Client::Impl::Exchange(http::verb verb, const std::string&
       }
       conn = std::move(opened).value();
     }
-    http::request<http::string_body> req = MakeRequest(verb, target, body, content_type);
-    a.status = conn->Write(req, deadline, stop);
+    Result<http::request<http::string_body>> req = MakeRequest(verb, target, body, content_type);
+    if (!req.ok()) {
+      Release(std::move(conn));
+      a.status = req.status();  // not retried: the plugin said why
+      return a;
+    }
+    a.status = conn->Write(req.value(), deadline, stop);
     bool stale = conn->reused && !a.status.ok() && a.status.kind() == Status::Kind::kUnreachable;
     if (a.status.ok()) {
       http::response_parser<http::string_body> parser;
@@ -168,10 +180,10 @@ Client::Impl::Attempt Client::Impl::Exchange(http::verb verb, const std::string&
         return a;
       }
       if (a.status.kind() == Status::Kind::kBadResponse) {
-        a.status = Status::Error(Status::Kind::kBadResponse,
-                                 "response to " + target + ": " + a.status.message() +
-                                     " (limit " + std::to_string(config_.limits.max_response_bytes) +
-                                     " body bytes)");
+        a.status =
+            Status::Error(Status::Kind::kBadResponse,
+                          "response to " + target + ": " + a.status.message() + " (limit " +
+                              std::to_string(config_.limits.max_response_bytes) + " body bytes)");
         return a;
       }
       stale = conn->reused && conn->failed_before_response() && idempotent;
@@ -204,13 +216,13 @@ Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& pa
       if (a.response.body.empty()) return nlohmann::json::object();
       nlohmann::json j = nlohmann::json::parse(a.response.body, nullptr, false);
       if (j.is_discarded()) {
-        return Status::Error(Status::Kind::kBadResponse,
-                             std::string(http::to_string(verb)) + " " + target +
-                                 ": response is not JSON");
+        return Status::Error(Status::Kind::kBadResponse, std::string(http::to_string(verb)) + " " +
+                                                             target + ": response is not JSON");
       }
       return j;
     } else {
       status = ErrorFromResponse(a.response, retry.max_retry_after);
+      if (a.response.code == 401) Unauthorized();
       const bool get = verb == http::verb::get;
       if (status.too_many_requests() || (status.server_error() && get && status.retry_after())) {
         retryable = true;

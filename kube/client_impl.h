@@ -7,6 +7,7 @@
 #ifndef WASD_KUBE_CLIENT_IMPL_H_
 #define WASD_KUBE_CLIENT_IMPL_H_
 
+#include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,10 +15,9 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/ssl/context.hpp>
-
 #include "kube/client.h"
 #include "kube/connection.h"
+#include "kube/exec_credential.h"
 
 namespace wasd::kube {
 
@@ -48,9 +48,12 @@ class Client::Impl {
   // A new connection, connected and handshaken by `deadline`.
   Result<std::unique_ptr<Connection>> Open(Clock::time_point deadline, const std::stop_token& stop);
 
-  http::request<http::string_body> MakeRequest(http::verb verb, const std::string& target,
-                                               const std::string& body,
-                                               std::string_view content_type);
+  // Fails only when an exec credential plugin cannot give a token.
+  Result<http::request<http::string_body>> MakeRequest(http::verb verb, const std::string& target,
+                                                       const std::string& body,
+                                                       std::string_view content_type);
+  // The server answered 401: a token from an exec plugin is fetched anew.
+  void Unauthorized();
   // base_path + path + query string.
   std::string Target(const std::string& path, const Query& query) const;
 
@@ -58,7 +61,7 @@ class Client::Impl {
 
  private:
   struct Attempt {
-    Status status;       // transport outcome
+    Status status;  // transport outcome
     HttpResponse response;
     bool never_sent = false;  // connect/handshake failed: safe to retry any verb
   };
@@ -67,13 +70,14 @@ class Client::Impl {
                    const std::stop_token& stop);
   std::unique_ptr<Connection> TakeIdle();
   void Release(std::unique_ptr<Connection> conn);
-  std::string CurrentToken();
+  Result<std::string> CurrentToken();
 
   Config config_;
   Status setup_error_;
   ServerUrl url_;
   std::string verify_name_;
   std::unique_ptr<boost::asio::ssl::context> tls_ctx_;
+  std::unique_ptr<ExecTokenSource> exec_;  // kubeconfig exec plugin, if any
 
   std::mutex mu_;
   struct Idle {

@@ -22,11 +22,13 @@ Status Client::Watch(const Resource& resource, std::string_view ns, const WatchO
   if (!impl.setup_error().ok()) return impl.setup_error();
   const Config& config = impl.config();
   Query q{{"watch", "true"}};
-  if (!options.resource_version.empty()) q.emplace_back("resourceVersion", options.resource_version);
+  if (!options.resource_version.empty())
+    q.emplace_back("resourceVersion", options.resource_version);
   if (!options.label_selector.empty()) q.emplace_back("labelSelector", options.label_selector);
   if (!options.field_selector.empty()) q.emplace_back("fieldSelector", options.field_selector);
   if (options.allow_bookmarks) q.emplace_back("allowWatchBookmarks", "true");
-  if (options.timeout_seconds > 0) q.emplace_back("timeoutSeconds", std::to_string(options.timeout_seconds));
+  if (options.timeout_seconds > 0)
+    q.emplace_back("timeoutSeconds", std::to_string(options.timeout_seconds));
   const std::string target = impl.Target(ResourcePath(resource, ns, ""), q);
   const std::stop_token& stop = options.stop;
 
@@ -35,13 +37,15 @@ Status Client::Watch(const Resource& resource, std::string_view ns, const WatchO
   Result<std::unique_ptr<Connection>> opened = impl.Open(header_deadline, stop);
   if (!opened.ok()) return opened.status();
   std::unique_ptr<Connection> conn = std::move(opened).value();
-  http::request<http::string_body> req = impl.MakeRequest(http::verb::get, target, "", "");
-  if (Status s = conn->Write(req, header_deadline, stop); !s.ok()) return s;
+  Result<http::request<http::string_body>> req = impl.MakeRequest(http::verb::get, target, "", "");
+  if (!req.ok()) return req.status();
+  if (Status s = conn->Write(req.value(), header_deadline, stop); !s.ok()) return s;
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(boost::none);  // a watch is an endless stream; lines are bounded instead
   if (Status s = conn->ReadHeader(parser, header_deadline, stop); !s.ok()) return s;
 
   const int code = static_cast<int>(parser.get().result_int());
+  if (code == 401) impl.Unauthorized();  // an exec plugin's token is fetched anew
   std::array<char, kWatchReadBytes> buf;
   std::string error_body;
   WatchDecoder decoder(config.limits.max_watch_line_bytes);
@@ -51,12 +55,14 @@ Status Client::Watch(const Resource& resource, std::string_view ns, const WatchO
     parser.get().body().size = buf.size();
     // Each read may wait up to watch_idle: a live watch sends events or
     // bookmarks, a silent one is dead.
-    const auto deadline = Clock::now() + (code == 200 ? config.timeouts.watch_idle : config.timeouts.request);
+    const auto deadline =
+        Clock::now() + (code == 200 ? config.timeouts.watch_idle : config.timeouts.request);
     Status s = conn->ReadBody(parser, deadline, stop);
     const std::size_t n = buf.size() - parser.get().body().size;
     if (!s.ok()) {
       if (s.kind() == Status::Kind::kUnreachable) {
-        return Status::Error(Status::Kind::kUnreachable, "watch " + target + ": connection lost: " + s.message());
+        return Status::Error(Status::Kind::kUnreachable,
+                             "watch " + target + ": connection lost: " + s.message());
       }
       return s;
     }

@@ -12,10 +12,11 @@
 // Supported kubeconfig fields (current-context, or an explicit context):
 //   cluster: server, certificate-authority, certificate-authority-data,
 //            insecure-skip-tls-verify, tls-server-name
-//   user:    client-certificate(-data), client-key(-data), token, tokenFile
+//   user:    client-certificate(-data), client-key(-data), token, tokenFile,
+//            exec (credential plugins: kube/exec_credential.h)
 //   context: cluster, user, namespace
-// `exec`, `auth-provider` and username/password users are refused with a
-// clear error rather than silently sending no credentials.
+// `auth-provider` and username/password users are refused with a clear error
+// rather than silently sending no credentials.
 //
 // Relative file paths in a kubeconfig are resolved against the directory of
 // the kubeconfig file (as kubectl does). File contents (CA, client cert and
@@ -31,10 +32,12 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "kube/backoff.h"
+#include "kube/exec_credential.h"
 #include "kube/status.h"
 
 namespace wasd::kube {
@@ -103,6 +106,9 @@ struct Config {
   // `token` then only holds the value read at load time.
   std::string token;
   std::string token_file;
+  // A kubeconfig exec credential plugin: when set, every request's bearer
+  // token comes from it (cached until it expires).
+  std::optional<ExecConfig> exec;
   // Skip server certificate (and hostname) verification. Only from an
   // explicit kubeconfig `insecure-skip-tls-verify: true`.
   bool insecure_skip_tls_verify = false;

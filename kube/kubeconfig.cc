@@ -1,7 +1,7 @@
 // ParseKubeconfig and InClusterServer: the pure half of config loading.
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "kube/config.h"
 
@@ -122,14 +122,72 @@ Status ParseCluster(const YAML::Node& cluster, const std::string& name, std::str
   return Status::Ok();
 }
 
+// users[].user.exec: the ExecCredential plugin (kube/exec_credential.h).
+Status ParseExec(const YAML::Node& exec, const std::string& name, ParsedKubeconfig& out) {
+  const std::string where = "user \"" + name + "\": exec: ";
+  if (!exec.IsMap()) return Bad(where + "must be a map");
+  ExecConfig c;
+  std::string error, provide;
+  if (!Scalar(exec, "apiVersion", c.api_version, error) ||
+      !Scalar(exec, "command", c.command, error) ||
+      !Scalar(exec, "interactiveMode", c.interactive_mode, error) ||
+      !Scalar(exec, "installHint", c.install_hint, error) ||
+      !Scalar(exec, "provideClusterInfo", provide, error)) {
+    return Bad(where + error);
+  }
+  if (c.api_version != "client.authentication.k8s.io/v1" &&
+      c.api_version != "client.authentication.k8s.io/v1beta1") {
+    return Bad(where + "apiVersion \"" + c.api_version +
+               "\" is not supported (client.authentication.k8s.io/v1 or v1beta1)");
+  }
+  if (c.command.empty()) return Bad(where + "command is required");
+  if (c.interactive_mode.empty()) {
+    if (c.api_version == "client.authentication.k8s.io/v1")
+      return Bad(where + "interactiveMode is required");
+    c.interactive_mode = "IfAvailable";
+  }
+  if (c.interactive_mode == "Always") {
+    return Bad(where +
+               "interactiveMode Always needs a terminal, and wasd runs plugins without one; "
+               "use a plugin setting that works non-interactively");
+  }
+  if (c.interactive_mode != "Never" && c.interactive_mode != "IfAvailable") {
+    return Bad(where + "interactiveMode must be Never, IfAvailable or Always");
+  }
+  c.provide_cluster_info = provide == "true";
+  if (const YAML::Node args = exec["args"]) {
+    if (!args.IsSequence()) return Bad(where + "args must be a list");
+    for (const YAML::Node& a : args) {
+      if (!a.IsScalar()) return Bad(where + "args must be strings");
+      c.args.push_back(a.as<std::string>());
+    }
+  }
+  if (const YAML::Node env = exec["env"]) {
+    if (!env.IsSequence()) return Bad(where + "env must be a list");
+    for (const YAML::Node& e : env) {
+      std::string n, v;
+      if (!e.IsMap() || !Scalar(e, "name", n, error) || !Scalar(e, "value", v, error) ||
+          n.empty()) {
+        return Bad(where + "env entries need a name and a value");
+      }
+      c.env.emplace_back(n, v);
+    }
+  }
+  out.config.exec = std::move(c);
+  return Status::Ok();
+}
+
 Status ParseUser(const YAML::Node& user, const std::string& name, std::string_view base_dir,
                  ParsedKubeconfig& out) {
-  for (const char* unsupported : {"exec", "auth-provider", "username", "password"}) {
+  for (const char* unsupported : {"auth-provider", "username", "password"}) {
     if (user[unsupported]) {
       return Bad("user \"" + name + "\": \"" + unsupported +
-                 "\" authentication is not supported by wasd; use a token, tokenFile or client "
-                 "certificate");
+                 "\" authentication is not supported by wasd; use a token, tokenFile, client "
+                 "certificate or exec plugin");
     }
+  }
+  if (const YAML::Node exec = user["exec"]) {
+    if (Status s = ParseExec(exec, name, out); !s.ok()) return s;
   }
   std::string error, cert_data, key_data, cert_file, key_file, token_file;
   if (!Scalar(user, "client-certificate-data", cert_data, error) ||
@@ -154,7 +212,8 @@ Status ParseUser(const YAML::Node& user, const std::string& name, std::string_vi
   } else if (!key_file.empty()) {
     out.files.client_key = ResolvePath(base_dir, key_file);
   }
-  const bool has_cert = !out.config.client_cert_pem.empty() || !out.files.client_certificate.empty();
+  const bool has_cert =
+      !out.config.client_cert_pem.empty() || !out.files.client_certificate.empty();
   const bool has_key = !out.config.client_key_pem.empty() || !out.files.client_key.empty();
   if (has_cert != has_key) {
     return Bad("user \"" + name + "\": client certificate and client key must be given together");

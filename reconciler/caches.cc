@@ -105,6 +105,21 @@ std::vector<std::string> Caches::DeploymentKeys() const {
   return keys;
 }
 
+GatedPods Caches::CountGatedPods() const {
+  GatedPods out;
+  for (const kube::ObjectPtr& pod : pods_->List()) {
+    if (IsTerminating(*pod) || !GateIndex(*pod, workloadbuilder::kPodGroupGate)) continue;
+    ++out.count;
+    const std::string* created = workloadbuilder::AsString(
+        workloadbuilder::MemberPath(*pod, {"metadata", "creationTimestamp"}));
+    const std::optional<std::int64_t> when = created ? ParseRfc3339Seconds(*created) : std::nullopt;
+    if (when && (!out.oldest_created_unix || *when < *out.oldest_created_unix)) {
+      out.oldest_created_unix = when;
+    }
+  }
+  return out;
+}
+
 void Caches::EnqueueIfManaged(const std::string& ns, const std::string& deployment) {
   if (deployment.empty()) return;
   if (deployments_->Get(ns, deployment) != nullptr) enqueue_(Key(ns, deployment));

@@ -27,6 +27,7 @@
 
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "reconciler/metrics.h"
 #include "reconciler/object_index.h"
 #include "reconciler/plan.h"
 #include "reconciler/recent_writes.h"
@@ -54,6 +55,9 @@ class Caches {
   std::vector<std::string> DeploymentKeys() const;
   // The planner's input for Deployment ns/name (priority classes not filled).
   PlanInput Assemble(const std::string& ns, const std::string& name) const;
+  // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
+  // gate, and the creation time of the oldest.
+  GatedPods CountGatedPods() const;
 
  private:
   void EnqueueIfManaged(const std::string& ns, const std::string& deployment);

@@ -53,7 +53,10 @@ class Controller {
                 [this](const std::string& key) { queue_.Add(key); }),
         events_(api_, log_, options.election.identity),
         executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
-    metrics_.SetQueueDepthSource([this] { return queue_.Len(); });
+    metrics_.SetQueueStatsSource([this] {
+      return QueueStats{queue_.Len(), queue_.adds(), queue_.retries()};
+    });
+    metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
   }
 
   int Run(const std::stop_token& stop);
@@ -228,15 +231,20 @@ void Controller::Worker() {
   std::chrono::nanoseconds waited{};
   while (queue_.Get(&key, &waited)) {
     metrics_.ObserveQueueLatency(waited);
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = metrics_.ReconcileStarted();
     ReconcileResult r;
     try {
       r = Reconcile(key);
     } catch (const std::exception& e) {
       r.status = kube::Status::Error(kube::Status::Kind::kBadResponse, e.what());
     }
-    metrics_.ObserveReconcile(std::chrono::steady_clock::now() - start);
-    metrics_.CountReconcile(r.status.ok());
+    Metrics::Outcome outcome = Metrics::Outcome::kSuccess;
+    if (!r.status.ok()) {
+      outcome = Metrics::Outcome::kError;
+    } else if (r.requeue_after) {
+      outcome = Metrics::Outcome::kRequeueAfter;
+    }
+    metrics_.ReconcileFinished(start, outcome);
     if (!r.status.ok()) {
       log_.Warn("reconcile failed; retrying with backoff", {{"deployment", key},
                                                             {"error", r.status.ToString()},
@@ -279,6 +287,7 @@ int Controller::Run(const std::stop_token& stop) {
   } else {
     metrics_.SetLeader(true);
   }
+  metrics_.SetWorkers(std::max(1, options_.workers));
   log_.Info("reconciler started", {{"identity", options_.election.identity},
                                    {"leader_elect", options_.leader_elect},
                                    {"workers", options_.workers}});

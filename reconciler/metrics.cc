@@ -1,47 +1,108 @@
 #include "reconciler/metrics.h"
 
-#include <cstdio>
+#include <algorithm>
+#include <ctime>
+#include <vector>
+
+#include "metrics/process_metrics.h"
 
 namespace wasd::reconciler {
 
 namespace {
 
-constexpr const char* kPrefix = "wasd_reconciler_";
+using metrics::AppendHeader;
+using metrics::AppendSample;
 
-std::string Number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+constexpr std::string_view kPrefix = "wasd_reconciler_";
 
-void Header(std::string* out, const std::string& name, const char* type, const char* help) {
-  *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+std::vector<double> Buckets() { return {kReconcilerBuckets.begin(), kReconcilerBuckets.end()}; }
+
+std::string Own(std::string_view name) { return std::string(kPrefix) + std::string(name); }
+
+// controller="wasd" (controller_runtime_*) and controller="wasd",name="wasd"
+// (workqueue_*, which controller-runtime labels with both).
+std::string ControllerLabel() { return "controller=\"" + std::string(kControllerName) + "\""; }
+std::string QueueLabels() {
+  return ControllerLabel() + ",name=\"" + std::string(kControllerName) + "\"";
 }
 
 }  // namespace
 
-void Histogram::Observe(double seconds) {
-  std::lock_guard lock(mu_);
-  for (std::size_t i = 0; i < kBounds.size(); ++i) {
-    if (seconds <= kBounds[i]) ++counts_[i];
+std::optional<std::int64_t> ParseRfc3339Seconds(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS then optional .fraction, then Z or ±HH:MM.
+  auto digits = [&](std::size_t pos, std::size_t n, int* out) {
+    if (pos + n > text.size()) return false;
+    int v = 0;
+    for (std::size_t i = pos; i < pos + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      v = v * 10 + (text[i] - '0');
+    }
+    *out = v;
+    return true;
+  };
+  std::tm tm{};
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (text.size() < 20 || !digits(0, 4, &year) || text[4] != '-' || !digits(5, 2, &month) ||
+      text[7] != '-' || !digits(8, 2, &day) || (text[10] != 'T' && text[10] != 't') ||
+      !digits(11, 2, &hour) || text[13] != ':' || !digits(14, 2, &minute) || text[16] != ':' ||
+      !digits(17, 2, &second) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
+      minute > 59 || second > 60) {
+    return std::nullopt;
   }
-  ++count_;
-  sum_ += seconds;
+  std::size_t pos = 19;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    const std::size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (pos == start) return std::nullopt;
+  }
+  int offset = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z') && pos + 1 == text.size()) {
+    offset = 0;
+  } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-') &&
+             text[pos + 3] == ':') {
+    int oh = 0, om = 0;
+    if (!digits(pos + 1, 2, &oh) || !digits(pos + 4, 2, &om)) return std::nullopt;
+    offset = (text[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+  } else {
+    return std::nullopt;
+  }
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  return static_cast<std::int64_t>(timegm(&tm)) - offset;
 }
 
-void Histogram::Render(const std::string& name, std::string* out) const {
+Metrics::Metrics() : queue_latency_(Buckets()), reconcile_duration_(Buckets()) {}
+
+Metrics::Clock::time_point Metrics::ReconcileStarted() {
+  const Clock::time_point now = Clock::now();
   std::lock_guard lock(mu_);
-  for (std::size_t i = 0; i < kBounds.size(); ++i) {
-    *out += name + "_bucket{le=\"" + Number(kBounds[i]) + "\"} " + std::to_string(counts_[i]) + "\n";
-  }
-  *out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
-  *out += name + "_sum " + Number(sum_) + "\n";
-  *out += name + "_count " + std::to_string(count_) + "\n";
+  ++running_[now];
+  return now;
 }
 
-void Metrics::CountReconcile(bool ok) {
+void Metrics::ReconcileFinished(Clock::time_point started, Outcome outcome) {
+  reconcile_duration_.Observe(std::chrono::duration<double>(Clock::now() - started).count());
   std::lock_guard lock(mu_);
-  ++(ok ? reconcile_ok_ : reconcile_error_);
+  if (auto it = running_.find(started); it != running_.end() && --it->second <= 0) {
+    running_.erase(it);
+  }
+  switch (outcome) {
+    case Outcome::kSuccess:
+      ++reconcile_ok_;
+      break;
+    case Outcome::kRequeueAfter:
+      ++reconcile_ok_;
+      ++reconcile_requeue_after_;
+      break;
+    case Outcome::kError:
+      ++reconcile_error_;
+      break;
+  }
 }
 
 void Metrics::CountWrite(std::string_view action) {
@@ -60,13 +121,14 @@ void Metrics::ObserveQueueLatency(std::chrono::nanoseconds d) {
   queue_latency_.Observe(std::chrono::duration<double>(d).count());
 }
 
-void Metrics::ObserveReconcile(std::chrono::nanoseconds d) {
-  reconcile_duration_.Observe(std::chrono::duration<double>(d).count());
+void Metrics::SetQueueStatsSource(std::function<QueueStats()> fn) {
+  std::lock_guard lock(mu_);
+  queue_stats_ = std::move(fn);
 }
 
-void Metrics::SetQueueDepthSource(std::function<std::size_t()> fn) {
+void Metrics::SetGatedPodsSource(std::function<GatedPods()> fn) {
   std::lock_guard lock(mu_);
-  queue_depth_ = std::move(fn);
+  gated_pods_ = std::move(fn);
 }
 
 std::uint64_t Metrics::writes() const {
@@ -82,41 +144,147 @@ std::uint64_t Metrics::reconciles() const {
 }
 
 std::string Metrics::Render() const {
-  std::string out;
-  const std::string p = kPrefix;
-  std::function<std::size_t()> depth;
+  return Render(static_cast<std::int64_t>(std::time(nullptr)), Clock::now());
+}
+
+std::string Metrics::Render(std::int64_t now_unix, Clock::time_point now) const {
+  std::function<QueueStats()> queue_fn;
+  std::function<GatedPods()> gated_fn;
   {
     std::lock_guard lock(mu_);
-    Header(&out, p + "reconciles_total", "counter", "Reconciles of Deployments by result.");
-    out += p + "reconciles_total{result=\"success\"} " + std::to_string(reconcile_ok_) + "\n";
-    out += p + "reconciles_total{result=\"error\"} " + std::to_string(reconcile_error_) + "\n";
-    Header(&out, p + "errors_total", "counter", "Reconciles that failed and were retried.");
-    out += p + "errors_total " + std::to_string(reconcile_error_) + "\n";
-    Header(&out, p + "writes_total", "counter", "API writes by plan action.");
-    for (const auto& [action, count] : writes_) {
-      out.append(p).append("writes_total{action=\"").append(action).append("\"} ");
-      out.append(std::to_string(count)).append("\n");
-    }
-    Header(&out, p + "api_requests_total", "counter",
-           "API requests made by the reconcile loop and leader election, by verb and HTTP code.");
-    for (const auto& [key, count] : api_requests_) {
-      out += p + "api_requests_total{verb=\"" + key.first + "\",code=\"" +
-             std::to_string(key.second) + "\"} " + std::to_string(count) + "\n";
-    }
-    depth = queue_depth_;
+    queue_fn = queue_stats_;
+    gated_fn = gated_pods_;
   }
-  Header(&out, p + "queue_depth", "gauge", "Deployment keys waiting to be reconciled.");
-  out += p + "queue_depth " + std::to_string(depth ? depth() : 0) + "\n";
-  Header(&out, p + "queue_latency_seconds", "histogram", "Time a key waited in the queue.");
-  queue_latency_.Render(p + "queue_latency_seconds", &out);
-  Header(&out, p + "reconcile_duration_seconds", "histogram", "Time one reconcile took.");
-  reconcile_duration_.Render(p + "reconcile_duration_seconds", &out);
-  Header(&out, p + "leader", "gauge", "1 while this replica holds the Lease.");
-  out += p + "leader " + std::string(leader_ ? "1" : "0") + "\n";
-  Header(&out, p + "scheduling_api_served", "gauge",
-         "1 once scheduling.k8s.io/v1beta1 workloads and podgroups are served.");
-  out += p + "scheduling_api_served " + std::string(api_served_ ? "1" : "0") + "\n";
+  // The sources take their own locks; call them without ours.
+  const QueueStats q = queue_fn ? queue_fn() : QueueStats{};
+  const GatedPods g = gated_fn ? gated_fn() : GatedPods{};
+  std::string out;
+  out.reserve(8192);
+  RenderOwn(&out, q, g, now_unix);
+  RenderControllerRuntime(&out, q, now);
+  metrics::AppendProcessMetrics(&out, metrics::ReadProcessSample());
+  metrics::AppendBuildInfo(&out);
   return out;
+}
+
+void Metrics::RenderOwn(std::string* out, const QueueStats& q, const GatedPods& g,
+                        std::int64_t now_unix) const {
+  {
+    std::lock_guard lock(mu_);
+    AppendHeader(out, Own("reconciles_total"), "counter", "Reconciles of Deployments by result.");
+    AppendSample(out, Own("reconciles_total"), "result=\"success\"",
+                 static_cast<double>(reconcile_ok_));
+    AppendSample(out, Own("reconciles_total"), "result=\"error\"",
+                 static_cast<double>(reconcile_error_));
+    AppendHeader(out, Own("errors_total"), "counter", "Reconciles that failed and were retried.");
+    AppendSample(out, Own("errors_total"), "", static_cast<double>(reconcile_error_));
+    AppendHeader(out, Own("writes_total"), "counter", "API writes by plan action.");
+    for (const auto& [action, count] : writes_) {
+      std::string labels = "action=\"";
+      metrics::AppendLabelValue(&labels, action);
+      AppendSample(out, Own("writes_total"), labels + "\"", static_cast<double>(count));
+    }
+    AppendHeader(out, Own("api_requests_total"), "counter",
+                 "API requests made by the reconcile loop and leader election, by verb and HTTP "
+                 "code (0: no answer).");
+    for (const auto& [key, count] : api_requests_) {
+      AppendSample(out, Own("api_requests_total"),
+                   "verb=\"" + key.first + "\",code=\"" + std::to_string(key.second) + "\"",
+                   static_cast<double>(count));
+    }
+  }
+  AppendHeader(out, Own("queue_depth"), "gauge", "Deployment keys waiting to be reconciled.");
+  AppendSample(out, Own("queue_depth"), "", static_cast<double>(q.depth));
+  AppendHeader(out, Own("queue_latency_seconds"), "histogram", "Time a key waited in the queue.");
+  queue_latency_.Render(out, Own("queue_latency_seconds"), "");
+  AppendHeader(out, Own("reconcile_duration_seconds"), "histogram", "Time one reconcile took.");
+  reconcile_duration_.Render(out, Own("reconcile_duration_seconds"), "");
+  AppendHeader(out, Own("leader"), "gauge", "1 while this replica holds the Lease.");
+  AppendSample(out, Own("leader"), "", leader_ ? 1 : 0);
+  AppendHeader(out, Own("scheduling_api_served"), "gauge",
+               "1 once scheduling.k8s.io/v1beta1 workloads and podgroups are served.");
+  AppendSample(out, Own("scheduling_api_served"), "", api_served_ ? 1 : 0);
+  AppendHeader(out, Own("gated_pods"), "gauge",
+               "Pods of opted-in Deployments held by the wasd.io/pod-group scheduling gate.");
+  AppendSample(out, Own("gated_pods"), "", static_cast<double>(g.count));
+  AppendHeader(out, Own("oldest_gated_pod_age_seconds"), "gauge",
+               "Age of the oldest pod held by the wasd.io/pod-group gate; 0 when none is.");
+  const double age = g.oldest_created_unix && now_unix > *g.oldest_created_unix
+                         ? static_cast<double>(now_unix - *g.oldest_created_unix)
+                         : 0;
+  AppendSample(out, Own("oldest_gated_pod_age_seconds"), "", age);
+}
+
+void Metrics::RenderControllerRuntime(std::string* out, const QueueStats& q,
+                                      Clock::time_point now) const {
+  const std::string c = ControllerLabel();
+  const std::string wq = QueueLabels();
+  std::uint64_t ok = 0;
+  std::uint64_t error = 0;
+  std::uint64_t requeue_after = 0;
+  double unfinished = 0;
+  double longest = 0;
+  int active = 0;
+  {
+    std::lock_guard lock(mu_);
+    ok = reconcile_ok_;
+    error = reconcile_error_;
+    requeue_after = reconcile_requeue_after_;
+    for (const auto& [started, n] : running_) {
+      const double s = std::chrono::duration<double>(now - started).count();
+      unfinished += s * n;
+      longest = std::max(longest, s);
+      active += n;
+    }
+  }
+  AppendHeader(out, "controller_runtime_reconcile_total", "counter",
+               "Reconciles finished, by outcome (controller-runtime's name).");
+  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"success\"",
+               static_cast<double>(ok - requeue_after));
+  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"error\"",
+               static_cast<double>(error));
+  // wasd never asks for an immediate requeue without a delay.
+  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue\"", 0);
+  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue_after\"",
+               static_cast<double>(requeue_after));
+  AppendHeader(out, "controller_runtime_reconcile_errors_total", "counter",
+               "Reconciles that returned an error (controller-runtime's name).");
+  AppendSample(out, "controller_runtime_reconcile_errors_total", c, static_cast<double>(error));
+  AppendHeader(out, "controller_runtime_reconcile_time_seconds", "histogram",
+               "Duration of one reconcile (controller-runtime's name).");
+  reconcile_duration_.Render(out, "controller_runtime_reconcile_time_seconds", c);
+  AppendHeader(out, "controller_runtime_max_concurrent_reconciles", "gauge",
+               "Reconcile workers started (--workers).");
+  AppendSample(out, "controller_runtime_max_concurrent_reconciles", c, workers_.load());
+  AppendHeader(out, "controller_runtime_active_workers", "gauge",
+               "Workers busy with a reconcile right now.");
+  AppendSample(out, "controller_runtime_active_workers", c, active);
+
+  AppendHeader(out, "workqueue_depth", "gauge", "Deployment keys ready and waiting for a worker.");
+  AppendSample(out, "workqueue_depth", wq, static_cast<double>(q.depth));
+  AppendHeader(out, "workqueue_adds_total", "counter",
+               "Keys put in the queue (an add merged with a waiting duplicate is not counted).");
+  AppendSample(out, "workqueue_adds_total", wq, static_cast<double>(q.adds));
+  AppendHeader(out, "workqueue_retries_total", "counter",
+               "Keys put back with backoff after a failed reconcile.");
+  AppendSample(out, "workqueue_retries_total", wq, static_cast<double>(q.retries));
+  AppendHeader(out, "workqueue_queue_duration_seconds", "histogram",
+               "Time from a key becoming ready to a worker taking it.");
+  queue_latency_.Render(out, "workqueue_queue_duration_seconds", wq);
+  AppendHeader(out, "workqueue_work_duration_seconds", "histogram",
+               "Time a worker spent on one key.");
+  reconcile_duration_.Render(out, "workqueue_work_duration_seconds", wq);
+  AppendHeader(out, "workqueue_unfinished_work_seconds", "gauge",
+               "Seconds spent so far on keys still being processed, summed over workers.");
+  AppendSample(out, "workqueue_unfinished_work_seconds", wq, unfinished);
+  AppendHeader(out, "workqueue_longest_running_processor_seconds", "gauge",
+               "Seconds the longest-running current reconcile has taken so far.");
+  AppendSample(out, "workqueue_longest_running_processor_seconds", wq, longest);
+
+  AppendHeader(out, "leader_election_master_status", "gauge",
+               "1 while this replica holds the named Lease, else 0.");
+  AppendSample(out, "leader_election_master_status", "name=\"" + std::string(kLeaseName) + "\"",
+               leader_ ? 1 : 0);
 }
 
 }  // namespace wasd::reconciler

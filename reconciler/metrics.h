@@ -1,14 +1,31 @@
-// Metrics: the reconciler's Prometheus metrics (text exposition format 0.0.4),
-// all prefixed wasd_reconciler_:
-//   reconciles_total{result="success|error"}         counter
-//   errors_total                                      counter (failed reconciles)
-//   writes_total{action}                              counter (API writes by plan action)
-//   api_requests_total{verb,code}                     counter (code "0" = no answer)
-//   queue_depth                                       gauge (keys ready to process)
-//   queue_latency_seconds                             histogram (ready → picked up)
-//   reconcile_duration_seconds                        histogram
-//   leader                                            gauge (1 while this replica leads)
-//   scheduling_api_served                             gauge (1 once Workload/PodGroup are served)
+// Metrics: the reconciler's Prometheus metrics (text exposition format 0.0.4).
+// docs/metrics.md is the table of record; in short:
+//
+// wasd's own names (a contract since the first release):
+//   wasd_reconciler_reconciles_total{result="success|error"}  counter
+//   wasd_reconciler_errors_total                              counter (failed reconciles)
+//   wasd_reconciler_writes_total{action}                      counter (API writes by plan action)
+//   wasd_reconciler_api_requests_total{verb,code}             counter (code "0" = no answer)
+//   wasd_reconciler_queue_depth                               gauge
+//   wasd_reconciler_queue_latency_seconds                     histogram (ready → picked up)
+//   wasd_reconciler_reconcile_duration_seconds                histogram
+//   wasd_reconciler_leader                                    gauge (1 while this replica leads)
+//   wasd_reconciler_scheduling_api_served                     gauge
+//   wasd_reconciler_gated_pods                                gauge (pods held by
+//   wasd.io/pod-group) wasd_reconciler_oldest_gated_pod_age_seconds              gauge
+// controller-runtime's and client-go's names, so existing controller
+// dashboards and alerts apply (controller="wasd", name="wasd"):
+//   controller_runtime_reconcile_total{controller,result}     counter
+//   controller_runtime_reconcile_errors_total{controller}     counter
+//   controller_runtime_reconcile_time_seconds{controller}     histogram
+//   controller_runtime_max_concurrent_reconciles{controller}  gauge
+//   controller_runtime_active_workers{controller}             gauge
+//   workqueue_depth, workqueue_adds_total, workqueue_retries_total,
+//   workqueue_queue_duration_seconds, workqueue_work_duration_seconds,
+//   workqueue_unfinished_work_seconds,
+//   workqueue_longest_running_processor_seconds{controller,name}
+//   leader_election_master_status{name="wasd-reconciler"}     gauge
+// and the process_* families and wasd_build_info (metrics/process_metrics.h).
 //
 // Thread-safe: every method may be called from any thread.
 #ifndef WASD_RECONCILER_METRICS_H_
@@ -21,57 +38,93 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include "metrics/exposition.h"
 
 namespace wasd::reconciler {
 
-class Histogram {
- public:
-  // Buckets (seconds) from 1 ms to 60 s: API calls take milliseconds, a
-  // reconcile with many gate lifts or a backed-off queue wait take seconds.
-  static constexpr std::array<double, 12> kBounds = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                                     0.25,  0.5,   1,    2.5,   10,   60};
-  void Observe(double seconds);
-  // Appends the _bucket/_sum/_count lines for `name`.
-  void Render(const std::string& name, std::string* out) const;
+// The controller and work queue label of the controller-runtime names.
+inline constexpr std::string_view kControllerName = "wasd";
+// The `name` label of leader_election_master_status: the Lease's name.
+inline constexpr std::string_view kLeaseName = "wasd-reconciler";
 
- private:
-  mutable std::mutex mu_;
-  std::array<std::uint64_t, kBounds.size()> counts_{};
-  std::uint64_t count_ = 0;
-  double sum_ = 0;
+// Buckets (seconds) of the reconciler's histograms, from 1 ms to 60 s: API
+// calls take milliseconds; a reconcile with many gate lifts, or a key that
+// waited behind a backoff, takes seconds.
+inline constexpr std::array<double, 12> kReconcilerBuckets = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                              0.25,  0.5,   1,    2.5,   10,   60};
+
+// The work queue's counters, read at scrape time.
+struct QueueStats {
+  std::size_t depth = 0;      // keys ready to be processed
+  std::uint64_t adds = 0;     // keys queued (not counting duplicates merged)
+  std::uint64_t retries = 0;  // rate-limited re-adds after a failed reconcile
 };
+
+// Pods held by the wasd.io/pod-group gate, read at scrape time.
+struct GatedPods {
+  std::size_t count = 0;
+  // creationTimestamp of the oldest one, Unix seconds.
+  std::optional<std::int64_t> oldest_created_unix;
+};
+
+// Unix seconds of a Kubernetes timestamp ("2026-12-01T21:21:22Z", fractional
+// seconds and a numeric offset accepted); empty when malformed. Pure.
+std::optional<std::int64_t> ParseRfc3339Seconds(std::string_view text);
 
 class Metrics {
  public:
-  void CountReconcile(bool ok);
+  // How one reconcile ended (controller_runtime_reconcile_total{result}).
+  enum class Outcome { kSuccess, kError, kRequeueAfter };
+  using Clock = std::chrono::steady_clock;
+
+  Metrics();
+
+  // A worker starts a reconcile; pass the returned time to ReconcileFinished.
+  Clock::time_point ReconcileStarted();
+  void ReconcileFinished(Clock::time_point started, Outcome outcome);
+
   void CountWrite(std::string_view action);
   void CountApiRequest(std::string_view verb, int code);
   void ObserveQueueLatency(std::chrono::nanoseconds d);
-  void ObserveReconcile(std::chrono::nanoseconds d);
   void SetLeader(bool leader) { leader_ = leader; }
   void SetSchedulingApiServed(bool served) { api_served_ = served; }
+  void SetWorkers(int workers) { workers_ = workers; }
   // Read at render time.
-  void SetQueueDepthSource(std::function<std::size_t()> fn);
+  void SetQueueStatsSource(std::function<QueueStats()> fn);
+  void SetGatedPodsSource(std::function<GatedPods()> fn);
 
   std::uint64_t writes() const;
   std::uint64_t reconciles() const;
 
-  // The whole exposition text.
+  // The whole exposition text; `now_unix` is the wall clock (for the age of
+  // the oldest gated pod).
   std::string Render() const;
+  std::string Render(std::int64_t now_unix, Clock::time_point now) const;
 
  private:
+  void RenderOwn(std::string* out, const QueueStats& q, const GatedPods& g,
+                 std::int64_t now_unix) const;
+  void RenderControllerRuntime(std::string* out, const QueueStats& q, Clock::time_point now) const;
+
   mutable std::mutex mu_;
-  std::uint64_t reconcile_ok_ = 0;      // guarded by mu_
-  std::uint64_t reconcile_error_ = 0;   // guarded by mu_
-  std::map<std::string, std::uint64_t, std::less<>> writes_;                     // guarded by mu_
-  std::map<std::pair<std::string, int>, std::uint64_t> api_requests_;            // guarded by mu_
-  std::function<std::size_t()> queue_depth_;                                      // guarded by mu_
-  Histogram queue_latency_;
-  Histogram reconcile_duration_;
+  std::uint64_t reconcile_ok_ = 0;                            // guarded by mu_
+  std::uint64_t reconcile_error_ = 0;                         // guarded by mu_
+  std::uint64_t reconcile_requeue_after_ = 0;                 // guarded by mu_ (also counted in ok)
+  std::map<std::string, std::uint64_t, std::less<>> writes_;  // guarded by mu_
+  std::map<std::pair<std::string, int>, std::uint64_t> api_requests_;  // guarded by mu_
+  std::map<Clock::time_point, int> running_;  // start time -> reconciles begun then; guarded by mu_
+  std::function<QueueStats()> queue_stats_;   // guarded by mu_
+  std::function<GatedPods()> gated_pods_;     // guarded by mu_
+  metrics::Histogram queue_latency_;
+  metrics::Histogram reconcile_duration_;
   std::atomic<bool> leader_{false};
   std::atomic<bool> api_served_{false};
+  std::atomic<int> workers_{1};
 };
 
 }  // namespace wasd::reconciler

@@ -210,16 +210,19 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
     del.owner_uid = ControllerUid(*pg);
     del.owner_may_be_active = rs_active;  // superseded name: the ReplicaSet needs another one
     plan.actions.push_back(std::move(del));
-    std::string why;
+    std::string why = "Deleted PodGroup " + name;
     if (rs == rs_by_uid.end()) {
-      why = ": its ReplicaSet no longer exists";
+      why += ": its ReplicaSet no longer exists";
     } else if (rs_active) {
-      why = ": ReplicaSet " + NameOf(*rs->second) + " uses PodGroup " +
-            workloadbuilder::PodGroupName(NameOf(*rs->second), UidOf(*rs->second)) + " instead";
+      why.append(": ReplicaSet ")
+          .append(NameOf(*rs->second))
+          .append(" uses PodGroup ")
+          .append(workloadbuilder::PodGroupName(NameOf(*rs->second), UidOf(*rs->second)))
+          .append(" instead");
     } else {
-      why = ": ReplicaSet " + NameOf(*rs->second) + " has no replicas";
+      why.append(": ReplicaSet ").append(NameOf(*rs->second)).append(" has no replicas");
     }
-    AddEvent(plan, "Normal", kReasonPodGroupDeleted, "Deleted PodGroup " + name + why);
+    AddEvent(plan, "Normal", kReasonPodGroupDeleted, std::move(why));
   }
 
   // Active ReplicaSets: create, keep in step, lift gates.
@@ -250,12 +253,15 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
       if (!missing_claims.empty()) {
         std::string names;
         for (const std::string& n : missing_claims) names += (names.empty() ? "" : ", ") + n;
-        AddEvent(plan, "Warning", kReasonClaimsStripped,
-                 "Workload " + NameOf(workload) + " was stored without the resourceClaims the " +
-                     "Deployment asks for (" + names + "), so PodGroup " + pg_name +
-                     " has none either: the API server dropped them (is the "
-                     "DRAWorkloadResourceClaims feature gate off?); pods still reference the "
-                     "claims by name");
+        std::string warning = "Workload " + NameOf(workload);
+        warning.append(" was stored without the resourceClaims the Deployment asks for (")
+            .append(names)
+            .append("), so PodGroup ")
+            .append(pg_name)
+            .append(
+                " has none either: the API server dropped them (is the DRAWorkloadResourceClaims "
+                "feature gate off?); pods still reference the claims by name");
+        AddEvent(plan, "Warning", kReasonClaimsStripped, std::move(warning));
       }
       AddLiftGates(in, *rs, plan);
       continue;

@@ -20,6 +20,7 @@ WorkQueue::WorkQueue(WorkQueueOptions options, std::function<Clock::time_point()
 void WorkQueue::AddLocked(const std::string& key, Clock::time_point now) {
   if (shutting_down_) return;
   if (!dirty_.insert(key).second) return;  // already queued (or to be re-queued)
+  ++adds_;
   delayed_.erase(key);
   if (processing_.count(key) > 0) return;  // Done() re-queues it
   queue_.push_back(key);
@@ -53,6 +54,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
     int& failures = failures_[key];
     delay = BackoffFor(options_, failures);
     ++failures;
+    ++retries_;
   }
   AddAfter(key, delay);
 }
@@ -147,6 +149,16 @@ bool WorkQueue::shutting_down() const {
 std::size_t WorkQueue::Len() const {
   std::lock_guard lock(mu_);
   return queue_.size();
+}
+
+std::uint64_t WorkQueue::adds() const {
+  std::lock_guard lock(mu_);
+  return adds_;
+}
+
+std::uint64_t WorkQueue::retries() const {
+  std::lock_guard lock(mu_);
+  return retries_;
 }
 
 std::size_t WorkQueue::DelayedLen() const {

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -75,6 +76,10 @@ class WorkQueue {
 
   std::size_t Len() const;         // keys ready to be processed
   std::size_t DelayedLen() const;  // keys waiting for their delay
+  // For metrics: keys queued so far (a key already waiting is not counted
+  // again), and AddRateLimited() calls so far.
+  std::uint64_t adds() const;
+  std::uint64_t retries() const;
 
  private:
   void AddLocked(const std::string& key, Clock::time_point now);
@@ -95,6 +100,8 @@ class WorkQueue {
   std::map<std::string, Clock::time_point, std::less<>> delayed_;      // key -> due; guarded by mu_
   std::map<std::string, int, std::less<>> failures_;                   // guarded by mu_
   bool shutting_down_ = false;                                         // guarded by mu_
+  std::uint64_t adds_ = 0;                                             // guarded by mu_
+  std::uint64_t retries_ = 0;                                          // guarded by mu_
 };
 
 }  // namespace wasd::reconciler

@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+#include "metrics/exposition.h"
+#include "metrics/process_metrics.h"
+
 namespace wasd::server {
 namespace {
 
@@ -78,6 +81,16 @@ void AdmissionMetrics::RecordRequest(admission::Webhook webhook, std::string_vie
   h.sum_nanos.fetch_add(nanos, std::memory_order_relaxed);
 }
 
+void AdmissionMetrics::RecordDenial(const std::vector<std::string_view>& rule_ids) {
+  for (std::string_view id : rule_ids) {
+    std::size_t i = rules::kRuleIds.size() - 1;  // "other"
+    for (std::size_t j = 0; j < rules::kRuleIds.size(); ++j) {
+      if (rules::kRuleIds[j] == id) i = j;
+    }
+    denials_[i].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 std::string AdmissionMetrics::RenderPrometheus() const {
   std::string out;
   out.reserve(8192);
@@ -151,6 +164,20 @@ std::string AdmissionMetrics::RenderPrometheus() const {
       "wasd_tls_certificate_expiry_timestamp_seconds ");
   out.append(std::to_string(cert_expiry_.load(std::memory_order_relaxed)));
   out.push_back('\n');
+
+  // Every rule id is rendered from the start (0 until a denial), so rate()
+  // and alerts see the series before the first denial.
+  metrics::AppendHeader(&out, "wasd_admission_denials_total", "counter",
+                        "Denied admission requests by the WAS-API rule (spec/WAS-API.md §b) of "
+                        "their field errors; a request denied by several rules counts for each.");
+  for (std::size_t i = 0; i < rules::kRuleIds.size(); ++i) {
+    std::string labels = "rule=\"";
+    labels.append(rules::kRuleIds[i]).append("\"");
+    metrics::AppendSample(&out, "wasd_admission_denials_total", labels,
+                          static_cast<double>(denials_[i].load(std::memory_order_relaxed)));
+  }
+  metrics::AppendProcessMetrics(&out, metrics::ReadProcessSample());
+  metrics::AppendBuildInfo(&out);
   return out;
 }
 

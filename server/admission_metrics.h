@@ -3,7 +3,10 @@
 //   wasd_admission_requests_total{webhook,operation,allowed,code}   counter
 //   wasd_admission_request_duration_seconds{webhook}                 histogram
 //   wasd_admission_in_flight_requests                                gauge
+//   wasd_admission_denials_total{rule}                               counter
 //   wasd_tls_certificate_expiry_timestamp_seconds                    gauge
+// followed by the process_* families and wasd_build_info
+// (metrics/process_metrics.h). docs/metrics.md is the table of record.
 //
 // The request path only does relaxed atomic increments into fixed arrays
 // indexed by (webhook, operation, allowed, code): no locks, no allocation.
@@ -25,8 +28,10 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "admission/review.h"
+#include "rules/rule_ids.h"
 
 namespace wasd::server {
 
@@ -34,9 +39,13 @@ class AdmissionMetrics {
  public:
   // Upper bounds of the latency histogram, in seconds. A review is answered
   // in tens to hundreds of microseconds, so the buckets start at 100 µs; a
-  // scale request waits for the API server, hence the tail up to 1 s.
-  static constexpr std::array<double, 13> kBucketBounds = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
+  // scale request waits for the API server (--lookup-timeout, 2 s by
+  // default), and the API server gives up at the webhook's timeoutSeconds
+  // (up to 30 s, 3 s in the chart): the tail reaches 10 s so that everything
+  // short of a timeout lands in a finite bucket.
+  static constexpr std::array<double, 16> kBucketBounds = {
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+      0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0,  10.0};
 
   AdmissionMetrics() = default;
   AdmissionMetrics(const AdmissionMetrics&) = delete;
@@ -49,6 +58,11 @@ class AdmissionMetrics {
   void RecordRequest(admission::Webhook webhook, std::string_view operation, bool allowed, int code,
                      std::chrono::nanoseconds latency);
 
+  // Counts one denial under each distinct rule id of its field errors
+  // (admission::Summary::denied_rules); ids outside rules::kRuleIds count as
+  // "other".
+  void RecordDenial(const std::vector<std::string_view>& rule_ids);
+
   void AddInFlight(std::int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
   std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
 
@@ -57,7 +71,8 @@ class AdmissionMetrics {
     cert_expiry_.store(unix_seconds, std::memory_order_relaxed);
   }
 
-  // The Prometheus text exposition (format 0.0.4) of all four metrics.
+  // The Prometheus text exposition (format 0.0.4) of the webhook's metrics,
+  // the process_* families and wasd_build_info.
   std::string RenderPrometheus() const;
 
  private:
@@ -80,6 +95,7 @@ class AdmissionMetrics {
   Counters counters_{};
   std::array<Histogram, kWebhooks> histograms_{};
   std::atomic<std::int64_t> in_flight_{0};
+  std::array<std::atomic<std::uint64_t>, rules::kRuleIds.size()> denials_{};
   std::atomic<std::int64_t> cert_expiry_{0};
 
   mutable std::mutex overflow_mu_;

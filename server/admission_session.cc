@@ -318,6 +318,7 @@ void AdmissionSession::FinishAdmission(admission::Result result, LogLevel level)
   const int code = result.http_status != 200 ? result.http_status : s.code;
   env_.metrics->RecordRequest(webhook_, s.operation, s.allowed, code,
                               std::chrono::duration_cast<std::chrono::nanoseconds>(latency));
+  if (!s.denied_rules.empty()) env_.metrics->RecordDenial(s.denied_rules);
   const double latency_ms = std::chrono::duration<double, std::milli>(latency).count();
   if (env_.logger->Enabled(level)) {
     env_.logger->Log(level, "admission",

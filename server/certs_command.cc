@@ -76,10 +76,11 @@ class Logger {
 };
 
 constexpr char kCertsUsage[] =
-    "Usage: wasd certs <generate|inject-ca|rotate> [flags]\n\n"
+    "Usage: wasd certs <generate|inject-ca|rotate|uninstall> [flags]\n\n"
     "  generate   make a CA and a serving certificate for the webhook Service\n"
     "  inject-ca  write a CA bundle into webhook configurations\n"
-    "  rotate     keep a TLS Secret renewed and its CA injected\n\n"
+    "  rotate     keep a TLS Secret renewed and its CA injected\n"
+    "  uninstall  delete the webhook configurations and the Secret rotate made\n\n"
     "Run 'wasd certs <subcommand> --help' for its flags.\n";
 
 constexpr char kCommonFlags[] =
@@ -476,6 +477,7 @@ int RunCerts(int argc, char** argv) {
   if (sub == "generate") return RunGenerate(argc - 1, argv + 1);
   if (sub == "inject-ca") return RunInjectCa(argc - 1, argv + 1);
   if (sub == "rotate") return RunRotate(argc - 1, argv + 1);
+  if (sub == "uninstall") return RunCertsUninstall(argc - 1, argv + 1);
   std::fprintf(stderr, "wasd certs: unknown subcommand %s (see 'wasd certs --help')\n",
                sub.c_str());
   return kExitUsage;

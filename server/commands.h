@@ -11,6 +11,9 @@ int RunCheck(int argc, char** argv);       // check_command.cc
 int RunCerts(int argc, char** argv);       // certs_command.cc
 int RunReconciler(int argc, char** argv);  // reconciler_command.cc
 int RunVersion(int argc, char** argv);     // main.cc
+int RunSelftest(int argc, char** argv);    // selftest_command.cc
+// `wasd certs uninstall` (certs_uninstall.cc), dispatched by RunCerts.
+int RunCertsUninstall(int argc, char** argv);
 
 }  // namespace wasd::server
 

@@ -53,6 +53,7 @@ void Usage(std::FILE* out) {
                "  reconciler  companion controller: Workloads and PodGroups\n"
                "  certs       generate certificates, inject the CA bundle\n"
                "  check       run the admission rules on manifests offline\n"
+               "  selftest    check an installed wasd end to end (helm test)\n"
                "  version     print version information\n\n"
                "Run 'wasd <command> --help' for the flags of a command.\n");
 }
@@ -75,6 +76,7 @@ int Dispatch(int argc, char** argv) {
   if (cmd == "check") return wasd::server::RunCheck(argc - 1, argv + 1);
   if (cmd == "certs") return wasd::server::RunCerts(argc - 1, argv + 1);
   if (cmd == "reconciler") return wasd::server::RunReconciler(argc - 1, argv + 1);
+  if (cmd == "selftest") return wasd::server::RunSelftest(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") return wasd::server::RunVersion(argc - 1, argv + 1);
   std::fprintf(stderr, "wasd: unknown command %s\n\n", argv[1]);
   Usage(stderr);

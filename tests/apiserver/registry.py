@@ -85,6 +85,9 @@ RESOURCES = [
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=["pdb"],
              status=True),
     Resource("batch", "v1", "jobs", "Job", status=True, categories=["all"]),
+    # Stored only: the chart's quota for system-* priority classes (GKE).
+    Resource("", "v1", "resourcequotas", "ResourceQuota", short=["quota"], status=True,
+             generation=False),
 ]
 
 # Groups that are listed in discovery but whose resources live elsewhere (the Scale kind).

@@ -4,8 +4,9 @@ expression against admission requests.
 
 Subset: identifiers (the admission variables), string literals, null, true,
 false, field selection a.b, has(a.b), `in` (map keys, list items), ==, !=,
-!, &&, ||, parentheses. Anything else is a syntax error (the test then fails,
-rather than guessing).
+!, &&, ||, parentheses, the method s.startsWith(t) and the macro
+m.exists(x, predicate) over map keys or list items. Anything else is a
+syntax error (the test then fails, rather than guessing).
 
 Semantics followed from the CEL spec: selecting a missing map key or a field
 of null is an error; has(a.b) tests key presence on a map (error when `a` is
@@ -21,7 +22,7 @@ ADMISSION_VARIABLES = ("object", "oldObject", "request", "authorizer", "params",
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
-  | (?P<op>&&|\|\||==|!=|!|\(|\)|\.)
+  | (?P<op>&&|\|\||==|!=|!|\(|\)|\.|,)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
 )""", re.VERBOSE)
 
@@ -122,7 +123,25 @@ class _Parser:
         node = self.primary()
         while self.peek() == ("op", "."):
             self.take()
-            node = ("select", node, self.take("ident")[1])
+            name = self.take("ident")[1]
+            if self.peek() != ("op", "("):
+                node = ("select", node, name)
+                continue
+            self.take()
+            if name == "startsWith":
+                node = ("startsWith", node, self.expr())
+            elif name == "exists":
+                var = self.take("ident")[1]
+                if var in ADMISSION_VARIABLES:
+                    raise CelSyntaxError("exists() variable %r shadows a declared one" % var)
+                self.take("op", ",")
+                self.locals = getattr(self, "locals", ()) + (var,)
+                body = self.expr()
+                self.locals = self.locals[:-1]
+                node = ("exists", node, var, body)
+            else:
+                raise CelSyntaxError("unsupported method %r" % name)
+            self.take("op", ")")
         return node
 
     def primary(self):
@@ -146,7 +165,7 @@ class _Parser:
                 if arg[0] != "select":
                     raise CelSyntaxError("has() needs a field selection")
                 return ("has", arg)
-            if value not in ADMISSION_VARIABLES:
+            if value not in ADMISSION_VARIABLES and value not in getattr(self, "locals", ()):
                 raise CelSyntaxError("undeclared reference %r" % value)
             return ("var", value)
         raise CelSyntaxError("unexpected %r" % (value,))
@@ -178,6 +197,32 @@ def evaluate(node, env):
         if not isinstance(base, dict):
             return CelError("has() on %r" % type(base).__name__)
         return node[1][2] in base
+    if op == "startsWith":
+        s, prefix = evaluate(node[1], env), evaluate(node[2], env)
+        for v in (s, prefix):
+            if isinstance(v, CelError):
+                return v
+        if not (isinstance(s, str) and isinstance(prefix, str)):
+            return CelError("startsWith on non-string")
+        return s.startswith(prefix)
+    if op == "exists":
+        # True if the predicate is true for any element; else an error if it
+        # errored for any; else false (CEL's macro expansion over ||).
+        rng = evaluate(node[1], env)
+        if isinstance(rng, CelError):
+            return rng
+        if not isinstance(rng, (dict, list)):
+            return CelError("exists() on %r" % type(rng).__name__)
+        err = None
+        for item in rng:
+            v = evaluate(node[3], dict(env, **{node[2]: item}))
+            if v is True:
+                return True
+            if isinstance(v, CelError):
+                err = err or v
+            elif not isinstance(v, bool):
+                err = err or CelError("exists() predicate is not a bool")
+        return err if err is not None else False
     if op == "not":
         v = evaluate(node[1], env)
         if isinstance(v, CelError):

@@ -118,3 +118,45 @@ def hook_phases(obj):
     ann = obj["metadata"].get("annotations") or {}
     hook = ann.get("helm.sh/hook")
     return set(hook.split(",")) if hook else set()
+
+
+def coalesce(user, defaults):
+    """User values over chart defaults the way Helm merges them: maps merge
+    key by key, anything else replaces, and a null user value removes a key
+    the defaults have."""
+    out = dict(defaults)
+    for key, val in user.items():
+        if val is None:
+            out.pop(key, None)
+        elif isinstance(val, dict) and isinstance(out.get(key), dict):
+            out[key] = coalesce(val, out[key])
+        else:
+            out[key] = val
+    return out
+
+
+def merged_values(values_files=()):
+    """The values the templates see for these -f files (Helm's merge)."""
+    values = load_values()
+    for path in values_files:
+        with open(path) as f:
+            values = coalesce(yaml.safe_load(f) or {}, values)
+    return values
+
+
+def min_kube_version():
+    """The oldest release Chart.yaml's kubeVersion admits, e.g. "1.30"."""
+    import re
+    with open(os.path.join(CHART_DIR, "Chart.yaml")) as f:
+        text = yaml.safe_load(f)["kubeVersion"]
+    m = re.search(r">=\s*v?(\d+)\.(\d+)", text)
+    return "%s.%s" % (m.group(1), m.group(2))
+
+
+CI_DIR = os.path.join(CHART_DIR, "ci")
+
+
+def ci_values_files():
+    """{name: path} of the per-platform values files in charts/wasd/ci."""
+    return {f[:-len("-values.yaml")]: os.path.join(CI_DIR, f)
+            for f in sorted(os.listdir(CI_DIR)) if f.endswith("-values.yaml")}

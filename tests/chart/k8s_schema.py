@@ -79,7 +79,8 @@ LABEL_SELECTOR = Struct({
 SECCOMP = Struct({"type": Enum("RuntimeDefault", "Localhost", "Unconfined"), "localhostProfile": S},
                  required=("type",))
 POD_SECURITY_CONTEXT = Struct({
-    "runAsNonRoot": B, "runAsUser": I, "runAsGroup": I, "fsGroup": I,
+    "runAsNonRoot": B, "runAsUser": Range(0, 2**31 - 1), "runAsGroup": Range(0, 2**31 - 1),
+    "fsGroup": Range(0, 2**31 - 1),
     "fsGroupChangePolicy": Enum("OnRootMismatch", "Always"), "supplementalGroups": ListOf(I),
     "seccompProfile": SECCOMP, "sysctls": ListOf(OBJ),
 })
@@ -154,9 +155,17 @@ POD_SPEC = Struct({
     "affinity": Struct({"nodeAffinity": OBJ, "podAffinity": POD_AFFINITY,
                         "podAntiAffinity": POD_AFFINITY}),
     "nodeSelector": MapOf(S), "tolerations": ListOf(TOLERATION),
-    "topologySpreadConstraints": ListOf(OBJ),
+    "topologySpreadConstraints": ListOf(Struct({
+        "maxSkew": Range(1, 2**31 - 1), "topologyKey": S,
+        "whenUnsatisfiable": Enum("DoNotSchedule", "ScheduleAnyway"),
+        "labelSelector": LABEL_SELECTOR, "minDomains": Range(1, 2**31 - 1),
+        "matchLabelKeys": ListOf(S), "nodeAffinityPolicy": Enum("Honor", "Ignore"),
+        "nodeTaintsPolicy": Enum("Honor", "Ignore"),
+    }, required=("maxSkew", "topologyKey", "whenUnsatisfiable"))),
     "terminationGracePeriodSeconds": I, "restartPolicy": Enum("Always", "OnFailure", "Never"),
-    "volumes": ListOf(VOLUME), "hostNetwork": B, "dnsPolicy": S, "enableServiceLinks": B,
+    "volumes": ListOf(VOLUME), "hostNetwork": B,
+    "dnsPolicy": Enum("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
+    "enableServiceLinks": B,
 }, required=("containers",))
 POD_TEMPLATE = Struct({
     "metadata": Struct({"labels": LABELS, "annotations": MapOf(S), "name": S}),
@@ -199,6 +208,14 @@ def _webhook(mutating):
     return Struct(fields, required=("name", "clientConfig", "sideEffects", "admissionReviewVersions"))
 
 
+NETWORK_POLICY_PEER = Struct({
+    "podSelector": LABEL_SELECTOR, "namespaceSelector": LABEL_SELECTOR,
+    "ipBlock": Struct({"cidr": S, "except": ListOf(S)}, required=("cidr",)),
+})
+NETWORK_POLICY_PORT = Struct({"port": INT_OR_STRING, "endPort": PORT,
+                              "protocol": Enum("TCP", "UDP", "SCTP")})
+POD = Struct({"spec": POD_SPEC}, required=("spec",))
+
 DURATION = Pattern(r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$", "a Go duration")
 
 SPECS = {
@@ -218,6 +235,29 @@ SPECS = {
         "ports": ListOf(Struct({"name": PORT_NAME, "port": PORT, "targetPort": INT_OR_STRING,
                                 "protocol": Enum("TCP", "UDP", "SCTP"), "nodePort": PORT,
                                 "appProtocol": S}, required=("port",))),
+    })}, required=("spec",)),
+    ("v1", "Pod"): POD,
+    ("v1", "ResourceQuota"): Struct({"spec": Struct({
+        "hard": MapOf(QUANTITY), "scopes": ListOf(S),
+        "scopeSelector": Struct({"matchExpressions": ListOf(Struct({
+            "scopeName": Enum("Terminating", "NotTerminating", "BestEffort", "NotBestEffort",
+                              "PriorityClass", "CrossNamespacePodAffinity",
+                              "VolumeAttributesClass"),
+            "operator": Enum("In", "NotIn", "Exists", "DoesNotExist"), "values": ListOf(S),
+        }, required=("scopeName", "operator")))}),
+    })}, required=("spec",)),
+    ("networking.k8s.io/v1", "NetworkPolicy"): Struct({"spec": Struct({
+        "podSelector": LABEL_SELECTOR, "policyTypes": ListOf(Enum("Ingress", "Egress")),
+        "ingress": ListOf(Struct({"from": ListOf(NETWORK_POLICY_PEER), "ports": ListOf(NETWORK_POLICY_PORT)})),
+        "egress": ListOf(Struct({"to": ListOf(NETWORK_POLICY_PEER), "ports": ListOf(NETWORK_POLICY_PORT)})),
+    }, required=("podSelector",))}, required=("spec",)),
+    ("monitoring.coreos.com/v1", "PrometheusRule"): Struct({"spec": Struct({
+        "groups": ListOf(Struct({
+            "name": S, "interval": DURATION, "limit": I,
+            "rules": ListOf(Struct({"alert": S, "record": S, "expr": INT_OR_STRING, "for": DURATION,
+                                    "keep_firing_for": DURATION, "labels": MapOf(S),
+                                    "annotations": MapOf(S)}, required=("expr",))),
+        }, required=("name", "rules"))),
     })}, required=("spec",)),
     ("v1", "ServiceAccount"): Struct({"automountServiceAccountToken": B,
                                       "imagePullSecrets": ListOf(OBJ), "secrets": ListOf(OBJ)}),
@@ -268,13 +308,57 @@ SPECS = {
     }, required=("selector",))}, required=("spec",)),
 }
 
+# Fields newer than the oldest release a chart may target: (kind, dotted path
+# with [] for list items) -> (major, minor) of the first release that serves
+# the field by default (beta on by default or GA). check_object(obj,
+# kube_version) reports a field the given release does not serve.
+FIELD_SINCE = {
+    ("PodDisruptionBudget", "spec.unhealthyPodEvictionPolicy"): (1, 27),
+    ("ValidatingWebhookConfiguration", "webhooks[].matchConditions"): (1, 28),
+    ("MutatingWebhookConfiguration", "webhooks[].matchConditions"): (1, 28),
+    ("Deployment", "spec.template.spec.topologySpreadConstraints[].matchLabelKeys"): (1, 27),
+    ("Deployment", "spec.template.spec.topologySpreadConstraints[].minDomains"): (1, 27),
+    ("Deployment", "spec.template.spec.topologySpreadConstraints[].nodeAffinityPolicy"): (1, 26),
+    ("Deployment", "spec.template.spec.topologySpreadConstraints[].nodeTaintsPolicy"): (1, 26),
+    ("Deployment", "spec.template.spec.containers[].restartPolicy"): (1, 29),
+    ("ResourceQuota", "spec.scopeSelector.matchExpressions[].scopeName=VolumeAttributesClass"): (1, 31),
+}
+
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
                   "ValidatingWebhookConfiguration"}
 DNS_LABEL_NAMED = {"Service"}  # kinds whose names must be DNS labels
 
 
-def check_object(obj):
+def _paths(value, prefix=""):
+    """Every dotted path in `value` (list items as []), with scalar leaves
+    also as path=value."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            p = "%s.%s" % (prefix, k) if prefix else k
+            out.add(p)
+            out |= _paths(v, p)
+    elif isinstance(value, list):
+        for v in value:
+            out |= _paths(v, prefix + "[]")
+    elif isinstance(value, (str, int, bool)):
+        out.add("%s=%s" % (prefix, value))
+    return out
+
+
+def parse_version(text):
+    """'1.30', 'v1.30.2', '>=1.30.0-0' -> (1, 30)."""
+    m = re.search(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def check_object(obj, kube_version=None):
     errors = []
+    if kube_version is not None and isinstance(obj, dict):
+        have = _paths(obj)
+        for (kind, path), since in FIELD_SINCE.items():
+            if obj.get("kind") == kind and path in have and parse_version(kube_version) < since:
+                errors.append("%s: %s needs Kubernetes %d.%d" % (kind, path, since[0], since[1]))
     if not isinstance(obj, dict):
         return ["document is not an object"]
     key = (obj.get("apiVersion"), obj.get("kind"))

@@ -17,6 +17,9 @@ import k8s_schema  # noqa: E402
 from chartlib import find, one  # noqa: E402
 
 NS = "wasd-system"
+# The oldest Kubernetes release the chart supports (Chart.yaml kubeVersion):
+# every object must be served by it.
+MIN_KUBE = "1.30"
 FULL = os.path.join(chartlib.TESTDATA, "values-full.yaml")
 
 _cache = {}
@@ -46,12 +49,14 @@ ALL = ["default", "certmanager", "full", "full-selfmanaged", "no-cleanup", "exte
 
 
 def pod_specs(objs):
-    """(owner, pod spec, pod labels) of every Deployment and Job."""
+    """(owner, pod spec, pod labels) of every Deployment, Job and Pod."""
     out = []
     for o in objs:
         if o["kind"] in ("Deployment", "Job"):
             tpl = o["spec"]["template"]
             out.append((o, tpl["spec"], (tpl.get("metadata") or {}).get("labels") or {}))
+        elif o["kind"] == "Pod":
+            out.append((o, o["spec"], o["metadata"].get("labels") or {}))
     return out
 
 
@@ -74,7 +79,7 @@ def args_map(args):
 
 
 def container(obj, name):
-    spec = obj["spec"]["template"]["spec"]
+    spec = obj["spec"] if obj["kind"] == "Pod" else obj["spec"]["template"]["spec"]
     for c in spec.get("containers", []) + spec.get("initContainers", []):
         if c["name"] == name:
             return c
@@ -96,7 +101,7 @@ class SchemaAndWiring(unittest.TestCase):
     def test_every_object_passes_the_kubernetes_schema_checks(self):
         for key in ALL + ["other-ns"]:
             for o in rendered(key):
-                errs = k8s_schema.check_object(o)
+                errs = k8s_schema.check_object(o, MIN_KUBE)
                 self.assertEqual(errs, [], "%s: %s/%s" % (key, o.get("kind"), o["metadata"].get("name")))
 
     def test_schema_checker_catches_mistakes(self):
@@ -117,7 +122,12 @@ class SchemaAndWiring(unittest.TestCase):
                 self.assertNotIn(ident, seen, key)
                 seen.add(ident)
                 if "namespace" in o["metadata"]:
-                    self.assertEqual(o["metadata"]["namespace"], NS)
+                    # Only the helm test's Role and RoleBinding live in the
+                    # namespace it submits to.
+                    test_ns = "wasd-selftest" if key.startswith("full") else "default"
+                    want = test_ns if "test" in chartlib.hook_phases(o) and o["kind"] in (
+                        "Role", "RoleBinding") else NS
+                    self.assertEqual(o["metadata"]["namespace"], want, ident)
 
     def test_selectors_ports_mounts_and_service_accounts_are_wired(self):
         for key in ALL:
@@ -134,7 +144,7 @@ class SchemaAndWiring(unittest.TestCase):
                 for c in spec["containers"] + spec.get("initContainers", []):
                     ports = [p["name"] for p in c.get("ports", [])]
                     self.assertEqual(len(ports), len(set(ports)), where)
-                    for probe in ("livenessProbe", "readinessProbe"):
+                    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
                         if probe in c:
                             self.assertIn(c[probe]["httpGet"]["port"], ports, where)
                     for m in c.get("volumeMounts", []):
@@ -191,16 +201,18 @@ class Hardening(unittest.TestCase):
                 where = "%s %s" % (key, owner["metadata"]["name"])
                 psc = spec["securityContext"]
                 self.assertIs(psc["runAsNonRoot"], True, where)
-                self.assertNotEqual(psc["runAsUser"], 0, where)
-                self.assertEqual(psc["seccompProfile"]["type"], "RuntimeDefault", where)
+                self.assertNotEqual(psc.get("runAsUser"), 0, where)
+                # Confined: the runtime's profile or one of the node's.
+                self.assertIn(psc["seccompProfile"]["type"], ("RuntimeDefault", "Localhost"), where)
                 for c in spec["containers"] + spec.get("initContainers", []):
                     sc = c["securityContext"]
                     self.assertIs(sc["runAsNonRoot"], True, where)
                     self.assertIs(sc["allowPrivilegeEscalation"], False, where)
                     self.assertIs(sc["readOnlyRootFilesystem"], True, where)
                     self.assertIs(sc.get("privileged", False), False, where)
-                    self.assertEqual(sc["capabilities"], {"drop": ["ALL"]}, where)
-                    self.assertEqual(sc["seccompProfile"]["type"], "RuntimeDefault", where)
+                    self.assertIn("ALL", sc["capabilities"]["drop"], where)
+                    self.assertNotIn("add", sc["capabilities"], where)
+                    self.assertIn(sc["seccompProfile"]["type"], ("RuntimeDefault", "Localhost"), where)
                     self.assertIn("resources", c, where)
 
 
@@ -219,7 +231,14 @@ class Components(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8080",
-            "pod-scheduling-gate": "true", "log-level": "info"})
+            "pod-scheduling-gate": "true", "io-threads": "2", "shutdown-delay": "5s",
+            "shutdown-grace-period": "30s", "log-level": "info"})
+        # SIGTERM: 5 s still serving + 30 s grace + 5 s to exit.
+        self.assertEqual(spec["terminationGracePeriodSeconds"], 40)
+        self.assertEqual(c["startupProbe"]["httpGet"], {"path": "/healthz", "port": "health"})
+        self.assertEqual((c["startupProbe"]["periodSeconds"], c["startupProbe"]["failureThreshold"]), (1, 60))
+        self.assertNotIn("hostNetwork", spec)
+        self.assertNotIn("dnsPolicy", spec)
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         self.assertEqual(ports, {"webhook": 9443, "metrics": 8080, "health": 8081})
         self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
@@ -229,6 +248,7 @@ class Components(unittest.TestCase):
         self.assertEqual(spec["volumes"][0]["secret"]["secretName"], "wasd-webhook-tls")
         pdb = one(objs, "PodDisruptionBudget")
         self.assertEqual(pdb["spec"]["minAvailable"], 1)
+        self.assertEqual(pdb["spec"]["unhealthyPodEvictionPolicy"], "AlwaysAllow")
         self.assertEqual(pdb["spec"]["selector"]["matchLabels"], dep["spec"]["selector"]["matchLabels"])
 
     def test_reconciler_deployment(self):
@@ -275,11 +295,16 @@ class Registration(unittest.TestCase):
             ("/mutate-v1-pod", "", "pods", ["CREATE"]),
         ("ValidatingWebhookConfiguration", "deployments.validate.wasd.io"):
             ("/validate-apps-v1-deployment", "apps", "deployments", ["CREATE", "UPDATE"]),
+        # M1: a status write keeps annotations, so it is judged too.
+        ("ValidatingWebhookConfiguration", "deployments.validate.wasd.io", "status"):
+            ("/validate-apps-v1-deployment", "apps", "deployments/status", ["UPDATE"]),
         ("ValidatingWebhookConfiguration", "deployments-scale.validate.wasd.io"):
             ("/validate-apps-v1-deployment", "apps", "deployments/scale", ["UPDATE"]),
     }
 
-    def check_scope(self, objs, ns, failure, scale_failure, vtimeout, mtimeout, extra_excluded):
+    def check_scope(self, objs, ns, failure, scale_failure, vtimeout, mtimeout, extra_excluded,
+                    object_selector=None, extra_conditions=()):
+        extra_conditions = list(extra_conditions)
         svc = one(objs, "Service", [s["metadata"]["name"] for s in find(objs, "Service")
                                     if s["metadata"]["labels"]["app.kubernetes.io/component"] == "webhook"][0])
         webhook_port = [p for p in svc["spec"]["ports"] if p["targetPort"] == "webhook"][0]["port"]
@@ -292,9 +317,14 @@ class Registration(unittest.TestCase):
                 path, group, resource, ops = self.EXPECTED[key]
                 self.assertEqual(wh["clientConfig"]["service"], {
                     "name": svc["metadata"]["name"], "namespace": ns, "path": path, "port": webhook_port})
-                self.assertEqual(wh["rules"], [{"apiGroups": [group], "apiVersions": ["v1"],
-                                                "resources": [resource], "operations": ops,
-                                                "scope": "Namespaced"}])
+                want_rules = [{"apiGroups": [group], "apiVersions": ["v1"], "resources": [resource],
+                               "operations": ops, "scope": "Namespaced"}]
+                status = self.EXPECTED.get(key + ("status",))
+                if status:
+                    want_rules.append({"apiGroups": [status[1]], "apiVersions": ["v1"],
+                                       "resources": [status[2]], "operations": status[3],
+                                       "scope": "Namespaced"})
+                self.assertEqual(wh["rules"], want_rules)
                 self.assertEqual(wh["sideEffects"], "None")
                 self.assertEqual(wh["admissionReviewVersions"], ["v1"])
                 want_failure = scale_failure if resource == "deployments/scale" else failure
@@ -309,21 +339,26 @@ class Registration(unittest.TestCase):
                     self.assertEqual(wh["objectSelector"], {"matchLabels": {"wasd.io/managed": "true"}})
                     self.assertNotIn("matchConditions", wh)
                 elif resource == "deployments":
-                    self.assertNotIn("objectSelector", wh)
-                    self.assertEqual(len(wh["matchConditions"]), 1)
+                    self.assertEqual(wh.get("objectSelector"), object_selector)
+                    self.assertEqual([m["name"] for m in wh["matchConditions"]],
+                                     ["wasd-opted-in"] + [m["name"] for m in extra_conditions])
+                    self.assertEqual(wh["matchConditions"][1:], extra_conditions)
                     self.assertIn("oldObject", wh["matchConditions"][0]["expression"])
                 else:
                     # The Scale object carries neither annotations nor labels:
                     # no object-based scoping is possible for this entry.
                     self.assertNotIn("matchConditions", wh)
                     self.assertNotIn("objectSelector", wh)
-        self.assertEqual(seen, set(self.EXPECTED))
+        self.assertEqual(seen, {k for k in self.EXPECTED if len(k) == 2})
 
     def test_default_scope(self):
         self.check_scope(rendered("default"), NS, "Fail", "Ignore", 3, 1, [])
 
     def test_scope_follows_values(self):
-        self.check_scope(rendered("full"), NS, "Ignore", "Fail", 7, 4, ["monitoring", "istio-system"])
+        self.check_scope(rendered("full"), NS, "Ignore", "Fail", 7, 4, ["monitoring", "istio-system"],
+                         {"matchExpressions": [{"key": "wasd.io/skip", "operator": "DoesNotExist"}]},
+                         [{"name": "not-dry-run-tooling",
+                           "expression": "!('ci.example.com/ephemeral' in object.metadata.labels)"}])
         self.check_scope(rendered("other-ns"), "platform", "Fail", "Ignore", 3, 1, [])
 
     def test_ca_bundle_source_per_cert_mode(self):
@@ -345,15 +380,17 @@ class Rbac(unittest.TestCase):
     def test_reconciler_cluster_role_is_exactly_the_listed_verbs(self):
         role = one(rendered("default"), "ClusterRole", "wasd-reconciler")
         self.assertEqual(rules_of(role), {
-            ("scheduling.k8s.io", "workloads", None): {"get", "list", "watch", "create", "update", "patch"},
-            ("scheduling.k8s.io", "podgroups", None): {"get", "list", "watch", "create", "update", "patch", "delete"},
-            ("scheduling.k8s.io", "priorityclasses", None): {"get", "list", "watch"},
+            # L7: no `update` (the reconciler JSON-patches), no `patch` on
+            # events; `patch` on podgroups also removes the protection finalizer.
+            ("scheduling.k8s.io", "workloads", None): {"get", "list", "watch", "create", "patch"},
+            ("scheduling.k8s.io", "podgroups", None): {"get", "list", "watch", "create", "patch", "delete"},
+            ("scheduling.k8s.io", "priorityclasses", None): {"get"},
             ("apps", "deployments", None): {"get", "list", "watch"},
             ("apps", "replicasets", None): {"get", "list", "watch"},
             ("apps", "deployments/finalizers", None): {"update"},
             ("apps", "replicasets/finalizers", None): {"update"},
             ("", "pods", None): {"get", "list", "watch", "patch"},
-            ("", "events", None): {"create", "patch"},
+            ("", "events", None): {"create"},
         })
 
     def test_leader_election_and_webhook_roles(self):
@@ -364,7 +401,7 @@ class Rbac(unittest.TestCase):
             ("coordination.k8s.io", "leases", "wasd-reconciler"): {"get", "update"},
         })
         self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-webhook")),
-                         {("apps", "deployments", None): {"get", "list", "watch"}})
+                         {("apps", "deployments", None): {"get"}})
 
     def test_certificate_roles_are_limited_by_name(self):
         objs = rendered("default")
@@ -384,7 +421,7 @@ class Rbac(unittest.TestCase):
             ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "wasd"): {"delete"},
         })
         self.assertEqual(rules_of(one(objs, "Role", "wasd-cleanup")), {
-            ("", "secrets", "wasd-webhook-tls"): {"delete"},
+            ("", "secrets", "wasd-webhook-tls"): {"get", "delete"},
         })
         # The names in the rules are the names of the rendered configurations.
         for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
@@ -395,10 +432,11 @@ class Hooks(unittest.TestCase):
     def test_hook_jobs_have_their_rbac_in_every_phase_they_run(self):
         for key in ALL:
             objs = rendered(key)
-            for job in find(objs, "Job"):
+            for job in find(objs, "Job") + find(objs, "Pod"):
                 phases = chartlib.hook_phases(job)
                 self.assertTrue(phases, "%s: Job %s is not a hook" % (key, job["metadata"]["name"]))
-                sa = job["spec"]["template"]["spec"]["serviceAccountName"]
+                pod = job["spec"] if job["kind"] == "Pod" else job["spec"]["template"]["spec"]
+                sa = pod["serviceAccountName"]
                 sa_obj = one(objs, "ServiceAccount", sa)
                 self.assertTrue(phases <= chartlib.hook_phases(sa_obj), key)
                 weight = int(job["metadata"]["annotations"]["helm.sh/hook-weight"])
@@ -408,7 +446,7 @@ class Hooks(unittest.TestCase):
                 self.assertTrue(bound)
                 for b in bound:
                     self.assertTrue(phases <= chartlib.hook_phases(b))
-                self.assertEqual(job["spec"]["template"]["spec"]["restartPolicy"], "Never")
+                self.assertEqual(pod["restartPolicy"], "Never")
                 self.assertIn("before-hook-creation", job["metadata"]["annotations"]["helm.sh/hook-delete-policy"])
 
     def test_self_managed_jobs_and_rotator(self):
@@ -448,15 +486,39 @@ class Hooks(unittest.TestCase):
         objs = chartlib.render(sets=["certs.selfManaged.days=91"])
         self.assertTrue(find(objs, "Job", "wasd-certs-generate"))
 
-    def test_cleanup_job_deletes_the_configurations(self):
-        for key, secrets in (("default", True), ("certmanager", False)):
+    def test_cleanup_job_runs_wasd_certs_uninstall(self):
+        for key, secret in (("default", "wasd-system/wasd-webhook-tls"), ("certmanager", None)):
             job = one(rendered(key), "Job", "wasd-cleanup")
             self.assertEqual(chartlib.hook_phases(job), {"pre-delete"})
-            args = container(job, "delete-webhook-configurations")["args"]
-            self.assertIn("mutatingwebhookconfiguration/wasd", args)
-            self.assertIn("validatingwebhookconfiguration/wasd", args)
-            self.assertIn("--wait=false", args)
-            self.assertEqual("secret/wasd-webhook-tls" in args, secrets)
+            c = container(job, "uninstall")
+            # The wasd image itself: no second (kubectl) image to mirror.
+            self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+            self.assertNotIn("command", c)
+            self.assertEqual(c["args"][:2], ["certs", "uninstall"])
+            want = {"webhook-config": "wasd"}
+            if secret:
+                want["secret"] = secret
+            self.assertEqual(args_map(c["args"][2:]), want)
+
+    def test_helm_test_pod_runs_selftest_with_create_rights_only(self):
+        objs = rendered("default")
+        pod = one(objs, "Pod", "wasd-test")
+        self.assertEqual(chartlib.hook_phases(pod), {"test"})
+        c = container(pod, "selftest")
+        self.assertEqual(c["args"][0], "selftest")
+        self.assertEqual(args_map(c["args"][1:]), {"namespace": "default", "timeout": "30s"})
+        self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+        # Logs kept for `helm test --logs`: no hook-succeeded deletion.
+        self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook-delete-policy"], "before-hook-creation")
+        role = one(objs, "Role", "wasd-test")
+        self.assertEqual(role["metadata"]["namespace"], "default")
+        self.assertEqual(rules_of(role), {("apps", "deployments", None): {"create"}})
+        off = chartlib.render(sets=["test.enabled=false"])
+        self.assertEqual([o for o in off if "test" in chartlib.hook_phases(o)], [])
+        for bad in ("kube-system", NS):
+            with self.assertRaises(chartlib.RenderError) as cm:
+                chartlib.render(sets=["test.namespace=" + bad])
+            self.assertIn("is not served by wasd", str(cm.exception))
 
     def test_cert_manager_mode(self):
         objs = rendered("certmanager")
@@ -487,7 +549,8 @@ class ValuesReachObjects(unittest.TestCase):
         spec = wh["spec"]["template"]["spec"]
         c = container(wh, "webhook")
         self.assertEqual(wh["spec"]["replicas"], 5)
-        self.assertEqual(c["image"], "registry.example.com/platform/wasd:9.9.9-test")
+        # global.imageRegistry replaces the registry host of image.repository.
+        self.assertEqual(c["image"], "mirror.example.com/platform/wasd:9.9.9-test")
         self.assertEqual(c["imagePullPolicy"], "Always")
         self.assertEqual(spec["imagePullSecrets"], [{"name": "regcred"}])
         self.assertEqual(spec["priorityClassName"], "wasd-critical")
@@ -504,10 +567,33 @@ class ValuesReachObjects(unittest.TestCase):
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
             "pod-scheduling-gate": "false", "max-request-bytes": "1048576", "log-level": "debug",
-            "lookup-timeout": "5s"})
+            "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",
+            "shutdown-grace-period": "90s"})
+        # ceil(7 + 90 + 5)
+        self.assertEqual(spec["terminationGracePeriodSeconds"], 102)
+        self.assertEqual(spec["securityContext"], {
+            "runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10002, "fsGroup": 10003,
+            "seccompProfile": {"type": "Localhost", "localhostProfile": "profiles/wasd.json"}})
+        self.assertEqual(c["securityContext"]["capabilities"], {"drop": ["ALL", "NET_RAW"]})
+        self.assertEqual((spec["hostNetwork"], spec["dnsPolicy"]), (True, "Default"))
+        sel = wh["spec"]["selector"]["matchLabels"]
+        self.assertEqual(spec["topologySpreadConstraints"], [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": sel}},
+            {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"custom": "selector"}}}])
+        for probe, want in (("startupProbe", {"periodSeconds": 3, "failureThreshold": 20}),
+                            ("livenessProbe", {"periodSeconds": 11, "timeoutSeconds": 2, "failureThreshold": 4}),
+                            ("readinessProbe", {"periodSeconds": 6, "timeoutSeconds": 2, "failureThreshold": 3})):
+            got = dict(c[probe])
+            got.pop("httpGet")
+            self.assertEqual(got, want, probe)
         self.assertIn({"name": "GODEBUG", "value": "x509sha1=0"}, c["env"])
         self.assertEqual(spec["volumes"][0]["secret"]["secretName"], "custom-tls")
-        self.assertEqual(one(objs, "PodDisruptionBudget")["spec"]["minAvailable"], 2)
+        pdb = one(objs, "PodDisruptionBudget")["spec"]
+        self.assertEqual((pdb["minAvailable"], pdb["unhealthyPodEvictionPolicy"]), (2, "IfHealthyBudget"))
+        # A priority class outside system-*: no quota needed, none rendered.
+        self.assertEqual(find(objs, "ResourceQuota"), [])
         svc = one(objs, "Service", "platform-wasd-webhook")
         self.assertEqual({p["name"]: (p["port"], p["targetPort"]) for p in svc["spec"]["ports"]},
                          {"webhook": (8443, "webhook"), "metrics": (18080, "metrics")})
@@ -528,6 +614,31 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(rspec["tolerations"][0]["tolerationSeconds"], 60)
         self.assertEqual(rspec["serviceAccountName"], "custom-reconciler-sa")
         self.assertIn({"name": "TZ", "value": "UTC"}, r["env"])
+        self.assertEqual(rspec["topologySpreadConstraints"][0]["labelSelector"],
+                         {"matchLabels": rc["spec"]["selector"]["matchLabels"]})
+        self.assertEqual(r["startupProbe"]["periodSeconds"], 4)
+        self.assertEqual(r["readinessProbe"]["failureThreshold"], 4)
+
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            meta = one(objs, kind)["metadata"]
+            self.assertEqual(meta["annotations"]["admissions.enforcer/disabled"], "true")
+            self.assertEqual(meta["labels"]["argocd.argoproj.io/instance"], "platform")
+        test_pod = one(objs, "Pod", "platform-wasd-test")
+        self.assertEqual(args_map(container(test_pod, "selftest")["args"][1:])["namespace"], "wasd-selftest")
+        self.assertEqual(one(objs, "Role", "platform-wasd-test")["metadata"]["namespace"], "wasd-selftest")
+        nps = {o["metadata"]["name"]: o["spec"] for o in find(objs, "NetworkPolicy")}
+        self.assertEqual(sorted(nps), ["platform-wasd-reconciler", "platform-wasd-webhook"])
+        ingress = {r["ports"][0]["port"]: r.get("from") for r in nps["platform-wasd-webhook"]["ingress"]}
+        self.assertEqual(ingress, {10443: [{"ipBlock": {"cidr": "10.0.0.0/8"}}],
+                                   18080: [{"namespaceSelector": {"matchLabels": {
+                                       "kubernetes.io/metadata.name": "monitoring"}}}],
+                                   18081: None})
+        self.assertEqual(nps["platform-wasd-webhook"]["policyTypes"], ["Ingress", "Egress"])
+        self.assertEqual(nps["platform-wasd-webhook"]["podSelector"]["matchLabels"], sel)
+        rule = one(objs, "PrometheusRule")
+        self.assertEqual(rule["metadata"]["labels"]["release"], "prometheus")
+        gated = [r for r in rule["spec"]["groups"][0]["rules"] if r["alert"] == "WasdPodsGatedTooLong"][0]
+        self.assertTrue(gated["expr"].endswith("> 1800"), gated["expr"])
 
         cert = one(objs, "Certificate")
         self.assertEqual(cert["spec"]["issuerRef"], {"name": "corp-ca", "kind": "ClusterIssuer",
@@ -543,7 +654,7 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(cspec["nodeSelector"], {"kubernetes.io/os": "linux"})
         self.assertEqual(cspec["tolerations"], [{"key": "dedicated", "operator": "Exists"}])
         k = cspec["containers"][0]
-        self.assertEqual((k["image"], k["imagePullPolicy"]), ("registry.example.com/tools/kubectl:v1.33.0", "Always"))
+        self.assertEqual((k["image"], k["imagePullPolicy"]), ("mirror.example.com/platform/wasd:9.9.9-test", "Always"))
         self.assertEqual(k["resources"]["limits"], {"memory": "64Mi"})
 
     def test_full_values_self_managed(self):

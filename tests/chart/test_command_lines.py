@@ -21,15 +21,13 @@ _TIMEOUT_S = 30
 
 
 def wasd_commands(objs):
-    """(where, args) of every container running the wasd image."""
+    """(where, args) of every container: all run the wasd image."""
     out = []
     for o in objs:
-        if o["kind"] not in ("Deployment", "Job"):
+        if o["kind"] not in ("Deployment", "Job", "Pod"):
             continue
-        spec = o["spec"]["template"]["spec"]
+        spec = o["spec"] if o["kind"] == "Pod" else o["spec"]["template"]["spec"]
         for c in spec.get("initContainers", []) + spec["containers"]:
-            if "kubectl" in c["image"]:
-                continue
             self_contained = "command" not in c
             out.append(("%s/%s" % (o["metadata"]["name"], c["name"]), c["args"], self_contained))
     return out
@@ -44,7 +42,7 @@ class CommandLines(unittest.TestCase):
             dict(values_files=[FULL], sets=["certs.mode=selfManaged",
                                             "certs.selfManaged.rotation.enabled=true"]),
             dict(values_files=[FULL]),
-        ]
+        ] + [dict(values_files=[f]) for f in chartlib.ci_values_files().values()]
         seen = set()
         for kw in scenarios:
             for where, args, self_contained in wasd_commands(chartlib.render(**kw)):
@@ -54,7 +52,7 @@ class CommandLines(unittest.TestCase):
                                       text=True, timeout=_TIMEOUT_S)
                 self.assertEqual(proc.returncode, 0, "%s: %s\n%s" % (where, args, proc.stderr))
         self.assertEqual(seen, {("webhook",), ("reconciler",), ("certs", "rotate"),
-                                ("certs", "inject-ca")})
+                                ("certs", "inject-ca"), ("certs", "uninstall"), ("selftest",)})
 
     def test_a_bad_flag_is_noticed(self):
         # Control: the check above can fail.

@@ -81,7 +81,40 @@ BAD = [
     ("image.digest", "sha256:short"),
     ("image.pullPolicy", "Sometimes"),
     ("image.repository", ""),
-    ("securityContext.runAsUser", 0),
+    ("podSecurityContext.runAsUser", 0),
+    ("podSecurityContext.runAsUser", "65532"),
+    ("containerSecurityContext.privileged", "no"),
+    ("podSecurityContext.seccompProfile", {"type": "Off"}),
+    ("resourceQuota.pods", 0),
+    ("resourceQuota.enabled", DELETE),
+    ("webhook.ioThreads", 0),
+    ("webhook.ioThreads", None),
+    ("webhook.shutdownDelay", "5"),
+    ("webhook.shutdownDelay", "5 s"),
+    ("webhook.shutdownGracePeriod", "30us"),
+    # One unit only: the webhook's duration flags do not take compound forms yet.
+    ("webhook.shutdownGracePeriod", "1m30s"),
+    ("webhook.podDisruptionBudget.maxUnavailable", "one"),
+    ("webhook.podDisruptionBudget.unhealthyPodEvictionPolicy", "Never"),
+    ("webhook.topologySpreadConstraints", [{"maxSkew": 1, "topologyKey": "zone"}]),
+    ("webhook.topologySpreadConstraints", [{"maxSkew": 1, "topologyKey": "zone",
+                                            "whenUnsatisfiable": "Maybe"}]),
+    ("webhook.hostNetwork", "true"),
+    ("webhook.dnsPolicy", "ClusterFirstWithHostNetwork"),
+    ("webhook.probes", {"startup": {"periodSeconds": 0}, "liveness": {}, "readiness": {}}),
+    ("webhook.probes", {"liveness": {}, "readiness": {}}),
+    ("reconciler.probes", {"startup": {}, "liveness": {"path": "/x"}, "readiness": {}}),
+    ("admission.webhookLabels", {"a": "has spaces"}),
+    ("admission.objectSelector", {"matchLabels": {"a": "b"}, "matchFields": {}}),
+    ("admission.objectSelector", {"matchExpressions": [{"key": "a", "operator": "Like"}]}),
+    ("admission.matchConditions", [{"name": "x"}]),
+    ("admission.matchConditions", [{"name": "has space", "expression": "true"}]),
+    ("test.namespace", "Not_A_Namespace"),
+    ("test.enabled", DELETE),
+    ("networkPolicy.webhookFrom", {"ipBlock": {}}),
+    ("prometheusRule.gatedPodsFor", "15 minutes"),
+    ("global", "not-a-map"),
+    ("global.imageRegistry", "https://mirror/"),
     ("certs.selfManaged.days", 0),
     ("certs.selfManaged.renewBefore", "90d"),
     ("certs.selfManaged.rotation.checkInterval", "hourly"),
@@ -89,7 +122,6 @@ BAD = [
     ("certs.certManager.issuerRef.kind", "Vault"),
     ("certs.certManager.duration", "1 year"),
     ("certs.secretName", "Not_A_Name"),
-    ("hooks.kubectlImage.tag", ""),
     ("hooks.backoffLimit", -1),
     ("serviceMonitor.interval", "soon"),
     ("commonLabels", {"team": "has spaces"}),
@@ -127,7 +159,14 @@ class ValuesSchema(unittest.TestCase):
         for path, value in [("webhook.maxRequestBytes", 1048576), ("reconciler.workers", 4),
                             ("webhook.podDisruptionBudget.minAvailable", "50%"),
                             ("image.digest", "sha256:" + "0" * 64), ("certs.mode", "certManager"),
-                            ("webhook.priorityClassName", ""), ("webhook.antiAffinity", "none")]:
+                            ("webhook.priorityClassName", ""), ("webhook.antiAffinity", "none"),
+                            # OpenShift: the platform picks the ids.
+                            ("podSecurityContext.runAsUser", None), ("podSecurityContext.fsGroup", None),
+                            ("webhook.shutdownDelay", "2.5s"), ("webhook.shutdownDelay", "500ms"),
+                            ("webhook.podDisruptionBudget.maxUnavailable", "25%"),
+                            # Subchart: Helm copies the parent's globals in.
+                            ("global", {"imageRegistry": "mirror:5000", "storageClass": "x", "any": {}}),
+                            ("podSecurityContext", {"runAsNonRoot": True, "supplementalGroups": [5]})]:
             self.assertEqual(js.validate(with_value(self.values, path, value), self.schema), [],
                              "%s=%r" % (path, value))
 
@@ -151,7 +190,7 @@ class ValuesSchema(unittest.TestCase):
             node = self.values
             for k in path.split("."):
                 node = node[k]
-            if isinstance(node, dict) and node and path.endswith("resources"):
+            if isinstance(node, dict) and node and path.endswith(("resources", "probes")):
                 continue  # described in words
             if isinstance(node, bool):
                 want = "`%s`" % ("true" if node else "false")

@@ -130,6 +130,53 @@ class CertsKubeTest(unittest.TestCase):
         self.assertEqual(Openssl("x509", "-noout", "-pubkey", input=pems["tls.crt"]),
                          Openssl("pkey", "-pubout", input=pems["tls.key"]))
 
+    # ---------------------------------------------------------------- exec plugins
+
+    def ExecKubeconfig(self, script_body):
+        """A kubeconfig like the admin's whose user is an exec credential plugin (how
+        EKS, GKE and AKS kubeconfigs authenticate)."""
+        plugin = os.path.join(self.tmp.name, "plugin.sh")
+        with open(plugin, "w") as f:
+            f.write("#!/bin/sh\n" + script_body)
+        os.chmod(plugin, 0o755)
+        with open(self.srv.kubeconfig) as f:
+            cfg = json.load(f)
+        cfg["users"][0]["user"] = {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "args": ["get-token"],
+            "interactiveMode": "Never", "installHint": "see the cloud's docs"}}
+        path = os.path.join(self.tmp.name, "exec-kubeconfig")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        return path
+
+    def test_inject_ca_through_an_exec_credential_plugin(self):
+        self.MakeConfig("validatingwebhookconfigurations", "wasd-exec", [Webhook("x.wasd.io")])
+        out, files = self.Generate()
+        token, _ = self.srv.AddUser("exec-user", ["system:masters"])
+        kubeconfig = self.ExecKubeconfig(
+            'test "$1" = get-token || exit 9\n'
+            'echo \'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
+            f'"status":{{"token":"{token}"}}}}\'\n')
+        seq = self.srv.LastSeq()
+        p = subprocess.run([WASD, "certs", "inject-ca", "--ca-file", os.path.join(out, "ca.crt"),
+                            "--webhook-config", "wasd-exec", "--kubeconfig", kubeconfig],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.Bundles("validatingwebhookconfigurations", "wasd-exec"), [B64(files["ca.crt"])])
+        self.assertTrue(all(a["user"] == "exec-user" for a in self.Writes(seq)), self.Writes(seq))
+
+        # A plugin that fails: one clear error, exit 1 or 2, no request sent.
+        bad = self.ExecKubeconfig("echo 'token expired, run: cloud login' >&2\nexit 1\n")
+        seq = self.srv.LastSeq()
+        p = subprocess.run([WASD, "certs", "inject-ca", "--ca-file", os.path.join(out, "ca.crt"),
+                            "--webhook-config", "wasd-exec", "--kubeconfig", bad],
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertLess(p.returncode, 128)
+        self.assertIn("run: cloud login", p.stderr)  # the plugin's own stderr reaches the user
+        self.assertIn("exited with status 1", p.stderr)
+        self.assertEqual([a for a in self.srv.Audit(since=seq) if a.get("source") != "controller"], [])
+
     # ---------------------------------------------------------------- inject-ca
 
     def test_inject_ca_patches_every_webhook_of_every_named_config(self):

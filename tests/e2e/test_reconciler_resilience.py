@@ -175,6 +175,35 @@ class ReconcilerResilienceTest(unittest.TestCase):
         self.env.Scale("term", 2)
         WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "re-created and converged")
         self.assertNotEqual(self.env.srv.Get(pg_path)["metadata"]["uid"], old_uid)
+    def test_terminating_podgroup_named_only_by_gated_pods_is_released(self):
+        """Q14 on the test API server with its podgroup-protection controller: a PodGroup
+        deleted while its gang runs stays Terminating; once every pod that names it is a
+        gated replacement that never ran, nothing is protected, so wasd removes the
+        finalizer itself, re-creates the PodGroup and the gang runs again."""
+        self.env.StartReconciler("--leader-elect=false")
+        self.Deploy("release", 2)
+        WaitFor(lambda: self.Converged("release", 2), 40, 0.2, "converged")
+        pg_name = PodGroupOf(self.env.ReplicaSets("release")[0])
+        pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{pg_name}"
+        old_uid = self.env.srv.Get(pg_path)["metadata"]["uid"]
+        self.assertEqual(self.env.Delete(pg_path), 200)
+        self.assertIn("deletionTimestamp", self.env.srv.Get(pg_path)["metadata"])
+        seq = self.env.srv.LastSeq()
+        # Every running member goes (node loss, eviction): the replacements are gated and
+        # name the Terminating PodGroup, which the protection controller keeps for them.
+        for p in self.env.Pods("release"):
+            self.env.Delete(f"/api/v1/namespaces/{NS}/pods/{p['metadata']['name']}")
+        WaitFor(lambda: self.Converged("release", 2) and
+                self.env.srv.Get(pg_path)["metadata"]["uid"] != old_uid, 40, 0.2,
+                "re-created and converged")
+        released = [e for e in self.env.Events("PodGroupReleased") if e["involvedObject"]["name"] == "release"]
+        self.assertEqual(len(released), 1, released)
+        self.assertIn("never ran", released[0]["message"])
+        patches = [e for e in self.env.srv.Audit(since=seq, user=RECONCILER_USER, methods=("PATCH",))
+                   if e["path"].endswith(f"/podgroups/{pg_name}")]
+        self.assertEqual([op["op"] for op in patches[0]["body"]], ["test", "test", "remove"])
+        self.assertEqual(patches[0]["body"][1]["value"], "scheduling.k8s.io/podgroup-protection")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

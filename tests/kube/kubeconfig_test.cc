@@ -1,6 +1,5 @@
 // ParseKubeconfig (pure) and LoadConfig (files in a temporary directory).
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -24,8 +23,8 @@ constexpr const char* kKeyB64 = "S0VZLVBFTQo=";
 std::string Kubeconfig(const std::string& cluster, const std::string& user,
                        const std::string& extra_context = "") {
   return "apiVersion: v1\nkind: Config\ncurrent-context: main\n"
-         "clusters:\n- name: c1\n  cluster:\n" + cluster +
-         "users:\n- name: u1\n  user:\n" + user +
+         "clusters:\n- name: c1\n  cluster:\n" +
+         cluster + "users:\n- name: u1\n  user:\n" + user +
          "contexts:\n- name: main\n  context:\n    cluster: c1\n    user: u1\n" + extra_context;
 }
 
@@ -33,8 +32,7 @@ const std::string kServer = "    server: https://10.0.0.1:6443\n";
 
 TEST_CASE("kubeconfig: token user, CA data, namespace", "[unit][config]") {
   std::string text = Kubeconfig(kServer + "    certificate-authority-data: " + kCaB64 + "\n",
-                                "    token: abc.def\n",
-                                "    namespace: team-a\n");
+                                "    token: abc.def\n", "    namespace: team-a\n");
   Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/etc/kube");
   REQUIRE(r.ok());
   const Config& c = r->config;
@@ -85,8 +83,9 @@ TEST_CASE("kubeconfig: data wins over file when both are given", "[unit][config]
 }
 
 TEST_CASE("kubeconfig: insecure-skip-tls-verify and tls-server-name", "[unit][config]") {
-  std::string text = Kubeconfig(kServer + "    insecure-skip-tls-verify: true\n"
-                                          "    tls-server-name: api.internal\n",
+  std::string text = Kubeconfig(kServer +
+                                    "    insecure-skip-tls-verify: true\n"
+                                    "    tls-server-name: api.internal\n",
                                 "    token: t\n");
   Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/d");
   REQUIRE(r.ok());
@@ -118,13 +117,26 @@ TEST_CASE("kubeconfig: errors name what is wrong", "[unit][config]") {
        "cluster \"nope\" not found in \"clusters\""},
       {Kubeconfig("    certificate-authority-data: " + std::string(kCaB64) + "\n", ok_user), "",
        "cluster \"c1\" has no server"},
-      {Kubeconfig(kServer, "    exec:\n      command: aws\n"), "", "\"exec\" authentication is not supported"},
+      {Kubeconfig(kServer, "    exec:\n      command: aws\n"), "",
+       "exec: apiVersion \"\" is not supported (client.authentication.k8s.io/v1 or v1beta1)"},
+      {Kubeconfig(
+           kServer,
+           "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n"),
+       "", "exec: interactiveMode is required"},
+      {Kubeconfig(
+           kServer,
+           "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n"
+           "      interactiveMode: Always\n"),
+       "", "interactiveMode Always needs a terminal"},
+      {Kubeconfig(kServer, "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"),
+       "", "exec: command is required"},
       {Kubeconfig(kServer, "    auth-provider:\n      name: gcp\n"), "", "\"auth-provider\""},
       {Kubeconfig(kServer, "    client-certificate-data: " + std::string(kCertB64) + "\n"), "",
        "client certificate and client key must be given together"},
       {Kubeconfig(kServer + "    certificate-authority-data: '%%%'\n", ok_user), "",
        "certificate-authority-data is not base64"},
-      {Kubeconfig(kServer + "    insecure-skip-tls-verify: true\n    certificate-authority: ca\n", ok_user),
+      {Kubeconfig(kServer + "    insecure-skip-tls-verify: true\n    certificate-authority: ca\n",
+                  ok_user),
        "", "mutually exclusive"},
       {Kubeconfig(kServer + "    insecure-skip-tls-verify: maybe\n", ok_user), "",
        "insecure-skip-tls-verify must be true or false"},
@@ -138,6 +150,30 @@ TEST_CASE("kubeconfig: errors name what is wrong", "[unit][config]") {
     CHECK(r.status().kind() == Status::Kind::kInvalidArgument);
     CHECK_THAT(r.status().message(), Catch::Contains(c.expect));
   }
+}
+
+TEST_CASE("kubeconfig: an exec credential plugin (EKS, GKE, AKS)", "[unit][config]") {
+  const std::string text = Kubeconfig(kServer,
+                                      "    exec:\n"
+                                      "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                                      "      command: aws\n"
+                                      "      args: [eks, get-token, --cluster-name, prod]\n"
+                                      "      env:\n"
+                                      "      - name: AWS_PROFILE\n"
+                                      "        value: ops\n"
+                                      "      installHint: install the AWS CLI\n"
+                                      "      provideClusterInfo: true\n");
+  Result<ParsedKubeconfig> r = ParseKubeconfig(text, "/d");
+  REQUIRE(r.ok());
+  REQUIRE(r->config.exec.has_value());
+  const ExecConfig& e = *r->config.exec;
+  CHECK(e.api_version == "client.authentication.k8s.io/v1beta1");
+  CHECK(e.command == "aws");
+  CHECK(e.args == std::vector<std::string>{"eks", "get-token", "--cluster-name", "prod"});
+  CHECK(e.env == std::vector<std::pair<std::string, std::string>>{{"AWS_PROFILE", "ops"}});
+  CHECK(e.interactive_mode == "IfAvailable");  // v1beta1's default
+  CHECK(e.install_hint == "install the AWS CLI");
+  CHECK(e.provide_cluster_info);
 }
 
 TEST_CASE("in-cluster server URL", "[unit][config]") {
@@ -177,10 +213,10 @@ TEST_CASE("LoadConfig: --kubeconfig reads referenced files relative to its direc
   dir.Write("kube/me.crt", kCertPem);
   dir.Write("kube/me.key", kKeyPem);
   dir.Write("kube/token", "  tok-1\n");
-  const std::string kc = dir.Write(
-      "kube/config", Kubeconfig(kServer + "    certificate-authority: pki/ca.crt\n",
-                                "    client-certificate: me.crt\n    client-key: me.key\n"
-                                "    tokenFile: token\n"));
+  const std::string kc =
+      dir.Write("kube/config", Kubeconfig(kServer + "    certificate-authority: pki/ca.crt\n",
+                                          "    client-certificate: me.crt\n    client-key: me.key\n"
+                                          "    tokenFile: token\n"));
   ConfigSources s;
   s.kubeconfig_flag = kc;
   s.kubeconfig_env = "/nonexistent";  // the flag wins
@@ -196,8 +232,8 @@ TEST_CASE("LoadConfig: --kubeconfig reads referenced files relative to its direc
 
 TEST_CASE("LoadConfig: a referenced file that is missing is a clear error", "[unit][config]") {
   TempDir dir;
-  const std::string kc =
-      dir.Write("config", Kubeconfig(kServer + "    certificate-authority: gone.crt\n", "    token: t\n"));
+  const std::string kc = dir.Write(
+      "config", Kubeconfig(kServer + "    certificate-authority: gone.crt\n", "    token: t\n"));
   ConfigSources s;
   s.kubeconfig_flag = kc;
   Result<Config> r = LoadConfig(s);
@@ -254,7 +290,8 @@ TEST_CASE("LoadConfig: in-cluster service account", "[unit][config]") {
   fs::remove(dir.path() + "/sa/token");
   Result<Config> no_token = LoadConfig(s);
   REQUIRE_FALSE(no_token.ok());
-  CHECK_THAT(no_token.status().message(), Catch::Contains("in-cluster") && Catch::Contains("token"));
+  CHECK_THAT(no_token.status().message(),
+             Catch::Contains("in-cluster") && Catch::Contains("token"));
 }
 
 TEST_CASE("LoadConfig: ~/.kube/config last; nothing at all is an error listing the sources",

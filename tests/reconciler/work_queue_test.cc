@@ -51,6 +51,29 @@ TEST_CASE("work queue: a key added while processing comes back once after Done",
   CHECK_FALSE(q.TryGet(&key));
 }
 
+TEST_CASE("work queue: adds count keys queued, retries count backoffs (metrics)", "[unit]") {
+  FakeClock clock;
+  WorkQueue q({}, clock.Fn());
+  q.Add("a");
+  q.Add("b");
+  q.Add("a");  // merged with the waiting one: not an add
+  CHECK(q.adds() == 2);
+  std::string key;
+  REQUIRE(q.TryGet(&key));
+  q.Add(key);  // while processing: queued again after Done, counted now
+  q.Add(key);
+  CHECK(q.adds() == 3);
+  q.Done(key);
+  CHECK(q.adds() == 3);  // the re-queue on Done is the add already counted
+  q.AddRateLimited("c");
+  q.AddRateLimited("c");
+  CHECK(q.retries() == 2);
+  CHECK(q.adds() == 3);  // delayed keys are added when due
+  clock.t += 10s;
+  CHECK(q.TryGet(&key));
+  CHECK(q.adds() == 4);
+}
+
 TEST_CASE("work queue: delays, sooner wins, immediate add overrides", "[unit]") {
   FakeClock clock;
   WorkQueue q({}, clock.Fn());

@@ -80,6 +80,48 @@ TEST_CASE("gauges", "[unit][server]") {
   CHECK(Has(text, "wasd_tls_certificate_expiry_timestamp_seconds 1893456000"));
 }
 
+TEST_CASE("latency buckets reach 10 s, past the chart's 3 s timeout", "[unit][server]") {
+  AdmissionMetrics m;
+  m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200,
+                  std::chrono::milliseconds(2900));
+  m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200, std::chrono::seconds(7));
+  m.RecordRequest(Webhook::kValidateDeployment, "UPDATE", true, 200, std::chrono::seconds(11));
+  const std::string text = m.RenderPrometheus();
+  const std::string b =
+      "wasd_admission_request_duration_seconds_bucket{webhook=\"validate-deployment\",le=";
+  CHECK(Has(text, b + "\"2.5\"} 0"));
+  CHECK(Has(text, b + "\"5\"} 1"));
+  CHECK(Has(text, b + "\"10\"} 2"));
+  CHECK(Has(text, b + "\"+Inf\"} 3"));
+  CHECK(AdmissionMetrics::kBucketBounds.back() == 10.0);
+}
+
+TEST_CASE("denials by rule: every id rendered, one count per distinct rule", "[unit][server]") {
+  AdmissionMetrics m;
+  m.RecordDenial({"H1", "H2"});
+  m.RecordDenial({"H1"});
+  m.RecordDenial({"Z9"});  // not an id: counted as other
+  const std::string text = m.RenderPrometheus();
+  CHECK(Has(text, "# TYPE wasd_admission_denials_total counter"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"H1\"} 2"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"H2\"} 1"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"other\"} 1"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"U9\"} 0"));
+  std::size_t series = 0;
+  for (std::size_t at = text.find("\nwasd_admission_denials_total{"); at != std::string::npos;
+       at = text.find("\nwasd_admission_denials_total{", at + 1)) {
+    ++series;
+  }
+  CHECK(series == rules::kRuleIds.size());
+}
+
+TEST_CASE("process metrics and build info follow", "[unit][server]") {
+  const std::string text = AdmissionMetrics().RenderPrometheus();
+  CHECK(Has(text, "# TYPE process_resident_memory_bytes gauge"));
+  CHECK(Has(text, "# TYPE process_cpu_seconds_total counter"));
+  CHECK(text.find("\nwasd_build_info{version=\"") != std::string::npos);
+}
+
 TEST_CASE("every line is a comment or a sample", "[unit][server]") {
   AdmissionMetrics m;
   m.RecordRequest(Webhook::kValidateDeployment, "DELETE", true, 200, microseconds(1));
@@ -92,8 +134,11 @@ TEST_CASE("every line is a comment or a sample", "[unit][server]") {
     const std::string line = text.substr(start, end - start);
     INFO(line);
     CHECK(!line.empty());
-    CHECK((line.rfind("# HELP wasd_", 0) == 0 || line.rfind("# TYPE wasd_", 0) == 0 ||
-           line.rfind("wasd_", 0) == 0));
+    const bool ours = line.rfind("# HELP wasd_", 0) == 0 || line.rfind("# TYPE wasd_", 0) == 0 ||
+                      line.rfind("wasd_", 0) == 0;
+    const bool process = line.rfind("# HELP process_", 0) == 0 ||
+                         line.rfind("# TYPE process_", 0) == 0 || line.rfind("process_", 0) == 0;
+    CHECK((ours || process));
     start = end + 1;
   }
 }

@@ -63,45 +63,54 @@ app.kubernetes.io/part-of: wasd
 {{- end }}
 {{- end -}}
 
-{{/* Image reference of the wasd binary: digest wins over tag; tag defaults to appVersion. */}}
+{{/*
+Image reference of the wasd binary: digest wins over tag; tag defaults to
+appVersion. global.imageRegistry (a mirror, often set by a parent chart)
+replaces the registry host of image.repository (its first path element when
+that has a "." or ":" or is "localhost", the rule docker uses), or goes in
+front of a repository without one.
+*/}}
 {{- define "wasd.image" -}}
-{{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- $repo := .Values.image.repository -}}
+{{- with (.Values.global | default dict).imageRegistry -}}
+{{- $parts := splitList "/" $repo -}}
+{{- $first := first $parts -}}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{- $repo = join "/" (prepend (rest $parts) (trimSuffix "/" .)) -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- $repo = printf "%s/%s" (trimSuffix "/" .) $repo -}}
 {{- end -}}
 {{- end -}}
-
-{{- define "wasd.kubectlImage" -}}
-{{- printf "%s:%s" .Values.hooks.kubectlImage.repository .Values.hooks.kubectlImage.tag -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" $repo .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repo (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
-Hardened security contexts: non-root, read-only root filesystem, no
-privilege escalation, every capability dropped, RuntimeDefault seccomp.
-Not configurable apart from the user and group ids.
+Security contexts: the values podSecurityContext / containerSecurityContext
+(hardened defaults: non-root, read-only root filesystem, no privilege
+escalation, every capability dropped, RuntimeDefault seccomp). A key set to
+null is left out (OpenShift assigns the uid itself).
 */}}
 {{- define "wasd.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: {{ .Values.securityContext.runAsUser }}
-runAsGroup: {{ .Values.securityContext.runAsGroup }}
-fsGroup: {{ .Values.securityContext.runAsGroup }}
-seccompProfile:
-  type: RuntimeDefault
+{{- include "wasd.withoutNulls" .Values.podSecurityContext -}}
 {{- end -}}
 
 {{- define "wasd.containerSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: {{ .Values.securityContext.runAsUser }}
-runAsGroup: {{ .Values.securityContext.runAsGroup }}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-privileged: false
-capabilities:
-  drop:
-    - ALL
-seccompProfile:
-  type: RuntimeDefault
+{{- include "wasd.withoutNulls" .Values.containerSecurityContext -}}
+{{- end -}}
+
+{{/* toYaml of a map without its null-valued keys ("{}" when nothing is left). */}}
+{{- define "wasd.withoutNulls" -}}
+{{- $out := dict -}}
+{{- range $k, $v := . -}}
+{{- if not (kindIs "invalid" $v) -}}
+{{- $_ := set $out $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
 
 {{/*
@@ -130,20 +139,55 @@ podAntiAffinity:
 {{- end -}}
 
 {{/*
-CEL for the Deployment webhooks' matchConditions: true when the new object
-OR the old object is opted in (annotation wasd.io/scheduling, field
-spec.scheduling, or the marker label wasd.io/managed). Looking at oldObject
-too means an UPDATE that removes the annotation still reaches the webhook
-(and is judged by rule U2) instead of bypassing it. oldObject is null on
-CREATE; every selection is guarded by has() so the expression cannot error.
+CEL for the Deployment webhooks' matchConditions. Every selection is guarded
+by has() (and oldObject, null on CREATE, by a null check) so an expression
+can never fail: a failing condition would apply the failurePolicy to every
+Deployment in the cluster.
+
+wasd.optedInTerm: the object carries the annotation wasd.io/scheduling, the
+field spec.scheduling, the marker label wasd.io/managed or any other
+annotation under wasd.io/ (a misspelt key, which wasd warns about). Checked
+on the new OR the old object, so an UPDATE that removes the annotation still
+reaches the webhook (rule U2) instead of bypassing it.
 */}}
 {{- define "wasd.optedInTerm" -}}
 {{- $o := . -}}
-{{- printf "(%s != null && ((has(%s.metadata.annotations) && 'wasd.io/scheduling' in %s.metadata.annotations) || (has(%s.spec) && has(%s.spec.scheduling)) || (has(%s.metadata.labels) && 'wasd.io/managed' in %s.metadata.labels)))" $o $o $o $o $o $o $o -}}
+{{- printf "(%s != null && ((has(%s.metadata.annotations) && %s.metadata.annotations.exists(k, k.startsWith('wasd.io/'))) || (has(%s.spec) && has(%s.spec.scheduling)) || (has(%s.metadata.labels) && 'wasd.io/managed' in %s.metadata.labels)))" $o $o $o $o $o $o $o -}}
+{{- end -}}
+
+{{/*
+wasd.templateMarkerTerm: the pod template carries the marker label
+wasd.io/managed. A Deployment copied without its annotation keeps it, and
+its pods would be gated by the pod webhook; the mutating path removes it.
+*/}}
+{{- define "wasd.templateMarkerTerm" -}}
+{{- $o := . -}}
+{{- printf "(%s != null && has(%s.spec) && has(%s.spec.template) && has(%s.spec.template.metadata) && has(%s.spec.template.metadata.labels) && 'wasd.io/managed' in %s.spec.template.metadata.labels)" $o $o $o $o $o $o -}}
 {{- end -}}
 
 {{- define "wasd.optedInExpression" -}}
 {{- printf "%s || %s" (include "wasd.optedInTerm" "object") (include "wasd.optedInTerm" "oldObject") -}}
+{{- end -}}
+
+{{/* The mutating Deployment webhook also sees a stray template marker. */}}
+{{- define "wasd.mutateDeploymentExpression" -}}
+{{- printf "%s || %s" (include "wasd.optedInExpression" .) (include "wasd.templateMarkerTerm" "object") -}}
+{{- end -}}
+
+{{/*
+matchConditions of a Deployment entry: wasd's own, then admission.matchConditions.
+Call with (dict "ctx" $ "expression" "...").
+*/}}
+{{- define "wasd.deploymentMatchConditions" -}}
+- name: wasd-opted-in
+  expression: {{ .expression | quote }}
+{{- range .ctx.Values.admission.matchConditions }}
+{{- if eq .name "wasd-opted-in" }}
+{{- fail "admission.matchConditions: the name wasd-opted-in is the chart's own" }}
+{{- end }}
+- name: {{ .name | quote }}
+  expression: {{ .expression | quote }}
+{{- end }}
 {{- end -}}
 
 {{/* Namespaces whose objects are never sent to wasd. */}}
@@ -164,10 +208,14 @@ service:
   port: {{ .ctx.Values.webhook.service.port }}
 {{- end -}}
 
-{{/* Annotations of the webhook configurations (cert-manager CA injection). */}}
+{{/* Annotations of the webhook configurations: admission.webhookAnnotations and cert-manager CA injection. */}}
 {{- define "wasd.webhookConfigAnnotations" -}}
+{{- $ann := deepCopy (.Values.admission.webhookAnnotations | default dict) -}}
 {{- if eq .Values.certs.mode "certManager" -}}
-cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "wasd.webhookName" .) }}
+{{- $_ := set $ann "cert-manager.io/inject-ca-from" (printf "%s/%s" .Release.Namespace (include "wasd.webhookName" .)) -}}
+{{- end -}}
+{{- if $ann -}}
+{{- toYaml $ann -}}
 {{- end -}}
 {{- end -}}
 
@@ -243,4 +291,88 @@ securityContext:
 resources:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+
+{{/*
+Seconds of a duration made of ms, s, m and h parts ("5s", "500ms", also
+"1m30s"), as a float. The schema allows one part of those units, the form
+the webhook's flags accept.
+*/}}
+{{- define "wasd.durationSeconds" -}}
+{{- $total := 0.0 -}}
+{{- $units := dict "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ms|s|m|h)" . -1 -}}
+{{- $unit := regexFind "(ms|s|m|h)$" . -}}
+{{- $total = addf $total (mulf (float64 (trimSuffix $unit .)) (get $units $unit)) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/*
+The webhook's terminationGracePeriodSeconds: the shutdown delay (still
+serving while endpoints drop the pod), the grace period for requests in
+progress, and 5 s for the process to exit.
+*/}}
+{{- define "wasd.webhookTerminationGrace" -}}
+{{- $delay := include "wasd.durationSeconds" .Values.webhook.shutdownDelay | float64 -}}
+{{- $grace := include "wasd.durationSeconds" .Values.webhook.shutdownGracePeriod | float64 -}}
+{{- addf $delay $grace 5 | ceil | int -}}
+{{- end -}}
+
+{{/*
+topologySpreadConstraints of a component: entries without a labelSelector
+get the component's selector labels. Call with (dict "ctx" $ "component" "webhook" "list" ...).
+*/}}
+{{- define "wasd.topologySpread" -}}
+{{- $labels := include "wasd.selectorLabels" .ctx | fromYaml -}}
+{{- $_ := set $labels "app.kubernetes.io/component" .component -}}
+{{- $out := list -}}
+{{- range .list -}}
+{{- $c := deepCopy . -}}
+{{- if not (hasKey $c "labelSelector") -}}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" $labels) -}}
+{{- end -}}
+{{- $out = append $out $c -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+Startup, liveness and readiness probes of a component on its "health" port;
+timings from <component>.probes. Call with the component's values.
+*/}}
+{{- define "wasd.probes" -}}
+startupProbe:
+  httpGet:
+    path: /healthz
+    port: health
+  {{- toYaml .probes.startup | nindent 2 }}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: health
+  {{- toYaml .probes.liveness | nindent 2 }}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: health
+  {{- toYaml .probes.readiness | nindent 2 }}
+{{- end -}}
+
+{{/*
+The system-* priority classes that GKE's quota admission limits, as used by
+the chart's long-running pods outside kube-system: a JSON list of
+{"class": name, "pods": replicas} (empty list when none).
+*/}}
+{{- define "wasd.criticalPods" -}}
+{{- $out := list -}}
+{{- if ne .Release.Namespace "kube-system" -}}
+{{- range $c := list .Values.webhook .Values.reconciler -}}
+{{- if has $c.priorityClassName (list "system-cluster-critical" "system-node-critical") -}}
+{{- $out = append $out (dict "class" $c.priorityClassName "pods" ($c.replicaCount | int)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}

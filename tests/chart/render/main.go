@@ -5,7 +5,7 @@
 // It uses the same engine Helm uses: Go's text/template with the sprig
 // function library (Debian package golang-github-masterminds-sprig-dev), plus
 // Helm's own additions that the chart needs: include, tpl, required, toYaml,
-// fromYaml, toJson (sprig), lookup (always an empty map, as in
+// fromYaml, fromJson, fromJsonArray, toJson (sprig), lookup (always an empty map, as in
 // `helm template`). Values are loaded like Helm loads them (YAML converted
 // through JSON, so numbers are float64), user values are merged over the
 // chart's values.yaml (maps merge, a null deletes a key), and --set accepts
@@ -267,6 +267,22 @@ func funcMap(root *template.Template) template.FuncMap {
 			m["Error"] = err.Error()
 		}
 		return m
+	}
+	// Helm's JSON readers; on malformed input they return the error text
+	// under "Error" (maps) or as the only element (arrays), as Helm does.
+	f["fromJson"] = func(s string) map[string]interface{} {
+		m := map[string]interface{}{}
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			m["Error"] = err.Error()
+		}
+		return m
+	}
+	f["fromJsonArray"] = func(s string) []interface{} {
+		var a []interface{}
+		if err := json.Unmarshal([]byte(s), &a); err != nil {
+			return []interface{}{err.Error()}
+		}
+		return a
 	}
 	f["required"] = func(msg string, v interface{}) (interface{}, error) {
 		if v == nil {

@@ -1,0 +1,138 @@
+// `wasd certs uninstall`: what the chart's pre-delete hook runs (in the wasd
+// image, so no kubectl image is needed): deletes the webhook configurations
+// and, when given, the TLS Secret that `wasd certs rotate` made.
+//
+//   wasd certs uninstall --webhook-config NAME... [--secret NS/NAME]... [--kubeconfig FILE]
+//
+// Idempotent: an object already gone counts as removed. A Secret is deleted
+// only when it carries wasd.io/managed-certificate: "true" (the mark of
+// `wasd certs rotate`), the same rule rotate follows for writing it: a
+// Secret wasd did not make is left alone, with a warning. Every object is
+// tried even after a failure; the exit code is 0 when all are gone (or left
+// alone on purpose), 1 otherwise, 2 for bad flags.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "certs/cli_flags.h"
+#include "certs/tls_secret.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/resource.h"
+#include "server/commands.h"
+#include "server/log.h"
+
+namespace wasd::server {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+constexpr char kUsage[] =
+    "Usage: wasd certs uninstall --webhook-config NAME... [--secret NS/NAME]... "
+    "[--kubeconfig FILE]\n\n"
+    "Deletes the Mutating- and ValidatingWebhookConfiguration of each NAME and each\n"
+    "Secret made by `wasd certs rotate` (a Secret without the annotation\n"
+    "wasd.io/managed-certificate: \"true\" is left alone). Objects already gone count\n"
+    "as removed. Exit 0: everything is gone; 1: a delete failed; 2: bad flags.\n\n"
+    "Flags:\n"
+    "  --webhook-config NAME  configuration name, repeatable or comma-separated (required)\n"
+    "  --secret NS/NAME       TLS Secret to delete, repeatable\n"
+    "  --kubeconfig FILE      else $KUBECONFIG, in-cluster, ~/.kube/config\n";
+
+// Deletes one object; NotFound is success.
+bool DeleteObject(kube::Client& client, const kube::Resource& resource, const std::string& ns,
+                  const std::string& name, const Logger& log) {
+  kube::Result<nlohmann::json> r = client.Delete(resource, ns, name);
+  if (r.ok()) {
+    log.Info("deleted", {{"resource", resource.plural}, {"namespace", ns}, {"name", name}});
+    return true;
+  }
+  if (r.status().not_found()) {
+    log.Info("already gone", {{"resource", resource.plural}, {"namespace", ns}, {"name", name}});
+    return true;
+  }
+  log.Error("cannot delete", {{"resource", resource.plural},
+                              {"namespace", ns},
+                              {"name", name},
+                              {"error", r.status().ToString()}});
+  return false;
+}
+
+bool DeleteManagedSecret(kube::Client& client, const std::string& ns, const std::string& name,
+                         const Logger& log) {
+  const kube::Resource secrets{"v1", "secrets"};
+  kube::Result<nlohmann::json> got = client.Get(secrets, ns, name);
+  if (!got.ok()) {
+    if (got.status().not_found()) {
+      log.Info("already gone", {{"resource", "secrets"}, {"namespace", ns}, {"name", name}});
+      return true;
+    }
+    log.Error("cannot read", {{"resource", "secrets"},
+                              {"namespace", ns},
+                              {"name", name},
+                              {"error", got.status().ToString()}});
+    return false;
+  }
+  if (!certs::IsManagedSecret(got.value())) {
+    log.Warn(
+        "left alone: not made by wasd certs rotate (no wasd.io/managed-certificate "
+        "annotation)",
+        {{"resource", "secrets"}, {"namespace", ns}, {"name", name}});
+    return true;
+  }
+  return DeleteObject(client, secrets, ns, name, log);
+}
+
+}  // namespace
+
+int RunCertsUninstall(int argc, char** argv) {
+  const certs::FlagSpec spec{{"kubeconfig"}, {"webhook-config", "secret"}, {}};
+  certs::ParsedFlags flags;
+  std::string error;
+  if (!certs::ParseFlags(argc, argv, spec, &flags, &error)) {
+    std::fprintf(stderr, "wasd certs uninstall: %s (see 'wasd certs uninstall --help')\n",
+                 error.c_str());
+    return kExitUsage;
+  }
+  if (flags.help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  const std::vector<std::string> configs = flags.List("webhook-config");
+  if (configs.empty()) {
+    std::fprintf(stderr, "wasd certs uninstall: --webhook-config is required\n");
+    return kExitUsage;
+  }
+  std::vector<std::pair<std::string, std::string>> secrets;
+  for (const std::string& s : flags.List("secret")) {
+    const std::size_t slash = s.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == s.size() ||
+        s.find('/', slash + 1) != std::string::npos) {
+      std::fprintf(stderr, "wasd certs uninstall: --secret wants NAMESPACE/NAME, got \"%s\"\n",
+                   s.c_str());
+      return kExitUsage;
+    }
+    secrets.emplace_back(s.substr(0, slash), s.substr(slash + 1));
+  }
+  const Logger log;
+  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(flags.Get("kubeconfig")));
+  if (!config.ok()) {
+    log.Error("cannot load Kubernetes client configuration",
+              {{"error", config.status().ToString()}});
+    return kExitFailed;
+  }
+  kube::Client client(config.value());
+  bool ok = true;
+  // Configurations first: no request may reach a webhook that is going away.
+  for (const std::string& name : configs) {
+    ok = DeleteObject(client, kube::MutatingWebhookConfigurations(), "", name, log) && ok;
+    ok = DeleteObject(client, kube::ValidatingWebhookConfigurations(), "", name, log) && ok;
+  }
+  for (const auto& [ns, name] : secrets) ok = DeleteManagedSecret(client, ns, name, log) && ok;
+  return ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace wasd::server

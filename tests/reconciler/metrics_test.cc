@@ -1,0 +1,101 @@
+// Metrics: wasd's own names and the controller-runtime / client-go names side
+// by side, from the same counters.
+#include "reconciler/metrics.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+namespace wasd::reconciler {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST_CASE("reconcile outcomes under both names", "[unit]") {
+  Metrics m;
+  m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kSuccess);
+  m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kSuccess);
+  m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kRequeueAfter);
+  m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kError);
+  const std::string text = m.Render();
+  CHECK(Has(text, "wasd_reconciler_reconciles_total{result=\"success\"} 3"));
+  CHECK(Has(text, "wasd_reconciler_reconciles_total{result=\"error\"} 1"));
+  CHECK(Has(text, "wasd_reconciler_errors_total 1"));
+  CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"success\"} 2"));
+  CHECK(Has(text,
+            "controller_runtime_reconcile_total{controller=\"wasd\",result=\"requeue_after\"} 1"));
+  CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"requeue\"} 0"));
+  CHECK(Has(text, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"error\"} 1"));
+  CHECK(Has(text, "controller_runtime_reconcile_errors_total{controller=\"wasd\"} 1"));
+  CHECK(Has(text, "controller_runtime_reconcile_time_seconds_count{controller=\"wasd\"} 4"));
+  CHECK(Has(text, "workqueue_work_duration_seconds_count{controller=\"wasd\",name=\"wasd\"} 4"));
+  CHECK(Has(text, "wasd_reconciler_reconcile_duration_seconds_count 4"));
+  CHECK(m.reconciles() == 4);
+}
+
+TEST_CASE("work in progress: active workers, unfinished and longest seconds", "[unit]") {
+  Metrics m;
+  m.SetWorkers(4);
+  const auto t0 = m.ReconcileStarted();
+  const auto t1 = m.ReconcileStarted();
+  const std::string busy = m.Render(0, t0 + 3s);
+  CHECK(Has(busy, "controller_runtime_max_concurrent_reconciles{controller=\"wasd\"} 4"));
+  CHECK(Has(busy, "controller_runtime_active_workers{controller=\"wasd\"} 2"));
+  CHECK(busy.find(
+            "workqueue_longest_running_processor_seconds{controller=\"wasd\",name=\"wasd\"} 3") !=
+        std::string::npos);
+  m.ReconcileFinished(t0, Metrics::Outcome::kSuccess);
+  m.ReconcileFinished(t1, Metrics::Outcome::kSuccess);
+  const std::string idle = m.Render(0, t0 + 5s);
+  CHECK(Has(idle, "controller_runtime_active_workers{controller=\"wasd\"} 0"));
+  CHECK(Has(idle, "workqueue_unfinished_work_seconds{controller=\"wasd\",name=\"wasd\"} 0"));
+  CHECK(Has(idle,
+            "workqueue_longest_running_processor_seconds{controller=\"wasd\",name=\"wasd\"} 0"));
+}
+
+TEST_CASE("queue, leader and gated pods come from their sources", "[unit]") {
+  Metrics m;
+  m.SetQueueStatsSource([] { return QueueStats{3, 17, 5}; });
+  m.SetGatedPodsSource([] { return GatedPods{2, 1000}; });
+  m.SetLeader(true);
+  m.ObserveQueueLatency(20ms);
+  const std::string text = m.Render(1600, Metrics::Clock::now());
+  CHECK(Has(text, "wasd_reconciler_queue_depth 3"));
+  CHECK(Has(text, "workqueue_depth{controller=\"wasd\",name=\"wasd\"} 3"));
+  CHECK(Has(text, "workqueue_adds_total{controller=\"wasd\",name=\"wasd\"} 17"));
+  CHECK(Has(text, "workqueue_retries_total{controller=\"wasd\",name=\"wasd\"} 5"));
+  CHECK(Has(
+      text,
+      "workqueue_queue_duration_seconds_bucket{controller=\"wasd\",name=\"wasd\",le=\"0.025\"} 1"));
+  CHECK(Has(text, "wasd_reconciler_queue_latency_seconds_bucket{le=\"0.01\"} 0"));
+  CHECK(Has(text, "wasd_reconciler_leader 1"));
+  CHECK(Has(text, "leader_election_master_status{name=\"wasd-reconciler\"} 1"));
+  CHECK(Has(text, "wasd_reconciler_gated_pods 2"));
+  CHECK(Has(text, "wasd_reconciler_oldest_gated_pod_age_seconds 600"));
+  m.SetGatedPodsSource([] { return GatedPods{}; });
+  CHECK(
+      Has(m.Render(1600, Metrics::Clock::now()), "wasd_reconciler_oldest_gated_pod_age_seconds 0"));
+}
+
+TEST_CASE("bucket bounds print exactly (no 0.10000000000000001)", "[unit]") {
+  const std::string text = Metrics().Render();
+  CHECK(Has(text, "wasd_reconciler_reconcile_duration_seconds_bucket{le=\"0.1\"} 0"));
+  CHECK(text.find("0000000000") == std::string::npos);
+}
+
+TEST_CASE("RFC 3339 timestamps", "[unit]") {
+  CHECK(ParseRfc3339Seconds("1970-01-01T00:00:00Z") == 0);
+  CHECK(ParseRfc3339Seconds("2026-12-01T21:21:22Z") == 1796160082);
+  CHECK(ParseRfc3339Seconds("2026-12-01T21:21:22.834160Z") == 1796160082);
+  CHECK(ParseRfc3339Seconds("2026-12-01T22:21:22+01:00") == 1796160082);
+  CHECK_FALSE(ParseRfc3339Seconds("2026-12-01 21:21:22Z").has_value());
+  CHECK_FALSE(ParseRfc3339Seconds("2026-13-01T21:21:22Z").has_value());
+  CHECK_FALSE(ParseRfc3339Seconds("2026-12-01T21:21:22").has_value());
+  CHECK_FALSE(ParseRfc3339Seconds("").has_value());
+}
+
+}  // namespace
+}  // namespace wasd::reconciler
