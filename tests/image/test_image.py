@@ -117,17 +117,8 @@ class Image(unittest.TestCase):
         try:
             cls._build()
             cls._unpack()
-            chart_dir = cls.chart_dir
             cls.objs = [o for o in yaml.safe_load_all(chartlib.render_text(
-                namespace=RELEASE_NS, chart_dir=chart_dir)) if o]
-            # A chart that still runs a hook with a kubectl image (values
-            # hooks.kubectlImage) says so; such containers cannot run from
-            # the wasd image and are reported, not run. Without that value
-            # every container must be the wasd image.
-            with open(os.path.join(chart_dir, "values.yaml")) as f:
-                kubectl = (yaml.safe_load(f).get("hooks") or {}).get("kubectlImage")
-            cls.kubectl_image = ("%s:%s" % (kubectl["repository"], kubectl["tag"])
-                                 if kubectl else None)
+                namespace=RELEASE_NS, chart_dir=cls.chart_dir)) if o]
             t = Timer()
             cls.srv = ApiServer().Start()
             log("test API server ready in %s on %s" % (t, cls.srv.url))
@@ -495,10 +486,6 @@ class Image(unittest.TestCase):
         self.assertTrue(workloads)
         for o, _, c in workloads:
             where = "%s %s/%s" % (o["kind"], o["metadata"]["name"], c["name"])
-            if self.kubectl_image and c["image"] == self.kubectl_image:
-                log("NOTE: %s runs %s (the chart's hooks.kubectlImage), not the wasd image"
-                    % (where, c["image"]))
-                continue
             self.assertEqual(c["image"], self.image, where)
             self.assertNotIn("command", c, "%s overrides the image's entrypoint" % where)
 
@@ -634,8 +621,6 @@ class Image(unittest.TestCase):
     def test_19_pre_delete_hook_removes_the_configurations(self):
         jobs = self.pick("Job", hook="pre-delete")
         self.assertTrue(jobs)
-        if all(c["image"] == self.kubectl_image for _, _, c in jobs):
-            self.skipTest("the pre-delete hook runs the chart's hooks.kubectlImage, not wasd")
         names = [o["metadata"]["name"] for o in self.objs if o["kind"] in (
             "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")]
         self.assertTrue(names)
@@ -647,8 +632,7 @@ class Image(unittest.TestCase):
                     "/apis/admissionregistration.k8s.io/v1/%s/%s" % (kind, n)), (kind, n))
 
     def test_99_every_container_of_the_chart_ran(self):
-        want = {(o["kind"], o["metadata"]["name"], c["name"]) for o, _, c in self.workloads()
-                if c["image"] != self.kubectl_image}
+        want = {(o["kind"], o["metadata"]["name"], c["name"]) for o, _, c in self.workloads()}
         self.assertEqual(want - self.ran, set(), "containers of the chart this test did not run")
 
 
