@@ -2,7 +2,7 @@
 # The README's second command: installs what is missing, then builds and runs
 # the whole test suite twice — a normal build, and a build with
 # AddressSanitizer + UndefinedBehaviorSanitizer — and prints one closing line
-# "total: N passed, N failed".
+# "total: N passed, N failed, N skipped".
 #
 # Usage: scripts/test.sh [--no-sanitize]
 set -uo pipefail
