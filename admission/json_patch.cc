@@ -12,6 +12,14 @@ void JsonPatch::Add(std::string_view path, const nlohmann::json& value) {
   ++ops_;
 }
 
+void JsonPatch::Remove(std::string_view path) {
+  if (ops_ > 0) body_ += ',';
+  body_ += R"({"op":"remove","path":)";
+  body_ += nlohmann::json(path).dump();
+  body_ += '}';
+  ++ops_;
+}
+
 std::string Base64Encode(std::string_view data) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -19,6 +19,9 @@ class JsonPatch {
   // Appends {"op":"add","path":path,"value":value}. RFC 6902 "add" on an
   // existing object member replaces it; "-" as the last token appends to an array.
   void Add(std::string_view path, const nlohmann::json& value);
+  // Appends {"op":"remove","path":path}; the target must exist, or the API
+  // server refuses the whole patch.
+  void Remove(std::string_view path);
 
   bool empty() const { return ops_ == 0; }
   int size() const { return ops_; }

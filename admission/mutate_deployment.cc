@@ -1,23 +1,44 @@
+// /mutate-apps-v1-deployment: keeps the marker label `wasd.io/managed: "true"`
+// (which the pod webhook's objectSelector and the reconciler's caches key on)
+// in step with the Deployment's scheduling config (DESIGN.md "Admission
+// webhook", Q15, and L6 of the 2026-12 review):
+//   - with a carrier: the Deployment's own labels get the marker, and so does
+//     its pod template on CREATE, or on an UPDATE that changes the template
+//     anyway; an UPDATE that leaves the template alone does not add it (that
+//     alone would roll out a new ReplicaSet; with Recreate, downtime) but
+//     warns that the pods are tied to PodGroups from the next rollout;
+//   - without a carrier: the marker is removed (a marked template without a
+//     config would gate pods nobody releases), under the same rule for the
+//     template: on an UPDATE that leaves it alone, both labels stay and a
+//     warning says why (the reconciler releases such pods, Q15).
 #include "admission/handlers.h"
 #include "admission/json_access.h"
 #include "workloadbuilder/field_path.h"
+#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
 
 namespace {
 
+using nlohmann::json;
 using workloadbuilder::EscapeJsonPointerToken;
 using workloadbuilder::kManagedLabel;
+
+const json* ManagedLabel(const json* meta) { return Member(Member(meta, "labels"), kManagedLabel); }
+
+bool Marked(const json* meta) {
+  const json* v = ManagedLabel(meta);
+  return v != nullptr && v->is_string() && *v == "true";
+}
 
 // Adds `wasd.io/managed: "true"` to the labels of the metadata object at
 // `meta_pointer` (`meta` is its current value, may be null), creating the
 // metadata or labels map when absent. No op when already so.
-void MarkLabels(const nlohmann::json* meta, const std::string& meta_pointer, JsonPatch& patch) {
-  const nlohmann::json* labels = Member(meta, "labels");
-  const nlohmann::json* current = Member(labels, kManagedLabel);
-  if (current != nullptr && current->is_string() && *current == "true") return;
-  const nlohmann::json marker = {{std::string(kManagedLabel), "true"}};
+void MarkLabels(const json* meta, const std::string& meta_pointer, JsonPatch& patch) {
+  if (Marked(meta)) return;
+  const json* labels = Member(meta, "labels");
+  const json marker = {{std::string(kManagedLabel), "true"}};
   if (meta == nullptr || !meta->is_object()) {
     patch.Add(meta_pointer, {{"labels", marker}});
   } else if (labels == nullptr || !labels->is_object()) {
@@ -27,23 +48,91 @@ void MarkLabels(const nlohmann::json* meta, const std::string& meta_pointer, Jso
   }
 }
 
+// Removes the marker (any value) from the labels at `meta_pointer`; false
+// when there is none.
+bool UnmarkLabels(const json* meta, const std::string& meta_pointer, JsonPatch& patch) {
+  if (ManagedLabel(meta) == nullptr) return false;
+  patch.Remove(meta_pointer + "/labels/" + EscapeJsonPointerToken(kManagedLabel));
+  return true;
+}
+
+// True when an UPDATE changes spec.template (compared as the API server's
+// semantic equality would: null, absent and empty lists alike).
+bool TemplateChanges(const json& request, const json& object) {
+  const json* old_object = Member(&request, "oldObject");
+  if (old_object == nullptr || !old_object->is_object()) return true;
+  const json* now = Path(&object, {"spec", "template"});
+  const json* before = Path(old_object, {"spec", "template"});
+  if (now == nullptr || before == nullptr) return now != before;
+  return !workloadbuilder::SemanticEqual(*now, *before);
+}
+
+std::string NameOf(const json& request, const json& object) {
+  std::string_view name = StringOr(Member(&request, "name"));
+  if (name.empty()) name = StringOr(Path(&object, {"metadata", "name"}));
+  if (name.empty()) name = StringOr(Path(&object, {"metadata", "generateName"}));
+  return std::string(name);
+}
+
+std::string UnmarkedTemplateWarning(const std::string& name) {
+  return "deployment " + name + ": the pod template has no label " + std::string(kManagedLabel) +
+         " (the Deployment predates wasd or was written while its webhook was unavailable), so "
+         "its pods are tied to PodGroups only from the next rollout; wasd adds the label when the "
+         "template changes anyway, because adding it alone would start a rollout. To roll out "
+         "now: kubectl rollout restart deployment/" +
+         name;
+}
+
+std::string NoCarrierWarning(const std::string& name, bool removed) {
+  const std::string why = "deployment " + name + ": label " + std::string(kManagedLabel) +
+                          " without a scheduling config (no annotation " +
+                          std::string(workloadbuilder::kSchedulingAnnotation) +
+                          ", no spec.scheduling) would gate pods that nothing releases";
+  if (removed) return why + "; wasd removed the label";
+  return why +
+         "; wasd removes it when the pod template changes anyway, because removing it "
+         "alone would start a rollout (to do it now: kubectl rollout restart deployment/" +
+         name + "); until then the wasd reconciler releases its pods";
+}
+
 }  // namespace
 
-Verdict MutateDeployment(const nlohmann::json& request) {
+Verdict MutateDeployment(const json& request) {
   Verdict v;
   const std::string_view op = StringOr(Member(&request, "operation"));
   if (op != "CREATE" && op != "UPDATE") return v;
-  const nlohmann::json* object = Member(&request, "object");
+  const json* object = Member(&request, "object");
   if (object == nullptr || !object->is_object()) {
     v.bad_request = "request.object must be an object for " + std::string(op);
     return v;
   }
-  if (!workloadbuilder::HasSchedulingCarrier(*object)) return v;
-  MarkLabels(Member(object, "metadata"), "/metadata", v.patch);
-  const nlohmann::json* tmpl = Path(object, {"spec", "template"});
-  if (tmpl != nullptr && tmpl->is_object()) {
-    MarkLabels(Member(tmpl, "metadata"), "/spec/template/metadata", v.patch);
+  const json* meta = Member(object, "metadata");
+  const json* tmpl = Path(object, {"spec", "template"});
+  const bool has_template = tmpl != nullptr && tmpl->is_object();
+  const json* tmeta = has_template ? Member(tmpl, "metadata") : nullptr;
+  // L6: on UPDATE the template is touched only when it changes anyway.
+  const bool may_edit_template = op == "CREATE" || TemplateChanges(request, *object);
+
+  if (workloadbuilder::HasSchedulingCarrier(*object)) {
+    MarkLabels(meta, "/metadata", v.patch);
+    if (has_template && !Marked(tmeta)) {
+      if (may_edit_template) {
+        MarkLabels(tmeta, "/spec/template/metadata", v.patch);
+      } else {
+        v.warnings.push_back(UnmarkedTemplateWarning(NameOf(request, *object)));
+      }
+    }
+    return v;
   }
+  // Q15: a marker without a carrier.
+  const bool template_marked = has_template && ManagedLabel(tmeta) != nullptr;
+  if (template_marked && !may_edit_template) {
+    v.warnings.push_back(NoCarrierWarning(NameOf(request, *object), false));
+    return v;
+  }
+  bool removed = UnmarkLabels(meta, "/metadata", v.patch);
+  if (template_marked) removed = UnmarkLabels(tmeta, "/spec/template/metadata", v.patch) || removed;
+  if (removed) v.warnings.push_back(NoCarrierWarning(NameOf(request, *object), true));
   return v;
 }
 

@@ -1,6 +1,7 @@
 #include "admission/review.h"
 
 #include <exception>
+#include <span>
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
@@ -46,14 +47,36 @@ constexpr Selection kMetadata[] = {
 constexpr Selection kObject[] = {
     {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
 constexpr Selection kRequest[] = {
-    {"uid"},       {"kind"},        {"name"},           {"namespace"},
-    {"operation"}, {"subResource"}, {"object", kObject}, {"oldObject", kObject},
+    {"uid"},       {"kind"},        {"resource"},       {"name"},
+    {"namespace"}, {"operation"},   {"subResource"},    {"object", kObject},
+    {"oldObject", kObject},
 };
 constexpr Selection kReview[] = {{"apiVersion"}, {"kind"}, {"request", kRequest}};
+// The mutating Deployment path also compares the whole pod template of object
+// and oldObject (it changes the template only when the template changes
+// anyway), so it keeps spec.template whole.
+constexpr Selection kSpecWholeTemplate[] = {
+    {"replicas"}, {"strategy", kStrategy}, {"scheduling"}, {"template"},
+};
+constexpr Selection kObjectWholeTemplate[] = {
+    {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpecWholeTemplate}};
+constexpr Selection kRequestWholeTemplate[] = {
+    {"uid"},       {"kind"},        {"resource"},    {"name"},
+    {"namespace"}, {"operation"},   {"subResource"}, {"object", kObjectWholeTemplate},
+    {"oldObject", kObjectWholeTemplate},
+};
+constexpr Selection kReviewWholeTemplate[] = {
+    {"apiVersion"}, {"kind"}, {"request", kRequestWholeTemplate}};
 
-// The body as a document: pruned to kReview, or whole. Empty with a reason
-// in *error when the body is not JSON or nests too deep.
-json Decode(std::string_view body, const Options& options, std::string* error) {
+std::span<const Selection> SelectionFor(Webhook w) {
+  if (w == Webhook::kMutateDeployment) return kReviewWholeTemplate;
+  return kReview;
+}
+
+// The body as a document: pruned to `selection`, or whole. Empty with a
+// reason in *error when the body is not JSON or nests too deep.
+json Decode(std::string_view body, std::span<const Selection> selection, const Options& options,
+            std::string* error) {
   const auto too_deep = [&] {
     return "JSON nested deeper than " + std::to_string(options.max_json_depth) + " levels";
   };
@@ -63,7 +86,7 @@ json Decode(std::string_view body, const Options& options, std::string* error) {
   };
   json doc;
   if (options.prune_unread_fields) {
-    const PruneStatus status = PrunedParse(body, kReview, options.max_json_depth, &doc);
+    const PruneStatus status = PrunedParse(body, selection, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
     *error = status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep()
                                                                   : "body is not valid JSON";
@@ -108,6 +131,51 @@ void FillSummary(const json& request, Summary& s) {
   }
   s.operation = StringOr(Member(&request, "operation"));
   s.sub_resource = StringOr(Member(&request, "subResource"));
+}
+
+// "group/version" of a GroupVersionKind or GroupVersionResource; core has no group.
+std::string GroupVersion(const json* gv) {
+  const std::string_view group = StringOr(Member(gv, "group"));
+  const std::string_view version = StringOr(Member(gv, "version"));
+  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+}
+
+bool Is(const json* gv, std::string_view group, std::string_view member, std::string_view name) {
+  return IsSet(gv) && StringOr(Member(gv, "group")) == group &&
+         StringOr(Member(gv, "version")) == "v1" && StringOr(Member(gv, member)) == name;
+}
+
+// "" when `request` is for webhook `w`'s resource (DESIGN.md Q18), else what
+// it is for, e.g. "apps/v1 statefulsets (kind apps/v1 StatefulSet)".
+std::string OutOfScope(Webhook w, const json& request, std::string_view sub_resource) {
+  const json* resource = Member(&request, "resource");
+  const json* kind = Member(&request, "kind");
+  bool ours = false;
+  switch (w) {
+    case Webhook::kValidateDeployment:
+      ours = Is(resource, "apps", "resource", "deployments") &&
+             (sub_resource == "scale" ? Is(kind, "autoscaling", "kind", "Scale")
+                                      : (sub_resource.empty() || sub_resource == "status") &&
+                                            Is(kind, "apps", "kind", "Deployment"));
+      break;
+    case Webhook::kMutateDeployment:
+      ours = Is(resource, "apps", "resource", "deployments") && sub_resource.empty() &&
+             Is(kind, "apps", "kind", "Deployment");
+      break;
+    case Webhook::kMutatePod:
+      ours = Is(resource, "", "resource", "pods") && sub_resource.empty() &&
+             Is(kind, "", "kind", "Pod");
+      break;
+  }
+  if (ours) return {};
+  std::string what = "no resource";
+  if (IsSet(resource)) {
+    what = GroupVersion(resource) + " " + std::string(StringOr(Member(resource, "resource")));
+  }
+  if (!sub_resource.empty()) what += "/" + std::string(sub_resource);
+  if (!IsSet(kind)) return what + " (no kind)";
+  return what + " (kind " + GroupVersion(kind) + " " + std::string(StringOr(Member(kind, "kind"))) +
+         ")";
 }
 
 // metav1.Status of a denial: 422 Invalid, the aggregated field errors as the
@@ -202,7 +270,7 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
   try {
     if (body.empty()) return BadRequest("empty body: expected an AdmissionReview");
     std::string error;
-    json doc = Decode(body, options, &error);
+    json doc = Decode(body, SelectionFor(w), options, &error);
     if (!error.empty()) return BadRequest(std::move(error));
     if (!doc.is_object()) return BadRequest("body is not an AdmissionReview: not a JSON object");
     Envelope env;
@@ -222,6 +290,10 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
     Summary summary;
     FillSummary(*request, summary);
     Verdict v;
+    summary.out_of_scope = OutOfScope(w, *request, summary.sub_resource);
+    if (!summary.out_of_scope.empty()) {
+      return Encode(env, *request, v, std::move(summary), options.denial_causes);  // allowed
+    }
     switch (w) {
       case Webhook::kValidateDeployment:
         if (summary.sub_resource == "scale") {

@@ -22,10 +22,13 @@
 
 namespace wasd::admission {
 
+// Each path answers only its resource (request.resource and request.kind);
+// any other request is allowed without a patch (Summary::out_of_scope).
 enum class Webhook {
-  kValidateDeployment,  // /validate-apps-v1-deployment (also deployments/scale)
-  kMutateDeployment,    // /mutate-apps-v1-deployment
-  kMutatePod,           // /mutate-v1-pod
+  kValidateDeployment,  // /validate-apps-v1-deployment: apps/v1 deployments, and
+                        // their status and scale subresources
+  kMutateDeployment,    // /mutate-apps-v1-deployment: apps/v1 deployments
+  kMutatePod,           // /mutate-v1-pod: core v1 pods
 };
 
 // Maps a request path (query string ignored) to its webhook; false when unknown.
@@ -56,6 +59,11 @@ struct Summary {
   int code = 200;         // status.code of the response (200 allowed, 422 denied), or the HTTP status
   bool patched = false;
   std::string error;      // one line, for 4xx answers
+  // Set when the request is not for this path's resource (a misregistered
+  // webhook, DESIGN.md Q18): it was allowed without a patch and not judged.
+  // Names what was sent, e.g. "apps/v1 statefulsets (kind apps/v1
+  // StatefulSet)"; the server logs each distinct one once.
+  std::string out_of_scope;
   // A denial: the rule ids (rules/rule_ids.h, static strings) of its field errors.
   std::vector<std::string_view> denied_rules;
 };

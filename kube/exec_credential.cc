@@ -158,14 +158,17 @@ Result<ExecCredential> ExecTokenSource::Run() const {
     for (const auto& [n, v] : config_.env) overridden = overridden || name == n;
     if (!overridden) env_strings.emplace_back(entry);
   }
-  for (const auto& [n, v] : config_.env) env_strings.push_back(n + "=" + v);
+  for (const auto& [n, v] : config_.env)
+    env_strings.push_back(std::string(n).append("=").append(v));
   env_strings.push_back("KUBERNETES_EXEC_INFO=" + ExecInfo(config_, server_, ca_pem_));
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_strings{config_.command};
   argv_strings.insert(argv_strings.end(), config_.args.begin(), config_.args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 

@@ -34,10 +34,12 @@ std::string WithoutIndexes(std::string_view path) {
   return out;
 }
 
-// Wrong JSON types and unknown members: the annotation-only structure rule.
+// Wrong JSON types, unknown members and repeated keys (a Duplicate whose value
+// is the key; S11's carries the item): the annotation-only structure rule.
 bool IsShapeError(const wb::FieldError& e) {
   return Contains(e.detail, "unknown field") || e.detail.rfind("must be a", 0) == 0 ||
-         e.detail.rfind("must fit in", 0) == 0 || e.type == wb::ErrorType::kTooLong;
+         e.detail.rfind("must fit in", 0) == 0 || e.type == wb::ErrorType::kTooLong ||
+         (e.type == wb::ErrorType::kDuplicate && e.value.is_string());
 }
 
 // A union error carries "" (no member) or "{a, b}" (several) as its value.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds wasd. Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]
 # Default BUILD_DIR is build/. Uses every core the machine has.
+# WASD_BUILD_TARGET=wasd builds only the binary (scripts/demo.sh), not the tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build}
@@ -13,4 +14,4 @@ if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON "${launcher[@]}" "$@" >/dev/null
-cmake --build "$dir" -j"$(nproc)"
+cmake --build "$dir" -j"$(nproc)" ${WASD_BUILD_TARGET:+--target "$WASD_BUILD_TARGET"}

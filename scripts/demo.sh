@@ -12,7 +12,8 @@ keep=0
 [ "${1:-}" = "--keep" ] && keep=1
 
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" "$root/build"
+# The binary only: the tests are the second command's job.
+WASD_BUILD_TARGET=wasd "$root/scripts/build.sh" "$root/build"
 wasd="$root/build/wasd"
 
 work=$(mktemp -d)
@@ -57,9 +58,20 @@ if resp["allowed"]:
     for w in resp.get("warnings", []):
         print(f"    Warning: {w}")
 else:
+    # What kubectl prints for this answer: with causes, "The <Kind> "<name>" is
+    # invalid: " and the field errors (a "* " list when there are several).
     st = resp["status"]
+    d = st.get("details") or {}
+    causes = d.get("causes") or []
+    if causes:
+        errs = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+        text = f'The {d.get("kind", "Deployment")} "{d.get("name", "")}" is invalid: ' + (
+            errs[0] if len(errs) == 1 else "\n" + "\n".join("* " + e for e in errs))
+    else:
+        text = st["message"]
     print(f"{name}: DENIED ({st['code']} {st['reason']})")
-    print(f"    {st['message']}")
+    for line in text.splitlines():
+        print(f"    {line}")
 PY
 done
 echo

@@ -257,6 +257,13 @@ void AdmissionSession::HandleRequest() {
   webhook_ = route.webhook;
   in_flight_ = true;
   env_.metrics->AddInFlight(1);
+  // Review runs here, on this session's I/O thread. Its work is bounded by
+  // the body limit and, for the one user-written text it parses (the
+  // wasd.io/scheduling annotation, up to twice per UPDATE), by the limits of
+  // workloadbuilder/config_text.h (256 KiB, 64 levels, 10,000 values, YAML
+  // pre-scanned): the worst 256 KiB annotations cost at most ~3 MiB above
+  // idle and tens of milliseconds (bench/worst_case_memory.py), so reviews
+  // need no worker pool of their own.
   admission::Result result =
       admission::Review(route.webhook, std::string_view(req.body()), env_.review_options);
   if (result.pending) {
@@ -334,6 +341,18 @@ void AdmissionSession::FinishAdmission(admission::Result result, LogLevel level)
                       {"patched", s.patched},
                       {"latency_ms", latency_ms},
                       {"error", s.error}});
+  }
+  if (!s.out_of_scope.empty() && env_.out_of_scope != nullptr &&
+      env_.out_of_scope->First(std::string(admission::WebhookName(webhook_)) + " " +
+                               s.out_of_scope)) {
+    env_.logger->Log(LogLevel::kWarn,
+                     "admission request for a resource this path does not answer: allowed "
+                     "without a patch (check the webhook configuration's rules); logged once",
+                     {{"webhook", admission::WebhookName(webhook_)},
+                      {"resource", s.out_of_scope},
+                      {"uid", s.uid},
+                      {"namespace", s.namespace_},
+                      {"name", s.name}});
   }
   Send(result.http_status, result.content_type, std::move(result.body), false, false, {});
 }

@@ -39,6 +39,7 @@
 #include "server/admission_metrics.h"
 #include "server/deployment_source.h"
 #include "server/log.h"
+#include "server/once_filter.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"
 #include "server/webhook_config.h"
@@ -55,6 +56,7 @@ struct SessionEnv {
   boost::asio::thread_pool* lookup_pool = nullptr;
   SessionRegistry* registry = nullptr;
   ServerState* state = nullptr;
+  OnceFilter* out_of_scope = nullptr;  // one log line per resource a path does not answer
 };
 
 // Largest request header block. The API server sends a few hundred bytes

@@ -83,7 +83,11 @@ ManifestReadResult ParseManifests(const std::string& text, const std::string& so
   for (const std::string& doc : SplitYamlDocuments(text)) {
     if (Blank(doc)) continue;
     ++index;
-    workloadbuilder::ParsedText parsed = workloadbuilder::ParseConfigText(doc);
+    // A manifest document is not an annotation: only the file's cap bounds
+    // its size; the nesting and value limits stay.
+    workloadbuilder::TextOptions options;
+    options.max_bytes = kMaxManifestBytes;
+    workloadbuilder::ParsedText parsed = workloadbuilder::ParseConfigText(doc, options);
     if (!parsed.ok()) {
       r.error =
           source + ": document " + std::to_string(index) + " is not YAML or JSON: " + parsed.error;

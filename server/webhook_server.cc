@@ -72,6 +72,7 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const Logger& logger,
   env_.lookup_pool = &lookup_pool_;
   env_.registry = &registry_;
   env_.state = &state_;
+  env_.out_of_scope = &out_of_scope_;
 }
 
 WebhookServer::~WebhookServer() { registry_.ClearOnEmpty(); }

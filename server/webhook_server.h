@@ -64,6 +64,9 @@ class WebhookServer {
   SessionRegistry registry_;
   certs::ServingCertReloader certs_;
   std::unique_ptr<DeploymentSource> deployments_;
+  // Distinct out-of-scope resources logged; 64 is far more than a cluster's
+  // misregistrations, small enough that a client cannot make it matter.
+  OnceFilter out_of_scope_{64};
   SessionEnv env_;
   // Declared after everything the handlers use, so that it is destroyed
   // (with any handlers still queued) before them.

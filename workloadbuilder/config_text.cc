@@ -1,17 +1,22 @@
 #include "workloadbuilder/config_text.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+
+#include <algorithm>
 #include <exception>
-#include <limits>
-#include <sstream>
-#include <string>
+#include <istream>
+#include <optional>
+#include <streambuf>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
-
-#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/document_builder.h"
+#include "workloadbuilder/utf8.h"
+#include "workloadbuilder/yaml_prescan.h"
+#include "workloadbuilder/yaml_scalars.h"
 
 namespace wasd::workloadbuilder {
 
@@ -26,329 +31,285 @@ bool IsBlank(std::string_view text) {
   return true;
 }
 
-// The length of the well-formed UTF-8 sequence starting at s[i], or 0 when
-// there is none. Well-formed as RFC 3629 defines it (the check
-// nlohmann::json's serialiser applies): no overlong forms, no UTF-16
-// surrogates (U+D800–DFFF, which a YAML "\ud800" escape produces), nothing
-// above U+10FFFF.
-std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b < 0x80) {
-    return 1;
-  } else if (b >= 0xC2 && b <= 0xDF) {
-    n = 2;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    n = 3;
-    if (b == 0xE0) lo = 0xA0;  // overlong
-    if (b == 0xED) hi = 0x9F;  // surrogates
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    n = 4;
-    if (b == 0xF0) lo = 0x90;  // overlong
-    if (b == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if (k == 1 ? (c < lo || c > hi) : (c & 0xC0) != 0x80) return 0;
-  }
-  return n;
+ParsedText Failure(TextError kind, std::string reason) {
+  ParsedText r;
+  r.kind = kind;
+  r.error = std::move(reason);
+  return r;
 }
 
-// A value that passes can always be dumped to JSON for the API server.
-bool IsValidUtf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) return false;
-    i += n;
+// The builder's reason for stopping, as a result.
+ParsedText Stopped(const DocumentBuilder& b) {
+  ParsedText r = Failure(b.stop() == DocumentBuilder::Stop::kDuplicateKey ? TextError::kDuplicateKey
+                                                                          : TextError::kInvalid,
+                         b.Reason());
+  if (r.kind == TextError::kDuplicateKey) {
+    r.key = b.duplicate_key();
+    r.where = b.duplicate_path();
   }
-  return true;
+  return r;
 }
 
-// Error messages are one line of valid UTF-8, but yaml-cpp's quote the
-// offending input byte (e.g. "unknown escape character: " and a raw newline)
-// and ours echo scalars: control bytes and bytes outside well-formed UTF-8
-// are written as \xNN.
-std::string OneLine(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto b = static_cast<unsigned char>(text[i]);
-    const std::size_t n = Utf8SequenceLength(text, i);
-    if (n == 0 || b < 0x20 || b == 0x7f) {
-      out += "\\x";
-      out += kHex[b >> 4];
-      out += kHex[b & 0xf];
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
-bool AllOf(std::string_view s, std::string_view allowed) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (allowed.find(c) == std::string_view::npos) return false;
-  }
-  return true;
-}
-
-constexpr std::string_view kDigits = "0123456789";
-constexpr std::string_view kHexDigits = "0123456789abcdefABCDEF";
-
-// Parses an integer in `digits` with base `base` and sign `negative`; false on
-// overflow.
-bool ParseInteger(const std::string& digits, int base, bool negative, json& out) {
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long u = std::strtoull(digits.c_str(), &end, base);
-  if (errno != 0 || end == nullptr || *end != '\0') return false;
-  constexpr unsigned long long kMaxPositive = 9223372036854775807ULL;
-  if (negative) {
-    if (u > kMaxPositive + 1) return false;
-    out = u == kMaxPositive + 1 ? std::numeric_limits<std::int64_t>::min()
-                                : -static_cast<std::int64_t>(u);
-  } else if (u > kMaxPositive) {
-    out = static_cast<std::uint64_t>(u);
-  } else {
-    out = static_cast<std::int64_t>(u);
-  }
-  return true;
-}
-
-// YAML 1.2 core-schema integer forms: [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+.
-bool ResolveInt(std::string_view s, json& out) {
-  bool negative = false;
-  std::string_view body = s;
-  if (!body.empty() && (body[0] == '-' || body[0] == '+')) {
-    negative = body[0] == '-';
-    body.remove_prefix(1);
-  }
-  if (AllOf(body, kDigits)) return ParseInteger(std::string(body), 10, negative, out);
-  if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && AllOf(s.substr(2), kHexDigits)) {
-    return ParseInteger(std::string(s.substr(2)), 16, false, out);
-  }
-  if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && AllOf(s.substr(2), "01234567")) {
-    return ParseInteger(std::string(s.substr(2)), 8, false, out);
-  }
-  return false;
-}
-
-// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? — hand-written, no regex.
-bool ResolveFloat(std::string_view s, json& out) {
-  std::size_t i = 0;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-  std::size_t int_digits = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++int_digits;
-  std::size_t frac_digits = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac_digits;
-  }
-  if (int_digits == 0 && frac_digits == 0) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-    std::size_t exp_digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
-    if (exp_digits == 0) return false;
-  }
-  if (i != s.size()) return false;
-  const std::string copy(s);
-  out = std::strtod(copy.c_str(), nullptr);
-  return true;
-}
-
-bool IsNullWord(std::string_view s) {
-  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
-
-bool ResolveBool(std::string_view s, json& out) {
-  if (s == "true" || s == "True" || s == "TRUE") {
-    out = true;
-    return true;
-  }
-  if (s == "false" || s == "False" || s == "FALSE") {
-    out = false;
-    return true;
-  }
-  return false;
-}
-
-constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
-
-class YamlConverter {
+// nlohmann's SAX events into a DocumentBuilder; a false return stops the parser.
+class JsonEvents {
  public:
-  // Converts `node` into `out`; false with error() set on any failure.
-  bool Convert(const YAML::Node& node, int depth, json& out) {
-    if (++values_ > kMaxYamlValues) {
-      return Fail("expands to more than " + std::to_string(kMaxYamlValues) + " values");
-    }
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        out = nullptr;
-        return true;
-      case YAML::NodeType::Scalar:
-        return ConvertScalar(node, out);
-      case YAML::NodeType::Sequence:
-        if (depth >= kMaxConfigDepth) return TooDeep();
-        out = json::array();
-        for (const YAML::Node& item : node) {
-          json converted;
-          if (!Convert(item, depth + 1, converted)) return false;
-          out.push_back(std::move(converted));
-        }
-        return true;
-      case YAML::NodeType::Map:
-        if (depth >= kMaxConfigDepth) return TooDeep();
-        out = json::object();
-        for (const auto& kv : node) {
-          if (!kv.first.IsScalar()) return Fail("mapping keys must be strings");
-          const std::string& key = kv.first.Scalar();
-          if (!IsValidUtf8(key)) return Fail("must be valid UTF-8");
-          json converted;
-          if (!Convert(kv.second, depth + 1, converted)) return false;
-          out[key] = std::move(converted);
-        }
-        return true;
-    }
-    return Fail("unsupported YAML node");
-  }
+  explicit JsonEvents(DocumentBuilder& b) : b_(b) {}
 
-  const std::string& error() const { return error_; }
-
- private:
-  bool ConvertScalar(const YAML::Node& node, json& out) {
-    const std::string& text = node.Scalar();
-    if (!IsValidUtf8(text)) return Fail("must be valid UTF-8");
-    const std::string& tag = node.Tag();
-    if (tag == "!" || tag == std::string(kTagPrefix) + "str") {
-      out = text;
-      return true;
-    }
-    if (tag == "?" || tag.empty()) {
-      if (IsNullWord(text)) {
-        out = nullptr;
-      } else if (!ResolveBool(text, out) && !ResolveInt(text, out) && !ResolveFloat(text, out)) {
-        out = text;
-      }
-      return true;
-    }
-    if (tag.rfind(kTagPrefix, 0) == 0) {
-      const std::string_view kind = std::string_view(tag).substr(kTagPrefix.size());
-      bool ok = false;
-      if (kind == "int") ok = ResolveInt(text, out);
-      if (kind == "float") ok = ResolveInt(text, out) || ResolveFloat(text, out);
-      if (kind == "bool") ok = ResolveBool(text, out);
-      if (kind == "null") {
-        ok = IsNullWord(text);
-        out = nullptr;
-      }
-      if (ok) return true;
-      return Fail("cannot read " + GoQuoteless(text) + " as !!" + std::string(kind));
-    }
-    return Fail("unsupported YAML tag " + GoQuoteless(tag));
-  }
-
-  // Short excerpts keep error messages bounded.
-  static std::string GoQuoteless(const std::string& s) {
-    constexpr std::size_t kMaxEcho = 40;
-    return "'" + (s.size() > kMaxEcho ? OneLine(s.substr(0, kMaxEcho)) + "..." : OneLine(s)) + "'";
-  }
-
-  bool TooDeep() {
-    return Fail("nests deeper than " + std::to_string(kMaxConfigDepth) + " levels");
-  }
-  bool Fail(std::string message) {
-    error_ = std::move(message);
+  bool null() { return b_.Value(nullptr); }
+  bool boolean(bool v) { return b_.Value(v); }
+  bool number_integer(json::number_integer_t v) { return b_.Value(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return b_.Value(v); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return b_.Value(v); }
+  bool string(json::string_t& v) { return b_.Value(std::move(v)); }
+  bool binary(json::binary_t&) { return false; }  // never produced for JSON text
+  bool start_object(std::size_t) { return b_.StartObject(); }
+  bool key(json::string_t& k) { return b_.Key(std::move(k)); }
+  bool end_object() { return b_.End() != nullptr; }
+  bool start_array(std::size_t) { return b_.StartArray(); }
+  bool end_array() { return b_.End() != nullptr; }
+  // Not JSON: the text is tried as YAML.
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
     return false;
   }
 
-  int values_ = 0;
-  std::string error_;
+ private:
+  DocumentBuilder& b_;
 };
 
-// Ignores every parse event: used to count documents without building nodes.
-class IgnoreEvents : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
+// Thrown by YamlEvents to stop yaml-cpp at once: at a nesting or value limit,
+// or at a second document.
+struct StopParsing {};
 
-// The number of documents in `text`, counting no further than `limit`.
-// Not YAML::LoadAll: on some malformed input (e.g. ",21[ , 3]") yaml-cpp 0.7
-// reports one empty document after another without consuming anything, and
-// LoadAll loops forever — a hang any user could trigger with an annotation.
-int CountDocuments(const std::string& text, int limit) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  IgnoreEvents ignore;
-  int n = 0;
-  while (n < limit && parser.HandleNextDocument(ignore)) ++n;
-  return n;
+// The depth of a built value (a scalar is 0); values come from a builder, so
+// the recursion is bounded by its depth limit.
+int DepthOf(const json& v) {
+  if (!v.is_structured()) return 0;
+  int deepest = 0;
+  for (const json& child : v) deepest = std::max(deepest, DepthOf(child));
+  return deepest + 1;
 }
 
-ParsedText ParseYaml(std::string_view text) {
-  ParsedText result;
-  try {
-    const std::string copy(text);
-    if (CountDocuments(copy, 2) != 1) {
-      result.error = "must hold exactly one YAML document";
-      return result;
+// yaml-cpp's events into a DocumentBuilder, with YAML's extras: scalars
+// resolved by tag, keys that must be scalars, and anchors whose aliases
+// insert a copy (counted against the builder's value limit; the copies kept
+// for anchors are bounded by the same limit).
+//
+// A limit stops yaml-cpp at once (StopParsing). Any other objection (a key
+// that is not a scalar, a repeated key, a tag) is only noted, and later
+// events are ignored: on malformed text yaml-cpp emits odd events (an
+// unclosed `{"a": [1` yields a mapping as a key) before it throws its syntax
+// error, and that error is the one to report.
+class YamlEvents : public YAML::EventHandler {
+ public:
+  YamlEvents(DocumentBuilder& b, int max_anchored_values)
+      : b_(b), max_anchored_values_(max_anchored_values) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {
+    if (++documents_ > 1) {
+      second_document_ = true;
+      throw StopParsing{};
     }
-    const YAML::Node doc = YAML::Load(copy);
-    YamlConverter converter;
-    if (!converter.Convert(doc, 0, result.value)) {
-      result.value = nullptr;
-      result.error = converter.error();
-    }
-  } catch (const YAML::Exception& e) {
-    result.value = nullptr;
-    result.error = "not valid JSON or YAML: " + OneLine(e.msg) + " at line " +
-                   std::to_string(e.mark.line + 1) + ", column " +
-                   std::to_string(e.mark.column + 1);
-  } catch (const std::exception&) {
-    result.value = nullptr;
-    result.error = "not valid JSON or YAML";
   }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override {
+    if (rejected()) return;
+    if (b_.ExpectsKey()) return Reject("mapping keys must be strings");
+    if (!Check(b_.Value(nullptr))) return;
+    Remember(anchor, nullptr, 1, std::nullopt);
+  }
+
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    if (rejected()) return;
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end() || !it->second.complete) {
+      return Reject("an alias refers to a node that contains it");
+    }
+    const Anchored& a = it->second;
+    if (b_.ExpectsKey()) {
+      if (!a.text) return Reject("mapping keys must be strings");
+      Check(b_.Key(*a.text));
+      return;
+    }
+    Check(b_.Insert(a.value, a.values, a.depth));
+  }
+
+  void OnScalar(const YAML::Mark&, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& text) override {
+    if (rejected()) return;
+    const bool key = b_.ExpectsKey();
+    json value;
+    if (!key || anchor != YAML::NullAnchor) {
+      const std::string reason = ResolveYamlScalar(tag, text, value);
+      if (!reason.empty()) return Reject(reason);
+    } else if (!IsValidUtf8(text)) {
+      return Reject("must be valid UTF-8");
+    }
+    Remember(anchor, value, 1, text);  // a copy, before the value moves into the document
+    Check(key ? b_.Key(text) : b_.Value(std::move(value)));
+  }
+
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(anchor, /*object=*/false);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(anchor, /*object=*/true);
+  }
+  void OnMapEnd() override { Close(); }
+
+  // The first objection noted, "" when none.
+  const std::string& rejection() const { return rejection_; }
+  bool rejected() const { return !rejection_.empty(); }
+  bool second_document() const { return second_document_; }
+  int documents() const { return documents_; }
+
+ private:
+  struct Anchored {
+    json value;
+    int values = 0;
+    int depth = 0;
+    std::optional<std::string> text;  // scalars: the text, usable as a key
+    bool complete = false;
+  };
+  struct OpenCollection {
+    YAML::anchor_t anchor;
+    int values_before;  // the builder's count before this collection
+  };
+
+  void Open(YAML::anchor_t anchor, bool object) {
+    if (rejected()) return;
+    if (b_.ExpectsKey()) return Reject("mapping keys must be strings");
+    const int before = b_.values();
+    if (!Check(object ? b_.StartObject() : b_.StartArray())) return;
+    open_.push_back({anchor, before});
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{};  // aliases refused until closed
+  }
+
+  void Close() {
+    if (rejected()) return;
+    const json* closed = open_.empty() ? nullptr : b_.End();
+    if (closed == nullptr) return Reject("not valid JSON or YAML");
+    const OpenCollection o = open_.back();
+    open_.pop_back();
+    if (o.anchor != YAML::NullAnchor) {
+      Remember(o.anchor, *closed, b_.values() - o.values_before, std::nullopt);
+    }
+  }
+
+  void Remember(YAML::anchor_t anchor, const json& value, int values,
+                std::optional<std::string> text) {
+    if (anchor == YAML::NullAnchor) return;
+    if (values > max_anchored_values_ - anchored_values_) {
+      rejection_ = "anchors hold more than " + std::to_string(max_anchored_values_) + " values";
+      throw StopParsing{};  // a limit
+    }
+    anchored_values_ += values;
+    anchors_[anchor] = Anchored{value, values, DepthOf(value), std::move(text), true};
+  }
+
+  // False when the builder refused the event. Its nesting and value limits
+  // stop yaml-cpp; a repeated key is noted like any other objection.
+  bool Check(bool ok) {
+    if (ok) return true;
+    switch (b_.stop()) {
+      case DocumentBuilder::Stop::kTooDeep:
+      case DocumentBuilder::Stop::kTooManyValues:
+        throw StopParsing{};
+      case DocumentBuilder::Stop::kDuplicateKey:
+        Reject(b_.Reason());
+        break;
+      case DocumentBuilder::Stop::kNone:  // an event out of place
+        Reject("not valid JSON or YAML");
+        break;
+    }
+    return false;
+  }
+
+  void Reject(std::string reason) {
+    if (rejection_.empty()) rejection_ = std::move(reason);
+  }
+
+  DocumentBuilder& b_;
+  const int max_anchored_values_;
+  int anchored_values_ = 0;
+  int documents_ = 0;
+  bool second_document_ = false;
+  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+  std::vector<OpenCollection> open_;
+  std::string rejection_;
+};
+
+// A read-only stream over the caller's text: yaml-cpp reads from an
+// std::istream, and an istringstream would copy the text once more.
+class ViewBuffer : public std::streambuf {
+ public:
+  explicit ViewBuffer(std::string_view text) {
+    char* p = const_cast<char*>(text.data());  // NOLINT: the get area is never written
+    setg(p, p, p + text.size());
+  }
+};
+
+ParsedText ParseYaml(std::string_view text, const TextOptions& options) {
+  constexpr std::string_view kOneDocument = "must hold exactly one YAML document";
+  DocumentBuilder b(options.max_depth, options.max_values, options.base);
+  YamlEvents events(b, options.max_values);
+  try {
+    ViewBuffer buffer(text);
+    std::istream in(&buffer);
+    YAML::Parser parser(in);
+    // The first document, then any event of a second one stops the parser.
+    // (Never YAML::LoadAll: on some malformed input, e.g. ",21[ , 3]",
+    // yaml-cpp 0.7 reports one empty document after another without
+    // consuming anything, and LoadAll loops forever.)
+    if (parser.HandleNextDocument(events)) parser.HandleNextDocument(events);
+  } catch (const StopParsing&) {
+    if (events.second_document()) return Failure(TextError::kInvalid, std::string(kOneDocument));
+    if (b.stop() != DocumentBuilder::Stop::kNone) return Stopped(b);
+    return Failure(TextError::kInvalid, events.rejection());
+  } catch (const YAML::Exception& e) {
+    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + OneLine(e.msg) + " at line " +
+                                            std::to_string(e.mark.line + 1) + ", column " +
+                                            std::to_string(e.mark.column + 1));
+  } catch (const std::exception&) {
+    return Failure(TextError::kInvalid, "not valid JSON or YAML");
+  }
+  if (b.stop() == DocumentBuilder::Stop::kDuplicateKey) return Stopped(b);
+  if (events.rejected()) return Failure(TextError::kInvalid, events.rejection());
+  if (events.documents() != 1 || !b.done()) {
+    return Failure(TextError::kInvalid, std::string(kOneDocument));
+  }
+  ParsedText result;
+  result.value = b.Take();
   return result;
 }
 
 }  // namespace
 
-ParsedText ParseConfigText(std::string_view text) {
-  ParsedText result;
-  if (IsBlank(text)) {
-    result.error = "must not be empty";
-    return result;
+ParsedText ParseConfigText(std::string_view text, const TextOptions& options) {
+  if (text.size() > options.max_bytes) {
+    return Failure(TextError::kTooLong,
+                   "must have at most " + std::to_string(options.max_bytes) + " bytes");
   }
-  json parsed = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_discarded()) {
-    if (DepthExceeds(parsed, kMaxConfigDepth)) {
-      result.error = "nests deeper than " + std::to_string(kMaxConfigDepth) + " levels";
+  if (IsBlank(text)) return Failure(TextError::kInvalid, "must not be empty");
+  {
+    DocumentBuilder b(options.max_depth, options.max_values, options.base);
+    JsonEvents events(b);
+    const bool complete = json::sax_parse(text.begin(), text.end(), &events);
+    // JSON is YAML: a limit hit in JSON text would be hit in YAML too.
+    if (b.stop() != DocumentBuilder::Stop::kNone) return Stopped(b);
+    if (complete && b.done()) {
+      ParsedText result;
+      result.value = b.Take();
       return result;
     }
-    result.value = std::move(parsed);
-    return result;
   }
-  return ParseYaml(text);
+  const std::string too_much = PrescanYaml(
+      text, {options.max_depth, 2 * options.max_values + 1, kMaxYamlAnchors, kMaxYamlAliases});
+  if (!too_much.empty()) return Failure(TextError::kInvalid, too_much);
+  return ParseYaml(text, options);
 }
 
 }  // namespace wasd::workloadbuilder

@@ -49,10 +49,21 @@ void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
     errors.push_back(Invalid(path, member, "must be a string holding a JSON or YAML object"));
     return;
   }
-  ParsedText parsed = ParseConfigText(*text);
-  if (!parsed.ok()) {
-    errors.push_back(Invalid(path, EchoedText(*text), parsed.error));
-    return;
+  TextOptions options;
+  options.base = path;
+  ParsedText parsed = ParseConfigText(*text, options);
+  switch (parsed.kind) {
+    case TextError::kNone:
+      break;
+    case TextError::kTooLong:  // refused before any parse (DESIGN.md Q16)
+      errors.push_back(TooLong(path, parsed.error));
+      return;
+    case TextError::kDuplicateKey:  // as strict decoding refuses a repeated field
+      errors.push_back(Duplicate(parsed.where, parsed.key));
+      return;
+    case TextError::kInvalid:
+      errors.push_back(Invalid(path, EchoedText(*text), parsed.error));
+      return;
   }
   if (!parsed.value.is_object()) {
     errors.push_back(Invalid(path, EchoedText(*text), "must be a JSON or YAML object"));

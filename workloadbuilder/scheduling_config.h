@@ -40,8 +40,11 @@ struct SchedulingConfig {
 // Finds and parses the scheduling configuration of `deployment` (any JSON
 // value; a non-object yields "not present"). Never throws.
 //  - neither carrier: carrier kNone, no errors;
-//  - annotation present: its text is parsed as JSON, else as YAML; empty text,
-//    a parse failure or a non-object gives Invalid at
+//  - annotation present: its text is parsed as JSON, else as YAML
+//    (config_text.h); text over 256 KiB gives TooLong, and a repeated key
+//    Duplicate at the key's path below the annotation, e.g.
+//    `metadata.annotations[wasd.io/scheduling].schedulingPolicy`; empty
+//    text, any other parse failure or a non-object gives Invalid at
 //    `metadata.annotations[wasd.io/scheduling]`;
 //  - both present and semantically different: H5, Invalid at the annotation
 //    path; both equal: the field carrier's path is used.

@@ -1,6 +1,6 @@
-// Test support: applies an RFC 6902 patch made only of "add" operations (all
-// wasd emits) to a JSON document, failing loudly (exception) when an op does
-// not apply — the way kube-apiserver would refuse it.
+// Test support: applies an RFC 6902 patch made of "add" and "remove"
+// operations (all wasd emits) to a JSON document, failing loudly (exception)
+// when an op does not apply — the way kube-apiserver would refuse it.
 #ifndef WASD_TESTS_ADMISSION_PATCH_APPLY_H_
 #define WASD_TESTS_ADMISSION_PATCH_APPLY_H_
 
@@ -38,7 +38,10 @@ inline std::string DecodeBase64(const std::string& in) {
 
 inline nlohmann::json ApplyAddPatch(nlohmann::json doc, const nlohmann::json& patch) {
   for (const auto& op : patch) {
-    if (op.at("op") != "add") throw std::runtime_error("unexpected op " + op.at("op").dump());
+    const bool remove = op.at("op") == "remove";
+    if (op.at("op") != "add" && !remove) {
+      throw std::runtime_error("unexpected op " + op.at("op").dump());
+    }
     const std::string path = op.at("path").get<std::string>();
     const auto slash = path.rfind('/');
     if (slash == std::string::npos) throw std::runtime_error("bad path " + path);
@@ -56,7 +59,11 @@ inline nlohmann::json ApplyAddPatch(nlohmann::json doc, const nlohmann::json& pa
     }
     if (!doc.contains(parent_ptr)) throw std::runtime_error("parent missing for " + path);
     nlohmann::json& parent = doc.at(parent_ptr);
-    if (parent.is_object()) {
+    if (remove) {
+      if (!parent.is_object() || parent.erase(token) != 1) {
+        throw std::runtime_error("nothing to remove at " + path);
+      }
+    } else if (parent.is_object()) {
       parent[token] = op.at("value");
     } else if (parent.is_array() && token == "-") {
       parent.push_back(op.at("value"));

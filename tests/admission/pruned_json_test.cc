@@ -202,6 +202,7 @@ TEST_CASE("Review answers the same with and without pruning", "[unit]") {
         CHECK(a.summary.code == b.summary.code);
         CHECK(a.summary.patched == b.summary.patched);
         CHECK(a.summary.error == b.summary.error);
+        CHECK(a.summary.out_of_scope == b.summary.out_of_scope);
         REQUIRE((a.pending == nullptr) == (b.pending == nullptr));
         if (a.pending != nullptr) {
           CHECK(a.scale_namespace == b.scale_namespace);

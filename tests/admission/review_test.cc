@@ -126,8 +126,7 @@ TEST_CASE("bodies that are not an AdmissionReview get HTTP 400, never an allowin
       R"({"apiVersion":"admission.k8s.io/v1","kind":"Status","request":{"uid":"u"}})",
       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})",
-      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})",
-      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":7}})"};
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})"};
   for (const char* body : bad) {
     for (Webhook w :
          {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
@@ -141,6 +140,13 @@ TEST_CASE("bodies that are not an AdmissionReview get HTTP 400, never an allowin
   const Result r = Review(Webhook::kValidateDeployment, deep, opts);
   CHECK(r.http_status == 400);
   CHECK(r.body.find("nested deeper") != std::string::npos);
+  // A request for the path's own resource whose object is not an object.
+  for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+    json req = Request("CREATE", 7, nullptr, w == Webhook::kMutatePod ? "Pod" : "Deployment");
+    const Result bad_object = Review(w, req.dump(), opts);
+    CHECK(bad_object.http_status == 400);
+    CHECK(bad_object.body.find("request.object must be an object") != std::string::npos);
+  }
 }
 
 TEST_CASE("v1beta1 reviews are answered in v1beta1", "[unit]") {

@@ -290,6 +290,19 @@ class Api:
     # ------------------------------------------------------------------ update
 
     def Update(self, res, ns, name, body, ctx, subresource="", patched=None):
+        # As kube's GuaranteedUpdate: an update that names no resourceVersion (unconditional) is
+        # tried again, admission included, when another write lands during its admission; one
+        # that names a resourceVersion conflicts. Bounded: a hot object still ends in 409.
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        attempts = 1 if not isinstance(meta, dict) or meta.get("resourceVersion") else 10
+        for attempt in range(attempts):
+            try:
+                return self._UpdateOnce(res, ns, name, body, ctx, subresource, patched)
+            except ApiError as e:
+                if e.code != 409 or e.reason != "Conflict" or attempt == attempts - 1:
+                    raise
+
+    def _UpdateOnce(self, res, ns, name, body, ctx, subresource="", patched=None):
         obj = self._Decode(res, body, ctx, patched=patched)
         ns = ns if res.namespaced else ""
         if obj["metadata"].get("name") and obj["metadata"]["name"] != name:

@@ -61,6 +61,25 @@ def _Ready(pod):
                for c in (pod.get("status") or {}).get("conditions") or [])
 
 
+# The condition types kube's deployment controller sets (calculateStatus and
+# syncRolloutStatus): any other type, e.g. wasd's GangScheduled, is someone else's.
+DEPLOYMENT_CONDITIONS = ("Available", "Progressing", "ReplicaFailure")
+
+
+def _MergeConditions(current, owned):
+    """The controller's `owned` conditions over `current`, as calculateStatus does: it starts
+    from the Deployment's conditions and sets its own types, so every other type is kept, in
+    place (a stable order, so an unchanged status is not written again)."""
+    by_type = {c["type"]: c for c in owned}
+    out = []
+    for c in current:
+        if c.get("type") in by_type:
+            out.append(by_type.pop(c["type"]))
+        elif c.get("type") not in DEPLOYMENT_CONDITIONS:
+            out.append(c)
+    return out + [c for c in owned if c["type"] in by_type]
+
+
 def _Resolve(value, total, round_up):
     if isinstance(value, str) and value.endswith("%"):
         v = int(value[:-1]) * total / 100.0
@@ -257,7 +276,14 @@ class Controllers:
             if d["metadata"].get("deletionTimestamp"):
                 continue
             owned = [rs for rs in all_rs if _ControllerUid(rs) == d["metadata"]["uid"]]
-            self._Try(self._SyncDeployment, d, owned, pods)
+            try:
+                self._Try(self._SyncDeployment, d, owned, pods)
+            except ApiError as e:
+                # As kube's controller: log, retry on a later pass, and go on with the other
+                # Deployments (e.g. a ReplicaSet refused because the annotations it copies
+                # from its Deployment are over the size limit).
+                self.api.Log(f"deployment {d['metadata']['namespace']}/{d['metadata']['name']}: "
+                             f"sync failed: {e.code} {e.message[:300]}")
 
     def _SyncDeployment(self, d, owned, pods):
         who = "deployment-controller"
@@ -402,18 +428,19 @@ class Controllers:
             return c
         available = avail >= replicas - unavailable
         complete = upd == replicas and total == replicas and avail >= replicas
+        owned_conds = [
+            Cond("Available", "True" if available else "False",
+                 "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                 "Deployment has minimum availability." if available else
+                 "Deployment does not have minimum availability."),
+            Cond("Progressing", "True",
+                 "NewReplicaSetAvailable" if complete else "ReplicaSetUpdated",
+                 f'ReplicaSet "{new_name}" has successfully progressed.' if complete else
+                 f'ReplicaSet "{new_name}" is progressing.')]
         status = {"observedGeneration": cur["metadata"].get("generation", 1), "replicas": total,
                   "updatedReplicas": upd, "readyReplicas": ready, "availableReplicas": avail,
                   "unavailableReplicas": max(replicas - avail, 0) if total or replicas else 0,
-                  "conditions": [
-                      Cond("Available", "True" if available else "False",
-                           "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                           "Deployment has minimum availability." if available else
-                           "Deployment does not have minimum availability."),
-                      Cond("Progressing", "True",
-                           "NewReplicaSetAvailable" if complete else "ReplicaSetUpdated",
-                           f'ReplicaSet "{new_name}" has successfully progressed.' if complete else
-                           f'ReplicaSet "{new_name}" is progressing.')]}
+                  "conditions": _MergeConditions(old_status.get("conditions") or [], owned_conds)}
         for k in ("readyReplicas", "availableReplicas", "unavailableReplicas", "updatedReplicas", "replicas"):
             if status[k] == 0:
                 status.pop(k)

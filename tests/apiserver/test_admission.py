@@ -82,6 +82,10 @@ class Webhook:
                    {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": GATE}]}]
             return {"allowed": True, "patchType": "JSONPatch",
                     "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
+        if path == "/deny-status":
+            if ((req["object"].get("metadata") or {}).get("annotations") or {}).get("deny") == "yes":
+                return {"allowed": False, "status": {"code": 422, "reason": "Invalid",
+                                                     "message": "metadata.annotations[deny]: Forbidden"}}
         if path == "/deny-scale":
             n = req["object"]["spec"]["replicas"]
             if n > 5:
@@ -318,6 +322,103 @@ class AdmissionTest(unittest.TestCase):
                       sideEffects="Some")
         p = self.srv.Kubectl("create", "deployment", "dry", "--image=x", "--dry-run=server", check=False)
         self.assertIn('admission webhook "effects.test.io" does not support dry run', p.stderr)
+
+    def test_status_subresource_review(self):
+        # kube calls webhooks registered for deployments/status on a write of the status
+        # subresource: subResource "status", resource deployments, the whole object and oldObject.
+        rules = lambda res: [{"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                              "resources": [res]}]
+        sel = {"matchLabels": {"status-test": "yes"}}
+        self.Register("ValidatingWebhookConfiguration", "status.test.io", "/deny-status",
+                      rules("deployments/status"), objectSelector=sel)
+        self.Register("ValidatingWebhookConfiguration", "main.test.io", "/main-only",
+                      rules("deployments"), objectSelector=sel)
+        self.Apply(Deployment("st", labels={"status-test": "yes"}, annotations={"a": "1"}))
+        path = "/apis/apps/v1/namespaces/default/deployments/st"
+        self.addCleanup(self.srv.Request, "DELETE", path)
+        d = self.srv.Get(path)
+        before = json.loads(json.dumps(d))
+        d["metadata"].pop("resourceVersion")  # unconditional: the controller writes status too
+        d["metadata"]["annotations"]["note"] = "written through /status"
+        d["metadata"]["labels"]["other"] = "ignored"
+        d["spec"]["replicas"] = 7
+        d.setdefault("status", {})["observedGeneration"] = 1
+        seq = self.srv.LastSeq()
+        status, _, out = self.srv.Request("PUT", path + "/status", d)
+        self.assertEqual(status, 200, out)
+        # Ours, not one of the deployment controller's own status writes.
+        req = [r for r in self.hook.Calls("/deny-status")
+               if not r["userInfo"]["username"].startswith("system:serviceaccount:kube-system:")][-1]
+        self.assertEqual((req["operation"], req["subResource"], req["requestSubResource"]),
+                         ("UPDATE", "status", "status"))
+        self.assertEqual(req["resource"], {"group": "apps", "version": "v1", "resource": "deployments"})
+        self.assertEqual(req["kind"], {"group": "apps", "version": "v1", "kind": "Deployment"})
+        self.assertEqual(req["object"]["metadata"]["annotations"]["note"], "written through /status")
+        self.assertEqual(req["object"]["spec"]["replicas"], 1)  # spec comes from the stored object
+        self.assertEqual(req["oldObject"]["metadata"]["annotations"]["a"], "1")
+        self.assertNotIn("note", req["oldObject"]["metadata"]["annotations"])
+        self.assertEqual(req["oldObject"]["spec"], before["spec"])
+        put = WaitFor(lambda: [e for e in self.srv.Audit(since=seq, methods=("PUT",))
+                               if e["path"] == path + "/status" and e.get("source") != "controller"],
+                      10, what="the audit record")
+        # Not the main resource's (a retry after a concurrent write calls it again, as kube does).
+        self.assertEqual(set(put[-1]["webhooks"]), {"status.test.io"})
+        self.assertTrue(all(r["subResource"] == "" for r in self.hook.Calls("/main-only")))
+        # As kube's deployment status strategy: the annotation is persisted, spec and labels are not.
+        stored = self.srv.Get(path)
+        self.assertEqual(stored["metadata"]["annotations"]["note"], "written through /status")
+        self.assertEqual(stored["spec"]["replicas"], 1)
+        self.assertNotIn("other", stored["metadata"]["labels"])
+        # A denial on /status is kube's webhook error, and nothing is written.
+        stored["metadata"]["annotations"]["deny"] = "yes"
+        stored["metadata"].pop("resourceVersion")
+        status, _, out = self.srv.Request("PUT", path + "/status", stored)
+        self.assertEqual(status, 422, out)
+        self.assertIn('admission webhook "status.test.io" denied the request', out["message"])
+        self.assertNotIn("deny", self.srv.Get(path)["metadata"]["annotations"])
+
+    def test_annotations_over_256KiB_are_refused_before_validating_webhooks(self):
+        # kube's ValidateAnnotationsSize (len(key) + len(value), all annotations) runs in the
+        # registry's validation: after mutating admission, before validating admission.
+        rule = [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                 "resources": ["deployments", "deployments/status"]}]
+        sel = {"matchLabels": {"size-test": "yes"}}
+        self.Register("MutatingWebhookConfiguration", "size-mutate.test.io", "/allow", rule, objectSelector=sel)
+        self.Register("ValidatingWebhookConfiguration", "size-validate.test.io", "/allow", rule,
+                      objectSelector=sel)
+        limit = 262144
+        base = "/apis/apps/v1/namespaces/default/deployments"
+        # Two annotations, 262,145 bytes together (keys count too).
+        over = Deployment("big", labels={"size-test": "yes"},
+                          annotations={"a": "x" * 1000, "wasd.io/scheduling": "y" * (limit - 1000 - 1 - 18 + 1)})
+        seq = self.srv.LastSeq()
+        status, _, out = self.srv.Request("POST", base, over)
+        self.assertEqual(status, 422, str(out)[:300])
+        self.assertEqual(out["reason"], "Invalid")
+        self.assertEqual(out["message"], 'Deployment.apps "big" is invalid: metadata.annotations: '
+                                         'Too long: must have at most 262144 bytes')
+        self.assertEqual(out["details"]["causes"], [{"reason": "FieldValueTooLong", "field": "metadata.annotations",
+                                                     "message": "Too long: must have at most 262144 bytes"}])
+        post = WaitFor(lambda: [e for e in self.srv.Audit(since=seq, methods=("POST",)) if e["path"] == base],
+                       10, what="the audit record")  # written once the answer is sent
+        self.assertEqual(post[-1]["webhooks"], ["size-mutate.test.io"])  # never the validating one
+        # Exactly at the limit: created.
+        ok = Deployment("big", labels={"size-test": "yes"},
+                        annotations={"a": "x" * 1000, "wasd.io/scheduling": "y" * (limit - 1000 - 1 - 18)})
+        status, _, out = self.srv.Request("POST", base, ok)
+        self.assertEqual(status, 201, str(out)[:300])
+        self.addCleanup(self.srv.Request, "DELETE", f"{base}/big")
+        # Updates (main resource and status) are held to the same limit.
+        grow = {"metadata": {"annotations": {"b": "z"}}}
+        status, _, out = self.srv.Request("PATCH", f"{base}/big", grow, content_type="application/merge-patch+json")
+        self.assertEqual((status, out["details"]["causes"][0]["field"]), (422, "metadata.annotations"),
+                         str(out)[:300])
+        d = self.srv.Get(f"{base}/big")
+        d["metadata"].pop("resourceVersion")
+        d["metadata"]["annotations"]["b"] = "z"
+        status, _, out = self.srv.Request("PUT", f"{base}/big/status", d)
+        self.assertEqual((status, out["details"]["causes"][0]["field"]), (422, "metadata.annotations"),
+                         str(out)[:300])
 
 
 if __name__ == "__main__":

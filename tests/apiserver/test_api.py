@@ -279,6 +279,38 @@ class ApiTest(unittest.TestCase):
                      and e["body"].get("spec", {}).get("selector", {}).get("matchLabels", {}).get("r") == "1"]
         self.assertTrue(scale_ups)
 
+    def test_deployment_controller_keeps_foreign_conditions(self):
+        # kube's calculateStatus starts from the Deployment's conditions and sets only its own
+        # types (Available, Progressing, ReplicaFailure): wasd's GangScheduled must survive.
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "conds"},
+               "spec": {"replicas": 1, "selector": {"matchLabels": {"c": "1"}},
+                        "template": {"metadata": {"labels": {"c": "1"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}}
+        path = "/apis/apps/v1/namespaces/default/deployments"
+        self.Create(path, dep)
+        Types = lambda d: [c["type"] for c in (d.get("status") or {}).get("conditions") or []]
+        WaitFor(lambda: (self.srv.Get(f"{path}/conds").get("status") or {}).get("availableReplicas") == 1,
+                20, what="available")
+        d = self.srv.Get(f"{path}/conds")
+        gang = {"type": "GangScheduled", "status": "False", "reason": "WaitingForPods",
+                "message": "1 of 2 pods", "lastTransitionTime": "2026-12-01T00:00:00Z"}
+        d["status"]["conditions"].append(gang)
+        status, _, out = self.srv.Request("PUT", f"{path}/conds/status", d)
+        self.assertEqual(status, 200, out)
+        self.assertEqual(Types(out), ["Available", "Progressing", "GangScheduled"])
+        # The controller rewrites its own conditions when the rollout moves (a new ReplicaSet).
+        self.srv.Request("PATCH", f"{path}/conds", {"spec": {"template": {"spec": {"containers": [
+            {"name": "c", "image": "x:2"}]}}}}, content_type="application/strategic-merge-patch+json")
+        def Rolled():
+            st = self.srv.Get(f"{path}/conds").get("status") or {}
+            return st.get("observedGeneration") == 2 and st.get("updatedReplicas") == 1 and \
+                "has successfully progressed" in json.dumps(st.get("conditions"))
+        WaitFor(Rolled, 20, what="the second revision rolled out")
+        after = self.srv.Get(f"{path}/conds")
+        self.assertIn("GangScheduled", Types(after))
+        self.assertEqual([c for c in after["status"]["conditions"] if c["type"] == "GangScheduled"], [gang])
+        self.assertEqual(sorted(Types(after)), ["Available", "GangScheduled", "Progressing"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -44,13 +44,29 @@ def DnsLabel(path, value):
     return out
 
 
+# apimachinery's TotalAnnotationSizeLimitB: all annotations of an object together.
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+
+def AnnotationsSize(annotations):
+    """ValidateAnnotationsSize: the bytes of every key and value (Go's len of a string)."""
+    return sum(len(str(k).encode()) + len(str(v).encode()) for k, v in (annotations or {}).items())
+
+
 def Meta(res, obj):
+    """ObjectMeta rules, in kube's order: name, then annotations (their total size)."""
     name = obj["metadata"].get("name", "")
     if res.key == "/namespaces":
-        return DnsLabel("metadata.name", name)
-    if res.key in ("/events", "events.k8s.io/events"):
-        return []
-    return Subdomain("metadata.name", name)
+        out = DnsLabel("metadata.name", name)
+    elif res.key in ("/events", "events.k8s.io/events"):
+        out = []
+    else:
+        out = Subdomain("metadata.name", name)
+    if AnnotationsSize(obj["metadata"].get("annotations")) > TOTAL_ANNOTATION_SIZE_LIMIT:
+        # field.TooLong(fldPath, "", TotalAnnotationSizeLimitB): the value is not printed.
+        out.append(("metadata.annotations", "FieldValueTooLong",
+                    f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+    return out
 
 
 def _Required(path):

@@ -195,10 +195,12 @@ class Env:
                              [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
                                "resources": ["pods"]}],
                              {"matchLabels": {"wasd.io/managed": "true"}})]})
+        # As the chart: the validating webhook also judges writes of deployments/status (M1).
+        validate_rules = [dict(deploy_rules[0], resources=["deployments", "deployments/status"])]
         self.Apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
                     "metadata": {"name": "wasd"},
                     "webhooks": [Hook("deployments.validate.wasd.io", "/validate-apps-v1-deployment",
-                                      deploy_rules)]})
+                                      validate_rules)]})
 
     def Stop(self):
         for r in self.reconcilers:

@@ -8,13 +8,15 @@
 //    response.uid equals request.uid and whose summary agrees with it
 //    (allowed ⇔ code 200, denied ⇒ status.code 422 with a message);
 //  - a patch is a base64 JSON Patch that applies to request.object (only
-//    "add" ops, each parent present) and gives an object in which:
+//    "add" and "remove" ops, each target present) and gives an object in which:
 //      pod: spec.schedulingGroup.podGroupName names the controlling
 //           ReplicaSet, the gate wasd.io/pod-group is present exactly once
 //           (when the option is on and the input had it at most once), and
 //           nothing outside spec.schedulingGroup/spec.schedulingGates changed;
-//      Deployment: the wasd.io/managed label is "true" on the object and on
-//           its pod template, and nothing else changed;
+//      Deployment: with a scheduling carrier, the wasd.io/managed label is
+//           "true" on the object and, unless left as it was, on its pod
+//           template; without one, the label is gone or left as it was; and
+//           nothing else changed;
 //  - the validating webhook never patches; a pending scale request has an
 //    empty body and a name, FinishScale without a Deployment allows.
 // The Deployment given to FinishScale is the input's top-level member
@@ -38,6 +40,7 @@
 #include "tests/admission/patch_apply.h"
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/names.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::fuzz {
 
@@ -138,13 +141,32 @@ inline json WithoutManagedLabel(const json* meta) {
   return m;
 }
 
+// The wasd.io/managed label of the metadata under `holder`, or null.
+inline const json* ManagedLabel(const json* holder) {
+  return Get(Get(Get(holder, "metadata"), "labels"), "wasd.io/managed");
+}
+
+inline bool SameLabel(const json* a, const json* b) {
+  return a == nullptr ? b == nullptr : b != nullptr && *a == *b;
+}
+
 inline void CheckDeploymentPatch(const json& before, const json& after) {
-  const json* label = Get(Get(Get(&after, "metadata"), "labels"), "wasd.io/managed");
-  FUZZ_CHECK(label != nullptr && *label == "true", Excerpt(after.dump()));
+  const bool carrier = workloadbuilder::HasSchedulingCarrier(before);
+  const json* label = ManagedLabel(&after);
+  if (carrier) {
+    FUZZ_CHECK(label != nullptr && *label == "true", Excerpt(after.dump()));
+  } else {
+    FUZZ_CHECK(label == nullptr || SameLabel(label, ManagedLabel(&before)), Excerpt(after.dump()));
+  }
   const json* tmpl = Get(Get(&after, "spec"), "template");
   if (tmpl != nullptr && tmpl->is_object()) {
-    const json* tlabel = Get(Get(Get(tmpl, "metadata"), "labels"), "wasd.io/managed");
-    FUZZ_CHECK(tlabel != nullptr && *tlabel == "true", Excerpt(after.dump()));
+    const json* tlabel = ManagedLabel(tmpl);
+    const bool kept = SameLabel(tlabel, ManagedLabel(Get(Get(&before, "spec"), "template")));
+    if (carrier) {
+      FUZZ_CHECK((tlabel != nullptr && *tlabel == "true") || kept, Excerpt(after.dump()));
+    } else {
+      FUZZ_CHECK(tlabel == nullptr || kept, Excerpt(after.dump()));
+    }
   }
   // Apart from the two labels (and the maps created to hold them), nothing moved.
   json a = before, b = after;

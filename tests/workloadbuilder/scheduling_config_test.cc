@@ -116,3 +116,21 @@ TEST_CASE("Wrong JSON types around the carriers never throw", "[unit]") {
   const wb::SchedulingConfig c = wb::ReadSchedulingConfig(json{{"spec", {{"scheduling", 5}}}});
   WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kInvalid, "spec.scheduling"}});
 }
+
+TEST_CASE("An annotation over 256 KiB is TooLong, a repeated key Duplicate", "[unit]") {
+  const wb::SchedulingConfig too_long =
+      wb::ReadSchedulingConfig(WithAnnotation(std::string(262145, '[')));
+  WASD_REQUIRE_ERRORS(too_long.errors, {{ErrorType::kTooLong, kAnn}});
+  CHECK(too_long.errors[0].ToString() == kAnn + ": Too long: must have at most 262144 bytes");
+  CHECK_FALSE(too_long.usable());
+  for (const char* text :
+       {R"({"schedulingPolicy":{"gang":{"minCount":2}},"schedulingPolicy":{"basic":{}}})",
+        "schedulingPolicy:\n  gang: {minCount: 2}\nschedulingPolicy:\n  basic: {}\n"}) {
+    INFO(text);
+    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(WithAnnotation(text));
+    WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kDuplicate, kAnn + ".schedulingPolicy"}});
+    CHECK(c.errors[0].ToString() ==
+          kAnn + ".schedulingPolicy: Duplicate value: \"schedulingPolicy\"");
+    CHECK_FALSE(c.usable());
+  }
+}
