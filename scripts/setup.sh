@@ -15,6 +15,8 @@ packages=(
   golang-1.19 golang-github-masterminds-sprig-dev
   # benchmarks (bench/run.sh: wrk for quick and compare, hey for compare, valgrind for profile)
   wrk hey valgrind
+  # container image without a daemon (scripts/image.sh, tests/image), build cache
+  buildah umoci util-linux iproute2 binutils ccache
 )
 
 missing=()

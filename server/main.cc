@@ -1,4 +1,5 @@
 // wasd: one binary, several subcommands (DESIGN.md "Command line").
+#include <gnu/libc-version.h>
 #include <openssl/crypto.h>
 
 #include <cstdio>
@@ -6,13 +7,14 @@
 #include <exception>
 #include <string_view>
 
+#include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
 #include "server/commands.h"
 
-#ifndef WASD_VERSION
-#define WASD_VERSION "dev"
-#endif
 #ifndef WASD_STATIC_DEPS
 #define WASD_STATIC_DEPS 0
+#endif
+#ifndef WASD_FULLY_STATIC
+#define WASD_FULLY_STATIC 0
 #endif
 
 namespace wasd::server {
@@ -24,13 +26,17 @@ int RunVersion(int argc, char** argv) {
       return 0;
     }
   }
-  std::printf("wasd %s (built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION, __DATE__, __TIME__,
-              static_cast<long>(__cplusplus), __VERSION__);
+  std::printf("wasd %s (revision %s, built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION,
+              WASD_REVISION, __DATE__, __TIME__, static_cast<long>(__cplusplus), __VERSION__);
   // Which OpenSSL answers TLS matters for security updates: a static build
   // carries its own copy (CMake WASD_STATIC_DEPS, SECURITY.md "Supply chain").
   std::printf("%s, %s\n", OpenSSL_version(OPENSSL_VERSION),
               WASD_STATIC_DEPS ? "linked statically (rebuild wasd for an OpenSSL update)"
                                : "linked dynamically");
+  // The same for glibc in the fully static build (the container image).
+  std::printf("glibc %s, %s\n", gnu_get_libc_version(),
+              WASD_FULLY_STATIC ? "linked statically (rebuild wasd for a glibc update)"
+                                : "linked dynamically");
   return 0;
 }
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Every release artifact from one command, all named by the version the
+# binary reports (`wasd version`: git describe of the tree; tag vX.Y.Z first
+# for a release, see CHANGELOG.md):
+#   wasd-VERSION-linux-ARCH.tar.gz   the fully static wasd, README, SECURITY, CHANGELOG
+#   wasd-VERSION.oci.tar             the container image (OCI archive, ref name VERSION)
+#   wasd-VERSION.tgz                 the Helm chart (appVersion VERSION: its default
+#                                    image is exactly this image)
+#   wasd-VERSION.spdx.json           SBOM: every component linked into wasd, by
+#                                    Debian package and version (scripts/sbom.py)
+#   SHA256SUMS                       of the four files above
+#
+# Usage: scripts/release.sh [--build-dir DIR] [--out DIR] [--repository REPO]
+#   --build-dir   CMake tree for the binary (default build-image/cmake; see image.sh)
+#   --out         default build-image/release (emptied first)
+#   --repository  image name without tag (default: the chart's image.repository)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=$root/build-image/cmake
+out=$root/build-image/release
+image_args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build-dir) build_dir=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --repository) image_args+=(--repository "$2"); shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "release.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+t0=$(date +%s)
+# Timestamps inside the artifacts (image config, tar entries, SBOM, the
+# compiler's __DATE__) come from the commit, not from the clock.
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
+export SOURCE_DATE_EPOCH
+
+# Versions must agree before anything is built: CMake's project version,
+# the chart's version and appVersion (tests/image/test_versions.py checks
+# the same on every test run).
+project_version=$(sed -n 's/^project(wasd VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+chart_version=$(sed -n 's/^version:[[:space:]]*//p' "$root/charts/wasd/Chart.yaml")
+chart_app_version=$(sed -n 's/^appVersion:[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/charts/wasd/Chart.yaml")
+if [ "$project_version" != "$chart_version" ] || [ "$project_version" != "$chart_app_version" ]; then
+  echo "release.sh: CMakeLists.txt says $project_version, Chart.yaml version $chart_version," \
+    "appVersion $chart_app_version: make them equal" >&2
+  exit 1
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+work=$out/.work
+mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+
+"$root/scripts/image.sh" --build-dir "$build_dir" --out "$work/image" "${image_args[@]}"
+# shellcheck disable=SC1091
+. "$work/image/image.env"
+case $VERSION in
+  "$project_version") ;;
+  "$project_version"-*) echo "release.sh: note: $VERSION is not a tagged release (tag v$project_version)" ;;
+  *) echo "release.sh: git describe says $VERSION but CMakeLists.txt says $project_version" >&2
+     exit 1 ;;
+esac
+case $VERSION in
+  *-dirty) echo "release.sh: note: the tree has uncommitted changes ($VERSION)" ;;
+esac
+
+arch=$(dpkg --print-architecture)
+name=wasd-$VERSION-linux-$arch
+mkdir -p "$work/$name"
+cp "$work/image/context/wasd" "$work/$name/wasd"
+cp "$root/README.md" "$root/SECURITY.md" "$root/CHANGELOG.md" "$work/$name/"
+tar -C "$work" --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
+  -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
+mv "$ARCHIVE" "$out/wasd-$VERSION.oci.tar"
+"$root/scripts/package-chart.sh" --version "$VERSION" --out "$out" >/dev/null
+"$root/scripts/sbom.py" --binary "$work/image/context/wasd" --version "$VERSION" \
+  --revision "$REVISION" --out "$out/wasd-$VERSION.spdx.json"
+(cd "$out" && sha256sum "$name.tar.gz" "wasd-$VERSION.oci.tar" "wasd-$VERSION.tgz" \
+  "wasd-$VERSION.spdx.json" >SHA256SUMS)
+cat >"$out/release.env" <<EOF
+VERSION=$VERSION
+REVISION=$REVISION
+IMAGE=$IMAGE
+ROOTFS_BYTES=$ROOTFS_BYTES
+ARCHIVE_BYTES=$ARCHIVE_BYTES
+EOF
+
+echo "release.sh: $VERSION in $out ($(($(date +%s) - t0)) s):"
+(cd "$out" && ls -l --time-style=+ "$name.tar.gz" "wasd-$VERSION.oci.tar" "wasd-$VERSION.tgz" \
+  "wasd-$VERSION.spdx.json" SHA256SUMS | awk '{ printf "  %10d  %s\n", $5, $NF }')
+echo "release.sh: image $IMAGE; push it with e.g."
+echo "  skopeo copy oci-archive:$out/wasd-$VERSION.oci.tar docker://$IMAGE"
