@@ -221,9 +221,11 @@ class Subchart(unittest.TestCase):
                            ("localhost/wasd", "m:5/wasd"),
                            ("wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("wasd", "m:5/wasd")):
-            objs = chartlib.render(sets=["global.imageRegistry=m:5", "image.repository=" + repo])
-            image = one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["containers"][0]["image"]
-            self.assertEqual(image, want + ":0.1.0", repo)
+            for sets in (["global.imageRegistry=m:5"], ["image.registry=m:5"],
+                         ["global.imageRegistry=m:5", "image.registry=ignored.example"]):
+                objs = chartlib.render(sets=sets + ["image.repository=" + repo])
+                image = one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["containers"][0]["image"]
+                self.assertEqual(image, want + ":0.1.0", (repo, sets))
 
 
 class HostNetwork(unittest.TestCase):

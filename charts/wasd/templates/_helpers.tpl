@@ -65,14 +65,15 @@ app.kubernetes.io/part-of: wasd
 
 {{/*
 Image reference of the wasd binary: digest wins over tag; tag defaults to
-appVersion. global.imageRegistry (a mirror, often set by a parent chart)
-replaces the registry host of image.repository (its first path element when
-that has a "." or ":" or is "localhost", the rule docker uses), or goes in
-front of a repository without one.
+appVersion. A registry — global.imageRegistry (a mirror, often set by a
+parent chart), else image.registry — replaces the registry host of
+image.repository (its first path element when that has a "." or ":" or is
+"localhost", the rule docker uses), or goes in front of a repository without
+one.
 */}}
 {{- define "wasd.image" -}}
 {{- $repo := .Values.image.repository -}}
-{{- with (.Values.global | default dict).imageRegistry -}}
+{{- with (coalesce (.Values.global | default dict).imageRegistry .Values.image.registry) -}}
 {{- $parts := splitList "/" $repo -}}
 {{- $first := first $parts -}}
 {{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
