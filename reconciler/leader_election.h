@@ -22,10 +22,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace wasd::reconciler {
 
@@ -65,6 +64,17 @@ struct ElectionStep {
   LeaseWrite write = LeaseWrite::kNone;
   LeaseRecord record;  // what to write when write != kNone
 };
+
+// L5: a leader may act only while its last successful renewal began less
+// than `renew_deadline` before `now` (client-go bounds this with the renew
+// deadline's context): a replica whose renewals stall stops writing before
+// another can take over at lease_duration, even while its slow renewal is
+// still waiting for an answer.
+inline bool WithinRenewDeadline(std::chrono::steady_clock::time_point now,
+                                std::chrono::steady_clock::time_point renewal_began,
+                                std::chrono::milliseconds renew_deadline) {
+  return now - renewal_began < renew_deadline;
+}
 
 class LeaderElectionState {
  public:

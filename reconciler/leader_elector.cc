@@ -26,9 +26,11 @@ void LeaderElector::Stop() {
 
 bool LeaderElector::is_leader() const {
   if (!leading_) return false;
-  const auto since = LeaderElectionState::Steady::now().time_since_epoch() -
-                     std::chrono::nanoseconds(renewed_at_ns_.load());
-  return since < state_.config().renew_deadline;
+  const LeaderElectionState::Steady::time_point renewed{
+      std::chrono::duration_cast<LeaderElectionState::Steady::duration>(
+          std::chrono::nanoseconds(renewed_at_ns_.load()))};
+  return WithinRenewDeadline(LeaderElectionState::Steady::now(), renewed,
+                             state_.config().renew_deadline);
 }
 
 void LeaderElector::SetLeading(bool leading) {

@@ -73,7 +73,8 @@ class Faults:
     A rule: {"code": 500|429|409|410|"drop", "methods": [...], "path": regex, "user": name,
     "watch": true|false, "count": n (-1 = forever), "rate": 0..1, "retryAfter": s,
     "afterEvents": n (drop/410 on a watch after n events), "delay": s (wait this long
-    before answering; with "code": "delay" the request is then served normally)}.
+    before answering; with "code": "delay" the request is then served normally), "reason" and
+    "message" (of any other code's Status, e.g. 403 Forbidden)}.
     """
 
     def __init__(self):
@@ -279,7 +280,8 @@ class Handler(BaseHTTPRequestHandler):
                            "please apply your changes to the latest version and try again (injected)")
         if code == 410:
             raise Expired("too old resource version (injected)")
-        raise ApiError(int(code or 500), "InternalError", "Internal error occurred: injected fault")
+        raise ApiError(int(code or 500), fault.get("reason", "InternalError"),
+                       fault.get("message", "Internal error occurred: injected fault"))
 
     # ----------------------------------------------------------------- routing
 

@@ -204,6 +204,43 @@ class ReconcilerResilienceTest(unittest.TestCase):
         self.assertEqual([op["op"] for op in patches[0]["body"]], ["test", "test", "remove"])
         self.assertEqual(patches[0]["body"][1]["value"], "scheduling.k8s.io/podgroup-protection")
 
+    def test_priority_class_read_error_is_retried_not_dropped(self):
+        """M3: a failed read of the PriorityClass (here one 500) must not leave the
+        immutable Workload template without priorityClassName."""
+        self.env.Create("/apis/scheduling.k8s.io/v1/priorityclasses",
+                        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                         "metadata": {"name": "gang-high"}, "value": 1000})
+        self.env.srv.SetFaults([{"code": 500, "user": RECONCILER_USER, "methods": ["GET"], "watch": False,
+                                 "path": r"/priorityclasses/gang-high$", "count": 1}])
+        self.env.StartReconciler("--leader-elect=false")
+        d = Deployment("prio", 2)
+        d["spec"]["template"]["spec"]["priorityClassName"] = "gang-high"
+        self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", d)
+        WaitFor(lambda: self.Converged("prio", 2), 40, 0.2, "converged")
+        faults = [e for e in self.env.srv.Audit(user=RECONCILER_USER) if e.get("fault") == 500]
+        self.assertEqual(len(faults), 1, "the injected error was met")
+        w = [w for w in self.env.Workloads() if w["metadata"]["name"].startswith("prio-")][0]
+        self.assertEqual(w["spec"]["podGroupTemplates"][0].get("priorityClassName"), "gang-high")
+        pg = [p for p in self.env.PodGroups() if p["metadata"]["name"].startswith("prio-")][0]
+        self.assertEqual(pg["spec"].get("priorityClassName"), "gang-high")
+        self.assertEqual([e for e in self.env.Events("PriorityClassSkipped")], [])
+
+    def test_create_refused_for_good_is_an_event_on_the_deployment(self):
+        """L4: a Workload create the API server keeps refusing (a feature gate off, a
+        policy) is a Warning Event on the Deployment, not only a log line."""
+        self.env.srv.SetFaults([{"code": 403, "reason": "Forbidden", "user": RECONCILER_USER,
+                                 "methods": ["POST"], "watch": False, "path": r"/workloads$",
+                                 "message": 'workloads.scheduling.k8s.io "x" is forbidden: injected policy'}])
+        self.env.StartReconciler("--leader-elect=false")
+        self.Deploy("refused", 2)
+        WaitFor(lambda: [e for e in self.env.Events("FailedWorkloadCreate")
+                         if e["involvedObject"]["name"] == "refused"], 30, 0.2, "FailedWorkloadCreate Event")
+        ev = [e for e in self.env.Events("FailedWorkloadCreate") if e["involvedObject"]["name"] == "refused"][0]
+        self.assertEqual(ev["type"], "Warning")
+        self.assertIn("injected policy", ev["message"])
+        self.env.srv.ClearFaults()
+        WaitFor(lambda: self.Converged("refused", 2), 60, 0.2, "converged once allowed")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

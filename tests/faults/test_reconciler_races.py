@@ -145,6 +145,31 @@ class RacesTest(unittest.TestCase):
                f"ReplicaSet had the old name every time; new pods running {min(waits):.1f}-{max(waits):.1f} s "
                f"after the re-create (bound {RACE_BOUND:.0f} s), 0 ForeignObject Events")
 
+    def test_replicaset_deleted_and_recreated_with_the_same_name(self):
+        """`kubectl delete rs` of a gang's ReplicaSet: the Deployment controller makes a
+        new one with the same name while the old pods are in their grace period."""
+        rounds = max(1, Knob("FAULT_RACE_ROUNDS", 5) // 5)
+        env = self.env
+        name = "delrs"
+        env.Create(DEPLOYMENTS, Deployment(name, 2))
+        self.WaitRunning(name, 2, time.monotonic())
+        waits = []
+        for i in range(rounds):
+            old_rs = [rs for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0][0]
+            started = time.monotonic()
+            self.assertEqual(env.Delete(f"/apis/apps/v1/namespaces/{NS}/replicasets/{old_rs['metadata']['name']}"),
+                             200)
+            WaitFor(lambda: any(rs["metadata"]["uid"] != old_rs["metadata"]["uid"] for rs in env.ReplicaSets(name)),
+                    20, 0.05, "a new ReplicaSet")
+            waited = self.WaitRunning(name, 2, started)
+            new_rs = [rs for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0][0]
+            self.assertEqual(new_rs["metadata"]["name"], old_rs["metadata"]["name"])
+            self.assertNotEqual(PodGroupOf(new_rs), PodGroupOf(old_rs))
+            waits.append(waited)
+            self.assertLess(waited, RACE_BOUND, f"round {i}: pods gated for {waited:.1f} s")
+        Report(f"ReplicaSet deleted and re-created with the same name ({rounds} rounds, pod grace {GRACE:.0f} s): "
+               f"new pods running {min(waits):.1f}-{max(waits):.1f} s after the delete (bound {RACE_BOUND:.0f} s)")
+
     def test_scale_to_zero_and_straight_back_up(self):
         rounds = Knob("FAULT_RACE_ROUNDS", 5)
         rng = Rng("zero-up")

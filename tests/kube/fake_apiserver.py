@@ -121,6 +121,7 @@ class State:
         self.drop_gen = 0
         self.bookmark_gen = 0
         self.hold_watches = False
+        self.empty_watches = False  # end every watch at once, with no event (a bad proxy)
 
     def record(self, typ, obj):
         self.rv += 1
@@ -301,6 +302,13 @@ class Handler(BaseHTTPRequestHandler):
         bookmarks = query.get("allowWatchBookmarks") == "true"
         with STATE.cond:
             STATE.cond.wait_for(lambda: not STATE.hold_watches, timeout=30)
+            empty = STATE.empty_watches
+        if empty:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -361,6 +369,8 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.compacted_rv = STATE.rv
             elif op == "hold-watches":
                 STATE.hold_watches = bool(cmd["on"])
+            elif op == "empty-watches":
+                STATE.empty_watches = bool(cmd["on"])
             elif op == "bookmark":
                 STATE.bookmark_gen += 1
             else:

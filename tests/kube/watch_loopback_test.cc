@@ -1,8 +1,7 @@
 // Client::Watch and Informer against the loopback fake API server: events,
 // bookmarks, stop, 410 -> relist, reconnect after a dropped connection.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <thread>
 
@@ -19,7 +18,9 @@ using testing::FakeApiServer;
 const Resource kConfigMaps{"v1", "configmaps"};
 
 nlohmann::json ConfigMap(const std::string& name, const std::string& value = "1") {
-  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}},
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}}},
           {"data", {{"k", value}}}};
 }
 
@@ -61,7 +62,8 @@ TEST_CASE("watch: events, bookmarks, query, and stop", "[loopback][watch]") {
       return true;
     });
   });
-  REQUIRE(Eventually([&] { return !server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps").empty(); }));
+  REQUIRE(Eventually(
+      [&] { return !server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps").empty(); }));
   REQUIRE(client.Patch(kConfigMaps, "w", "a", PatchType::kMerge, {{"data", {{"k", "2"}}}}).ok());
   REQUIRE(client.Create(kConfigMaps, "w", ConfigMap("b")).ok());
   REQUIRE(client.Delete(kConfigMaps, "w", "a").ok());
@@ -134,10 +136,10 @@ TEST_CASE("watch: a dropped connection is reported as unreachable", "[loopback][
   FakeApiServer server;
   Client client(server.BaseConfig());
   Status result;
-  std::jthread watcher([&] {
-    result = client.Watch(kConfigMaps, "w", {}, [](const WatchEvent&) { return true; });
-  });
-  REQUIRE(Eventually([&] { return !server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps").empty(); }));
+  std::jthread watcher(
+      [&] { result = client.Watch(kConfigMaps, "w", {}, [](const WatchEvent&) { return true; }); });
+  REQUIRE(Eventually(
+      [&] { return !server.RequestsFor("GET", "/api/v1/namespaces/w/configmaps").empty(); }));
   server.Command({{"op", "drop-watches"}});
   watcher.join();
   CHECK(result.unreachable());
@@ -158,12 +160,16 @@ struct Recorder {
   }
   EventHandlers Handlers() {
     EventHandlers h;
-    h.on_add = [this](const ObjectPtr& o) { Add("add " + (*o)["metadata"]["name"].get<std::string>()); };
-    h.on_update = [this](const ObjectPtr& old_obj, const ObjectPtr& o) {
-      Add((old_obj == o ? "resync " : "update ") + (*o)["metadata"]["name"].get<std::string>() + " " +
-          (*o)["data"]["k"].get<std::string>());
+    h.on_add = [this](const ObjectPtr& o) {
+      Add("add " + (*o)["metadata"]["name"].get<std::string>());
     };
-    h.on_delete = [this](const ObjectPtr& o) { Add("delete " + (*o)["metadata"]["name"].get<std::string>()); };
+    h.on_update = [this](const ObjectPtr& old_obj, const ObjectPtr& o) {
+      Add((old_obj == o ? "resync " : "update ") + (*o)["metadata"]["name"].get<std::string>() +
+          " " + (*o)["data"]["k"].get<std::string>());
+    };
+    h.on_delete = [this](const ObjectPtr& o) {
+      Add("delete " + (*o)["metadata"]["name"].get<std::string>());
+    };
     return h;
   }
 };
@@ -181,7 +187,8 @@ InformerOptions Options() {
 TEST_CASE("informer: list, watch, handlers, Get/List by namespace", "[loopback][informer]") {
   FakeApiServer server;
   Client client(server.BaseConfig());
-  for (const char* n : {"a", "b", "c"}) REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap(n)).ok());
+  for (const char* n : {"a", "b", "c"})
+    REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap(n)).ok());
   REQUIRE(client.Create(kConfigMaps, "elsewhere", ConfigMap("x")).ok());
 
   Informer informer(client, Options());
@@ -248,6 +255,27 @@ TEST_CASE("informer: re-watches after a dropped connection without relisting",
   CHECK(watches[1]["query"]["resourceVersion"] == watches[0]["query"]["resourceVersion"]);
 }
 
+TEST_CASE("informer: watches the server ends at once with nothing in them back off",
+          "[loopback][informer]") {
+  // A proxy that closes every watch stream at once (L7): re-watching without a
+  // pause would spin at hundreds of requests a second.
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());
+  server.Command({{"op", "empty-watches"}, {"on", true}});
+  Informer informer(client, Options());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const int watches = informer.watches();
+  informer.Stop();
+  // Backoff 20 ms doubling to 200 ms: about 12 watches in 2 s; a spin would
+  // make hundreds (each loopback round trip is ~1 ms).
+  CHECK(watches >= 2);
+  CHECK(watches <= 30);
+  CHECK(informer.lists() == 1);  // an empty watch is not a reason to relist
+}
+
 TEST_CASE("informer: 410 Gone on re-watch triggers a relist", "[loopback][informer]") {
   FakeApiServer server;
   Client client(server.BaseConfig());
@@ -279,8 +307,7 @@ TEST_CASE("informer: 410 Gone on re-watch triggers a relist", "[loopback][inform
   CHECK(rec.Count("add c") == 1);
 }
 
-TEST_CASE("informer: a relist reports objects deleted while disconnected",
-          "[loopback][informer]") {
+TEST_CASE("informer: a relist reports objects deleted while disconnected", "[loopback][informer]") {
   FakeApiServer server;
   Client client(server.BaseConfig());
   REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());

@@ -1,8 +1,8 @@
 // The Lease state machine: acquire, renew, wait, take over after expiry or
 // release, lose leadership past the renew deadline.
-#include <catch2/catch.hpp>
-
 #include "reconciler/leader_election.h"
+
+#include <catch2/catch.hpp>
 
 namespace wasd::reconciler {
 namespace {
@@ -107,6 +107,24 @@ TEST_CASE("leader election: release clears the holder", "[unit]") {
   CHECK_FALSE(lease["spec"].contains("holderIdentity"));
   CHECK(lease["metadata"]["name"] == "wasd-reconciler");
   CHECK(LeaseRecordFrom(LeaseObject(nullptr, s.config(), step.record)) == step.record);
+}
+
+}  // namespace
+}  // namespace wasd::reconciler
+
+namespace wasd::reconciler {
+namespace {
+
+TEST_CASE("L5: a leader acts only within the renew deadline of its last renewal", "[unit]") {
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  const milliseconds deadline{10'000};
+  CHECK(WithinRenewDeadline(t0, t0, deadline));
+  CHECK(WithinRenewDeadline(t0 + milliseconds(9'999), t0, deadline));
+  // A renewal round stuck for the whole deadline (two 5 s calls) ends it,
+  // before another replica may take over at the 15 s lease duration.
+  CHECK_FALSE(WithinRenewDeadline(t0 + deadline, t0, deadline));
+  CHECK_FALSE(WithinRenewDeadline(t0 + milliseconds(14'000), t0, deadline));
 }
 
 }  // namespace
