@@ -8,10 +8,10 @@
 #ifndef WASD_RULES_DEPLOYMENT_RULES_H_
 #define WASD_RULES_DEPLOYMENT_RULES_H_
 
+#include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "workloadbuilder/field_error.h"
 
@@ -37,6 +37,15 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
 // Short (≤ 120 characters) admission warnings for an allowed Deployment, e.g.
 // that gang minCount is derived from spec.replicas.
 std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment);
+
+// Warnings for an opt-in that silently does nothing, whatever the carrier: an
+// annotation key within kMaxKeyTypo edits of wasd.io/scheduling ("did you
+// mean"), any other wasd.io/ annotation key, and wasd.io/scheduling on the
+// pod template instead of the Deployment. Each ≤ 120 characters for keys of
+// ordinary length; keys over kMaxAnnotationKeyBytes are not looked at.
+inline constexpr std::size_t kMaxKeyTypo = 3;
+inline constexpr std::size_t kMaxAnnotationKeyBytes = 317;  // 253-byte prefix + "/" + 63
+std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment);
 
 // The verdict of the webhook's Deployment path: the errors of
 // ValidateDeploymentCreate / ValidateDeploymentUpdate and, when there are

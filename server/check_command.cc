@@ -1,4 +1,4 @@
-// `wasd check -f FILE... [-o text|yaml|json]`: runs the webhook's CREATE rules
+// `wasd check -f FILE... [-o text|yaml|json|junit]`: runs the webhook's CREATE rules
 // on manifests offline, after the defaults kube-apiserver applies before
 // admission, prints denials the way kubectl shows them, and shows the
 // Workload and PodGroup wasd would create.
@@ -31,7 +31,7 @@ constexpr const char* kPlaceholderUid = "00000000-0000-0000-0000-000000000000";
 constexpr const char* kPlaceholderHash = "<pod-template-hash>";
 
 constexpr const char* kUsage =
-    "Usage: wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json]\n"
+    "Usage: wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit]\n"
     "\n"
     "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
     "applying the defaults the API server applies (replicas 1, strategy\n"
@@ -44,8 +44,12 @@ constexpr const char* kUsage =
     "  -R, --recursive       also read the subdirectories of a directory given to -f\n"
     "  -o, --output FORMAT   text (default): verdicts, denials as kubectl prints them,\n"
     "                          and the objects as YAML;\n"
-    "                        yaml|json: the objects that would be created, on stdout;\n"
+    "                        yaml: the objects that would be created, on stdout;\n"
     "                          verdicts and denials on stderr\n"
+    "                        json: one verdict per manifest (source, verdict, allowed,\n"
+    "                          causes with type/field/message, warnings, objects)\n"
+    "                        junit: JUnit XML, a test case per manifest (a denial\n"
+    "                          fails it, another kind is skipped)\n"
     "  -h, --help            this help\n"
     "\n"
     "Other kinds are skipped; kind: List is expanded. Without metadata.uid the\n"
@@ -92,7 +96,7 @@ int ParseFlags(int argc, char** argv, Flags& f) {
     } else if (a == "-o" || a == "--output" || a.rfind("--output=", 0) == 0) {
       const char* v = value("--output");
       if (v == nullptr) {
-        std::fprintf(stderr, "wasd check: %s needs text, yaml or json\n", a.c_str());
+        std::fprintf(stderr, "wasd check: %s needs text, yaml, json or junit\n", a.c_str());
         return 2;
       }
       f.output = v;
@@ -107,8 +111,8 @@ int ParseFlags(int argc, char** argv, Flags& f) {
       return 2;
     }
   }
-  if (f.output != "text" && f.output != "yaml" && f.output != "json") {
-    std::fprintf(stderr, "wasd check: --output must be text, yaml or json, not %s\n",
+  if (f.output != "text" && f.output != "yaml" && f.output != "json" && f.output != "junit") {
+    std::fprintf(stderr, "wasd check: --output must be text, yaml, json or junit, not %s\n",
                  f.output.c_str());
     return 2;
   }
@@ -171,8 +175,9 @@ bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json
                {"namespace", StringAt(deployment, {"metadata", "namespace"})},
                {"uid", kPlaceholderUid}}},
              {"spec", {{"replicas", deployment["spec"]["replicas"]}}}};
-  notes.push_back(std::string("the PodGroup is named after the ReplicaSet, ") + name + "-" +
-                  kPlaceholderHash + ": the pod-template-hash is only known in a cluster");
+  notes.push_back(std::string("the PodGroup is named after the ReplicaSet ") + name + "-" +
+                  kPlaceholderHash +
+                  " and its UID: the pod-template-hash and the UID are only known in a cluster");
   json wl_obj = std::move(wl.object);
   // The PodGroup's owner reference needs the Workload's UID, which only the
   // API server assigns.
@@ -186,6 +191,194 @@ bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json
   objects.push_back(std::move(wl_obj));
   objects.push_back(std::move(pg.object));
   return true;
+}
+
+enum class Result { kAllowed, kIgnored, kDenied, kSkipped };
+
+// What `wasd check` found for one manifest: the webhook's verdict, the
+// warnings it would send, and the objects the reconciler would create.
+struct Verdict {
+  const Manifest* manifest = nullptr;
+  std::string kind;
+  std::string api_version;
+  std::string name;
+  std::string ns;
+  Result result = Result::kAllowed;
+  workloadbuilder::FieldErrorList errors;  // kDenied
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+  json objects = json::array();
+};
+
+std::string_view ResultName(Result r) {
+  switch (r) {
+    case Result::kAllowed:
+      return "allowed";
+    case Result::kIgnored:
+      return "ignored";
+    case Result::kDenied:
+      return "denied";
+    case Result::kSkipped:
+      return "skipped";
+  }
+  return "allowed";
+}
+
+// The webhook's verdict on manifest `m` (CREATE, after the API server's
+// defaults). `error` is set only when the Workload cannot be built at all.
+Verdict Judge(const Manifest& m, std::string& error) {
+  Verdict v;
+  v.manifest = &m;
+  v.kind = StringAt(m.object, {"kind"});
+  v.api_version = StringAt(m.object, {"apiVersion"});
+  v.name = StringAt(m.object, {"metadata", "name"});
+  if (v.kind != "Deployment" || v.api_version != "apps/v1") {
+    v.result = Result::kSkipped;
+    return v;
+  }
+  json d = m.object;
+  admission::ApplyDeploymentDefaults(d);
+  v.ns = StringAt(d, {"metadata", "namespace"});
+  v.warnings = rules::AnnotationWarnings(d);
+  v.errors = rules::ValidateDeploymentCreate(d);
+  if (!v.errors.empty()) {
+    v.result = Result::kDenied;
+    return v;
+  }
+  const auto cfg = workloadbuilder::ReadSchedulingConfig(d);
+  if (!cfg.present()) {
+    v.result = Result::kIgnored;
+    return v;
+  }
+  for (std::string& w : rules::DeploymentWarnings(d)) v.warnings.push_back(std::move(w));
+  if (!Preview(d, cfg, v.objects, v.notes, error)) {
+    error = "deployment.apps/" + v.name + ": cannot build the Workload: " + error;
+  }
+  return v;
+}
+
+void PrintVerdict(const Verdict& v, std::FILE* report, bool text) {
+  const std::string& source = v.manifest->source;
+  if (v.result == Result::kSkipped) {
+    std::fprintf(report, "skipped: %s %s (%s): wasd checks only apps/v1 Deployments\n",
+                 v.kind.empty() ? "<no kind>" : v.kind.c_str(), v.name.c_str(), source.c_str());
+    return;
+  }
+  const std::string ref = "deployment.apps/" + v.name;
+  if (v.result == Result::kDenied) {
+    std::fprintf(report, "%s (%s): denied\n%s\n", ref.c_str(), source.c_str(),
+                 KubectlDenial(v.name, v.errors).c_str());
+  } else if (v.result == Result::kIgnored) {
+    std::fprintf(report,
+                 "%s (%s): allowed; no wasd.io/scheduling annotation or spec.scheduling, so "
+                 "wasd leaves it alone\n",
+                 ref.c_str(), source.c_str());
+  } else {
+    std::fprintf(report, "%s (%s): allowed\n", ref.c_str(), source.c_str());
+  }
+  for (const std::string& w : v.warnings) std::fprintf(report, "Warning: %s\n", w.c_str());
+  for (const std::string& n : v.notes) std::fprintf(report, "note: %s\n", n.c_str());
+  if (text && !v.objects.empty()) {
+    std::printf("objects wasd would create for %s in namespace %s:\n", ref.c_str(), v.ns.c_str());
+    for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
+  }
+}
+
+// -o json: one item per manifest, for CI pipelines (a contract: README).
+json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied) {
+  json items = json::array();
+  for (const Verdict& v : verdicts) {
+    json causes = json::array();
+    for (const auto& e : v.errors) {
+      causes.push_back({{"type", std::string(workloadbuilder::ErrorTypeReason(e.type))},
+                        {"field", e.path.String()},
+                        {"message", e.Body()}});
+    }
+    json item = {{"source", v.manifest->source},
+                 {"document", v.manifest->index},
+                 {"apiVersion", v.api_version},
+                 {"kind", v.kind},
+                 {"name", v.name},
+                 {"namespace", v.ns},
+                 {"verdict", ResultName(v.result)},
+                 {"allowed", v.result != Result::kDenied},
+                 {"causes", std::move(causes)},
+                 {"warnings", v.warnings},
+                 {"notes", v.notes},
+                 {"objects", v.objects}};
+    if (v.result == Result::kDenied) item["message"] = KubectlDenial(v.name, v.errors);
+    items.push_back(std::move(item));
+  }
+  return {{"apiVersion", "wasd.io/v1alpha1"},
+          {"kind", "CheckResult"},
+          {"checked", checked},
+          {"denied", denied},
+          {"items", std::move(items)}};
+}
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 has no place for other control characters.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+// -o junit: one test case per manifest (a denial is a failure, another kind
+// is skipped), the JUnit XML that CI systems display.
+std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int denied) {
+  const int skipped = static_cast<int>(verdicts.size()) - checked;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
+         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
+         "\">\n";
+  out += "  <testsuite name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
+         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
+         "\">\n";
+  for (const Verdict& v : verdicts) {
+    const std::string name = (v.kind.empty() ? std::string("<no kind>") : v.kind) + "/" + v.name;
+    out += "    <testcase classname=\"" + XmlEscape(v.manifest->source) + "\" name=\"" +
+           XmlEscape(name) + " (document " + std::to_string(v.manifest->index) + ")\">\n";
+    if (v.result == Result::kDenied) {
+      const std::string message = KubectlDenial(v.name, v.errors);
+      out += "      <failure type=\"Invalid\" message=\"" + XmlEscape(message) + "\">" +
+             XmlEscape(message) + "</failure>\n";
+    } else if (v.result == Result::kSkipped) {
+      out += "      <skipped message=\"wasd checks only apps/v1 Deployments\"/>\n";
+    }
+    if (!v.warnings.empty()) {
+      std::string text;
+      for (const std::string& w : v.warnings) text += "Warning: " + w + "\n";
+      out += "      <system-out>" + XmlEscape(text) + "</system-out>\n";
+    }
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
 }
 
 }  // namespace
@@ -204,67 +397,39 @@ int RunCheck(int argc, char** argv) {
     for (auto& m : r.manifests) manifests.push_back(std::move(m));
   }
 
-  const bool text = flags.output == "text";
-  std::FILE* report = text ? stdout : stderr;
-  json created = json::array();
-  int denied = 0;
-  int checked = 0;
-  for (Manifest& m : manifests) {
-    const std::string kind = StringAt(m.object, {"kind"});
-    const std::string api_version = StringAt(m.object, {"apiVersion"});
-    const std::string name = StringAt(m.object, {"metadata", "name"});
-    if (kind != "Deployment" || api_version != "apps/v1") {
-      std::fprintf(report, "skipped: %s %s (%s): wasd checks only apps/v1 Deployments\n",
-                   kind.empty() ? "<no kind>" : kind.c_str(), name.c_str(), m.source.c_str());
-      continue;
-    }
-    ++checked;
-    json d = m.object;
-    admission::ApplyDeploymentDefaults(d);
-    const std::string ns = StringAt(d, {"metadata", "namespace"});
-    const auto cfg = workloadbuilder::ReadSchedulingConfig(d);
-    const auto errors = rules::ValidateDeploymentCreate(d);
-    const std::string ref = "deployment.apps/" + name;
-    if (!errors.empty()) {
-      ++denied;
-      std::fprintf(report, "%s (%s): denied\n%s\n", ref.c_str(), m.source.c_str(),
-                   KubectlDenial(name, errors).c_str());
-      continue;
-    }
-    if (!cfg.present()) {
-      std::fprintf(report,
-                   "%s (%s): allowed; no wasd.io/scheduling annotation or spec.scheduling, so "
-                   "wasd leaves it alone\n",
-                   ref.c_str(), m.source.c_str());
-      continue;
-    }
-    std::fprintf(report, "%s (%s): allowed\n", ref.c_str(), m.source.c_str());
-    for (const std::string& w : rules::DeploymentWarnings(d)) {
-      std::fprintf(report, "Warning: %s\n", w.c_str());
-    }
-    json objects = json::array();
-    std::vector<std::string> notes;
+  std::vector<Verdict> verdicts;
+  verdicts.reserve(manifests.size());
+  for (const Manifest& m : manifests) {
     std::string error;
-    if (!Preview(d, cfg, objects, notes, error)) {
-      std::fprintf(stderr, "error: %s: cannot build the Workload: %s\n", ref.c_str(),
-                   error.c_str());
+    Verdict v = Judge(m, error);
+    if (!error.empty()) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
       return 2;
     }
-    for (const std::string& n : notes) std::fprintf(report, "note: %s\n", n.c_str());
-    if (text) {
-      std::printf("objects wasd would create for %s in namespace %s:\n", ref.c_str(), ns.c_str());
-      for (const json& o : objects) std::printf("---\n%s", ToYaml(o).c_str());
-    }
-    for (json& o : objects) created.push_back(std::move(o));
+    verdicts.push_back(std::move(v));
+  }
+  int denied = 0;
+  int checked = 0;
+  for (const Verdict& v : verdicts) {
+    if (v.result != Result::kSkipped) ++checked;
+    if (v.result == Result::kDenied) ++denied;
   }
 
   if (flags.output == "json") {
-    std::printf("%s\n",
-                json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", created}}.dump(2).c_str());
-  } else if (flags.output == "yaml") {
-    for (const json& o : created) std::printf("---\n%s", ToYaml(o).c_str());
+    std::printf("%s\n", VerdictsJson(verdicts, checked, denied).dump(2).c_str());
+  } else if (flags.output == "junit") {
+    std::fputs(VerdictsJunit(verdicts, checked, denied).c_str(), stdout);
+  } else {
+    const bool text = flags.output == "text";
+    std::FILE* report = text ? stdout : stderr;
+    for (const Verdict& v : verdicts) PrintVerdict(v, report, text);
+    if (!text) {
+      for (const Verdict& v : verdicts) {
+        for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
+      }
+    }
+    std::fprintf(report, "%d Deployment(s) checked, %d denied\n", checked, denied);
   }
-  std::fprintf(report, "%d Deployment(s) checked, %d denied\n", checked, denied);
   return denied > 0 ? 1 : 0;
 }
 

@@ -79,14 +79,20 @@ class CheckExamples(unittest.TestCase):
         bad = len([f for f in files if os.path.basename(f).startswith("bad-")])
         self.assertIn(f"{len(files)} Deployment(s) checked, {bad} denied", out)
 
-    def test_yaml_and_json_output_are_the_objects(self):
+    def test_yaml_gives_the_objects_and_json_the_verdicts(self):
         rc, out, err = check("-f", example("kep-2-user-mincount.yaml"), "-o", "json")
         self.assertEqual(rc, 0, err)
         doc = json.loads(out)
-        self.assertEqual(doc["kind"], "List")
-        kinds = [o["kind"] for o in doc["items"]]
+        self.assertEqual((doc["apiVersion"], doc["kind"]), ("wasd.io/v1alpha1", "CheckResult"))
+        self.assertEqual((doc["checked"], doc["denied"]), (1, 0))
+        item = doc["items"][0]
+        self.assertEqual((item["verdict"], item["allowed"], item["name"], item["document"]),
+                         ("allowed", True, "prefill-workers", 1))
+        self.assertEqual(item["source"], example("kep-2-user-mincount.yaml"))
+        self.assertEqual(item["causes"], [])
+        kinds = [o["kind"] for o in item["objects"]]
         self.assertEqual(kinds, ["Workload", "PodGroup"])
-        wl, pg = doc["items"]
+        wl, pg = item["objects"]
         self.assertEqual(wl["apiVersion"], "scheduling.k8s.io/v1beta1")
         self.assertEqual(wl["spec"]["controllerRef"], {"apiGroup": "apps", "kind": "Deployment",
                                                        "name": "prefill-workers"})
@@ -96,19 +102,87 @@ class CheckExamples(unittest.TestCase):
         self.assertEqual(pg["spec"]["workloadRef"], {"workloadName": wl["metadata"]["name"],
                                                      "templateName": "pgt-0"})
         self.assertEqual(pg["spec"]["schedulingPolicy"], {"gang": {"minCount": 3}})
-        self.assertIn("allowed", err)
-        rc, out, _ = check("-f", example("kep-2-user-mincount.yaml"), "-o", "yaml")
+        self.assertEqual(err, "")  # json: everything is in the document
+        rc, out, err = check("-f", example("kep-2-user-mincount.yaml"), "-o", "yaml")
         self.assertEqual(rc, 0)
         self.assertTrue(out.startswith("---\n"))
         self.assertIn("kind: Workload", out)
+        self.assertIn("allowed", err)
+
+    def test_json_verdicts_of_a_denial_carry_the_causes(self):
+        rc, out, err = check("-f", example("bad-s-structure.yaml"), "-o", "json")
+        self.assertEqual(rc, 1, err)
+        item = json.loads(out)["items"][0]
+        self.assertEqual((item["verdict"], item["allowed"]), ("denied", False))
+        self.assertEqual(item["objects"], [])
+        self.assertTrue(item["message"].startswith('The Deployment "bad-structure" is invalid: \n* '))
+        fields = [(c["type"], c["field"]) for c in item["causes"]]
+        self.assertIn(("FieldValueInvalid",
+                       "metadata.annotations[wasd.io/scheduling].schedulingPolicy"), fields)
+        self.assertIn(("FieldValueTooMany",
+                       "metadata.annotations[wasd.io/scheduling].schedulingConstraints.topology"), fields)
+        self.assertTrue(all(c["message"] and c["field"] not in c["message"] for c in item["causes"]))
+
+    def test_junit_report_for_ci(self):
+        import xml.etree.ElementTree as ET
+        stream = "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\n"
+        with open(example("bad-h2-gang-rollingupdate.yaml")) as f:
+            stream += "---\n" + f.read()
+        with open(example("kep-2-user-mincount.yaml")) as f:
+            stream += "---\n" + f.read()
+        rc, out, err = check("-f", "-", "-o", "junit", stdin=stream)
+        self.assertEqual(rc, 1, err)
+        root = ET.fromstring(out)
+        suite = root.find("testsuite")
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("skipped")), ("3", "1", "1"))
+        cases = suite.findall("testcase")
+        self.assertEqual([c.get("name") for c in cases],
+                         ["Service/svc (document 1)", "Deployment/gang-rolling (document 2)",
+                          "Deployment/prefill-workers (document 3)"])
+        self.assertIsNotNone(cases[0].find("skipped"))
+        failure = cases[1].find("failure")
+        self.assertIn('spec.strategy.type: Invalid value: "RollingUpdate"', failure.get("message"))
+        self.assertIsNone(cases[2].find("failure"))
+
+    def test_misspelt_key_and_annotation_on_the_pod_template_warn(self):
+        with open(example("kep-2-user-mincount.yaml")) as f:
+            good = f.read()
+        misspelt = good.replace("wasd.io/scheduling:", "wasd.io/schedulng:")
+        self.assertNotEqual(misspelt, good)
+        rc, out, _ = check("-f", "-", stdin=misspelt)
+        self.assertEqual(rc, 0)
+        self.assertIn("allowed; no wasd.io/scheduling annotation or spec.scheduling", out)
+        self.assertIn("Warning: annotation wasd.io/schedulng is not read by wasd: did you mean "
+                      "wasd.io/scheduling?", out)
+        rc, out, _ = check("-f", "-", stdin=good.replace("wasd.io/scheduling:", "wasd.io/gang:"))
+        self.assertIn("Warning: annotation wasd.io/gang is not read by wasd (it reads wasd.io/scheduling)", out)
+        on_template = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: t}
+spec:
+  selector: {matchLabels: {app: t}}
+  template:
+    metadata:
+      labels: {app: t}
+      annotations:
+        wasd.io/scheduling: '{"schedulingPolicy":{"gang":{}}}'
+    spec: {containers: [{name: c, image: i}]}
+"""
+        rc, out, _ = check("-f", "-", stdin=on_template)
+        self.assertEqual(rc, 0)
+        self.assertIn("Warning: wasd.io/scheduling on the pod template is ignored: put it in the Deployment's "
+                      "metadata.annotations", out)
+        rc, out, _ = check("-f", example("kep-2-user-mincount.yaml"))
+        self.assertNotIn("is not read by wasd", out)
 
     def test_derived_mincount_warns_and_uses_replicas(self):
         rc, out, _ = check("-f", example("kep-1-gang-zone-atomic.yaml"), "-o", "json")
         self.assertEqual(rc, 0)
         rc, out, err = check("-f", example("kep-1-gang-zone-atomic.yaml"), "-o", "json")
-        wl = json.loads(out)["items"][0]
+        item = json.loads(out)["items"][0]
+        wl = item["objects"][0]
         self.assertEqual(wl["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"], 3)
-        self.assertIn("Warning:", err)
+        self.assertEqual(item["warnings"], ["gang minCount not set: derived from spec.replicas (3)"])
 
     def test_uid_gives_the_real_workload_name(self):
         manifest = """apiVersion: apps/v1
@@ -127,7 +201,8 @@ spec:
 """
         rc, out, err = check("-f", "-", "-o", "json", stdin=manifest)
         self.assertEqual(rc, 0, err)
-        self.assertEqual(json.loads(out)["items"][0]["metadata"]["name"], "inference-server-7cb9669c75")
+        self.assertEqual(json.loads(out)["items"][0]["objects"][0]["metadata"]["name"],
+                         "inference-server-7cb9669c75")
 
     def test_other_kinds_skipped_and_lists_expanded(self):
         with open(example("kep-2-user-mincount.yaml")) as f:
@@ -189,7 +264,8 @@ class Version(unittest.TestCase):
         p = subprocess.run([WASD, "version"], capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         first, second = p.stdout.splitlines()[:2]
-        self.assertRegex(first, r"^wasd \d+\.\d+\.\d+ \(built ")
+        # X.Y.Z at a release tag, else git describe: X.Y.Z-gHASH[-dirty] (issue 13).
+        self.assertRegex(first, r"^wasd \d+\.\d+\.\d+(-[0-9A-Za-z.-]+)? \((revision [0-9a-f]+, )?built ")
         self.assertRegex(second, r"^OpenSSL \d+\.\d+\.\d+.*, linked (statically|dynamically)")
         # The dynamic build's line is only true when the binary really loads libssl.
         ldd = subprocess.run(["ldd", WASD], capture_output=True, text=True, timeout=60)
