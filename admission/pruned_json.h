@@ -26,14 +26,14 @@
 #define WASD_ADMISSION_PRUNED_JSON_H_
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 namespace wasd::admission {
 
-// One member of an object to keep. With no `members`, its value is kept
+// One member of an object to keep; a key ending in '*' keeps every member
+// whose name starts with what comes before it. With no `members`, its value is kept
 // whole. With `members`, an object value keeps only those members (each
 // again a Selection); a value of any other type is kept whole, so a handler
 // still sees the type it was sent.

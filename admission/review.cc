@@ -27,28 +27,43 @@ constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 // Deployment, a Pod or a Scale. A handler or rule that starts reading
 // another field must add it here; the review tests run every case both
 // pruned and whole (Options::prune_unread_fields) to catch a missing one.
-constexpr Selection kTemplateMetadata[] = {{"labels"}};
+// The annotation on the pod template is read only to warn that it does
+// nothing there (rules::AnnotationWarnings).
+constexpr Selection kTemplateAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}};
+constexpr Selection kTemplateMetadata[] = {{"labels"}, {"annotations", kTemplateAnnotations}};
 constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}};
 constexpr Selection kTemplate[] = {{"metadata", kTemplateMetadata}, {"spec", kTemplateSpec}};
 constexpr Selection kStrategy[] = {{"type"}};
 constexpr Selection kSpec[] = {
-    {"replicas"},          // Deployment, Scale
+    {"replicas"},  // Deployment, Scale
     {"strategy", kStrategy},
     {"scheduling"},
     {"template", kTemplate},
-    {"schedulingGroup"},   // Pod
-    {"schedulingGates"},   // Pod
+    {"schedulingGroup"},  // Pod
+    {"schedulingGates"},  // Pod
 };
-constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}};
+// The carrier, and every other wasd.io/ key (warned about as a likely typo).
+constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}, {"wasd.io/*"}};
 constexpr Selection kMetadata[] = {
-    {"name"},   {"generateName"}, {"namespace"},       {"uid"},
-    {"labels"}, {"annotations", kAnnotations}, {"ownerReferences"},
+    {"name"},
+    {"generateName"},
+    {"namespace"},
+    {"uid"},
+    {"labels"},
+    {"annotations", kAnnotations},
+    {"ownerReferences"},
 };
 constexpr Selection kObject[] = {
     {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
 constexpr Selection kRequest[] = {
-    {"uid"},       {"kind"},        {"resource"},       {"name"},
-    {"namespace"}, {"operation"},   {"subResource"},    {"object", kObject},
+    {"uid"},
+    {"kind"},
+    {"resource"},
+    {"name"},
+    {"namespace"},
+    {"operation"},
+    {"subResource"},
+    {"object", kObject},
     {"oldObject", kObject},
 };
 constexpr Selection kReview[] = {{"apiVersion"}, {"kind"}, {"request", kRequest}};
@@ -56,13 +71,22 @@ constexpr Selection kReview[] = {{"apiVersion"}, {"kind"}, {"request", kRequest}
 // and oldObject (it changes the template only when the template changes
 // anyway), so it keeps spec.template whole.
 constexpr Selection kSpecWholeTemplate[] = {
-    {"replicas"}, {"strategy", kStrategy}, {"scheduling"}, {"template"},
+    {"replicas"},
+    {"strategy", kStrategy},
+    {"scheduling"},
+    {"template"},
 };
 constexpr Selection kObjectWholeTemplate[] = {
     {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpecWholeTemplate}};
 constexpr Selection kRequestWholeTemplate[] = {
-    {"uid"},       {"kind"},        {"resource"},    {"name"},
-    {"namespace"}, {"operation"},   {"subResource"}, {"object", kObjectWholeTemplate},
+    {"uid"},
+    {"kind"},
+    {"resource"},
+    {"name"},
+    {"namespace"},
+    {"operation"},
+    {"subResource"},
+    {"object", kObjectWholeTemplate},
     {"oldObject", kObjectWholeTemplate},
 };
 constexpr Selection kReviewWholeTemplate[] = {
@@ -88,8 +112,8 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   if (options.prune_unread_fields) {
     const PruneStatus status = PrunedParse(body, selection, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
-    *error = status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep()
-                                                                  : "body is not valid JSON";
+    *error =
+        status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep() : "body is not valid JSON";
     return {};
   }
   if (nests_too_deep()) {
@@ -190,9 +214,8 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
   if (!with_causes) return status;
   json causes = json::array();
   for (const auto& e : errors) {
-    causes.push_back({{"reason", ErrorTypeReason(e.type)},
-                      {"message", e.Body()},
-                      {"field", e.path.String()}});
+    causes.push_back(
+        {{"reason", ErrorTypeReason(e.type)}, {"message", e.Body()}, {"field", e.path.String()}});
   }
   json details = {{"causes", std::move(causes)}};
   const std::string_view name = StringOr(Member(&request, "name"));
@@ -259,9 +282,12 @@ bool WebhookForPath(std::string_view target, Webhook* out) {
 
 std::string_view WebhookName(Webhook w) {
   switch (w) {
-    case Webhook::kValidateDeployment: return "validate-deployment";
-    case Webhook::kMutateDeployment: return "mutate-deployment";
-    case Webhook::kMutatePod: return "mutate-pod";
+    case Webhook::kValidateDeployment:
+      return "validate-deployment";
+    case Webhook::kMutateDeployment:
+      return "mutate-deployment";
+    case Webhook::kMutatePod:
+      return "mutate-pod";
   }
   return "unknown";
 }
@@ -303,9 +329,8 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
           r.scale_namespace = summary.namespace_;
           r.scale_name = summary.name;
           if (r.scale_name.empty()) return BadRequest("scale request has no name", summary);
-          r.pending = std::make_shared<const PendingScale>(
-              PendingScale{std::move(env), std::move(*request), std::move(summary),
-                           options.denial_causes});
+          r.pending = std::make_shared<const PendingScale>(PendingScale{
+              std::move(env), std::move(*request), std::move(summary), options.denial_causes});
           return r;
         }
         v = ValidateDeployment(*request);
@@ -336,8 +361,8 @@ Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment
       // Ratcheting: a Scale write that keeps the replica count is never denied.
       const json* new_replicas = Path(scale, {"spec", "replicas"});
       const json* old_replicas = Path(&request, {"oldObject", "spec", "replicas"});
-      const bool unchanged = new_replicas != nullptr && old_replicas != nullptr &&
-                             *new_replicas == *old_replicas;
+      const bool unchanged =
+          new_replicas != nullptr && old_replicas != nullptr && *new_replicas == *old_replicas;
       if (!unchanged) v.errors = rules::ValidateScaleUpdate(*scale, *deployment);
       v.allowed = v.errors.empty();
     }

@@ -29,6 +29,12 @@ Verdict ValidateDeployment(const nlohmann::json& request) {
   v.errors = std::move(review.errors);
   v.warnings = std::move(review.warnings);
   v.allowed = v.errors.empty();
+  // An opt-in that does nothing (a misspelt wasd.io/ key, the annotation on
+  // the pod template): said at admission too, not only by `wasd check`.
+  if (v.allowed && StringOr(Member(&request, "subResource")).empty()) {
+    for (std::string& w : rules::AnnotationWarnings(*object, /*wasd_keys_only=*/true))
+      v.warnings.push_back(std::move(w));
+  }
   return v;
 }
 

@@ -34,7 +34,7 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment) {
+std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment, bool wasd_keys_only) {
   std::vector<std::string> warnings;
   const std::string_view wanted = wb::kSchedulingAnnotation;
   if (const nlohmann::json* annotations = wb::MemberPath(deployment, {"metadata", "annotations"});
@@ -42,6 +42,7 @@ std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment) {
     for (const auto& [key, value] : annotations->items()) {
       if (key == wanted || key.size() > kMaxAnnotationKeyBytes) continue;
       const bool ours = key.rfind("wasd.io/", 0) == 0;
+      if (wasd_keys_only && !ours) continue;
       const std::size_t diff =
           key.size() > wanted.size() ? key.size() - wanted.size() : wanted.size() - key.size();
       const bool close = diff <= kMaxKeyTypo && EditDistance(key, wanted) <= kMaxKeyTypo;

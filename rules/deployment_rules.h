@@ -45,7 +45,10 @@ std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment);
 // ordinary length; keys over kMaxAnnotationKeyBytes are not looked at.
 inline constexpr std::size_t kMaxKeyTypo = 3;
 inline constexpr std::size_t kMaxAnnotationKeyBytes = 317;  // 253-byte prefix + "/" + 63
-std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment);
+// `wasd_keys_only`: look only at keys starting with "wasd.io/" (the webhook,
+// whose decoder keeps just those; `wasd check` looks at every key).
+std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment,
+                                            bool wasd_keys_only = false);
 
 // The verdict of the webhook's Deployment path: the errors of
 // ValidateDeploymentCreate / ValidateDeploymentUpdate and, when there are

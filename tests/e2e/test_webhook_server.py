@@ -272,6 +272,18 @@ class AdmissionTest(ServerCase):
         self.assertEqual(got["response"]["uid"], sent["request"]["uid"])
         return got["response"]
 
+    def test_misspelt_wasd_key_is_warned_about_at_admission(self):
+        review = json.loads(fixture("deployment-valid.json"))
+        ann = review["request"]["object"]["metadata"]["annotations"]
+        ann["wasd.io/schedulng"] = ann.pop("wasd.io/scheduling")
+        status, _, body = self.server.post("/validate-apps-v1-deployment?timeout=10s",
+                                           json.dumps(review).encode())
+        self.assertEqual(status, 200, body)
+        r = json.loads(body)["response"]
+        self.assertTrue(r["allowed"])
+        self.assertEqual(r["warnings"], ["annotation wasd.io/schedulng is not read by wasd: did you mean "
+                                         "wasd.io/scheduling?"])
+
     def test_valid_deployment_is_allowed(self):
         r = self.review("/validate-apps-v1-deployment?timeout=10s", "deployment-valid.json")
         self.assertTrue(r["allowed"])

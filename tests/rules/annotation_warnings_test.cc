@@ -28,6 +28,9 @@ TEST_CASE("AnnotationWarnings: misspelt and unknown wasd.io/ keys", "[unit]") {
   const auto other = AnnotationWarnings(WithAnnotations({{"wasd.io/backend", "volcano"}}));
   REQUIRE(other.size() == 1);
   CHECK(other[0] == "annotation wasd.io/backend is not read by wasd (it reads wasd.io/scheduling)");
+  // The webhook's view: only wasd.io/ keys (its decoder keeps no others).
+  CHECK(AnnotationWarnings(WithAnnotations({{"wasdio/scheduling", "{}"}}), true).empty());
+  CHECK(AnnotationWarnings(WithAnnotations({{"wasd.io/schedulng", "{}"}}), true).size() == 1);
   // Far from the key and not ours: silence.
   CHECK(AnnotationWarnings(WithAnnotations({{"example.com/scheduling-notes", "x"}})).empty());
   // A key longer than any valid one is not measured.
