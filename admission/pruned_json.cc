@@ -29,10 +29,10 @@ unsigned PlainPrefix8(const char* p) {
   std::memcpy(&w, p, sizeof w);
   const std::uint64_t quote = w ^ (kOnes * '"');
   const std::uint64_t backslash = w ^ (kOnes * '\\');
-  const std::uint64_t special = (((quote - kOnes) & ~quote)            // a '"'
-                                 | ((backslash - kOnes) & ~backslash)  // a '\\'
-                                 | ((w - kOnes * 0x20) & ~w)           // a byte < 0x20
-                                 | w) &                                // a byte >= 0x80
+  const std::uint64_t special = (((quote - kOnes) & ~quote)              // a '"'
+                                 | ((backslash - kOnes) & ~backslash)    // a '\\'
+                                 | ((w - kOnes * 0x20) & ~w)             // a byte < 0x20
+                                 | w) &                                  // a byte >= 0x80
                                 kHighBits;
   if (special == 0) return 8;
   if constexpr (std::endian::native == std::endian::little) {
@@ -179,20 +179,13 @@ class Scanner {
   bool Skip() {
     if (p_ == end_) return Invalid();
     switch (*p_) {
-      case '{':
-        return Members(false, [this](std::string_view) { return Skip(); });
-      case '[':
-        return Elements([this] { return Skip(); });
-      case '"':
-        return SkipString(nullptr);
-      case 't':
-        return SkipLiteral("true");
-      case 'f':
-        return SkipLiteral("false");
-      case 'n':
-        return SkipLiteral("null");
-      default:
-        return Number(nullptr);
+      case '{': return Members(false, [this](std::string_view) { return Skip(); });
+      case '[': return Elements([this] { return Skip(); });
+      case '"': return SkipString(nullptr);
+      case 't': return SkipLiteral("true");
+      case 'f': return SkipLiteral("false");
+      case 'n': return SkipLiteral("null");
+      default: return Number(nullptr);
     }
   }
 
@@ -223,17 +216,10 @@ class Scanner {
         *out = json::parse(begin, p_, nullptr, false);  // nlohmann decodes escapes
         return !out->is_discarded();
       }
-      case 't':
-        *out = true;
-        return SkipLiteral("true");
-      case 'f':
-        *out = false;
-        return SkipLiteral("false");
-      case 'n':
-        *out = nullptr;
-        return SkipLiteral("null");
-      default:
-        return Number(out);
+      case 't': *out = true; return SkipLiteral("true");
+      case 'f': *out = false; return SkipLiteral("false");
+      case 'n': *out = nullptr; return SkipLiteral("null");
+      default: return Number(out);
     }
   }
 
@@ -296,14 +282,7 @@ class Scanner {
   bool SkipEscape() {
     if (end_ - p_ < 2) return false;
     switch (p_[1]) {
-      case '"':
-      case '\\':
-      case '/':
-      case 'b':
-      case 'f':
-      case 'n':
-      case 'r':
-      case 't':
+      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
         p_ += 2;
         return true;
       case 'u':

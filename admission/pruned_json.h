@@ -26,9 +26,10 @@
 #define WASD_ADMISSION_PRUNED_JSON_H_
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace wasd::admission {
 

@@ -35,66 +35,43 @@ constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}};
 constexpr Selection kTemplate[] = {{"metadata", kTemplateMetadata}, {"spec", kTemplateSpec}};
 constexpr Selection kStrategy[] = {{"type"}};
 constexpr Selection kSpec[] = {
-    {"replicas"},  // Deployment, Scale
+    {"replicas"},          // Deployment, Scale
     {"strategy", kStrategy},
     {"scheduling"},
     {"template", kTemplate},
-    {"schedulingGroup"},  // Pod
-    {"schedulingGates"},  // Pod
+    {"schedulingGroup"},   // Pod
+    {"schedulingGates"},   // Pod
 };
 // The carrier, and every other wasd.io/ key (warned about as a likely typo).
 constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}, {"wasd.io/*"}};
 constexpr Selection kMetadata[] = {
-    {"name"},
-    {"generateName"},
-    {"namespace"},
-    {"uid"},
-    {"labels"},
-    {"annotations", kAnnotations},
-    {"ownerReferences"},
+    {"name"},   {"generateName"}, {"namespace"},       {"uid"},
+    {"labels"}, {"annotations", kAnnotations}, {"ownerReferences"},
 };
 constexpr Selection kObject[] = {
     {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
-constexpr Selection kRequest[] = {
-    {"uid"},
-    {"kind"},
-    {"resource"},
-    {"name"},
-    {"namespace"},
-    {"operation"},
-    {"subResource"},
-    {"object", kObject},
-    {"oldObject", kObject},
-};
-constexpr Selection kReview[] = {{"apiVersion"}, {"kind"}, {"request", kRequest}};
 // The mutating Deployment path also compares the whole pod template of object
 // and oldObject (it changes the template only when the template changes
 // anyway), so it keeps spec.template whole.
 constexpr Selection kSpecWholeTemplate[] = {
-    {"replicas"},
-    {"strategy", kStrategy},
-    {"scheduling"},
-    {"template"},
+    {"replicas"}, {"strategy", kStrategy}, {"scheduling"}, {"template"},
 };
 constexpr Selection kObjectWholeTemplate[] = {
     {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpecWholeTemplate}};
-constexpr Selection kRequestWholeTemplate[] = {
-    {"uid"},
-    {"kind"},
-    {"resource"},
-    {"name"},
-    {"namespace"},
-    {"operation"},
-    {"subResource"},
-    {"object", kObjectWholeTemplate},
-    {"oldObject", kObjectWholeTemplate},
+// The AdmissionReview around an object selection: one table for both.
+template <const auto& kObjectSelection>
+constexpr Selection kRequestOf[] = {
+    {"uid"},       {"kind"},        {"resource"},       {"name"},
+    {"namespace"}, {"operation"},   {"subResource"},    {"object", kObjectSelection},
+    {"oldObject", kObjectSelection},
 };
-constexpr Selection kReviewWholeTemplate[] = {
-    {"apiVersion"}, {"kind"}, {"request", kRequestWholeTemplate}};
+template <const auto& kObjectSelection>
+constexpr Selection kReviewOf[] = {
+    {"apiVersion"}, {"kind"}, {"request", kRequestOf<kObjectSelection>}};
 
 std::span<const Selection> SelectionFor(Webhook w) {
-  if (w == Webhook::kMutateDeployment) return kReviewWholeTemplate;
-  return kReview;
+  if (w == Webhook::kMutateDeployment) return kReviewOf<kObjectWholeTemplate>;
+  return kReviewOf<kObject>;
 }
 
 // The body as a document: pruned to `selection`, or whole. Empty with a
@@ -112,8 +89,8 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   if (options.prune_unread_fields) {
     const PruneStatus status = PrunedParse(body, selection, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
-    *error =
-        status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep() : "body is not valid JSON";
+    *error = status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep()
+                                                                  : "body is not valid JSON";
     return {};
   }
   if (nests_too_deep()) {
@@ -214,8 +191,9 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
   if (!with_causes) return status;
   json causes = json::array();
   for (const auto& e : errors) {
-    causes.push_back(
-        {{"reason", ErrorTypeReason(e.type)}, {"message", e.Body()}, {"field", e.path.String()}});
+    causes.push_back({{"reason", ErrorTypeReason(e.type)},
+                      {"message", e.Body()},
+                      {"field", e.path.String()}});
   }
   json details = {{"causes", std::move(causes)}};
   const std::string_view name = StringOr(Member(&request, "name"));
@@ -282,12 +260,9 @@ bool WebhookForPath(std::string_view target, Webhook* out) {
 
 std::string_view WebhookName(Webhook w) {
   switch (w) {
-    case Webhook::kValidateDeployment:
-      return "validate-deployment";
-    case Webhook::kMutateDeployment:
-      return "mutate-deployment";
-    case Webhook::kMutatePod:
-      return "mutate-pod";
+    case Webhook::kValidateDeployment: return "validate-deployment";
+    case Webhook::kMutateDeployment: return "mutate-deployment";
+    case Webhook::kMutatePod: return "mutate-pod";
   }
   return "unknown";
 }
@@ -329,8 +304,9 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
           r.scale_namespace = summary.namespace_;
           r.scale_name = summary.name;
           if (r.scale_name.empty()) return BadRequest("scale request has no name", summary);
-          r.pending = std::make_shared<const PendingScale>(PendingScale{
-              std::move(env), std::move(*request), std::move(summary), options.denial_causes});
+          r.pending = std::make_shared<const PendingScale>(
+              PendingScale{std::move(env), std::move(*request), std::move(summary),
+                           options.denial_causes});
           return r;
         }
         v = ValidateDeployment(*request);
@@ -361,8 +337,8 @@ Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment
       // Ratcheting: a Scale write that keeps the replica count is never denied.
       const json* new_replicas = Path(scale, {"spec", "replicas"});
       const json* old_replicas = Path(&request, {"oldObject", "spec", "replicas"});
-      const bool unchanged =
-          new_replicas != nullptr && old_replicas != nullptr && *new_replicas == *old_replicas;
+      const bool unchanged = new_replicas != nullptr && old_replicas != nullptr &&
+                             *new_replicas == *old_replicas;
       if (!unchanged) v.errors = rules::ValidateScaleUpdate(*scale, *deployment);
       v.allowed = v.errors.empty();
     }

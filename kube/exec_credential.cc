@@ -52,6 +52,30 @@ bool ParseTime(const std::string& text, std::chrono::system_clock::time_point* o
   return true;
 }
 
+// Standard base64 with padding (RFC 4648).
+std::string Base64(std::string_view data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(data[i]) << 16) |
+                       (static_cast<unsigned char>(data[i + 1]) << 8) |
+                       static_cast<unsigned char>(data[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(v >> shift) & 63];
+  }
+  if (i < data.size()) {
+    unsigned v = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
 std::string ExecInfo(const ExecConfig& config, const std::string& server,
                      const std::string& ca_pem) {
   json info = {{"apiVersion", config.api_version},
@@ -59,29 +83,8 @@ std::string ExecInfo(const ExecConfig& config, const std::string& server,
                {"spec", {{"interactive", false}}}};
   if (config.provide_cluster_info) {
     json cluster = {{"server", server}};
-    if (!ca_pem.empty()) {
-      // certificate-authority-data is base64 in the wire form; plugins that
-      // need it decode it. Keep the PEM text as kubectl passes []byte.
-      static constexpr char kAlphabet[] =
-          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-      std::string b64;
-      std::size_t i = 0;
-      for (; i + 2 < ca_pem.size(); i += 3) {
-        const unsigned v = (static_cast<unsigned char>(ca_pem[i]) << 16) |
-                           (static_cast<unsigned char>(ca_pem[i + 1]) << 8) |
-                           static_cast<unsigned char>(ca_pem[i + 2]);
-        for (int s = 18; s >= 0; s -= 6) b64 += kAlphabet[(v >> s) & 63];
-      }
-      if (i < ca_pem.size()) {
-        unsigned v = static_cast<unsigned char>(ca_pem[i]) << 16;
-        if (i + 1 < ca_pem.size()) v |= static_cast<unsigned char>(ca_pem[i + 1]) << 8;
-        b64 += kAlphabet[(v >> 18) & 63];
-        b64 += kAlphabet[(v >> 12) & 63];
-        b64 += i + 1 < ca_pem.size() ? kAlphabet[(v >> 6) & 63] : '=';
-        b64 += '=';
-      }
-      cluster["certificate-authority-data"] = b64;
-    }
+    // certificate-authority-data is []byte in client-go: base64 in JSON.
+    if (!ca_pem.empty()) cluster["certificate-authority-data"] = Base64(ca_pem);
     info["spec"]["cluster"] = std::move(cluster);
   }
   return info.dump();

@@ -240,7 +240,9 @@ Verdict Judge(const Manifest& m, std::string& error) {
   admission::ApplyDeploymentDefaults(d);
   v.ns = StringAt(d, {"metadata", "namespace"});
   v.warnings = rules::AnnotationWarnings(d);
-  v.errors = rules::ValidateDeploymentCreate(d);
+  // The webhook's own verdict: errors, or the warnings of an allowed object.
+  rules::DeploymentReview review = rules::ReviewDeploymentCreate(d);
+  v.errors = std::move(review.errors);
   if (!v.errors.empty()) {
     v.result = Result::kDenied;
     return v;
@@ -250,7 +252,7 @@ Verdict Judge(const Manifest& m, std::string& error) {
     v.result = Result::kIgnored;
     return v;
   }
-  for (std::string& w : rules::DeploymentWarnings(d)) v.warnings.push_back(std::move(w));
+  for (std::string& w : review.warnings) v.warnings.push_back(std::move(w));
   if (!Preview(d, cfg, v.objects, v.notes, error)) {
     error = "deployment.apps/" + v.name + ": cannot build the Workload: " + error;
   }

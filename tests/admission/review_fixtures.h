@@ -58,13 +58,19 @@ inline nlohmann::json WebDeployment(nlohmann::json annotations = nlohmann::json:
 inline nlohmann::json ResponseOf(const admission::Result& r) {
   REQUIRE(r.http_status == 200);
   const nlohmann::json doc = nlohmann::json::parse(r.body);
+  CHECK(doc.at("apiVersion") == "admission.k8s.io/v1");
+  CHECK(doc.at("kind") == "AdmissionReview");
   REQUIRE(doc.at("response").at("uid") == kReviewUid);
   return doc.at("response");
 }
 
 // `original` with the response's patch applied (unchanged without a patch).
 inline nlohmann::json PatchedBy(const nlohmann::json& response, const nlohmann::json& original) {
-  if (!response.contains("patch")) return original;
+  if (!response.contains("patch")) {
+    CHECK_FALSE(response.contains("patchType"));
+    return original;
+  }
+  CHECK(response.at("patchType") == "JSONPatch");
   const nlohmann::json patch =
       nlohmann::json::parse(DecodeBase64(response.at("patch").get<std::string>()));
   return ApplyAddPatch(original, patch);

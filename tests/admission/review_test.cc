@@ -7,6 +7,7 @@
 #include <string>
 
 #include "patch_apply.h"
+#include "tests/admission/review_fixtures.h"
 #include "workloadbuilder/names.h"
 
 using nlohmann::json;
@@ -18,33 +19,19 @@ using wasd::admission::Webhook;
 
 namespace {
 
+// A review of `object` as the API server sends it: a Deployment (apps/v1
+// deployments) or a Pod (v1 pods, with no name yet).
 json Request(const std::string& op, json object, json old_object = nullptr,
              const std::string& kind = "Deployment") {
-  json req = {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
-              {"kind", {{"group", kind == "Pod" ? "" : "apps"}, {"version", "v1"}, {"kind", kind}}},
-              {"resource",
-               {{"group", kind == "Pod" ? "" : "apps"},
-                {"version", "v1"},
-                {"resource", kind == "Pod" ? "pods" : "deployments"}}},
-              {"name", kind == "Pod" ? "" : "web"},
-              {"namespace", "ml"},
-              {"operation", op},
-              {"userInfo", {{"username", "kubernetes-admin"}, {"groups", {"system:masters"}}}},
-              {"object", std::move(object)},
-              {"oldObject", std::move(old_object)},
-              {"dryRun", false}};
-  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", req}};
+  json review =
+      wasd::testing::ReviewOf(kind == "Pod" ? wasd::testing::kPods : wasd::testing::kDeployments,
+                              op, std::move(object), std::move(old_object));
+  if (kind == "Pod") review["request"]["name"] = "";
+  return review;
 }
 
 json Deployment(json annotations = json::object(), json labels = nullptr) {
-  json d = json::parse(R"({
-    "apiVersion": "apps/v1", "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "ml", "uid": "6f1e2d3c-1111-4222-8333-944455556666"},
-    "spec": {"replicas": 3, "strategy": {"type": "Recreate"},
-             "selector": {"matchLabels": {"app": "web"}},
-             "template": {"metadata": {"labels": {"app": "web"}},
-                          "spec": {"containers": [{"name": "c", "image": "img:v1"}]}}}})");
-  if (!annotations.empty()) d["metadata"]["annotations"] = annotations;
+  json d = wasd::testing::WebDeployment(std::move(annotations));
   if (!labels.is_null()) d["metadata"]["labels"] = labels;
   return d;
 }
@@ -76,24 +63,11 @@ json ManagedLabels() {
   return {{"app", "web"}, {"pod-template-hash", "5d8f7c9b6"}, {"wasd.io/managed", "true"}};
 }
 
-json Response(const Result& r) {
-  REQUIRE(r.http_status == 200);
-  const json doc = json::parse(r.body);
-  CHECK(doc["apiVersion"] == "admission.k8s.io/v1");
-  CHECK(doc["kind"] == "AdmissionReview");
-  CHECK(doc["response"]["uid"] == "705ab4f5-6393-11e8-b7cc-42010a800002");
-  return doc["response"];
-}
+json Response(const Result& r) { return wasd::testing::ResponseOf(r); }
 
 // Applies the response's patch to `original` (no patch: unchanged).
 json Patched(const json& response, const json& original) {
-  if (!response.contains("patch")) {
-    CHECK_FALSE(response.contains("patchType"));
-    return original;
-  }
-  CHECK(response["patchType"] == "JSONPatch");
-  const json patch = json::parse(wasd::testing::DecodeBase64(response["patch"].get<std::string>()));
-  return wasd::testing::ApplyAddPatch(original, patch);
+  return wasd::testing::PatchedBy(response, original);
 }
 
 const char* kConfig = R"({"schedulingPolicy":{"gang":{"minCount":3}}})";
@@ -141,7 +115,8 @@ TEST_CASE("bodies that are not an AdmissionReview get HTTP 400, never an allowin
   CHECK(r.http_status == 400);
   CHECK(r.body.find("nested deeper") != std::string::npos);
   // A request for the path's own resource whose object is not an object.
-  for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+  for (Webhook w :
+       {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
     json req = Request("CREATE", 7, nullptr, w == Webhook::kMutatePod ? "Pod" : "Deployment");
     const Result bad_object = Review(w, req.dump(), opts);
     CHECK(bad_object.http_status == 400);
