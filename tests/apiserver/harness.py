@@ -1,8 +1,7 @@
 """Start/stop the test API server from Python tests, talk to it, read its audit log.
 
-    import sys, os
-    sys.path.insert(0, os.path.join(os.environ["WASD_SOURCE_DIR"], "tests"))
-    from apiserver.harness import ApiServer
+    from apiserver.harness import ApiServer   # tests/ is on PYTHONPATH
+
 
     with ApiServer() as srv:                 # temp dir, random port, stopped by PID
         srv.kubectl("apply", "-f", "deploy.yaml")
@@ -19,25 +18,14 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
+
+from lib.wait import wait_for
 
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUBECTL = os.environ.get("KUBECTL", "/usr/bin/kubectl")
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
-
-
-def WaitFor(fn, timeout=20.0, interval=0.1, what="condition"):
-    """Poll fn() until it returns a truthy value; return it, or raise AssertionError."""
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
 class ApiServer:
@@ -64,7 +52,7 @@ class ApiServer:
         self.proc = subprocess.Popen([sys.executable, "-m", "apiserver", "--dir", self.dir] + self.args,
                                      cwd=TESTS_DIR, env=env, stdout=self.stdout, stderr=subprocess.STDOUT)
         try:
-            WaitFor(lambda: os.path.exists(ready) or self.proc.poll() is not None,
+            wait_for(lambda: os.path.exists(ready) or self.proc.poll() is not None,
                     self.start_timeout, 0.05, "apiserver ready file")
             if self.proc.poll() is not None:
                 raise RuntimeError(f"apiserver exited with {self.proc.returncode}; see {self.dir}/stdout.log")

@@ -2,106 +2,47 @@
 the way kube-apiserver calls webhooks, and kubectl shows the outcome."""
 import base64
 import json
-import os
-import socket
-import ssl
-import sys
 import tempfile
-import threading
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from apiserver import certs  # noqa: E402
-from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+from apiserver.harness import ApiServer
+from lib.certs import make_serving
+from lib.manifests import deployment
+from lib.net import free_port
+from lib.scripted_webhook import ScriptedWebhook
+from lib.wait import wait_for
 
 GATE = "wasd.io/pod-group"
 
 
-class Webhook:
-    """HTTPS webhook on 127.0.0.1; each path's behaviour is a function of the review."""
-
-    def __init__(self, dir_):
-        self.ca, crt, key = certs.MakeServing(dir_, "hook", ["hook.hooks.svc", "localhost"])
-        self.reviews = []  # (path, request)
-        self.lock = threading.Lock()
-        outer = self
-
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                path = self.path.split("?")[0]
-                req = body["request"]
-                with outer.lock:
-                    outer.reviews.append((path, req, self.path))
-                resp = outer.Decide(path, req)
-                resp["uid"] = req["uid"]
-                data = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                   "response": resp}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(crt, key)
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def Stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    @property
-    def ca_bundle(self):
-        return base64.b64encode(open(self.ca, "rb").read()).decode()
-
-    def Calls(self, path):
-        with self.lock:
-            return [r for p, r, _ in self.reviews if p == path]
-
-    def Decide(self, path, req):
-        if path == "/deny":
-            return {"allowed": False, "warnings": ["be careful"],
-                    "status": {"code": 422, "reason": "Invalid",
-                               "message": "spec.replicas: Invalid value: 7: too many"}}
-        if path == "/deny-plain":
-            return {"allowed": False, "status": {"code": 200, "message": "no"}}
-        if path == "/mutate-pod":
-            ops = [{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"},
-                   {"op": "add", "path": "/spec/schedulingGroup", "value": {"podGroupName": "grp-1"}},
-                   {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": GATE}]}]
-            return {"allowed": True, "patchType": "JSONPatch",
-                    "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
-        if path == "/deny-status":
-            if ((req["object"].get("metadata") or {}).get("annotations") or {}).get("deny") == "yes":
-                return {"allowed": False, "status": {"code": 422, "reason": "Invalid",
-                                                     "message": "metadata.annotations[deny]: Forbidden"}}
-        if path == "/deny-scale":
-            n = req["object"]["spec"]["replicas"]
-            if n > 5:
-                return {"allowed": False, "status": {"code": 422, "reason": "Invalid",
-                                                     "message": f"spec.replicas: Invalid value: {n}: above 5"}}
-        return {"allowed": True}
+def Decide(path, req):
+    """What the scripted webhook answers on each path."""
+    if path == "/deny":
+        return {"allowed": False, "warnings": ["be careful"],
+                "status": {"code": 422, "reason": "Invalid",
+                           "message": "spec.replicas: Invalid value: 7: too many"}}
+    if path == "/deny-plain":
+        return {"allowed": False, "status": {"code": 200, "message": "no"}}
+    if path == "/mutate-pod":
+        ops = [{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"},
+               {"op": "add", "path": "/spec/schedulingGroup", "value": {"podGroupName": "grp-1"}},
+               {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": GATE}]}]
+        return {"allowed": True, "patchType": "JSONPatch",
+                "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
+    if path == "/deny-status":
+        if ((req["object"].get("metadata") or {}).get("annotations") or {}).get("deny") == "yes":
+            return {"allowed": False, "status": {"code": 422, "reason": "Invalid",
+                                                 "message": "metadata.annotations[deny]: Forbidden"}}
+    if path == "/deny-scale":
+        n = req["object"]["spec"]["replicas"]
+        if n > 5:
+            return {"allowed": False, "status": {"code": 422, "reason": "Invalid",
+                                                 "message": f"spec.replicas: Invalid value: {n}: above 5"}}
+    return {"allowed": True}
 
 
-def Deployment(name, labels=None, annotations=None, replicas=1, ns="default"):
-    meta = {"name": name, "namespace": ns, "labels": labels or {}}
-    if annotations:
-        meta["annotations"] = annotations
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": dict({"app": name}, **(labels or {}))},
-                                  "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}}}
+# The Deployments of these tests: not opted in to wasd, the server's default strategy.
+PLAIN = {"scheduling": False, "strategy": None, "image": "busybox:1"}
 
 
 class AdmissionTest(unittest.TestCase):
@@ -110,14 +51,14 @@ class AdmissionTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-admission-test-")
         cls.srv = ApiServer(args=["--webhook-client-cert"]).Start()
         try:
-            cls.hook = Webhook(cls.tmp)
+            cls.hook = ScriptedWebhook(cls.tmp, Decide)
         except BaseException:
             cls.srv.Stop()
             raise
 
     @classmethod
     def tearDownClass(cls):
-        cls.hook.Stop()
+        cls.hook.stop()
         cls.srv.Stop()
 
     def Register(self, kind, name, path, rules, **extra):
@@ -141,14 +82,14 @@ class AdmissionTest(unittest.TestCase):
                  "resources": ["deployments"]}]
         self.Register("ValidatingWebhookConfiguration", "deny.test.io", "/deny", rule,
                       objectSelector={"matchLabels": {"deny": "true"}})
-        p = self.Apply(Deployment("denied", labels={"deny": "true"}), check=False)
+        p = self.Apply(deployment("denied", labels={"deny": "true"}, **PLAIN), check=False)
         self.assertNotEqual(p.returncode, 0)
         # kubectl prints a 422 without details as "The request is invalid" (as with a real cluster)
         self.assertIn('The request is invalid: error when creating "STDIN": admission webhook '
                       '"deny.test.io" denied the request: spec.replicas: Invalid value: 7: too many', p.stderr)
         self.assertIn("Warning: be careful", p.stderr)
         self.assertIsNone(self.srv.Get("/apis/apps/v1/namespaces/default/deployments/denied"))
-        req = self.hook.Calls("/deny")[-1]
+        req = self.hook.calls("/deny")[-1]
         self.assertEqual(req["operation"], "CREATE")
         self.assertEqual(req["kind"], {"group": "apps", "version": "v1", "kind": "Deployment"})
         self.assertEqual(req["resource"], {"group": "apps", "version": "v1", "resource": "deployments"})
@@ -163,14 +104,14 @@ class AdmissionTest(unittest.TestCase):
         # defaults are applied before admission, as kube-apiserver decodes with defaulting
         self.assertEqual(req["object"]["spec"]["strategy"]["rollingUpdate"], {"maxUnavailable": "25%", "maxSurge": "25%"})
         # the objectSelector scopes the webhook: an unlabelled Deployment is not sent
-        before = len(self.hook.Calls("/deny"))
-        self.Apply(Deployment("allowed"))
-        self.assertEqual(len(self.hook.Calls("/deny")), before)
+        before = len(self.hook.calls("/deny"))
+        self.Apply(deployment("allowed", **PLAIN))
+        self.assertEqual(len(self.hook.calls("/deny")), before)
         # a low status code becomes 400 and the message keeps kube's wording
         self.Register("ValidatingWebhookConfiguration", "plain.test.io", "/deny-plain", rule,
                       objectSelector={"matchLabels": {"plain": "true"}})
         status, _, out = self.srv.Request("POST", "/apis/apps/v1/namespaces/default/deployments",
-                                          Deployment("plain", labels={"plain": "true"}))
+                                          deployment("plain", labels={"plain": "true"}, **PLAIN))
         self.assertEqual(status, 400)
         self.assertEqual(out["message"], 'admission webhook "plain.test.io" denied the request: no')
 
@@ -178,9 +119,9 @@ class AdmissionTest(unittest.TestCase):
         self.Register("MutatingWebhookConfiguration", "pods.test.io", "/mutate-pod",
                       [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
                       objectSelector={"matchLabels": {"gated": "true"}}, reinvocationPolicy="Never")
-        self.Apply(Deployment("gated", labels={"gated": "true"}, replicas=2))
+        self.Apply(deployment("gated", labels={"gated": "true"}, replicas=2, **PLAIN))
         pods_path = "/api/v1/namespaces/default/pods?labelSelector=app%3Dgated"
-        pods = WaitFor(lambda: [p for p in self.srv.Get(pods_path)["items"]] if
+        pods = wait_for(lambda: [p for p in self.srv.Get(pods_path)["items"]] if
                        len(self.srv.Get(pods_path)["items"]) == 2 else None, 20, what="2 gated pods")
         for p in pods:
             self.assertEqual(p["metadata"]["labels"]["mutated"], "yes")
@@ -189,7 +130,7 @@ class AdmissionTest(unittest.TestCase):
             self.assertEqual(p["status"]["phase"], "Pending")
             cond = [c for c in p["status"]["conditions"] if c["type"] == "PodScheduled"][0]
             self.assertEqual((cond["status"], cond["reason"]), ("False", "SchedulingGated"))
-        req = [r for r in self.hook.Calls("/mutate-pod") if r["object"]["metadata"]["labels"]["app"] == "gated"][0]
+        req = [r for r in self.hook.calls("/mutate-pod") if r["object"]["metadata"]["labels"]["app"] == "gated"][0]
         # as kube: the name is generated after mutating admission
         self.assertEqual(req["name"], "")
         self.assertTrue(req["object"]["metadata"]["generateName"].startswith("gated-"))
@@ -210,26 +151,24 @@ class AdmissionTest(unittest.TestCase):
         status, _, out = self.srv.Request("PATCH", path, [{"op": "remove", "path": "/spec/schedulingGates"}],
                                           content_type="application/json-patch+json")
         self.assertEqual(status, 200, out)
-        WaitFor(lambda: "waiting for PodGroup" in json.dumps(self.srv.Get(path)["status"]), 10,
+        wait_for(lambda: "waiting for PodGroup" in json.dumps(self.srv.Get(path)["status"]), 10,
                 what="pod waiting for its PodGroup")
         pg = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "grp-1"},
               "spec": {"schedulingPolicy": {"basic": {}}}}
         status, _, out = self.srv.Request("POST", "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups", pg)
         self.assertEqual(status, 201, out)
-        WaitFor(lambda: self.srv.Get(path)["status"]["phase"] == "Running", 10, what="ungated pod running")
+        wait_for(lambda: self.srv.Get(path)["status"]["phase"] == "Running", 10, what="ungated pod running")
         # the PodGroup protection finalizer follows the pods that name it
         pg_path = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/grp-1"
-        WaitFor(lambda: "scheduling.k8s.io/podgroup-protection" in
+        wait_for(lambda: "scheduling.k8s.io/podgroup-protection" in
                 (self.srv.Get(pg_path)["metadata"].get("finalizers") or []), 10, what="podgroup finalizer")
         self.srv.Request("DELETE", pg_path)
         self.assertTrue(self.srv.Get(pg_path)["metadata"].get("deletionTimestamp"))
         self.srv.Kubectl("delete", "deployment", "gated", "--cascade=foreground", "--timeout=30s")
-        WaitFor(lambda: self.srv.Get(pg_path) is None, 20, what="podgroup gone after its pods")
+        wait_for(lambda: self.srv.Get(pg_path) is None, 20, what="podgroup gone after its pods")
 
     def test_failure_policy_when_webhook_is_down(self):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            dead = s.getsockname()[1]
+        dead = free_port()  # nothing listens there
         for policy, name in (("Fail", "fail.test.io"), ("Ignore", "ignore.test.io")):
             cfg = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
                    "metadata": {"name": name},
@@ -241,23 +180,23 @@ class AdmissionTest(unittest.TestCase):
                                             "resources": ["deployments"]}]}]}
             self.srv.Kubectl("apply", "-f", "-", input=json.dumps(cfg))
             self.addCleanup(self.srv.Kubectl, "delete", "validatingwebhookconfiguration", name, check=False)
-        p = self.Apply(Deployment("down-fail", labels={"policy": "Fail"}), check=False)
+        p = self.Apply(deployment("down-fail", labels={"policy": "Fail"}, **PLAIN), check=False)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn('Error from server (InternalError): error when creating "STDIN": Internal error occurred: '
                       'failed calling webhook "fail.test.io": failed to call webhook: Post '
                       f'"https://127.0.0.1:{dead}/x?timeout=2s"', p.stderr)
-        self.Apply(Deployment("down-ignore", labels={"policy": "Ignore"}))
+        self.Apply(deployment("down-ignore", labels={"policy": "Ignore"}, **PLAIN))
         self.assertIsNotNone(self.srv.Get("/apis/apps/v1/namespaces/default/deployments/down-ignore"))
 
     def test_wrong_ca_bundle_fails_tls(self):
-        other_ca, _, _ = certs.MakeServing(self.tmp, "other", ["other"])
+        other_ca, _, _ = make_serving(self.tmp, "other", ["other"])
         self.Register("ValidatingWebhookConfiguration", "badca.test.io", "/allow",
                       [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]}],
                       objectSelector={"matchLabels": {"badca": "true"}},
                       clientConfig={"url": f"https://localhost:{self.hook.port}/allow",
                                     "caBundle": base64.b64encode(open(other_ca, "rb").read()).decode()})
         status, _, out = self.srv.Request("POST", "/apis/apps/v1/namespaces/default/deployments",
-                                          Deployment("badca", labels={"badca": "true"}))
+                                          deployment("badca", labels={"badca": "true"}, **PLAIN))
         self.assertEqual(status, 500)
         self.assertIn('failed calling webhook "badca.test.io"', out["message"])
         self.assertIn("CERTIFICATE_VERIFY_FAILED", out["message"])
@@ -272,8 +211,8 @@ class AdmissionTest(unittest.TestCase):
                                                                "operator": "NotIn", "values": ["skipped"]}]})
         for ns in ("skipped", "watched"):
             self.srv.Kubectl("create", "namespace", ns)
-            self.Apply(Deployment("d", ns=ns))
-        called = [r["namespace"] for r in self.hook.Calls("/ns-scoped")]
+            self.Apply(deployment("d", namespace=ns, **PLAIN))
+        called = [r["namespace"] for r in self.hook.calls("/ns-scoped")]
         self.assertEqual(called, ["watched"])
         # a delete of the namespace removes its content, then the namespace
         self.srv.Kubectl("delete", "namespace", "skipped", "--timeout=30s")
@@ -286,15 +225,15 @@ class AdmissionTest(unittest.TestCase):
                       [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
                         "resources": ["deployments"]}],
                       matchConditions=[{"name": "opted-in", "expression": has("object") + " || " + has("oldObject")}])
-        self.Apply(Deployment("plain-cond"))
-        self.assertEqual(self.hook.Calls("/cond"), [])
-        self.Apply(Deployment("cond", annotations={"wasd.io/scheduling": "{}"}))
-        self.assertEqual([r["operation"] for r in self.hook.Calls("/cond")], ["CREATE"])
+        self.Apply(deployment("plain-cond", **PLAIN))
+        self.assertEqual(self.hook.calls("/cond"), [])
+        self.Apply(deployment("cond", annotations={"wasd.io/scheduling": "{}"}, **PLAIN))
+        self.assertEqual([r["operation"] for r in self.hook.calls("/cond")], ["CREATE"])
         path = "/apis/apps/v1/namespaces/default/deployments/cond"
         status, _, _ = self.srv.Request("PATCH", path, {"metadata": {"annotations": {"wasd.io/scheduling": None}}},
                                         content_type="application/merge-patch+json")
         self.assertEqual(status, 200)
-        upd = self.hook.Calls("/cond")[-1]
+        upd = self.hook.calls("/cond")[-1]
         self.assertEqual(upd["operation"], "UPDATE")
         self.assertIn("wasd.io/scheduling", upd["oldObject"]["metadata"]["annotations"])
         self.assertNotIn("wasd.io/scheduling", upd["object"]["metadata"].get("annotations") or {})
@@ -304,9 +243,9 @@ class AdmissionTest(unittest.TestCase):
         self.Register("ValidatingWebhookConfiguration", "scale.test.io", "/deny-scale",
                       [{"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
                         "resources": ["deployments/scale"]}])
-        self.Apply(Deployment("scaled", replicas=2))
+        self.Apply(deployment("scaled", replicas=2, **PLAIN))
         self.srv.Kubectl("scale", "deployment", "scaled", "--replicas=4")
-        req = self.hook.Calls("/deny-scale")[-1]
+        req = self.hook.calls("/deny-scale")[-1]
         self.assertEqual(req["kind"], {"group": "autoscaling", "version": "v1", "kind": "Scale"})
         self.assertEqual(req["resource"]["resource"], "deployments")
         self.assertEqual((req["subResource"], req["requestSubResource"]), ("scale", "scale"))
@@ -333,7 +272,7 @@ class AdmissionTest(unittest.TestCase):
                       rules("deployments/status"), objectSelector=sel)
         self.Register("ValidatingWebhookConfiguration", "main.test.io", "/main-only",
                       rules("deployments"), objectSelector=sel)
-        self.Apply(Deployment("st", labels={"status-test": "yes"}, annotations={"a": "1"}))
+        self.Apply(deployment("st", labels={"status-test": "yes"}, annotations={"a": "1"}, **PLAIN))
         path = "/apis/apps/v1/namespaces/default/deployments/st"
         self.addCleanup(self.srv.Request, "DELETE", path)
         d = self.srv.Get(path)
@@ -347,7 +286,7 @@ class AdmissionTest(unittest.TestCase):
         status, _, out = self.srv.Request("PUT", path + "/status", d)
         self.assertEqual(status, 200, out)
         # Ours, not one of the deployment controller's own status writes.
-        req = [r for r in self.hook.Calls("/deny-status")
+        req = [r for r in self.hook.calls("/deny-status")
                if not r["userInfo"]["username"].startswith("system:serviceaccount:kube-system:")][-1]
         self.assertEqual((req["operation"], req["subResource"], req["requestSubResource"]),
                          ("UPDATE", "status", "status"))
@@ -358,12 +297,12 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(req["oldObject"]["metadata"]["annotations"]["a"], "1")
         self.assertNotIn("note", req["oldObject"]["metadata"]["annotations"])
         self.assertEqual(req["oldObject"]["spec"], before["spec"])
-        put = WaitFor(lambda: [e for e in self.srv.Audit(since=seq, methods=("PUT",))
+        put = wait_for(lambda: [e for e in self.srv.Audit(since=seq, methods=("PUT",))
                                if e["path"] == path + "/status" and e.get("source") != "controller"],
                       10, what="the audit record")
         # Not the main resource's (a retry after a concurrent write calls it again, as kube does).
         self.assertEqual(set(put[-1]["webhooks"]), {"status.test.io"})
-        self.assertTrue(all(r["subResource"] == "" for r in self.hook.Calls("/main-only")))
+        self.assertTrue(all(r["subResource"] == "" for r in self.hook.calls("/main-only")))
         # As kube's deployment status strategy: the annotation is persisted, spec and labels are not.
         stored = self.srv.Get(path)
         self.assertEqual(stored["metadata"]["annotations"]["note"], "written through /status")
@@ -389,8 +328,8 @@ class AdmissionTest(unittest.TestCase):
         limit = 262144
         base = "/apis/apps/v1/namespaces/default/deployments"
         # Two annotations, 262,145 bytes together (keys count too).
-        over = Deployment("big", labels={"size-test": "yes"},
-                          annotations={"a": "x" * 1000, "wasd.io/scheduling": "y" * (limit - 1000 - 1 - 18 + 1)})
+        over = deployment("big", labels={"size-test": "yes"},
+                          annotations={"a": "x" * 1000, "wasd.io/scheduling": "y" * (limit - 1000 - 1 - 18 + 1)}, **PLAIN)
         seq = self.srv.LastSeq()
         status, _, out = self.srv.Request("POST", base, over)
         self.assertEqual(status, 422, str(out)[:300])
@@ -399,12 +338,12 @@ class AdmissionTest(unittest.TestCase):
                                          'Too long: must have at most 262144 bytes')
         self.assertEqual(out["details"]["causes"], [{"reason": "FieldValueTooLong", "field": "metadata.annotations",
                                                      "message": "Too long: must have at most 262144 bytes"}])
-        post = WaitFor(lambda: [e for e in self.srv.Audit(since=seq, methods=("POST",)) if e["path"] == base],
+        post = wait_for(lambda: [e for e in self.srv.Audit(since=seq, methods=("POST",)) if e["path"] == base],
                        10, what="the audit record")  # written once the answer is sent
         self.assertEqual(post[-1]["webhooks"], ["size-mutate.test.io"])  # never the validating one
         # Exactly at the limit: created.
-        ok = Deployment("big", labels={"size-test": "yes"},
-                        annotations={"a": "x" * 1000, "wasd.io/scheduling": "y" * (limit - 1000 - 1 - 18)})
+        ok = deployment("big", labels={"size-test": "yes"},
+                        annotations={"a": "x" * 1000, "wasd.io/scheduling": "y" * (limit - 1000 - 1 - 18)}, **PLAIN)
         status, _, out = self.srv.Request("POST", base, ok)
         self.assertEqual(status, 201, str(out)[:300])
         self.addCleanup(self.srv.Request, "DELETE", f"{base}/big")

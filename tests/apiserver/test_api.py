@@ -3,16 +3,13 @@ concurrency, generateName, selectors and paging, patches, server-side apply,
 finalizers, authentication, audit and fault injection."""
 import json
 import os
-import socket
-import ssl
 import subprocess
-import sys
 import time
 import unittest
 import urllib.error
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+from apiserver.harness import ApiServer
+from lib.wait import wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -91,9 +88,9 @@ class ApiTest(unittest.TestCase):
                              env=dict(os.environ, KUBECONFIG=self.srv.kubeconfig), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         try:
-            WaitFor(lambda: [e for e in self.srv.Audit(path=CM) if e.get("watch")], 10, what="kubectl watch")
+            wait_for(lambda: [e for e in self.srv.Audit(path=CM) if e.get("watch")], 10, what="kubectl watch")
             self.Create(CM, ConfigMap("late"))
-            line = WaitFor(lambda: "late" in (p.stdout.readline() or "late-eof"), 10, what="watch line")
+            line = wait_for(lambda: "late" in (p.stdout.readline() or "late-eof"), 10, what="watch line")
             self.assertTrue(line)
         finally:
             p.kill()
@@ -266,10 +263,10 @@ class ApiTest(unittest.TestCase):
             return st.get("updatedReplicas") == 4 and st.get("availableReplicas") == 4 and len(pods) == 4 and \
                 all(p["spec"]["containers"][0]["image"] == image for p in pods) and \
                 st.get("observedGeneration") == d["metadata"]["generation"]
-        WaitFor(lambda: Done("x:1"), 20, what="first revision")
+        wait_for(lambda: Done("x:1"), 20, what="first revision")
         self.srv.Request("PATCH", f"{path}/roll", {"spec": {"template": {"spec": {"containers": [
             {"name": "c", "image": "x:2"}]}}}}, content_type="application/strategic-merge-patch+json")
-        WaitFor(lambda: Done("x:2"), 30, what="rolled to x:2")
+        wait_for(lambda: Done("x:2"), 30, what="rolled to x:2")
         rs = self.srv.Get("/apis/apps/v1/namespaces/default/replicasets?labelSelector=r%3D1")["items"]
         revs = sorted(r["metadata"]["annotations"]["deployment.kubernetes.io/revision"] for r in rs)
         self.assertEqual(revs, ["1", "2"])
@@ -289,7 +286,7 @@ class ApiTest(unittest.TestCase):
         path = "/apis/apps/v1/namespaces/default/deployments"
         self.Create(path, dep)
         Types = lambda d: [c["type"] for c in (d.get("status") or {}).get("conditions") or []]
-        WaitFor(lambda: (self.srv.Get(f"{path}/conds").get("status") or {}).get("availableReplicas") == 1,
+        wait_for(lambda: (self.srv.Get(f"{path}/conds").get("status") or {}).get("availableReplicas") == 1,
                 20, what="available")
         d = self.srv.Get(f"{path}/conds")
         gang = {"type": "GangScheduled", "status": "False", "reason": "WaitingForPods",
@@ -305,7 +302,7 @@ class ApiTest(unittest.TestCase):
             st = self.srv.Get(f"{path}/conds").get("status") or {}
             return st.get("observedGeneration") == 2 and st.get("updatedReplicas") == 1 and \
                 "has successfully progressed" in json.dumps(st.get("conditions"))
-        WaitFor(Rolled, 20, what="the second revision rolled out")
+        wait_for(Rolled, 20, what="the second revision rolled out")
         after = self.srv.Get(f"{path}/conds")
         self.assertIn("GangScheduled", Types(after))
         self.assertEqual([c for c in after["status"]["conditions"] if c["type"] == "GangScheduled"], [gang])

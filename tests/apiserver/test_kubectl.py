@@ -1,13 +1,10 @@
 """kubectl end to end against the test API server: apply, get, describe, scale,
 delete; strict decoding; defaulting; the Deployment controller; garbage collection."""
 import json
-import os
-import sys
-import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+from apiserver.harness import ApiServer
+from lib.wait import wait_for
 
 DEPLOY = """apiVersion: apps/v1
 kind: Deployment
@@ -60,7 +57,7 @@ class KubectlTest(unittest.TestCase):
     def test_apply_get_describe_scale_delete(self):
         out = self.srv.Kubectl("apply", "-f", "-", input=Manifest("shop")).stdout
         self.assertEqual(out.strip(), "deployment.apps/shop created")
-        WaitFor(lambda: self.Ready("shop", 2), 20, what="shop ready")
+        wait_for(lambda: self.Ready("shop", 2), 20, what="shop ready")
         get = self.srv.Kubectl("get", "deploy", "shop").stdout.split("\n")
         self.assertEqual(get[0].split(), ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"])
         self.assertEqual(get[1].split()[:4], ["shop", "2/2", "2", "2"])
@@ -74,7 +71,7 @@ class KubectlTest(unittest.TestCase):
         out = self.srv.Kubectl("apply", "-f", "-", input=Manifest("shop")).stdout
         self.assertEqual(out.strip(), "deployment.apps/shop unchanged")
         self.srv.Kubectl("scale", "deployment", "shop", "--replicas=4")
-        WaitFor(lambda: self.Ready("shop", 4), 20, what="shop scaled to 4")
+        wait_for(lambda: self.Ready("shop", 4), 20, what="shop scaled to 4")
         scale_writes = self.srv.Audit(user="admin", methods=("PATCH", "PUT"), path="/deployments/shop/scale")
         self.assertEqual(len(scale_writes), 1)
         self.assertEqual(scale_writes[0]["body"], {"spec": {"replicas": 4}})
@@ -84,7 +81,7 @@ class KubectlTest(unittest.TestCase):
         self.assertEqual(rs[0]["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "1")
         out = self.srv.Kubectl("delete", "deployment", "shop", "--timeout=30s").stdout
         self.assertEqual(out.strip(), 'deployment.apps "shop" deleted')
-        WaitFor(lambda: not self.srv.Get("/api/v1/namespaces/default/pods?labelSelector=app%3Dshop")["items"],
+        wait_for(lambda: not self.srv.Get("/api/v1/namespaces/default/pods?labelSelector=app%3Dshop")["items"],
                 20, what="pods collected")
         self.assertEqual(self.srv.Get("/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dshop")["items"], [])
 
@@ -134,7 +131,7 @@ class KubectlTest(unittest.TestCase):
         self.assertEqual(c["ports"][0]["protocol"], "TCP")
         self.assertEqual(d["metadata"]["generation"], 1)
         self.assertTrue(d["metadata"]["uid"] and d["metadata"]["creationTimestamp"])
-        pod = WaitFor(lambda: (self.Owned("pods", self.Owned("replicasets", d["metadata"]["uid"])[0]["metadata"]["uid"],
+        pod = wait_for(lambda: (self.Owned("pods", self.Owned("replicasets", d["metadata"]["uid"])[0]["metadata"]["uid"],
                                           "v1") or [None])[0], 20, what="pod of defaults")
         self.assertEqual((pod["spec"]["serviceAccountName"], pod["spec"]["enableServiceLinks"],
                           pod["spec"]["priority"]), ("default", True, 0))
@@ -149,12 +146,12 @@ class KubectlTest(unittest.TestCase):
     def test_recreate_rollout_and_revisions(self):
         extra = "  strategy: {type: Recreate}\n"
         self.srv.Kubectl("apply", "-f", "-", input=Manifest("rec", replicas=3, extra=extra))
-        WaitFor(lambda: self.Ready("rec", 3), 20, what="rec ready")
+        wait_for(lambda: self.Ready("rec", 3), 20, what="rec ready")
         uid = self.Deployment("rec")["metadata"]["uid"]
         first = self.Owned("replicasets", uid)[0]["metadata"]["name"]
         since = self.srv.LastSeq()
         self.srv.Kubectl("apply", "-f", "-", input=Manifest("rec", replicas=3, image="nginx:1.28", extra=extra))
-        WaitFor(lambda: self.Ready("rec", 3) and len(self.Owned("replicasets", uid)) == 2, 20, what="rollout")
+        wait_for(lambda: self.Ready("rec", 3) and len(self.Owned("replicasets", uid)) == 2, 20, what="rollout")
         rss = {r["metadata"]["name"]: r for r in self.Owned("replicasets", uid)}
         second = [n for n in rss if n != first][0]
         self.assertEqual(rss[first]["spec"]["replicas"], 0)
@@ -179,12 +176,12 @@ class KubectlTest(unittest.TestCase):
     def test_garbage_collection_background_and_foreground(self):
         for name, policy in (("gc-bg", "background"), ("gc-fg", "foreground")):
             self.srv.Kubectl("apply", "-f", "-", input=Manifest(name, replicas=2))
-            WaitFor(lambda: self.Ready(name, 2), 20, what=f"{name} ready")
+            wait_for(lambda: self.Ready(name, 2), 20, what=f"{name} ready")
             uid = self.Deployment(name)["metadata"]["uid"]
             rs_uid = self.Owned("replicasets", uid)[0]["metadata"]["uid"]
             since = self.srv.LastSeq()
             self.srv.Kubectl("delete", "deployment", name, f"--cascade={policy}", "--timeout=30s")
-            WaitFor(lambda: not self.Owned("replicasets", uid) and not self.Owned("pods", rs_uid, "v1"), 20,
+            wait_for(lambda: not self.Owned("replicasets", uid) and not self.Owned("pods", rs_uid, "v1"), 20,
                     what=f"{name} dependents collected")
             self.assertIsNone(self.Deployment(name))
             gc = self.srv.Audit(since=since, user="system:serviceaccount:kube-system:generic-garbage-collector")
@@ -201,11 +198,11 @@ class KubectlTest(unittest.TestCase):
                                     and "/replicasets/" in e["path"]))
         # orphan: the ReplicaSet survives without its owner reference
         self.srv.Kubectl("apply", "-f", "-", input=Manifest("gc-or", replicas=1))
-        WaitFor(lambda: self.Ready("gc-or", 1), 20, what="gc-or ready")
+        wait_for(lambda: self.Ready("gc-or", 1), 20, what="gc-or ready")
         uid = self.Deployment("gc-or")["metadata"]["uid"]
         rs_name = self.Owned("replicasets", uid)[0]["metadata"]["name"]
         self.srv.Kubectl("delete", "deployment", "gc-or", "--cascade=orphan", "--timeout=30s")
-        rs = WaitFor(lambda: (lambda r: r if r and not r["metadata"].get("ownerReferences") else None)(
+        rs = wait_for(lambda: (lambda r: r if r and not r["metadata"].get("ownerReferences") else None)(
             self.srv.Get(f"/apis/apps/v1/namespaces/default/replicasets/{rs_name}")), 20, what="orphaned rs")
         self.assertEqual(rs["spec"]["replicas"], 1)
 

@@ -17,29 +17,32 @@ import json
 import os
 import ssl
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import promtext  # noqa: E402
-import wasdlib  # noqa: E402
-from reconciler_env import NS, Deployment, Env, HttpGet, PodGated, WaitFor  # noqa: E402
+from lib import promtext
+from lib.certs import generate_certs
+from lib.cluster import Env
+from lib.manifests import NS, deployment, pod_gated
+from lib.net import http_get
+from lib.paths import SOURCE_DIR, WASD, testdata
+from lib.wait import wait_for
+from lib.webhook import Webhook
 
-DOC = os.path.join(wasdlib.SOURCE_DIR, "docs", "metrics.md")
-TESTDATA = os.path.join(wasdlib.SOURCE_DIR, "tests", "testdata", "e2e")
+DOC = os.path.join(SOURCE_DIR, "docs", "metrics.md")
+TESTDATA = testdata("e2e")
 WEBHOOK_SECTION = "Webhook (`wasd webhook`)"
 RECONCILER_SECTION = "Reconciler (`wasd reconciler`)"
 
 
 def binary_version():
     """The version `wasd version` prints (first line: "wasd VERSION (...")."""
-    out = subprocess.run([wasdlib.WASD, "version"], capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run([WASD, "version"], capture_output=True, text=True, timeout=30).stdout
     return out.split()[1]
 
 
 def scrape(port):
-    status, text = HttpGet(f"http://127.0.0.1:{port}/metrics", timeout=5)
+    status, text = http_get(f"http://127.0.0.1:{port}/metrics", timeout=5)
     assert status == 200, status
     return promtext.parse(text)
 
@@ -67,9 +70,9 @@ class WebhookMetrics(unittest.TestCase, TableCheck):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-metrics-")
-        certs = wasdlib.generate_certs(cls.tmp)
+        certs = generate_certs(cls.tmp)
         cls.ctx = ssl.create_default_context(cafile=certs["ca.crt"])
-        cls.webhook = wasdlib.Webhook(certs, extra_args=["--io-threads", "2"]).start()
+        cls.webhook = Webhook(certs, args=["--io-threads", "2"], workdir=cls.tmp)
         try:
             cls.codes = [cls.post("/validate-apps-v1-deployment", "deployment-valid.json"),
                          cls.post("/validate-apps-v1-deployment", "deployment-mincount-over-replicas.json"),
@@ -147,39 +150,39 @@ class ReconcilerMetrics(unittest.TestCase, TableCheck):
         try:
             cls._run()
         except BaseException:
-            cls.env.Stop()
+            cls.env.stop()
             raise
 
     @classmethod
     def tearDownClass(cls):
-        cls.env.Stop()
+        cls.env.stop()
 
     @classmethod
     def _run(cls):
         env = cls.env
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        env.Create("/apis/coordination.k8s.io/v1/namespaces/wasd-system/leases", {
+        env.create("/apis/coordination.k8s.io/v1/namespaces/wasd-system/leases", {
             "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
             "metadata": {"name": "wasd-reconciler", "namespace": "wasd-system"},
             "spec": {"holderIdentity": "another-replica", "leaseDurationSeconds": 3600,
                      "acquireTime": now, "renewTime": now}})
-        cls.follower = env.StartReconciler("--leader-elect=true", "--lease-namespace", "wasd-system",
+        cls.follower = env.start_reconciler("--leader-elect=true", "--lease-namespace", "wasd-system",
                                            name="follower")
-        env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", Deployment("metrics-gang", 2, min_count=2))
+        env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", deployment("metrics-gang", 2, min_count=2))
 
         def gated():
-            pods = env.Pods("metrics-gang")
-            return len(pods) == 2 and all(PodGated(p) for p in pods)
-        WaitFor(gated, 30, 0.2, "2 gated pods")
+            pods = env.pods("metrics-gang")
+            return len(pods) == 2 and all(pod_gated(p) for p in pods)
+        wait_for(gated, 30, 0.2, "2 gated pods")
 
         def follower_counts(n):
             fam = scrape(cls.follower.metrics_port)["wasd_reconciler_gated_pods"]
             return fam.value() == n
-        WaitFor(lambda: follower_counts(2), 15, 0.2, "follower sees 2 gated pods")
+        wait_for(lambda: follower_counts(2), 15, 0.2, "follower sees 2 gated pods")
         cls.follower_gated = scrape(cls.follower.metrics_port)
-        cls.leader = env.StartReconciler("--leader-elect=false", "--workers", "3", name="leader")
-        WaitFor(lambda: not any(PodGated(p) for p in env.Pods("metrics-gang")), 30, 0.2, "gates lifted")
-        WaitFor(lambda: follower_counts(0), 15, 0.2, "follower sees the gates lifted")
+        cls.leader = env.start_reconciler("--leader-elect=false", "--workers", "3", name="leader")
+        wait_for(lambda: not any(pod_gated(p) for p in env.pods("metrics-gang")), 30, 0.2, "gates lifted")
+        wait_for(lambda: follower_counts(0), 15, 0.2, "follower sees the gates lifted")
         cls.follower_after = scrape(cls.follower.metrics_port)
         cls.leader_families = scrape(cls.leader.metrics_port)
 

@@ -5,14 +5,12 @@ own writes: creation ordering, scaling, scale to zero and back, Recreate rollout
 single-pod replacement, garbage collection, and no writes in a steady state across
 a resync.
 """
-import os
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reconciler_env import (NS, Deployment, Env, MinCount, PodGated, PodGroupOf, RECONCILER_USER,  # noqa: E402
-                            WaitFor)
+from lib.cluster import RECONCILER_USER, Env
+from lib.manifests import NS, deployment, min_count_of, pod_gated, pod_group_of
+from lib.wait import wait_for
 
 RESYNC_SECONDS = 3
 
@@ -22,51 +20,51 @@ class ReconcilerLifecycleTest(unittest.TestCase):
     def setUpClass(cls):
         cls.env = Env().__enter__()
         try:
-            cls.rec = cls.env.StartReconciler("--leader-elect=false", "--workers", "2",
+            cls.rec = cls.env.start_reconciler("--leader-elect=false", "--workers", "2",
                                               "--resync-period", f"{RESYNC_SECONDS}s")
         except BaseException:
-            cls.env.Stop()
+            cls.env.stop()
             raise
 
     @classmethod
     def tearDownClass(cls):
-        cls.env.Stop()
+        cls.env.stop()
 
     # ----------------------------------------------------------- helpers
 
     def Deploy(self, name, replicas, **kw):
-        return self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", Deployment(name, replicas, **kw))
+        return self.env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", deployment(name, replicas, **kw))
 
     def Workload(self, name):
-        ws = [w for w in self.env.Workloads()
+        ws = [w for w in self.env.workloads()
               if any(r["name"] == name for r in w["metadata"].get("ownerReferences", []))]
         self.assertLessEqual(len(ws), 1, f"more than one Workload for {name}")
         return ws[0] if ws else None
 
     def PodGroupsOf(self, name):
-        return {p["metadata"]["name"]: p for p in self.env.PodGroups()
+        return {p["metadata"]["name"]: p for p in self.env.pod_groups()
                 if p["metadata"]["name"].startswith(name + "-")}
 
     def Running(self, name, n):
-        pods = [p for p in self.env.Pods(name) if "deletionTimestamp" not in p["metadata"]]
-        running = [p for p in pods if p["status"].get("phase") == "Running" and not PodGated(p)]
+        pods = [p for p in self.env.pods(name) if "deletionTimestamp" not in p["metadata"]]
+        running = [p for p in pods if p["status"].get("phase") == "Running" and not pod_gated(p)]
         return len(pods) == n and len(running) == n
 
     def WaitConverged(self, name, replicas, min_count, timeout=40):
-        WaitFor(lambda: self.Running(name, replicas), timeout, 0.2, f"{name}: {replicas} running pods")
-        WaitFor(lambda: (self.Workload(name) or {}).get("spec") and
-                MinCount(self.Workload(name)) == min_count, timeout, 0.2, f"{name}: Workload minCount {min_count}")
-        active = [rs for rs in self.env.ReplicaSets(name) if rs["spec"].get("replicas", 1) > 0]
+        wait_for(lambda: self.Running(name, replicas), timeout, 0.2, f"{name}: {replicas} running pods")
+        wait_for(lambda: (self.Workload(name) or {}).get("spec") and
+                min_count_of(self.Workload(name)) == min_count, timeout, 0.2, f"{name}: Workload minCount {min_count}")
+        active = [rs for rs in self.env.replica_sets(name) if rs["spec"].get("replicas", 1) > 0]
         if replicas > 0:
             self.assertEqual(len(active), 1)
             rs = active[0]
-            WaitFor(lambda: MinCount(self.PodGroupsOf(name).get(PodGroupOf(rs), {"spec": {}})) == min_count,
+            wait_for(lambda: min_count_of(self.PodGroupsOf(name).get(pod_group_of(rs), {"spec": {}})) == min_count,
                     timeout, 0.2, f"{name}: PodGroup minCount {min_count}")
             return rs
         return None
 
     def Writes(self, name, since):
-        return [(m, k, n) for m, k, n, _ in self.env.ReconcilerWrites(since) if n and n.startswith(name + "-")]
+        return [(m, k, n) for m, k, n, _ in self.env.reconciler_writes(since) if n and n.startswith(name + "-")]
 
     # ------------------------------------------------------------- tests
 
@@ -75,7 +73,7 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         d = self.Deploy("order", 3)
         rs = self.WaitConverged("order", 3, 3)
         rs_name = rs["metadata"]["name"]
-        pg_name = PodGroupOf(rs)
+        pg_name = pod_group_of(rs)
         self.assertNotEqual(pg_name, rs_name)
         w = self.Workload("order")
         pg = self.PodGroupsOf("order")[pg_name]
@@ -101,9 +99,9 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         self.assertEqual(pg["spec"]["workloadRef"], {"workloadName": w["metadata"]["name"], "templateName": "pgt-0"})
 
         # Pods: named PodGroup, gate gone, ReplicaSet the only owner (DESIGN Q7).
-        for p in self.env.Pods("order"):
+        for p in self.env.pods("order"):
             self.assertEqual(p["spec"]["schedulingGroup"]["podGroupName"], pg_name)
-            self.assertFalse(PodGated(p))
+            self.assertFalse(pod_gated(p))
             self.assertEqual([o["kind"] for o in p["metadata"]["ownerReferences"]], ["ReplicaSet"])
 
         # The PodGroup existed before any gate was lifted, the Workload before the PodGroup,
@@ -122,9 +120,9 @@ class ReconcilerLifecycleTest(unittest.TestCase):
             self.assertEqual(e["body"], [{"op": "test", "path": "/spec/schedulingGates/0/name",
                                           "value": "wasd.io/pod-group"},
                                          {"op": "remove", "path": "/spec/schedulingGates/0"}])
-        reasons = {e["reason"] for e in self.env.Events() if e["involvedObject"]["name"] == "order"}
+        reasons = {e["reason"] for e in self.env.events() if e["involvedObject"]["name"] == "order"}
         self.assertTrue({"WorkloadCreated", "PodGroupCreated"} <= reasons, reasons)
-        ev = [e for e in self.env.Events("WorkloadCreated") if e["involvedObject"]["name"] == "order"][0]
+        ev = [e for e in self.env.events("WorkloadCreated") if e["involvedObject"]["name"] == "order"][0]
         self.assertEqual(ev["source"]["component"], "wasd-reconciler")
         self.assertEqual(ev["reportingComponent"], "wasd-reconciler")
         self.assertEqual(ev["involvedObject"]["uid"], d["metadata"]["uid"])
@@ -132,18 +130,18 @@ class ReconcilerLifecycleTest(unittest.TestCase):
     def test_scale_up_then_down(self):
         self.Deploy("scale", 2)
         rs = self.WaitConverged("scale", 2, 2)
-        pg_uid = self.PodGroupsOf("scale")[PodGroupOf(rs)]["metadata"]["uid"]
+        pg_uid = self.PodGroupsOf("scale")[pod_group_of(rs)]["metadata"]["uid"]
         seq = self.env.srv.LastSeq()
-        self.env.Scale("scale", 4)
+        self.env.scale("scale", 4)
         self.WaitConverged("scale", 4, 4)
         writes = self.Writes("scale", seq)
         # Workload minCount first, then the PodGroup's, then the two new pods' gates.
         self.assertEqual([k for _, k, _ in writes], ["workloads", "podgroups", "pods", "pods"], writes)
         self.assertTrue(all(m == "PATCH" for m, _, _ in writes))
-        self.assertEqual(self.PodGroupsOf("scale")[PodGroupOf(rs)]["metadata"]["uid"], pg_uid)
+        self.assertEqual(self.PodGroupsOf("scale")[pod_group_of(rs)]["metadata"]["uid"], pg_uid)
 
         seq = self.env.srv.LastSeq()
-        self.env.Scale("scale", 1)
+        self.env.scale("scale", 1)
         self.WaitConverged("scale", 1, 1)
         self.assertEqual([(m, k) for m, k, _ in self.Writes("scale", seq)],
                          [("PATCH", "workloads"), ("PATCH", "podgroups")])
@@ -151,15 +149,15 @@ class ReconcilerLifecycleTest(unittest.TestCase):
     def test_scale_to_zero_and_back(self):
         self.Deploy("zero", 3)
         rs = self.WaitConverged("zero", 3, 3)
-        pg_name = PodGroupOf(rs)
+        pg_name = pod_group_of(rs)
         seq = self.env.srv.LastSeq()
-        self.env.Scale("zero", 0)
-        WaitFor(lambda: pg_name not in self.PodGroupsOf("zero"), 40, 0.2, "PodGroup gone at zero")
-        self.assertEqual(MinCount(self.Workload("zero")), 3, "the Workload keeps its minCount at zero")
+        self.env.scale("zero", 0)
+        wait_for(lambda: pg_name not in self.PodGroupsOf("zero"), 40, 0.2, "PodGroup gone at zero")
+        self.assertEqual(min_count_of(self.Workload("zero")), 3, "the Workload keeps its minCount at zero")
         self.assertEqual([(m, k, n) for m, k, n in self.Writes("zero", seq)], [("DELETE", "podgroups", pg_name)])
 
         seq = self.env.srv.LastSeq()
-        self.env.Scale("zero", 2)
+        self.env.scale("zero", 2)
         self.WaitConverged("zero", 2, 2)
         writes = self.Writes("zero", seq)
         self.assertEqual([(m, k) for m, k, _ in writes],
@@ -169,26 +167,26 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         self.Deploy("explicit", 3, min_count=2)
         self.WaitConverged("explicit", 3, 2)
         seq = self.env.srv.LastSeq()
-        self.env.Scale("explicit", 0)
-        WaitFor(lambda: not self.PodGroupsOf("explicit"), 40, 0.2, "PodGroup gone")
-        self.env.Scale("explicit", 4)
+        self.env.scale("explicit", 0)
+        wait_for(lambda: not self.PodGroupsOf("explicit"), 40, 0.2, "PodGroup gone")
+        self.env.scale("explicit", 4)
         self.WaitConverged("explicit", 4, 2)
         self.assertNotIn("workloads", [k for _, k, _ in self.Writes("explicit", seq)])
 
     def test_recreate_rollout_releases_the_old_podgroup(self):
         self.Deploy("roll", 2)
         old_rs = self.WaitConverged("roll", 2, 2)
-        old, old_pg = old_rs["metadata"]["name"], PodGroupOf(old_rs)
+        old, old_pg = old_rs["metadata"]["name"], pod_group_of(old_rs)
         seq = self.env.srv.LastSeq()
-        self.env.Patch(f"/apis/apps/v1/namespaces/{NS}/deployments/roll",
+        self.env.patch(f"/apis/apps/v1/namespaces/{NS}/deployments/roll",
                        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "registry.example/app:2"}]}}}},
                        content_type="application/strategic-merge-patch+json")
-        WaitFor(lambda: any(rs["metadata"]["name"] != old and rs["spec"].get("replicas", 0) > 0
-                            for rs in self.env.ReplicaSets("roll")), 40, 0.2, "new ReplicaSet")
+        wait_for(lambda: any(rs["metadata"]["name"] != old and rs["spec"].get("replicas", 0) > 0
+                            for rs in self.env.replica_sets("roll")), 40, 0.2, "new ReplicaSet")
         new_rs = self.WaitConverged("roll", 2, 2)
-        new, new_pg = new_rs["metadata"]["name"], PodGroupOf(new_rs)
+        new, new_pg = new_rs["metadata"]["name"], pod_group_of(new_rs)
         self.assertNotEqual(new, old)
-        WaitFor(lambda: old_pg not in self.PodGroupsOf("roll"), 40, 0.2, "old PodGroup released")
+        wait_for(lambda: old_pg not in self.PodGroupsOf("roll"), 40, 0.2, "old PodGroup released")
         writes = self.Writes("roll", seq)
         # Exactly one DELETE of the old PodGroup and one POST of the new one.
         # Their relative order is not fixed: the old PodGroup goes only once
@@ -205,22 +203,22 @@ class ReconcilerLifecycleTest(unittest.TestCase):
     def test_single_pod_replacement_keeps_the_podgroup(self):
         self.Deploy("single", 3)
         rs = self.WaitConverged("single", 3, 3)
-        pg = self.PodGroupsOf("single")[PodGroupOf(rs)]
-        victim = self.env.Pods("single")[0]["metadata"]["name"]
+        pg = self.PodGroupsOf("single")[pod_group_of(rs)]
+        victim = self.env.pods("single")[0]["metadata"]["name"]
         seq = self.env.srv.LastSeq()
-        self.assertEqual(self.env.Delete(f"/api/v1/namespaces/{NS}/pods/{victim}"), 200)
-        WaitFor(lambda: victim not in [p["metadata"]["name"] for p in self.env.Pods("single")] and
+        self.assertEqual(self.env.delete(f"/api/v1/namespaces/{NS}/pods/{victim}"), 200)
+        wait_for(lambda: victim not in [p["metadata"]["name"] for p in self.env.pods("single")] and
                 self.Running("single", 3), 40, 0.2, "replacement running")
-        self.assertEqual(self.PodGroupsOf("single")[PodGroupOf(rs)]["metadata"]["uid"], pg["metadata"]["uid"])
+        self.assertEqual(self.PodGroupsOf("single")[pod_group_of(rs)]["metadata"]["uid"], pg["metadata"]["uid"])
         self.assertEqual([(m, k) for m, k, _ in self.Writes("single", seq)], [("PATCH", "pods")])
 
     def test_deployment_deletion_garbage_collects_everything(self):
         self.Deploy("gone", 2)
         self.WaitConverged("gone", 2, 2)
         seq = self.env.srv.LastSeq()
-        self.assertEqual(self.env.Delete(f"/apis/apps/v1/namespaces/{NS}/deployments/gone"), 200)
-        WaitFor(lambda: self.Workload("gone") is None and not self.PodGroupsOf("gone") and
-                not self.env.Pods("gone"), 60, 0.3, "Workload, PodGroups and pods collected")
+        self.assertEqual(self.env.delete(f"/apis/apps/v1/namespaces/{NS}/deployments/gone"), 200)
+        wait_for(lambda: self.Workload("gone") is None and not self.PodGroupsOf("gone") and
+                not self.env.pods("gone"), 60, 0.3, "Workload, PodGroups and pods collected")
         self.assertEqual(self.Writes("gone", seq), [], "the garbage collector cleans up, not wasd")
 
     def test_steady_state_makes_no_writes_across_a_resync(self):
@@ -228,15 +226,15 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         self.WaitConverged("steady", 2, 2)
         time.sleep(1.0)  # let trailing watch events settle
         seq = self.env.srv.LastSeq()
-        reconciles = self.rec.Metric("wasd_reconciler_reconciles_total")
+        reconciles = self.rec.metric("wasd_reconciler_reconciles_total")
         time.sleep(2 * RESYNC_SECONDS + 1)
-        self.assertGreater(self.rec.Metric("wasd_reconciler_reconciles_total"), reconciles,
+        self.assertGreater(self.rec.metric("wasd_reconciler_reconciles_total"), reconciles,
                            "resync reconciled again")
-        self.assertEqual(self.env.AllReconcilerWrites(seq), [])
+        self.assertEqual(self.env.all_reconciler_writes(seq), [])
 
     def test_probes_and_metrics(self):
-        self.assertTrue(self.rec.Ready())
-        text = self.rec.Metrics()
+        self.assertTrue(self.rec.ready())
+        text = self.rec.metrics_text()
         for name in ("wasd_reconciler_reconciles_total", "wasd_reconciler_errors_total",
                      "wasd_reconciler_queue_depth", "wasd_reconciler_queue_latency_seconds_bucket",
                      "wasd_reconciler_api_requests_total", "wasd_reconciler_leader 1"):

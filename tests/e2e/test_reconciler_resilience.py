@@ -4,16 +4,14 @@ leader election (only the leader writes; the other takes over after the leader i
 killed, at once after a SIGTERM release); a foreign Workload with our name; a
 PodGroup still Terminating when its ReplicaSet scales up again.
 """
-import os
 import random
 import signal
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reconciler_env import (NS, RECONCILER_USER, WRITES, Deployment, Env, MinCount,  # noqa: E402
-                            PodGated, PodGroupOf, WaitFor, WorkloadName)
+from lib.cluster import RECONCILER_USER, WRITES, Env
+from lib.manifests import NS, deployment, min_count_of, pod_gated, pod_group_of, workload_name
+from lib.wait import wait_for
 
 OTHER_USER = "system:serviceaccount:wasd-system:wasd-reconciler-2"
 THIRD_USER = "system:serviceaccount:wasd-system:wasd-reconciler-3"
@@ -24,24 +22,24 @@ class ReconcilerResilienceTest(unittest.TestCase):
         self.env = Env().__enter__()
 
     def tearDown(self):
-        self.env.Stop()
+        self.env.stop()
 
     def Deploy(self, name, replicas, **kw):
-        return self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", Deployment(name, replicas, **kw))
+        return self.env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", deployment(name, replicas, **kw))
 
     def Converged(self, name, replicas):
         """True when `name` has one Workload with minCount = replicas, exactly one PodGroup per
         active ReplicaSet (and no other), and `replicas` running, ungated pods."""
-        ws = [w for w in self.env.Workloads()
+        ws = [w for w in self.env.workloads()
               if any(o["name"] == name for o in w["metadata"].get("ownerReferences", []))]
-        if len(ws) != 1 or MinCount(ws[0]) != replicas:
+        if len(ws) != 1 or min_count_of(ws[0]) != replicas:
             return False
-        active = {PodGroupOf(rs) for rs in self.env.ReplicaSets(name) if rs["spec"].get("replicas", 1) > 0}
-        pgs = {p["metadata"]["name"]: p for p in self.env.PodGroups() if p["metadata"]["name"].startswith(name + "-")}
-        if set(pgs) != active or any(MinCount(p) != replicas for p in pgs.values()):
+        active = {pod_group_of(rs) for rs in self.env.replica_sets(name) if rs["spec"].get("replicas", 1) > 0}
+        pgs = {p["metadata"]["name"]: p for p in self.env.pod_groups() if p["metadata"]["name"].startswith(name + "-")}
+        if set(pgs) != active or any(min_count_of(p) != replicas for p in pgs.values()):
             return False
-        pods = self.env.Pods(name)
-        return len(pods) == replicas and all(p["status"].get("phase") == "Running" and not PodGated(p) for p in pods)
+        pods = self.env.pods(name)
+        return len(pods) == replicas and all(p["status"].get("phase") == "Running" and not pod_gated(p) for p in pods)
 
     def test_sigkill_at_random_points_then_restart_converges(self):
         rng = random.Random(6276)
@@ -49,154 +47,154 @@ class ReconcilerResilienceTest(unittest.TestCase):
         for name, n in want.items():
             self.Deploy(name, n)
         for i in range(20):
-            r = self.env.StartReconciler("--leader-elect=false", name=f"kill-{i}", wait=False)
+            r = self.env.start_reconciler("--leader-elect=false", name=f"kill-{i}", wait=False)
             time.sleep(rng.uniform(0.05, 0.9))
-            r.Kill()
+            r.kill()
             if i % 5 == 2:  # change the world between crashes
                 name = rng.choice(sorted(want))
                 want[name] = rng.choice([0, 1, 2, 5])
-                self.env.Scale(name, want[name])
-        self.env.StartReconciler("--leader-elect=false", name="final")
+                self.env.scale(name, want[name])
+        self.env.start_reconciler("--leader-elect=false", name="final")
         for name, n in want.items():
             if n == 0:
-                WaitFor(lambda: not [p for p in self.env.PodGroups() if p["metadata"]["name"].startswith(name + "-")]
-                        and not self.env.Pods(name), 60, 0.3, f"{name} at zero")
+                wait_for(lambda: not [p for p in self.env.pod_groups() if p["metadata"]["name"].startswith(name + "-")]
+                        and not self.env.pods(name), 60, 0.3, f"{name} at zero")
             else:
-                WaitFor(lambda: self.Converged(name, n), 60, 0.3, f"{name} converged at {n}")
+                wait_for(lambda: self.Converged(name, n), 60, 0.3, f"{name} converged at {n}")
         # No duplicates: one Workload created per Deployment over all 21 runs.
         posts = [e for e in self.env.srv.Audit(user=RECONCILER_USER, methods=("POST",))
                  if e["path"].endswith("/workloads") and e["status"] in (200, 201)]
         self.assertEqual(sorted(e["body"]["metadata"]["name"].rsplit("-", 1)[0] for e in posts), sorted(want))
-        self.assertEqual(len(self.env.Workloads()), 3)
+        self.assertEqual(len(self.env.workloads()), 3)
 
     def test_leader_election_one_writer_and_takeover(self):
         _, kc2 = self.env.srv.AddUser(OTHER_USER, ["system:serviceaccounts"])
         _, kc3 = self.env.srv.AddUser(THIRD_USER, ["system:serviceaccounts"])
-        a = self.env.StartReconciler("--lease-namespace", "wasd-system", name="a")
-        b = self.env.StartReconciler("--lease-namespace", "wasd-system", name="b", kubeconfig=kc2)
-        WaitFor(lambda: a.Metric("wasd_reconciler_leader") + b.Metric("wasd_reconciler_leader") == 1,
+        a = self.env.start_reconciler("--lease-namespace", "wasd-system", name="a")
+        b = self.env.start_reconciler("--lease-namespace", "wasd-system", name="b", kubeconfig=kc2)
+        wait_for(lambda: a.metric("wasd_reconciler_leader") + b.metric("wasd_reconciler_leader") == 1,
                 30, 0.2, "exactly one leader")
-        leader, follower = (a, b) if a.Metric("wasd_reconciler_leader") == 1 else (b, a)
+        leader, follower = (a, b) if a.metric("wasd_reconciler_leader") == 1 else (b, a)
         follower_user = OTHER_USER if follower is b else RECONCILER_USER
-        self.assertTrue(follower.Ready(), "a non-leader is ready")
+        self.assertTrue(follower.ready(), "a non-leader is ready")
         lease = self.env.srv.Get("/apis/coordination.k8s.io/v1/namespaces/wasd-system/leases/wasd-reconciler")
         self.assertEqual(lease["spec"]["leaseDurationSeconds"], 15)
 
         self.Deploy("le-one", 2)
-        WaitFor(lambda: self.Converged("le-one", 2), 40, 0.2, "le-one converged")
+        wait_for(lambda: self.Converged("le-one", 2), 40, 0.2, "le-one converged")
         follower_writes = [e for e in self.env.srv.Audit(user=follower_user, methods=WRITES)
                            if "/leases/" not in e["path"]]
         self.assertEqual(follower_writes, [], "the non-leader writes nothing")
 
         # The leader dies without releasing: the follower takes over after the lease expires.
-        leader.Kill()
+        leader.kill()
         killed_at = time.time()
         self.Deploy("le-two", 2)
-        WaitFor(lambda: follower.Metric("wasd_reconciler_leader") == 1, 30, 0.25, "takeover")
+        wait_for(lambda: follower.metric("wasd_reconciler_leader") == 1, 30, 0.25, "takeover")
         self.assertGreater(time.time() - killed_at, 5, "no takeover before the lease could expire")
-        WaitFor(lambda: self.Converged("le-two", 2), 40, 0.2, "le-two converged by the new leader")
+        wait_for(lambda: self.Converged("le-two", 2), 40, 0.2, "le-two converged by the new leader")
         self.assertTrue(any("/workloads" in e["path"] for e in
                             self.env.srv.Audit(user=follower_user, methods=("POST",))))
 
         # SIGTERM releases the Lease: a new replica takes over without waiting 15 s.
-        c = self.env.StartReconciler("--lease-namespace", "wasd-system", name="c", kubeconfig=kc3)
+        c = self.env.start_reconciler("--lease-namespace", "wasd-system", name="c", kubeconfig=kc3)
         time.sleep(2.5)
-        self.assertEqual(c.Metric("wasd_reconciler_leader"), 0)
+        self.assertEqual(c.metric("wasd_reconciler_leader"), 0)
         released_at = time.time()
-        self.assertEqual(follower.Stop(signal.SIGTERM), 0)
-        WaitFor(lambda: c.Metric("wasd_reconciler_leader") == 1, 20, 0.2, "takeover after release")
+        self.assertEqual(follower.stop(signal.SIGTERM), 0)
+        wait_for(lambda: c.metric("wasd_reconciler_leader") == 1, 20, 0.2, "takeover after release")
         self.assertLess(time.time() - released_at, 8, "a released Lease is taken without waiting for expiry")
 
     def test_foreign_workload_is_left_alone(self):
         d = self.Deploy("foreign", 2)
-        name = WorkloadName("foreign", d["metadata"]["uid"])
-        self.env.Create(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads",
+        name = workload_name("foreign", d["metadata"]["uid"])
+        self.env.create(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads",
                         {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
                          "metadata": {"name": name, "namespace": NS},
                          "spec": {"podGroupTemplates": [{"name": "pgt-0", "schedulingPolicy": {"basic": {}}}]}})
-        WaitFor(lambda: len(self.env.Pods("foreign")) == 2, 30, 0.2, "gated pods")
+        wait_for(lambda: len(self.env.pods("foreign")) == 2, 30, 0.2, "gated pods")
         seq = self.env.srv.LastSeq()
-        self.env.StartReconciler("--leader-elect=false")
-        WaitFor(lambda: [e for e in self.env.Events("ForeignObject") if e["involvedObject"]["name"] == "foreign"],
+        self.env.start_reconciler("--leader-elect=false")
+        wait_for(lambda: [e for e in self.env.events("ForeignObject") if e["involvedObject"]["name"] == "foreign"],
                 30, 0.2, "ForeignObject event")
         time.sleep(1.5)
-        self.assertEqual(self.env.ReconcilerWrites(seq), [], "no writes for a Deployment with a foreign Workload")
-        self.assertTrue(all(PodGated(p) for p in self.env.Pods("foreign")), "pods stay gated")
-        ev = self.env.Events("ForeignObject")[0]
+        self.assertEqual(self.env.reconciler_writes(seq), [], "no writes for a Deployment with a foreign Workload")
+        self.assertTrue(all(pod_gated(p) for p in self.env.pods("foreign")), "pods stay gated")
+        ev = self.env.events("ForeignObject")[0]
         self.assertEqual(ev["type"], "Warning")
         self.assertIn(name, ev["message"])
         # Once the foreign object is gone, wasd creates its own.
-        self.assertEqual(self.env.Delete(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads/{name}"), 200)
-        WaitFor(lambda: self.Converged("foreign", 2), 40, 0.2, "converged after the foreign Workload left")
+        self.assertEqual(self.env.delete(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads/{name}"), 200)
+        wait_for(lambda: self.Converged("foreign", 2), 40, 0.2, "converged after the foreign Workload left")
 
     def test_podgroup_kept_while_named_and_terminating_one_waited_for(self):
-        self.env.StartReconciler("--leader-elect=false")
+        self.env.start_reconciler("--leader-elect=false")
         self.Deploy("term", 2)
-        WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "converged")
-        rs_name = PodGroupOf(self.env.ReplicaSets("term")[0])  # the PodGroup's name
+        wait_for(lambda: self.Converged("term", 2), 40, 0.2, "converged")
+        rs_name = pod_group_of(self.env.replica_sets("term")[0])  # the PodGroup's name
         pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{rs_name}"
         # A pod outside the Deployment that names the PodGroup (labelled, so wasd's pod
         # cache sees it): at zero replicas the PodGroup is kept until no unfinished pod
         # names it.
-        self.env.Create(f"/api/v1/namespaces/{NS}/pods",
+        self.env.create(f"/api/v1/namespaces/{NS}/pods",
                         {"apiVersion": "v1", "kind": "Pod",
                          "metadata": {"name": "holder", "namespace": NS, "labels": {"wasd.io/managed": "true"}},
                          "spec": {"schedulingGroup": {"podGroupName": rs_name},
                                   "containers": [{"name": "c", "image": "registry.example/app:1"}]}})
         seq = self.env.srv.LastSeq()
-        self.env.Scale("term", 0)
-        WaitFor(lambda: not self.env.Pods("term"), 30, 0.2, "pods gone")
+        self.env.scale("term", 0)
+        wait_for(lambda: not self.env.pods("term"), 30, 0.2, "pods gone")
         time.sleep(1.5)
         self.assertNotIn("deletionTimestamp", self.env.srv.Get(pg_path)["metadata"])
-        self.assertEqual(self.env.ReconcilerWrites(seq), [])
-        self.assertEqual(self.env.Delete(f"/api/v1/namespaces/{NS}/pods/holder"), 200)
-        WaitFor(lambda: self.env.srv.Get(pg_path) is None, 30, 0.2, "PodGroup deleted once unused")
-        self.assertEqual([(m, k) for m, k, _, _ in self.env.ReconcilerWrites(seq)], [("DELETE", "podgroups")])
+        self.assertEqual(self.env.reconciler_writes(seq), [])
+        self.assertEqual(self.env.delete(f"/api/v1/namespaces/{NS}/pods/holder"), 200)
+        wait_for(lambda: self.env.srv.Get(pg_path) is None, 30, 0.2, "PodGroup deleted once unused")
+        self.assertEqual([(m, k) for m, k, _, _ in self.env.reconciler_writes(seq)], [("DELETE", "podgroups")])
 
         # Someone deletes the PodGroup while pods name it: it stays Terminating; wasd waits
         # (Warning Event, no second object, new pods stay gated) and re-creates it once gone.
-        self.env.Scale("term", 2)
-        WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "converged again")
+        self.env.scale("term", 2)
+        wait_for(lambda: self.Converged("term", 2), 40, 0.2, "converged again")
         old_uid = self.env.srv.Get(pg_path)["metadata"]["uid"]
-        self.assertEqual(self.env.Delete(pg_path), 200)
-        WaitFor(lambda: [e for e in self.env.Events("PodGroupTerminating") if e["involvedObject"]["name"] == "term"],
+        self.assertEqual(self.env.delete(pg_path), 200)
+        wait_for(lambda: [e for e in self.env.events("PodGroupTerminating") if e["involvedObject"]["name"] == "term"],
                 30, 0.2, "PodGroupTerminating event")
-        victim = self.env.Pods("term")[0]["metadata"]["name"]
+        victim = self.env.pods("term")[0]["metadata"]["name"]
         seq = self.env.srv.LastSeq()
-        self.env.Delete(f"/api/v1/namespaces/{NS}/pods/{victim}")
-        WaitFor(lambda: len(self.env.Pods("term")) == 2 and any(PodGated(p) for p in self.env.Pods("term")),
+        self.env.delete(f"/api/v1/namespaces/{NS}/pods/{victim}")
+        wait_for(lambda: len(self.env.pods("term")) == 2 and any(pod_gated(p) for p in self.env.pods("term")),
                 30, 0.2, "a replacement pod, gated")
         time.sleep(1.0)
-        self.assertTrue(any(PodGated(p) for p in self.env.Pods("term")), "the new pod waits for a new PodGroup")
-        self.assertNotIn("POST", [m for m, _, _, _ in self.env.ReconcilerWrites(seq)])
+        self.assertTrue(any(pod_gated(p) for p in self.env.pods("term")), "the new pod waits for a new PodGroup")
+        self.assertNotIn("POST", [m for m, _, _, _ in self.env.reconciler_writes(seq)])
         # The way out the Event names: scale to zero, then back.
-        self.env.Scale("term", 0)
-        WaitFor(lambda: self.env.srv.Get(pg_path) is None, 30, 0.2, "Terminating PodGroup gone")
-        self.env.Scale("term", 2)
-        WaitFor(lambda: self.Converged("term", 2), 40, 0.2, "re-created and converged")
+        self.env.scale("term", 0)
+        wait_for(lambda: self.env.srv.Get(pg_path) is None, 30, 0.2, "Terminating PodGroup gone")
+        self.env.scale("term", 2)
+        wait_for(lambda: self.Converged("term", 2), 40, 0.2, "re-created and converged")
         self.assertNotEqual(self.env.srv.Get(pg_path)["metadata"]["uid"], old_uid)
     def test_terminating_podgroup_named_only_by_gated_pods_is_released(self):
         """Q14 on the test API server with its podgroup-protection controller: a PodGroup
         deleted while its gang runs stays Terminating; once every pod that names it is a
         gated replacement that never ran, nothing is protected, so wasd removes the
         finalizer itself, re-creates the PodGroup and the gang runs again."""
-        self.env.StartReconciler("--leader-elect=false")
+        self.env.start_reconciler("--leader-elect=false")
         self.Deploy("release", 2)
-        WaitFor(lambda: self.Converged("release", 2), 40, 0.2, "converged")
-        pg_name = PodGroupOf(self.env.ReplicaSets("release")[0])
+        wait_for(lambda: self.Converged("release", 2), 40, 0.2, "converged")
+        pg_name = pod_group_of(self.env.replica_sets("release")[0])
         pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{pg_name}"
         old_uid = self.env.srv.Get(pg_path)["metadata"]["uid"]
-        self.assertEqual(self.env.Delete(pg_path), 200)
+        self.assertEqual(self.env.delete(pg_path), 200)
         self.assertIn("deletionTimestamp", self.env.srv.Get(pg_path)["metadata"])
         seq = self.env.srv.LastSeq()
         # Every running member goes (node loss, eviction): the replacements are gated and
         # name the Terminating PodGroup, which the protection controller keeps for them.
-        for p in self.env.Pods("release"):
-            self.env.Delete(f"/api/v1/namespaces/{NS}/pods/{p['metadata']['name']}")
-        WaitFor(lambda: self.Converged("release", 2) and
+        for p in self.env.pods("release"):
+            self.env.delete(f"/api/v1/namespaces/{NS}/pods/{p['metadata']['name']}")
+        wait_for(lambda: self.Converged("release", 2) and
                 self.env.srv.Get(pg_path)["metadata"]["uid"] != old_uid, 40, 0.2,
                 "re-created and converged")
-        released = [e for e in self.env.Events("PodGroupReleased") if e["involvedObject"]["name"] == "release"]
+        released = [e for e in self.env.events("PodGroupReleased") if e["involvedObject"]["name"] == "release"]
         self.assertEqual(len(released), 1, released)
         self.assertIn("never ran", released[0]["message"])
         patches = [e for e in self.env.srv.Audit(since=seq, user=RECONCILER_USER, methods=("PATCH",))
@@ -207,23 +205,23 @@ class ReconcilerResilienceTest(unittest.TestCase):
     def test_priority_class_read_error_is_retried_not_dropped(self):
         """M3: a failed read of the PriorityClass (here one 500) must not leave the
         immutable Workload template without priorityClassName."""
-        self.env.Create("/apis/scheduling.k8s.io/v1/priorityclasses",
+        self.env.create("/apis/scheduling.k8s.io/v1/priorityclasses",
                         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                          "metadata": {"name": "gang-high"}, "value": 1000})
         self.env.srv.SetFaults([{"code": 500, "user": RECONCILER_USER, "methods": ["GET"], "watch": False,
                                  "path": r"/priorityclasses/gang-high$", "count": 1}])
-        self.env.StartReconciler("--leader-elect=false")
-        d = Deployment("prio", 2)
+        self.env.start_reconciler("--leader-elect=false")
+        d = deployment("prio", 2)
         d["spec"]["template"]["spec"]["priorityClassName"] = "gang-high"
-        self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", d)
-        WaitFor(lambda: self.Converged("prio", 2), 40, 0.2, "converged")
+        self.env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", d)
+        wait_for(lambda: self.Converged("prio", 2), 40, 0.2, "converged")
         faults = [e for e in self.env.srv.Audit(user=RECONCILER_USER) if e.get("fault") == 500]
         self.assertEqual(len(faults), 1, "the injected error was met")
-        w = [w for w in self.env.Workloads() if w["metadata"]["name"].startswith("prio-")][0]
+        w = [w for w in self.env.workloads() if w["metadata"]["name"].startswith("prio-")][0]
         self.assertEqual(w["spec"]["podGroupTemplates"][0].get("priorityClassName"), "gang-high")
-        pg = [p for p in self.env.PodGroups() if p["metadata"]["name"].startswith("prio-")][0]
+        pg = [p for p in self.env.pod_groups() if p["metadata"]["name"].startswith("prio-")][0]
         self.assertEqual(pg["spec"].get("priorityClassName"), "gang-high")
-        self.assertEqual([e for e in self.env.Events("PriorityClassSkipped")], [])
+        self.assertEqual([e for e in self.env.events("PriorityClassSkipped")], [])
 
     def test_create_refused_for_good_is_an_event_on_the_deployment(self):
         """L4: a Workload create the API server keeps refusing (a feature gate off, a
@@ -231,15 +229,15 @@ class ReconcilerResilienceTest(unittest.TestCase):
         self.env.srv.SetFaults([{"code": 403, "reason": "Forbidden", "user": RECONCILER_USER,
                                  "methods": ["POST"], "watch": False, "path": r"/workloads$",
                                  "message": 'workloads.scheduling.k8s.io "x" is forbidden: injected policy'}])
-        self.env.StartReconciler("--leader-elect=false")
+        self.env.start_reconciler("--leader-elect=false")
         self.Deploy("refused", 2)
-        WaitFor(lambda: [e for e in self.env.Events("FailedWorkloadCreate")
+        wait_for(lambda: [e for e in self.env.events("FailedWorkloadCreate")
                          if e["involvedObject"]["name"] == "refused"], 30, 0.2, "FailedWorkloadCreate Event")
-        ev = [e for e in self.env.Events("FailedWorkloadCreate") if e["involvedObject"]["name"] == "refused"][0]
+        ev = [e for e in self.env.events("FailedWorkloadCreate") if e["involvedObject"]["name"] == "refused"][0]
         self.assertEqual(ev["type"], "Warning")
         self.assertIn("injected policy", ev["message"])
         self.env.srv.ClearFaults()
-        WaitFor(lambda: self.Converged("refused", 2), 60, 0.2, "converged once allowed")
+        wait_for(lambda: self.Converged("refused", 2), 60, 0.2, "converged once allowed")
 
 
 if __name__ == "__main__":

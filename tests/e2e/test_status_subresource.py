@@ -7,12 +7,10 @@ the scheduling annotation unseen. Runs the real `wasd webhook` against the test 
 """
 import copy
 import json
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reconciler_env import NS, Deployment, Env  # noqa: E402
+from lib.cluster import Env
+from lib.manifests import NS, deployment
 
 ANNOTATION = "wasd.io/scheduling"
 WEBHOOK = "deployments.validate.wasd.io"
@@ -25,7 +23,7 @@ class StatusSubresourceTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.env.Stop()
+        cls.env.stop()
 
     def Path(self, name):
         return f"/apis/apps/v1/namespaces/{NS}/deployments/{name}"
@@ -42,7 +40,7 @@ class StatusSubresourceTest(unittest.TestCase):
         return [c.get("field") for c in (out.get("details") or {}).get("causes") or []]
 
     def test_status_writes_meet_the_update_rules(self):
-        self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", Deployment("st", 2, min_count=2))
+        self.env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", deployment("st", 2, min_count=2))
         before = self.Stored("st")
         config = before["metadata"]["annotations"][ANNOTATION]
         seq = self.env.srv.LastSeq()

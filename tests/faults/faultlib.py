@@ -1,8 +1,8 @@
-"""Shared pieces of the fault suite: the `wasd webhook` process (certificates from
-`wasd certs generate`, ephemeral loopback ports read from its "webhook started"
-log line, stopped by PID), raw TLS clients, review requests with unique uids,
-/proc readings (RSS, open sockets), the wrk load client, and the knobs that
-switch between the short CI runs and the long runs of scripts/faults.sh.
+"""Shared pieces of the fault suite: the suite's `wasd webhook` (lib.webhook with
+certificates from `wasd certs generate` and a raised descriptor limit), review
+requests with unique uids and their checks, raw TLS reading, the wrk load client,
+and the knobs that switch between the short CI runs and the long runs of
+scripts/faults.sh.
 
 Every wait is bounded; every process started here is stopped by its PID, also
 when a test fails. Standard library only (plus wrk for load).
@@ -17,15 +17,16 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 import http.client
 
+from lib import paths
+from lib.certs import generate_certs
+from lib.webhook import Webhook
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR") or os.path.dirname(os.path.dirname(HERE))
 BUILD_DIR = os.environ.get("WASD_BUILD_DIR", "")
-WASD = os.environ.get("WASD_BIN") or os.path.join(BUILD_DIR or os.path.join(SOURCE_DIR, "build"), "wasd")
-TESTDATA = os.path.join(SOURCE_DIR, "tests", "testdata", "e2e")
+TESTDATA = paths.testdata("e2e")
 WRK = os.environ.get("WRK", "/usr/bin/wrk")
 LUA_SCRIPT = os.path.join(HERE, "review_post.lua")
 
@@ -51,7 +52,7 @@ def Sanitized():
             if re.search(r"^WASD_SANITIZE:BOOL=(ON|TRUE|1)$", f.read(), re.M):
                 return True
     try:
-        with open(WASD, "rb") as f:
+        with open(paths.WASD, "rb") as f:
             return b"__asan_init" in f.read()
     except OSError:
         return False
@@ -108,208 +109,30 @@ def CheckAnswer(status, body, uid, allowed=True):
     return None
 
 
-# ---------------------------------------------------------------- /proc
-
-def RssKiB(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
-
-
-def SocketCount(pid):
-    """Open socket descriptors of a process (listeners included)."""
-    n = 0
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
-                n += 1
-        except OSError:
-            pass  # closed while we looked
-    return n
-
-
-def WaitFor(fn, timeout=WAIT, interval=0.05, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
-
-
 # ---------------------------------------------------------------- the webhook
 
-_CERTS_LOCK = threading.Lock()
+def StartWebhook(directory, flags=(), nofile=8192):
+    """One `wasd webhook` for a fault test: certificates in directory/certs, its log in
+    directory, up to `nofile` descriptors (more than the connections the test opens)."""
+    certs = generate_certs(os.path.join(directory, "certs"))
+    return Webhook(certs, args=flags, workdir=directory, nofile=nofile)
 
 
-def FreePort():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def CheckReview(webhook, uid, fixture="deployment-valid.json", path=VALIDATE):
+    """A review on a fresh connection; None when answered correctly, else why not."""
+    try:
+        status, _, body = webhook.post(path, Review(fixture, uid))
+    except (OSError, http.client.HTTPException) as e:
+        return f"{type(e).__name__}: {e}"
+    return CheckAnswer(status, body, uid)
 
 
-def GenerateCerts(out_dir):
-    """CA + serving certificate for 127.0.0.1 via the product's own command."""
-    with _CERTS_LOCK:
-        subprocess.run([WASD, "certs", "generate", "--service", "wasd-webhook", "--namespace",
-                        "wasd-system", "--out-dir", out_dir, "--extra-san", "127.0.0.1",
-                        "--extra-san", "localhost"], check=True, capture_output=True, timeout=60)
-    return {k: os.path.join(out_dir, k) for k in ("ca.crt", "tls.crt", "tls.key")}
-
-
-class Webhook:
-    """One `wasd webhook` on ephemeral loopback ports. Logs go to a file (a million
-    requests are too many lines for a pipe reader to keep up with); the ports come
-    from the "webhook started" line. Started through `sh -c 'ulimit -n …; exec …'`
-    so the process (same PID) may hold more descriptors than the connections we open."""
-
-    def __init__(self, directory, flags=(), nofile=8192):
-        self.dir = directory
-        self.certs = GenerateCerts(os.path.join(directory, "certs"))
-        self.log_path = os.path.join(directory, f"webhook-{os.getpid()}-{time.monotonic_ns()}.log")
-        # Ports chosen here rather than read from the "webhook started" line: that
-        # line is at info level, and the memory runs use --log-level warn.
-        self.port, self.probe_port, self.metrics_port = FreePort(), FreePort(), FreePort()
-        args = [WASD, "webhook", "--tls-cert-file", self.certs["tls.crt"], "--tls-key-file",
-                self.certs["tls.key"], "--bind-address", "127.0.0.1", "--port", str(self.port),
-                "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
-                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}", "--shutdown-delay", "0s", *flags]
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
-        env["HOME"] = directory
-        self.log = open(self.log_path, "wb")
-        script = f"ulimit -n {int(nofile)} 2>/dev/null; exec \"$@\""
-        self.proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", *args], stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=self.log, env=env)
-        self.pid = self.proc.pid  # `exec` keeps the PID
-        try:
-            WaitFor(lambda: self.proc.poll() is not None or self.ProbeStatus("/readyz") == 200,
-                    what="webhook ready")
-            if self.proc.poll() is not None:
-                raise AssertionError(f"webhook exited {self.proc.returncode}:\n{self.Text()[-3000:]}")
-        except BaseException:
-            self.Stop(sig=signal.SIGKILL)
-            raise
-        self.ctx = ssl.create_default_context(cafile=self.certs["ca.crt"])
-
-    # -- logs
-
-    def Entries(self):
-        out = []
-        with open(self.log_path, "rb") as f:
-            for raw in f:
-                try:
-                    out.append(json.loads(raw))
-                except ValueError:
-                    pass
-        return out
-
-    def Text(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-
-    def WaitLog(self, predicate, timeout=WAIT):
-        def Seen():
-            for e in self.Entries():
-                if predicate(e):
-                    return e
-            if self.proc.poll() is not None:
-                raise AssertionError(f"webhook exited {self.proc.returncode}:\n{self.Text()[-3000:]}")
-            return None
-        return WaitFor(Seen, timeout, 0.05, "a webhook log line")
-
-    # -- probes and process facts
-
-    def ProbeStatus(self, path):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", self.probe_port, timeout=5)
-            try:
-                conn.request("GET", path)
-                return conn.getresponse().status
-            finally:
-                conn.close()
-        except OSError:
-            return 0
-
-    def Metrics(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=5)
-        try:
-            conn.request("GET", "/metrics")
-            text = conn.getresponse().read().decode()
-        finally:
-            conn.close()
-        samples = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                name, value = line.rsplit(" ", 1)
-                samples[name] = float(value)
-        return samples
-
-    def Rss(self):
-        return RssKiB(self.pid)
-
-    def Sockets(self):
-        return SocketCount(self.pid)
-
-    def WaitSockets(self, at_most, timeout=WAIT, what="connections closed"):
-        """Waits until the server holds at most `at_most` sockets; returns the count."""
-        WaitFor(lambda: self.Sockets() <= at_most, timeout, 0.1, what)
-        return self.Sockets()
-
-    # -- clients
-
-    def TlsSocket(self, timeout=WAIT):
-        raw = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
-        try:
-            return self.ctx.wrap_socket(raw, server_hostname="127.0.0.1")
-        except BaseException:
-            raw.close()
-            raise
-
-    def Post(self, path, body, timeout=WAIT):
-        """One request on a fresh connection; returns (status, headers, body)."""
-        conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, context=self.ctx)
-        try:
-            conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
-            resp = conn.getresponse()
-            return resp.status, resp, resp.read()
-        finally:
-            conn.close()
-
-    def CheckReview(self, uid, fixture="deployment-valid.json", path=VALIDATE):
-        """A review on a fresh connection; None when answered correctly, else why not."""
-        try:
-            status, _, body = self.Post(path, Review(fixture, uid))
-        except (OSError, http.client.HTTPException) as e:
-            return f"{type(e).__name__}: {e}"
-        return CheckAnswer(status, body, uid)
-
-    def AssertHealthy(self, tag="healthy"):
-        assert self.proc.poll() is None, f"webhook exited {self.proc.returncode}"
-        assert self.ProbeStatus("/healthz") == 200, "healthz not 200"
-        for i in range(3):
-            why = self.CheckReview(f"{tag}-{i}")
-            assert why is None, why
-
-    # -- stop
-
-    def Signal(self, sig):
-        os.kill(self.pid, sig)
-
-    def Stop(self, sig=signal.SIGTERM, timeout=40):
-        if self.proc.poll() is None:
-            os.kill(self.pid, sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-        self.log.close()
-        return self.proc.returncode
+def AssertHealthy(webhook, tag="healthy"):
+    assert webhook.running(), f"webhook exited {webhook.proc.returncode}"
+    assert webhook.probe_status("/healthz") == 200, "healthz not 200"
+    for i in range(3):
+        why = CheckReview(webhook, f"{tag}-{i}")
+        assert why is None, why
 
 
 def ReadResponse(sock):

@@ -4,22 +4,19 @@ them, the convergence check, the ownership audit (every write by the reconciler'
 user must target an object wasd owns), and a TCP proxy that stands in for an API
 server restart.
 
-Builds on tests/e2e/reconciler_env.py (API server + real webhook + reconcilers,
-every process stopped by PID).
+Builds on lib.cluster (API server + real webhook + reconcilers, every process
+stopped by PID).
 """
 import json
 import os
 import re
 import select
 import socket
-import sys
 import threading
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
-
-from reconciler_env import (GATE, NS, RECONCILER_USER, WRITES, Deployment, Env, MinCount,  # noqa: E402,F401
-                            PodGated, PodGroupOf, WaitFor, WorkloadName)
+from lib.cluster import RECONCILER_USER, WRITES
+from lib.manifests import GATE, NS, deployment, min_count_of, pod_gated, pod_group_of, workload_name
+from lib.wait import wait_for
 
 CONVERGE = 120.0  # bound, in seconds, of one convergence wait under faults
 
@@ -97,71 +94,71 @@ class World:
 
     def Create(self, short, replicas):
         name = self.Name(short)
-        d = self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", Deployment(name, replicas))
+        d = self.env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", deployment(name, replicas))
         self.want[name] = replicas
         self.uids[name] = d["metadata"]["uid"]
         return name
 
     def Scale(self, name, replicas):
-        self.env.Scale(name, replicas)
+        self.env.scale(name, replicas)
         self.want[name] = replicas
 
     def Rollout(self, name, revision):
         """A new pod template (so a new ReplicaSet); the Deployments use Recreate."""
-        self.env.Patch(f"/apis/apps/v1/namespaces/{NS}/deployments/{name}",
+        self.env.patch(f"/apis/apps/v1/namespaces/{NS}/deployments/{name}",
                        {"spec": {"template": {"metadata": {"annotations": {"fault-suite/revision": str(revision)}}}}})
 
     def CreateDecoys(self):
         """Objects wasd does not own: a Workload and a PodGroup of nobody, and a
         Deployment without the opt-in annotation."""
         base = "/apis/scheduling.k8s.io/v1beta1/namespaces/" + NS
-        self.env.Create(base + "/workloads",
+        self.env.create(base + "/workloads",
                         {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
                          "metadata": {"name": self.Name("decoy-workload"), "namespace": NS},
                          "spec": {"podGroupTemplates": [{"name": "pgt-0", "schedulingPolicy": {"basic": {}}}]}})
-        self.env.Create(base + "/podgroups",
+        self.env.create(base + "/podgroups",
                         {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
                          "metadata": {"name": self.Name("decoy-podgroup"), "namespace": NS},
                          "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
-        plain = Deployment(self.Name("plain"), 2)
+        plain = deployment(self.Name("plain"), 2)
         del plain["metadata"]["annotations"]
-        self.env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments", plain)
+        self.env.create(f"/apis/apps/v1/namespaces/{NS}/deployments", plain)
 
     def Converged(self, name):
         """One Workload (minCount = replicas), one PodGroup per ReplicaSet with
         replicas > 0 and no other, every pod Running with its gate lifted."""
         replicas = self.want[name]
         env = self.env
-        ws = [w for w in env.Workloads()
+        ws = [w for w in env.workloads()
               if any(o.get("uid") == self.uids[name] for o in w["metadata"].get("ownerReferences", []))]
-        if len(ws) != 1 or (replicas > 0 and MinCount(ws[0]) != replicas):
+        if len(ws) != 1 or (replicas > 0 and min_count_of(ws[0]) != replicas):
             return False
-        if ws[0]["metadata"]["name"] != WorkloadName(name, self.uids[name]):
+        if ws[0]["metadata"]["name"] != workload_name(name, self.uids[name]):
             return False
-        active = {PodGroupOf(rs) for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 1) > 0}
-        pgs = {p["metadata"]["name"]: p for p in env.PodGroups()
+        active = {pod_group_of(rs) for rs in env.replica_sets(name) if rs["spec"].get("replicas", 1) > 0}
+        pgs = {p["metadata"]["name"]: p for p in env.pod_groups()
                if p["metadata"]["name"].startswith(name + "-") and "deletionTimestamp" not in p["metadata"]}
-        if set(pgs) != active or any(MinCount(p) != replicas for p in pgs.values()):
+        if set(pgs) != active or any(min_count_of(p) != replicas for p in pgs.values()):
             return False
-        pods = env.Pods(name)
+        pods = env.pods(name)
         return len(pods) == replicas and all(
-            p["status"].get("phase") == "Running" and not PodGated(p) for p in pods)
+            p["status"].get("phase") == "Running" and not pod_gated(p) for p in pods)
 
     def WaitConverged(self, timeout=CONVERGE):
         for name in sorted(self.want):
-            WaitFor(lambda: self.Converged(name), timeout, 0.3, f"{name} converged at {self.want[name]}")
+            wait_for(lambda: self.Converged(name), timeout, 0.3, f"{name} converged at {self.want[name]}")
 
     def Details(self, name):
         """What the API server holds for `name`, for failure messages."""
         env = self.env
         return json.dumps({
             "want": self.want.get(name),
-            "workloads": [(w["metadata"]["name"], MinCount(w)) for w in env.Workloads()
+            "workloads": [(w["metadata"]["name"], min_count_of(w)) for w in env.workloads()
                           if w["metadata"]["name"].startswith(name + "-")],
-            "replicasets": [(r["metadata"]["name"], r["spec"].get("replicas")) for r in env.ReplicaSets(name)],
-            "podgroups": [(p["metadata"]["name"], MinCount(p), "deletionTimestamp" in p["metadata"])
-                          for p in env.PodGroups() if p["metadata"]["name"].startswith(name + "-")],
-            "pods": [(p["metadata"]["name"], p["status"].get("phase"), PodGated(p)) for p in env.Pods(name)],
+            "replicasets": [(r["metadata"]["name"], r["spec"].get("replicas")) for r in env.replica_sets(name)],
+            "podgroups": [(p["metadata"]["name"], min_count_of(p), "deletionTimestamp" in p["metadata"])
+                          for p in env.pod_groups() if p["metadata"]["name"].startswith(name + "-")],
+            "pods": [(p["metadata"]["name"], p["status"].get("phase"), pod_gated(p)) for p in env.pods(name)],
         })
 
 
@@ -190,10 +187,10 @@ def ForeignWrites(env, since=0, user=RECONCILER_USER):
     derives from the Deployment's uid), PodGroups named for their ReplicaSets, gate-lift
     patches of their pods, Events, its Lease. Returns a list of (method, path, why)."""
     deployments = {}
-    for d in env.List("deployments", "apps/v1"):
+    for d in env.list("deployments", "apps/v1"):
         if "wasd.io/scheduling" in (d["metadata"].get("annotations") or {}):
             deployments[d["metadata"]["name"]] = d["metadata"]["uid"]
-    owned_workloads = {WorkloadName(n, u) for n, u in deployments.items()}
+    owned_workloads = {workload_name(n, u) for n, u in deployments.items()}
     # ReplicaSets ever created for those Deployments (old ones may be gone now).
     owned_rs = set()
     for e in env.srv.Audit(methods=("POST",), path="/replicasets"):

@@ -10,28 +10,24 @@ two patches of one Deployment both read it, both wait in admission, one commits
 first.
 """
 import json
-import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from apiserver.harness import ApiServer  # noqa: E402
-from apiserver.test_admission import Deployment, Webhook  # noqa: E402
+from apiserver.harness import ApiServer
+from lib.manifests import deployment
+from lib.scripted_webhook import ScriptedWebhook
 
 PATH = "/apis/apps/v1/namespaces/default/deployments/racy"
 
 
-class SlowWebhook(Webhook):
-    """Allows everything; Deployment updates wait 0.5 s first."""
-
-    def Decide(self, path, req):
-        if req.get("operation") == "UPDATE":
-            time.sleep(0.5)
-        return {"allowed": True}
+def SlowlyAllow(path, req):
+    """The webhook's answer: allow everything; Deployment updates wait 0.5 s first."""
+    if req.get("operation") == "UPDATE":
+        time.sleep(0.5)
+    return {"allowed": True}
 
 
 class PatchConflictTest(unittest.TestCase):
@@ -41,8 +37,8 @@ class PatchConflictTest(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.srv = ApiServer(args=["--controllers", ""]).Start()
         cls.addClassCleanup(cls.srv.Stop)
-        cls.hook = SlowWebhook(cls.tmp)
-        cls.addClassCleanup(cls.hook.Stop)
+        cls.hook = ScriptedWebhook(cls.tmp, SlowlyAllow)
+        cls.addClassCleanup(cls.hook.stop)
         cfg = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
                "metadata": {"name": "slow"},
                "webhooks": [{"name": "slow.faults.wasd.io", "admissionReviewVersions": ["v1"],
@@ -55,7 +51,8 @@ class PatchConflictTest(unittest.TestCase):
             "POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", cfg)
         assert status == 201, out
         status, _, out = cls.srv.Request("POST", "/apis/apps/v1/namespaces/default/deployments",
-                                         Deployment("racy"))
+                                         deployment("racy", labels={}, scheduling=False, strategy=None,
+                                                                    image="busybox:1"))
         assert status == 201, out
 
     def Concurrently(self, patches, content_type="application/merge-patch+json"):

@@ -24,16 +24,16 @@ object wasd owns (decoys — a Workload and a PodGroup of nobody, a Deployment t
 did not opt in — are never touched).
 """
 import os
-import sys
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import Knob, Report, Rng  # noqa: E402
-from reconlib import (CONVERGE, NS, RECONCILER_USER, Env, FaultCounts, FaultRate, ApiFaultRules,  # noqa: E402
-                      FormatCounts, ForeignWrites, OneOfEachRules, TcpProxy, WaitFor, World,
-                      WorkloadCreations, Writes)
+from faultlib import Knob, Report, Rng
+from lib.cluster import RECONCILER_USER, Env
+from lib.manifests import NS
+from lib.wait import wait_for
+from reconlib import (CONVERGE, ApiFaultRules, FaultCounts, FaultRate, ForeignWrites, FormatCounts,
+                      OneOfEachRules, TcpProxy, World, WorkloadCreations, Writes)
 
 
 class ReconcilerFaultsTest(unittest.TestCase):
@@ -43,7 +43,7 @@ class ReconcilerFaultsTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.env.Stop()
+        cls.env.stop()
 
     def setUp(self):
         self.seq = self.env.srv.LastSeq()
@@ -52,15 +52,15 @@ class ReconcilerFaultsTest(unittest.TestCase):
     def tearDown(self):
         self.env.srv.ClearFaults()
 
-    def StartReconciler(self, name, kubeconfig=None):
-        r = self.env.StartReconciler("--leader-elect=false", "--resync-period", "30s", name=name,
+    def start_reconciler(self, name, kubeconfig=None):
+        r = self.env.start_reconciler("--leader-elect=false", "--resync-period", "30s", name=name,
                                      wait=False, kubeconfig=kubeconfig)
         self.addCleanup(r.Kill)
         return r
 
     def WaitReady(self, r):
-        WaitFor(lambda: r.Ready() or r.proc.poll() is not None, CONVERGE, 0.2, f"{r.name} ready")
-        self.assertIsNone(r.proc.poll(), f"{r.name} exited:\n{r.Logs()[-3000:]}")
+        wait_for(lambda: r.ready() or r.proc.poll() is not None, CONVERGE, 0.2, f"{r.name} ready")
+        self.assertIsNone(r.proc.poll(), f"{r.name} exited:\n{r.logs()[-3000:]}")
 
     def Converge(self, world):
         try:
@@ -77,8 +77,8 @@ class ReconcilerFaultsTest(unittest.TestCase):
                          "each Workload created exactly once")
         if decoys:
             plain = world.Name("plain")
-            self.assertEqual([w for w in self.env.Workloads() if w["metadata"]["name"].startswith(plain + "-")], [])
-            self.assertTrue(all(not p["spec"].get("schedulingGates") for p in self.env.Pods(plain)))
+            self.assertEqual([w for w in self.env.workloads() if w["metadata"]["name"].startswith(plain + "-")], [])
+            self.assertTrue(all(not p["spec"].get("schedulingGates") for p in self.env.pods(plain)))
 
     # ---------------------------------------------------------------- tests
 
@@ -89,8 +89,8 @@ class ReconcilerFaultsTest(unittest.TestCase):
             f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/workloads/{world.Name('decoy-workload')}",
             f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{world.Name('decoy-podgroup')}")}
         self.env.srv.SetFaults(OneOfEachRules() + ApiFaultRules(self.rate))
-        r = self.StartReconciler("life")
-        self.WaitReady(r)
+        r = self.start_reconciler("life")
+        self.wait_ready(r)
         a, b, c = world.Create("a", 3), world.Create("b", 2), world.Create("c", 4)
         self.Converge(world)
         world.Scale(a, 5)
@@ -130,8 +130,8 @@ class ReconcilerFaultsTest(unittest.TestCase):
         compactor = threading.Thread(target=Compact, daemon=True)
         compactor.start()
         try:
-            r = self.StartReconciler("watch")
-            self.WaitReady(r)
+            r = self.start_reconciler("watch")
+            self.wait_ready(r)
             a, b = world.Create("a", 2), world.Create("b", 3)
             self.Converge(world)
             for i in range(rounds):
@@ -165,8 +165,8 @@ class ReconcilerFaultsTest(unittest.TestCase):
         self.addCleanup(proxy.Stop)
         kubeconfig = proxy.Kubeconfig(self.env.reconciler_kubeconfig,
                                       os.path.join(self.env.dir, "kubeconfig-via-relay"))
-        r = self.StartReconciler("restart", kubeconfig=kubeconfig)
-        self.WaitReady(r)
+        r = self.start_reconciler("restart", kubeconfig=kubeconfig)
+        self.wait_ready(r)
         a, b = world.Create("a", 2), world.Create("b", 3)
         self.Converge(world)
         cut, compacted = 0, 0
@@ -198,9 +198,9 @@ class ReconcilerFaultsTest(unittest.TestCase):
         names = [world.Create("a", 3), world.Create("b", 2), world.Create("c", 4)]
         changes = 0
         for i in range(kills):
-            r = self.StartReconciler(f"kill-{i}")
+            r = self.start_reconciler(f"kill-{i}")
             time.sleep(rng.uniform(0.05, 1.5))
-            r.Kill()
+            r.kill()
             if i % 3 == 1:  # the world changes between crashes
                 name = rng.choice(names)
                 if rng.random() < 0.3:
@@ -208,8 +208,8 @@ class ReconcilerFaultsTest(unittest.TestCase):
                 else:
                     world.Scale(name, rng.choice([0, 1, 2, 5]))
                 changes += 1
-        final = self.StartReconciler("kill-final")
-        self.WaitReady(final)
+        final = self.start_reconciler("kill-final")
+        self.wait_ready(final)
         self.Converge(world)
         counts = FaultCounts(self.env.srv, self.seq)
         self.env.srv.ClearFaults()

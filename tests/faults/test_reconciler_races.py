@@ -16,15 +16,14 @@ pods still name).
 
 In both races no pod may stay gated longer than RACE_BOUND seconds.
 """
-import os
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import Knob, Report, Rng  # noqa: E402
-from reconlib import (NS, RECONCILER_USER, Deployment, Env, PodGated, PodGroupOf, WaitFor,  # noqa: E402
-                      World)
+from faultlib import Knob, Report, Rng
+from lib.cluster import RECONCILER_USER, Env
+from lib.manifests import NS, deployment, pod_gated, pod_group_of
+from lib.wait import wait_for
+from reconlib import World
 
 GRACE = 2.0         # pod termination grace honoured by the test API server, seconds
 RACE_BOUND = 30.0   # longest a pod may stay gated in a race round, seconds
@@ -49,9 +48,9 @@ class SyncRestartsTest(unittest.TestCase):
         env = self.env
         world = World(env, "sync")
         names = [world.Create("a", 3), world.Create("b", 2), world.Create("c", 4)]
-        first = env.StartReconciler("--leader-elect=false", name="sync-first")
+        first = env.start_reconciler("--leader-elect=false", name="sync-first")
         world.WaitConverged()
-        first.Kill()
+        first.kill()
         seq = env.srv.LastSeq()
         slow_lists = {"delayed": 0, "refused": 0}
         for i in range(restarts):
@@ -71,11 +70,11 @@ class SyncRestartsTest(unittest.TestCase):
             if i % 3 == 1:  # the world moves between restarts; replicas stay above zero
                 name = rng.choice(names)
                 world.Scale(name, rng.choice([1, 2, 3, 5]))
-            r = env.StartReconciler("--leader-elect=false", name=f"sync-{i}", wait=False)
+            r = env.start_reconciler("--leader-elect=false", name=f"sync-{i}", wait=False)
             time.sleep(rng.uniform(0.3, 3.0))
-            r.Kill()
+            r.kill()
         env.srv.ClearFaults()
-        env.StartReconciler("--leader-elect=false", name="sync-final")
+        env.start_reconciler("--leader-elect=false", name="sync-final")
         world.WaitConverged()
 
         deletes = PodGroupWrites(env, seq, "DELETE")
@@ -85,7 +84,7 @@ class SyncRestartsTest(unittest.TestCase):
                      for e in env.srv.Audit(since=seq, user=RECONCILER_USER, methods=("POST",))
                      if e.get("status") == 409 and ("/workloads" in e["path"] or "/podgroups" in e["path"])]
         self.assertEqual(conflicts, [], "no create of an object that exists")
-        api_not_served = [e for e in env.Events("APINotServed")]
+        api_not_served = [e for e in env.events("APINotServed")]
         self.assertEqual(api_not_served, [], "no APINotServed Event while the API is served")
         Report(f"reconciler restarts before sync: {restarts} SIGKILL+restart cycles with the ReplicaSet/Pod "
                f"LISTs delayed ({slow_lists['delayed']}) or refused with 429 ({slow_lists['refused']}): "
@@ -99,48 +98,48 @@ class RacesTest(unittest.TestCase):
         self.env = Env(apiserver_args=("--bookmark-interval", "0.5",
                                        "--pod-grace-period", str(GRACE))).__enter__()
         self.addCleanup(self.env.Stop)
-        self.env.StartReconciler("--leader-elect=false", name="races")
+        self.env.start_reconciler("--leader-elect=false", name="races")
 
     def Running(self, name, n):
         """n live pods, all Running with the gate lifted; their PodGroup exists and is
         not Terminating."""
-        pods = [p for p in self.env.Pods(name) if "deletionTimestamp" not in p["metadata"]]
-        if len(pods) != n or not all(p["status"].get("phase") == "Running" and not PodGated(p) for p in pods):
+        pods = [p for p in self.env.pods(name) if "deletionTimestamp" not in p["metadata"]]
+        if len(pods) != n or not all(p["status"].get("phase") == "Running" and not pod_gated(p) for p in pods):
             return False
-        active = [rs for rs in self.env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0]
+        active = [rs for rs in self.env.replica_sets(name) if rs["spec"].get("replicas", 0) > 0]
         if len(active) != 1:
             return False
-        pg = self.env.srv.Get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{PodGroupOf(active[0])}")
+        pg = self.env.srv.Get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{pod_group_of(active[0])}")
         return pg is not None and "deletionTimestamp" not in pg["metadata"]
 
     def WaitRunning(self, name, n, started):
         """Waits (bounded) until Running(); returns the seconds since `started`."""
-        WaitFor(lambda: self.Running(name, n), RACE_BOUND + 10, 0.1, f"{name}: {n} pods running")
+        wait_for(lambda: self.Running(name, n), RACE_BOUND + 10, 0.1, f"{name}: {n} pods running")
         return time.monotonic() - started
 
     def test_delete_and_recreate_with_the_same_name(self):
         rounds = Knob("FAULT_RACE_ROUNDS", 5)
         env = self.env
         name = "recreate"
-        env.Create(DEPLOYMENTS, Deployment(name, 2))
+        env.create(DEPLOYMENTS, deployment(name, 2))
         self.WaitRunning(name, 2, time.monotonic())
         waits, same_rs_name = [], 0
         for i in range(rounds):
-            old_rs = [rs for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0][0]
-            self.assertEqual(env.Delete(f"{DEPLOYMENTS}/{name}"), 200)
+            old_rs = [rs for rs in env.replica_sets(name) if rs["spec"].get("replicas", 0) > 0][0]
+            self.assertEqual(env.delete(f"{DEPLOYMENTS}/{name}"), 200)
             # The garbage collector removes the ReplicaSet at once; its pods run on
             # through their grace period, so the old PodGroup stays Terminating.
-            WaitFor(lambda: not env.ReplicaSets(name), 20, 0.05, "old ReplicaSet gone")
+            wait_for(lambda: not env.replica_sets(name), 20, 0.05, "old ReplicaSet gone")
             started = time.monotonic()
-            env.Create(DEPLOYMENTS, Deployment(name, 2))
+            env.create(DEPLOYMENTS, deployment(name, 2))
             waited = self.WaitRunning(name, 2, started)
-            new_rs = [rs for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0][0]
+            new_rs = [rs for rs in env.replica_sets(name) if rs["spec"].get("replicas", 0) > 0][0]
             same_rs_name += new_rs["metadata"]["name"] == old_rs["metadata"]["name"]
-            self.assertNotEqual(PodGroupOf(new_rs), PodGroupOf(old_rs))
+            self.assertNotEqual(pod_group_of(new_rs), pod_group_of(old_rs))
             waits.append(waited)
             self.assertLess(waited, RACE_BOUND, f"round {i}: pods gated for {waited:.1f} s")
         self.assertEqual(same_rs_name, rounds, "each new ReplicaSet had the old one's name")
-        self.assertEqual([e for e in env.Events("ForeignObject")], [])
+        self.assertEqual([e for e in env.events("ForeignObject")], [])
         Report(f"delete and re-create with the same name ({rounds} rounds, pod grace {GRACE:.0f} s): the new "
                f"ReplicaSet had the old name every time; new pods running {min(waits):.1f}-{max(waits):.1f} s "
                f"after the re-create (bound {RACE_BOUND:.0f} s), 0 ForeignObject Events")
@@ -151,20 +150,20 @@ class RacesTest(unittest.TestCase):
         rounds = max(1, Knob("FAULT_RACE_ROUNDS", 5) // 5)
         env = self.env
         name = "delrs"
-        env.Create(DEPLOYMENTS, Deployment(name, 2))
+        env.create(DEPLOYMENTS, deployment(name, 2))
         self.WaitRunning(name, 2, time.monotonic())
         waits = []
         for i in range(rounds):
-            old_rs = [rs for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0][0]
+            old_rs = [rs for rs in env.replica_sets(name) if rs["spec"].get("replicas", 0) > 0][0]
             started = time.monotonic()
-            self.assertEqual(env.Delete(f"/apis/apps/v1/namespaces/{NS}/replicasets/{old_rs['metadata']['name']}"),
+            self.assertEqual(env.delete(f"/apis/apps/v1/namespaces/{NS}/replicasets/{old_rs['metadata']['name']}"),
                              200)
-            WaitFor(lambda: any(rs["metadata"]["uid"] != old_rs["metadata"]["uid"] for rs in env.ReplicaSets(name)),
+            wait_for(lambda: any(rs["metadata"]["uid"] != old_rs["metadata"]["uid"] for rs in env.replica_sets(name)),
                     20, 0.05, "a new ReplicaSet")
             waited = self.WaitRunning(name, 2, started)
-            new_rs = [rs for rs in env.ReplicaSets(name) if rs["spec"].get("replicas", 0) > 0][0]
+            new_rs = [rs for rs in env.replica_sets(name) if rs["spec"].get("replicas", 0) > 0][0]
             self.assertEqual(new_rs["metadata"]["name"], old_rs["metadata"]["name"])
-            self.assertNotEqual(PodGroupOf(new_rs), PodGroupOf(old_rs))
+            self.assertNotEqual(pod_group_of(new_rs), pod_group_of(old_rs))
             waits.append(waited)
             self.assertLess(waited, RACE_BOUND, f"round {i}: pods gated for {waited:.1f} s")
         Report(f"ReplicaSet deleted and re-created with the same name ({rounds} rounds, pod grace {GRACE:.0f} s): "
@@ -175,21 +174,21 @@ class RacesTest(unittest.TestCase):
         rng = Rng("zero-up")
         env = self.env
         name = "zeroup"
-        env.Create(DEPLOYMENTS, Deployment(name, 2))
+        env.create(DEPLOYMENTS, deployment(name, 2))
         self.WaitRunning(name, 2, time.monotonic())
         seq = env.srv.LastSeq()
         waits = []
         for i in range(rounds):
-            env.Scale(name, 0)
+            env.scale(name, 0)
             # Back up at a random moment: before the old pods are gone, around the
             # PodGroup's deletion, or after it.
             time.sleep(rng.uniform(0.0, GRACE + 1.5))
             started = time.monotonic()
-            env.Scale(name, 2)
+            env.scale(name, 2)
             waited = self.WaitRunning(name, 2, started)
             waits.append(waited)
             self.assertLess(waited, RACE_BOUND, f"round {i}: pods gated for {waited:.1f} s")
-        released = len([e for e in env.Events("PodGroupReleased") if e["involvedObject"]["name"] == name])
+        released = len([e for e in env.events("PodGroupReleased") if e["involvedObject"]["name"] == name])
         deletes = len(PodGroupWrites(env, seq, "DELETE"))
         Report(f"scale to zero and back up ({rounds} rounds, up after 0-{GRACE + 1.5:.1f} s, pod grace "
                f"{GRACE:.0f} s): pods running {min(waits):.1f}-{max(waits):.1f} s after the scale-up (bound "

@@ -17,16 +17,15 @@ import shutil
 import signal
 import socket
 import ssl
-import sys
 import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import (MUTATE_POD, VALIDATE, WAIT, CheckAnswer, ClientHello, Knob,  # noqa: E402
-                      RaiseFdLimit, ReadResponse, ReadUntilClosed, Report, RequestBytes, Review,
-                      Rng, Sanitized, Webhook, WaitFor, Wrk)
+from faultlib import (MUTATE_POD, VALIDATE, WAIT, AssertHealthy, CheckAnswer, CheckReview, ClientHello,
+                      Knob, RaiseFdLimit, ReadResponse, ReadUntilClosed, Report, RequestBytes, Review, Rng,
+                      Sanitized, StartWebhook, Wrk)
+from lib.wait import wait_for
 
 LIMIT = 64 * 1024  # --max-request-bytes of the limits server: small, so the tests stay quick
 SHORT = "2s"       # read, write and handshake deadlines of the timeouts server
@@ -39,15 +38,15 @@ class WebhookCase(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-faults-")
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
-        cls.server = Webhook(cls.tmp, ("--io-threads", "2", *cls.flags))
-        cls.addClassCleanup(cls.server.Stop)
+        cls.server = StartWebhook(cls.tmp, ("--io-threads", "2", *cls.flags))
+        cls.addClassCleanup(cls.server.stop)
 
     def setUp(self):
         # Connections of earlier tests are gone before a test measures its own.
-        self.base = self.server.WaitSockets(3, what="only the three listeners open")
+        self.base = self.server.wait_sockets(3, what="only the three listeners open")
 
     def tearDown(self):
-        self.server.AssertHealthy(self.id().rsplit(".", 1)[-1])
+        AssertHealthy(self.server, self.id().rsplit(".", 1)[-1])
 
     def ServeWhile(self, busy, tag, at_least=5, pause=0.1):
         """Reviews on fresh connections while busy() is true (at least `at_least`);
@@ -55,7 +54,7 @@ class WebhookCase(unittest.TestCase):
         served = 0
         deadline = time.monotonic() + 3 * WAIT
         while (busy() or served < at_least) and time.monotonic() < deadline:
-            why = self.server.CheckReview(f"{tag}-{served}")
+            why = CheckReview(self.server, f"{tag}-{served}")
             self.assertIsNone(why, f"review {served} while {tag}")
             served += 1
             time.sleep(pause)
@@ -72,10 +71,10 @@ class ConcurrentConnectionsTest(WebhookCase):
         # stays near its high-water mark and the next bursts add less and less
         # (measured: +81, +18, +7, +3, +3, +0.4 MiB over six bursts); a leak of the
         # per-connection state would add the same ~80 MiB every time.
-        rss = [self.server.Rss()]
+        rss = [self.server.rss_kib()]
         for burst in range(3):
             self.Burst(burst)
-            rss.append(self.server.Rss())
+            rss.append(self.server.rss_kib())
         Report(f"webhook concurrent-connections RSS after each burst closed: "
                f"{' -> '.join(str(r) for r in rss)} KiB")
         if not Sanitized():  # ASan's quarantine holds freed memory; its LeakSanitizer checks at exit
@@ -84,17 +83,17 @@ class ConcurrentConnectionsTest(WebhookCase):
     def Burst(self, burst):
         n = Knob("FAULT_CONNECTIONS", 1000)
         RaiseFdLimit(n + 1024)
-        rss_before = self.server.Rss()
+        rss_before = self.server.rss_kib()
         socks = [None] * n
 
         def Open(i):
-            socks[i] = self.server.TlsSocket()
+            socks[i] = self.server.tls_socket()
 
         try:
             with concurrent.futures.ThreadPoolExecutor(32) as pool:
                 for f in [pool.submit(Open, i) for i in range(n)]:
                     f.result(timeout=4 * WAIT)
-            peak = self.server.Sockets()
+            peak = self.server.sockets()
             self.assertGreaterEqual(peak, self.base + n, "the server holds every connection at once")
             # Every connection gets its request before any answer is read.
             for i, s in enumerate(socks):
@@ -108,17 +107,17 @@ class ConcurrentConnectionsTest(WebhookCase):
                     why = f"{type(e).__name__}: {e}"
                 if why:
                     failures.append((i, why))
-            rss_peak = self.server.Rss()
-            self.server.AssertHealthy(f"during-burst-{burst}")
+            rss_peak = self.server.rss_kib()
+            AssertHealthy(self.server, f"during-burst-{burst}")
         finally:
             for s in socks:
                 if s is not None:
                     s.close()
         self.assertEqual(failures[:5], [], f"{len(failures)} of {n} connections failed")
-        after = self.server.WaitSockets(self.base, what="all client connections closed")
+        after = self.server.wait_sockets(self.base, what="all client connections closed")
         Report(f"webhook concurrent-connections (burst {burst + 1}): {n} open at once (server sockets {peak}), "
                f"{n - len(failures)} answered correctly, {len(failures)} failed; sockets after {after}; "
-               f"RSS {rss_before} KiB before, {rss_peak} KiB with all open, {self.server.Rss()} KiB "
+               f"RSS {rss_before} KiB before, {rss_peak} KiB with all open, {self.server.rss_kib()} KiB "
                f"after they closed")
 
 
@@ -156,7 +155,7 @@ class TimeoutsTest(WebhookCase):
         self.assertTrue(stalled or dropped, f"{sent} pipelined requests never filled the buffers")
         stalled_at = time.monotonic()
         served = self.ServeWhile(lambda: False, "beside-slow-reader", at_least=10, pause=0)
-        self.server.WaitSockets(self.base, what="the slow reader dropped")
+        self.server.wait_sockets(self.base, what="the slow reader dropped")
         closed_after = time.monotonic() - stalled_at
         # What reached us is whole answers, then the close: fewer than we asked for.
         s.settimeout(WAIT)
@@ -186,7 +185,7 @@ class TimeoutsTest(WebhookCase):
             start = time.monotonic()
             sent = 0
             try:
-                s = self.server.TlsSocket()
+                s = self.server.tls_socket()
                 try:
                     if i % 2 == 0:
                         s.sendall(request[:header_len])
@@ -208,7 +207,7 @@ class TimeoutsTest(WebhookCase):
         threads = [threading.Thread(target=Trickle, args=(i,), daemon=True) for i in range(n)]
         for t in threads:
             t.start()
-        WaitFor(lambda: self.server.Sockets() >= self.base + n, what="the slow writers connected")
+        wait_for(lambda: self.server.sockets() >= self.base + n, what="the slow writers connected")
         served = self.ServeWhile(lambda: any(t.is_alive() for t in threads), "beside-slow-writers")
         for t in threads:
             t.join(WAIT)
@@ -216,7 +215,7 @@ class TimeoutsTest(WebhookCase):
         self.assertTrue(all(r[2] < len(request) for r in results), "no slow request completed")
         self.assertTrue(all(not r[3].startswith(b"HTTP/1.1 200") for r in results))
         waits = sorted(r[1] for r in results)
-        self.server.WaitSockets(self.base, what="slow writers gone")
+        self.server.wait_sockets(self.base, what="slow writers gone")
         Report(f"webhook slow-writers: {n} clients at 1 byte/s ({n // 2 + n % 2} in the body, {n // 2} in "
                f"the headers): all dropped after {waits[0]:.1f}..{waits[-1]:.1f} s (--read-timeout "
                f"{SHORT}), none answered; {served} other reviews served meanwhile")
@@ -238,7 +237,7 @@ class TimeoutsTest(WebhookCase):
                     s.sendall(hello[:rng.randrange(1, len(hello))])
                 elif kind == "ClientHello, then silence":
                     s.sendall(hello)
-            WaitFor(lambda: self.server.Sockets() >= self.base + n, what="the flood accepted")
+            wait_for(lambda: self.server.sockets() >= self.base + n, what="the flood accepted")
             opened_at = time.monotonic()
             served = self.ServeWhile(lambda: False, "beside-half-open", at_least=5)
             waits = []
@@ -249,7 +248,7 @@ class TimeoutsTest(WebhookCase):
         finally:
             for s in socks:
                 s.close()
-        after = self.server.WaitSockets(self.base, what="half-open connections gone")
+        after = self.server.wait_sockets(self.base, what="half-open connections gone")
         Report(f"webhook half-open-tls: {n} connections ({', '.join(f'{v} {k}' for k, v in kinds.items())}) "
                f"all dropped within {max(waits):.1f} s of the flood (--tls-handshake-timeout {SHORT}); "
                f"{served} reviews served during the flood; sockets after {after}")
@@ -257,12 +256,12 @@ class TimeoutsTest(WebhookCase):
     def test_stopped_and_continued_load_client(self):
         load = Wrk(self.server.port, connections=16, duration="8s", uid="wrk-stop")
         try:
-            WaitFor(lambda: self.server.Sockets() >= self.base + 16, what="wrk connected")
+            wait_for(lambda: self.server.sockets() >= self.base + 16, what="wrk connected")
             time.sleep(1.0)
             os.kill(load.pid, signal.SIGSTOP)
             stopped = time.monotonic()
             served = self.ServeWhile(lambda: time.monotonic() - stopped < 3.0, "beside-stopped-wrk")
-            held = self.server.Sockets()
+            held = self.server.sockets()
             os.kill(load.pid, signal.SIGCONT)
             result = load.Wait(4 * WAIT)
         finally:
@@ -270,7 +269,7 @@ class TimeoutsTest(WebhookCase):
         self.assertEqual(result.rc, 0, result.text)
         self.assertGreater(result.good, 0, result.text)
         self.assertEqual((result.bad, result.non2xx), (0, 0), result.text)
-        after = self.server.WaitSockets(self.base, what="wrk's connections closed")
+        after = self.server.wait_sockets(self.base, what="wrk's connections closed")
         Report(f"webhook stop-cont: wrk (16 connections) stopped 3 s mid-run: {served} other reviews "
                f"served meanwhile, wrk's connections held ({held} server sockets); after -CONT: "
                f"{result.good} correct answers, {result.bad} wrong, {result.non2xx} non-2xx, "
@@ -285,7 +284,7 @@ class LimitsTest(WebhookCase):
     def Exchange(self, raw_request, keep_open=False):
         """Sends raw bytes on a new TLS connection; returns (status, headers, body) or
         ("closed", why) when the server closed without an answer."""
-        s = self.server.TlsSocket()
+        s = self.server.tls_socket()
         try:
             try:
                 s.sendall(raw_request)
@@ -341,7 +340,7 @@ class LimitsTest(WebhookCase):
                 VALIDATE, self.Padded(f"past-{i}", LIMIT + 1)))[0], range(10)))
         self.assertEqual(answers, [413] * 10)
         checks += 10
-        after = self.server.WaitSockets(self.base, what="refused connections closed")
+        after = self.server.wait_sockets(self.base, what="refused connections closed")
         Report(f"webhook body-limit (--max-request-bytes {LIMIT}): {checks} requests — at the limit "
                f"(valid review 200 correct, garbage 400, chunked 200), one byte past 413 + close "
                f"(also chunked and 10 at once), Content-Length 10 GiB 413; sockets after {after}")
@@ -366,7 +365,7 @@ class LimitsTest(WebhookCase):
         status, _, body = self.Exchange(RequestBytes(MUTATE_POD, Review("pod-managed.json", "big-ok"),
                                                      b"X-Filler: " + b"d" * 12000 + b"\r\n"))
         self.assertIsNone(CheckAnswer(status, body, "big-ok"))
-        after = self.server.WaitSockets(self.base, what="flood connections closed")
+        after = self.server.wait_sockets(self.base, what="flood connections closed")
         kinds = sorted(set(outcomes.values()))
         Report(f"webhook header-flood: {len(outcomes)} floods (100 KB one header, 5,000 headers, 1 MB, "
                f"10 concurrent 100 KB) -> {'/'.join(kinds)}; 12 KB of headers still served; "
@@ -396,9 +395,9 @@ class LimitsTest(WebhookCase):
                 data, _ = ReadUntilClosed(s, timeout=WAIT)
                 plaintext_answers += data.startswith(b"HTTP/")
             if i % 10 == 9:
-                self.assertIsNone(self.server.CheckReview(f"between-garbage-{i}"))
+                self.assertIsNone(CheckReview(self.server, f"between-garbage-{i}"))
         self.assertEqual(plaintext_answers, 0)
-        after = self.server.WaitSockets(self.base, what="garbage connections closed")
+        after = self.server.wait_sockets(self.base, what="garbage connections closed")
         Report(f"webhook garbage: {n} connections of garbage ({len(shapes)} shapes: random 1 B..1 MB, "
                f"broken TLS records, plain HTTP, SSLv2 hello) all closed without an HTTP answer; "
                f"reviews between them served; sockets after {after}")

@@ -12,15 +12,12 @@ resource bound (a leak of even 100 bytes a request would show as ~5 MiB per
 CI: 50,000 requests (20,000 under AddressSanitizer, whose quarantine holds freed
 memory, so its bound is wider). scripts/faults.sh: 1,000,000.
 """
-import os
 import shutil
-import sys
 import tempfile
 import threading
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import MUTATE_POD, VALIDATE, Knob, Report, Sanitized, Webhook, Wrk  # noqa: E402
+from faultlib import MUTATE_POD, VALIDATE, AssertHealthy, Knob, Report, Sanitized, StartWebhook, Wrk
 
 MAX_ROUND = 100_000  # requests per wrk run at most (each run opens fresh connections)
 
@@ -34,9 +31,9 @@ class MemoryTest(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="wasd-faults-mem-")
         self.addCleanup(shutil.rmtree, tmp, True)
         # warn: one log line per request would be a million lines on disk.
-        server = Webhook(tmp, ("--io-threads", "2", "--log-level", "warn"))
-        self.addCleanup(server.Stop)
-        rss_start = server.Rss()
+        server = StartWebhook(tmp, ("--io-threads", "2", "--log-level", "warn"))
+        self.addCleanup(server.stop)
+        rss_start = server.rss_kib()
 
         def Run(requests, path, uid):
             fixture = "pod-managed.json" if path == MUTATE_POD else "deployment-valid.json"
@@ -54,7 +51,7 @@ class MemoryTest(unittest.TestCase):
 
         Run(warmup, VALIDATE, "mem-warmup-v")
         Run(warmup, MUTATE_POD, "mem-warmup-p")
-        rss_before = server.Rss()
+        rss_before = server.rss_kib()
 
         peak = [rss_before]
         stop = threading.Event()
@@ -62,7 +59,7 @@ class MemoryTest(unittest.TestCase):
         def Sample():
             while not stop.wait(0.5):
                 try:
-                    peak[0] = max(peak[0], server.Rss())
+                    peak[0] = max(peak[0], server.rss_kib())
                 except (OSError, AssertionError):
                     return
 
@@ -79,9 +76,9 @@ class MemoryTest(unittest.TestCase):
         finally:
             stop.set()
             sampler.join(5)
-        rss_after = server.Rss()
+        rss_after = server.rss_kib()
         growth_kib = rss_after - rss_before
-        server.AssertHealthy("after-memory-run")
+        AssertHealthy(server, "after-memory-run")
         Report(f"webhook memory{' (ASan build)' if asan else ''}: {done} requests in {rounds} wrk rounds "
                f"(16 connections each) after {2 * warmup} warm-up: RSS at start {rss_start} KiB, before "
                f"{rss_before} KiB, after {rss_after} KiB (growth {growth_kib:+d} KiB), peak {peak[0]} KiB; "

@@ -20,20 +20,18 @@ and such requests were lost.)
 Knobs: FAULT_SIGTERM_RUNS (1; scripts/faults.sh runs more), FAULT_SIGTERM_CLIENTS
 (24 keep-alive clients; plus 8 fresh-connection, 8 half-sent, 32 primed).
 """
-import os
 import shutil
 import signal
 import ssl
-import sys
 import tempfile
 import threading
 import time
 import unittest
 import http.client
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import (VALIDATE, WAIT, CheckAnswer, Knob, ReadResponse, Report,  # noqa: E402
-                      RequestBytes, Review, Rng, Webhook, WaitFor)
+from faultlib import (VALIDATE, WAIT, CheckAnswer, Knob, ReadResponse, Report,
+                      RequestBytes, Review, Rng, StartWebhook)
+from lib.wait import wait_for
 
 GRACE = 10  # --shutdown-grace-period, seconds
 N_PRIMED = 32  # keep-alive connections whose next request is written around SIGTERM
@@ -80,10 +78,10 @@ class SigtermUnderLoadTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
     def RunOnce(self, run, rng):
-        server = Webhook(self.tmp, ("--io-threads", "2", "--shutdown-grace-period", f"{GRACE}s",
+        server = StartWebhook(self.tmp, ("--io-threads", "2", "--shutdown-grace-period", f"{GRACE}s",
                                     "--shutdown-delay", "0s",
                                     "--log-level", "warn"))
-        self.addCleanup(server.Stop, signal.SIGKILL)
+        self.addCleanup(server.stop, signal.SIGKILL)
         tally = Tally()
         stop = threading.Event()
         term = threading.Event()
@@ -100,7 +98,7 @@ class SigtermUnderLoadTest(unittest.TestCase):
                     if s is None:
                         if tally.Signalled():
                             return  # a new connection after the signal would only be refused
-                        s = server.TlsSocket()
+                        s = server.tls_socket()
                     s.sendall(RequestBytes(VALIDATE, Review("deployment-valid.json", uid)))
                     done = time.monotonic()
                 except (OSError, ssl.SSLError) as e:
@@ -128,7 +126,7 @@ class SigtermUnderLoadTest(unittest.TestCase):
                 seq += 1
                 began = time.monotonic()
                 try:
-                    s = server.TlsSocket()
+                    s = server.tls_socket()
                 except (OSError, ssl.SSLError):
                     tally.Outcome(uid, time.monotonic(), "connect", began)
                     continue
@@ -153,7 +151,7 @@ class SigtermUnderLoadTest(unittest.TestCase):
             request = RequestBytes(VALIDATE, body)
             cut = len(request) - len(body) // 2
             began = time.monotonic()
-            s = server.TlsSocket()
+            s = server.tls_socket()
             try:
                 s.sendall(request[:cut])
                 half_ready.wait()
@@ -181,7 +179,7 @@ class SigtermUnderLoadTest(unittest.TestCase):
         # not have read them yet (the sharpest case of "already sent").
         primed = []
         for i in range(N_PRIMED):
-            s = server.TlsSocket()
+            s = server.tls_socket()
             self.addCleanup(s.close)
             uid = f"r{run}-primed-{i}-0"
             s.sendall(RequestBytes(VALIDATE, Review("deployment-valid.json", uid)))
@@ -190,25 +188,25 @@ class SigtermUnderLoadTest(unittest.TestCase):
         for t in threads:
             t.start()
         half_ready.wait()
-        WaitFor(lambda: tally.answered >= 200, what="load running")
+        wait_for(lambda: tally.answered >= 200, what="load running")
         time.sleep(rng.uniform(0.0, 0.5))  # a random point of the load
         # The server is descheduled (as on a busy node) while the primed requests
         # arrive and the signal comes; when it runs again it learns of both at once.
         # Half of them write before the signal, half just after it, all while the
         # server is stopped: for the server both halves and the signal are there at
         # once, and it must answer every request it received.
-        server.Signal(signal.SIGSTOP)
+        server.signal(signal.SIGSTOP)
         half = N_PRIMED // 2
         try:
             for i, s in enumerate(primed[:half]):
                 s.sendall(RequestBytes(VALIDATE, Review("deployment-valid.json", f"r{run}-primed-{i}-1")))
             with tally.lock:
                 tally.term_sent_at = time.monotonic()
-                server.Signal(signal.SIGTERM)
+                server.signal(signal.SIGTERM)
             for i, s in enumerate(primed[half:], half):
                 s.sendall(RequestBytes(VALIDATE, Review("deployment-valid.json", f"r{run}-primed-{i}-1")))
         finally:
-            server.Signal(signal.SIGCONT)
+            server.signal(signal.SIGCONT)
         term.set()
         for i, s in enumerate(primed):
             uid = f"r{run}-primed-{i}-1"

@@ -1,5 +1,6 @@
-"""Shared helpers of the chart tests: build the offline renderer, render the
-chart with given values, and small lookups over the rendered objects.
+"""The Helm chart rendered offline, for the chart, end-to-end and image tests:
+build the renderer, render the chart with given values, and small lookups
+over the rendered objects.
 
 The renderer (tests/chart/render/main.go) is Go's text/template with the
 sprig library, the engine Helm uses; it is built from the Debian Go sources
@@ -14,8 +15,9 @@ import tempfile
 
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR") or os.path.abspath(os.path.join(HERE, "..", ".."))
+from lib.paths import SOURCE_DIR, TESTS_DIR
+
+HERE = os.path.join(TESTS_DIR, "chart")  # the renderer's sources and the chart tests' testdata
 CHART_DIR = os.path.join(SOURCE_DIR, "charts", "wasd")
 TESTDATA = os.path.join(HERE, "testdata")
 GO = os.environ.get("WASD_GO", "/usr/lib/go-1.19/bin/go")
