@@ -24,16 +24,16 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-import wasdlib  # noqa: E402
-from reconciler_env import PodGroupName  # noqa: E402
+from lib.certs import generate_certs
+from lib.manifests import pod_group_name
+from lib.paths import SOURCE_DIR
+from lib.webhook import Webhook
 
-FIXTURES = os.path.join(wasdlib.SOURCE_DIR, "bench", "fixtures")
-WRK_SCRIPT = os.path.join(wasdlib.SOURCE_DIR, "bench", "wrk_post.lua")
+FIXTURES = os.path.join(SOURCE_DIR, "bench", "fixtures")
+WRK_SCRIPT = os.path.join(SOURCE_DIR, "bench", "wrk_post.lua")
 GATE = "wasd.io/pod-group"
 # Seconds of wrk load per fixture: enough for a figure to print, short for CI.
 WRK_SECONDS = 2
@@ -90,7 +90,7 @@ def controlling_podgroup(pod):
     """DESIGN.md Q12: the PodGroup of the controlling ReplicaSet's incarnation."""
     for ref in pod["metadata"].get("ownerReferences", []):
         if ref.get("controller"):
-            return PodGroupName(ref["name"], ref["uid"])
+            return pod_group_name(ref["name"], ref["uid"])
     return None
 
 
@@ -98,12 +98,10 @@ class QuickBench(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-bench-quick-")
-        cls.certs = wasdlib.generate_certs(cls.tmp)
-        cls.hook = wasdlib.Webhook(cls.certs)
+        cls.certs = generate_certs(cls.tmp)
         try:
-            cls.hook.start()
+            cls.hook = Webhook(cls.certs, workdir=cls.tmp)  # stops itself if it fails to start
         except Exception:
-            cls.hook.stop()
             shutil.rmtree(cls.tmp, ignore_errors=True)
             raise
         cls.ssl_ctx = ssl.create_default_context(cafile=cls.certs["ca.crt"])

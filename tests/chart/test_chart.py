@@ -7,20 +7,18 @@ exact RBAC, hooks, and that every value reaches the objects.
 """
 
 import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import chartlib  # noqa: E402
-import k8s_schema  # noqa: E402
-from chartlib import find, one  # noqa: E402
+from lib import chart
+import k8s_schema
+from lib.chart import find, one
 
 NS = "wasd-system"
 # The oldest Kubernetes release the chart supports (Chart.yaml kubeVersion):
 # every object must be served by it.
 MIN_KUBE = "1.30"
-FULL = os.path.join(chartlib.TESTDATA, "values-full.yaml")
+FULL = os.path.join(chart.TESTDATA, "values-full.yaml")
 
 _cache = {}
 
@@ -41,7 +39,7 @@ def rendered(key):
     if key not in _cache:
         kw = dict(scenarios[key])
         ns = kw.pop("namespace", NS)
-        _cache[key] = chartlib.render(namespace=ns, **kw)
+        _cache[key] = chart.render(namespace=ns, **kw)
     return _cache[key]
 
 
@@ -125,7 +123,7 @@ class SchemaAndWiring(unittest.TestCase):
                     # Only the helm test's Role and RoleBinding live in the
                     # namespace it submits to.
                     test_ns = "wasd-selftest" if key.startswith("full") else "default"
-                    want = test_ns if "test" in chartlib.hook_phases(o) and o["kind"] in (
+                    want = test_ns if "test" in chart.hook_phases(o) and o["kind"] in (
                         "Role", "RoleBinding") else NS
                     self.assertEqual(o["metadata"]["namespace"], want, ident)
 
@@ -176,19 +174,19 @@ class SchemaAndWiring(unittest.TestCase):
                     self.assertIn(s["name"], sas)
                     self.assertEqual(s["namespace"], NS)
                 # Hook bindings live exactly as long as their role and account.
-                self.assertEqual(chartlib.hook_phases(b), chartlib.hook_phases(one(objs, ref["kind"], ref["name"])))
+                self.assertEqual(chart.hook_phases(b), chart.hook_phases(one(objs, ref["kind"], ref["name"])))
 
     def test_external_service_accounts_are_used_and_not_created(self):
         objs = rendered("external-sa")
         self.assertEqual(find(objs, "ServiceAccount", "ext-wh"), [])
         self.assertEqual(one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["serviceAccountName"], "ext-wh")
         self.assertEqual(one(objs, "Deployment", "wasd-reconciler")["spec"]["template"]["spec"]["serviceAccountName"], "ext-rc")
-        with self.assertRaises(chartlib.RenderError) as cm:
-            chartlib.render(sets=["webhook.serviceAccount.create=false"])
+        with self.assertRaises(chart.RenderError) as cm:
+            chart.render(sets=["webhook.serviceAccount.create=false"])
         self.assertIn("webhook.serviceAccount.name is required", str(cm.exception))
 
     def test_long_release_names_still_give_valid_names(self):
-        objs = chartlib.render(name="a-very-long-release-name-that-goes-on-and-on-for-a-while")
+        objs = chart.render(name="a-very-long-release-name-that-goes-on-and-on-for-a-while")
         for o in objs:
             self.assertEqual(k8s_schema.check_object(o), [])
             self.assertLessEqual(len(o["metadata"]["name"]), 63)
@@ -265,7 +263,7 @@ class Components(unittest.TestCase):
         self.assertEqual(find(default, "ServiceMonitor"), [])
         off = rendered("no-cleanup")
         self.assertEqual(find(off, "PodDisruptionBudget"), [])
-        self.assertEqual([o for o in off if "pre-delete" in chartlib.hook_phases(o)], [])
+        self.assertEqual([o for o in off if "pre-delete" in chart.hook_phases(o)], [])
         self.assertNotIn("affinity", one(off, "Deployment", "wasd-webhook")["spec"]["template"]["spec"])
 
     def test_service_monitor_scrapes_both_components(self):
@@ -433,19 +431,19 @@ class Hooks(unittest.TestCase):
         for key in ALL:
             objs = rendered(key)
             for job in find(objs, "Job") + find(objs, "Pod"):
-                phases = chartlib.hook_phases(job)
+                phases = chart.hook_phases(job)
                 self.assertTrue(phases, "%s: Job %s is not a hook" % (key, job["metadata"]["name"]))
                 pod = job["spec"] if job["kind"] == "Pod" else job["spec"]["template"]["spec"]
                 sa = pod["serviceAccountName"]
                 sa_obj = one(objs, "ServiceAccount", sa)
-                self.assertTrue(phases <= chartlib.hook_phases(sa_obj), key)
+                self.assertTrue(phases <= chart.hook_phases(sa_obj), key)
                 weight = int(job["metadata"]["annotations"]["helm.sh/hook-weight"])
                 self.assertLess(int(sa_obj["metadata"]["annotations"]["helm.sh/hook-weight"]), weight)
                 bound = [b for b in find(objs, "RoleBinding") + find(objs, "ClusterRoleBinding")
                          if any(s["name"] == sa for s in b["subjects"])]
                 self.assertTrue(bound)
                 for b in bound:
-                    self.assertTrue(phases <= chartlib.hook_phases(b))
+                    self.assertTrue(phases <= chart.hook_phases(b))
                 self.assertEqual(pod["restartPolicy"], "Never")
                 self.assertIn("before-hook-creation", job["metadata"]["annotations"]["helm.sh/hook-delete-policy"])
 
@@ -454,13 +452,13 @@ class Hooks(unittest.TestCase):
         rotate_args = {"service": "wasd-webhook", "namespace": NS, "secret": "wasd-webhook-tls",
                        "days": "365", "renew-before": "2160h"}
         gen = one(objs, "Job", "wasd-certs-generate")
-        self.assertEqual(chartlib.hook_phases(gen), {"pre-install", "pre-upgrade"})
+        self.assertEqual(chart.hook_phases(gen), {"pre-install", "pre-upgrade"})
         g = container(gen, "generate")
         self.assertEqual(g["args"][:2], ["certs", "rotate"])
         self.assertEqual(args_map(g["args"][2:]), dict(rotate_args, once=None))
         self.assertEqual(g["image"], "ghcr.io/wasd-io/wasd:0.1.0")
         inject = one(objs, "Job", "wasd-certs-inject")
-        self.assertEqual(chartlib.hook_phases(inject), {"post-install", "post-upgrade"})
+        self.assertEqual(chart.hook_phases(inject), {"post-install", "post-upgrade"})
         i = container(inject, "inject-ca")
         self.assertEqual(i["args"][:2], ["certs", "inject-ca"])
         self.assertEqual(args_map(i["args"][2:]), {"ca-file": "/etc/wasd/tls/ca.crt", "webhook-config": "wasd"})
@@ -468,7 +466,7 @@ class Hooks(unittest.TestCase):
         self.assertEqual(secret["secretName"], "wasd-webhook-tls")
         self.assertEqual(secret["items"], [{"key": "ca.crt", "path": "ca.crt"}])
         rot = one(objs, "Deployment", "wasd-cert-rotator")
-        self.assertEqual(chartlib.hook_phases(rot), set())
+        self.assertEqual(chart.hook_phases(rot), set())
         self.assertEqual((rot["spec"]["replicas"], rot["spec"]["strategy"]["type"]), (1, "Recreate"))
         r = container(rot, "rotate")
         self.assertEqual(r["args"][:2], ["certs", "rotate"])
@@ -480,16 +478,16 @@ class Hooks(unittest.TestCase):
         self.assertEqual(sorted(i["key"] for i in wh["items"]), ["tls.crt", "tls.key"])
 
     def test_renew_before_must_be_shorter_than_the_lifetime(self):
-        with self.assertRaises(chartlib.RenderError) as cm:
-            chartlib.render(sets=["certs.selfManaged.days=90"])
+        with self.assertRaises(chart.RenderError) as cm:
+            chart.render(sets=["certs.selfManaged.days=90"])
         self.assertIn("renewBefore (2160h) must be shorter", str(cm.exception))
-        objs = chartlib.render(sets=["certs.selfManaged.days=91"])
+        objs = chart.render(sets=["certs.selfManaged.days=91"])
         self.assertTrue(find(objs, "Job", "wasd-certs-generate"))
 
     def test_cleanup_job_runs_wasd_certs_uninstall(self):
         for key, secret in (("default", "wasd-system/wasd-webhook-tls"), ("certmanager", None)):
             job = one(rendered(key), "Job", "wasd-cleanup")
-            self.assertEqual(chartlib.hook_phases(job), {"pre-delete"})
+            self.assertEqual(chart.hook_phases(job), {"pre-delete"})
             c = container(job, "uninstall")
             # The wasd image itself: no second (kubectl) image to mirror.
             self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
@@ -503,7 +501,7 @@ class Hooks(unittest.TestCase):
     def test_helm_test_pod_runs_selftest_with_create_rights_only(self):
         objs = rendered("default")
         pod = one(objs, "Pod", "wasd-test")
-        self.assertEqual(chartlib.hook_phases(pod), {"test"})
+        self.assertEqual(chart.hook_phases(pod), {"test"})
         c = container(pod, "selftest")
         self.assertEqual(c["args"][0], "selftest")
         self.assertEqual(args_map(c["args"][1:]), {"namespace": "default", "timeout": "30s"})
@@ -513,11 +511,11 @@ class Hooks(unittest.TestCase):
         role = one(objs, "Role", "wasd-test")
         self.assertEqual(role["metadata"]["namespace"], "default")
         self.assertEqual(rules_of(role), {("apps", "deployments", None): {"create"}})
-        off = chartlib.render(sets=["test.enabled=false"])
-        self.assertEqual([o for o in off if "test" in chartlib.hook_phases(o)], [])
+        off = chart.render(sets=["test.enabled=false"])
+        self.assertEqual([o for o in off if "test" in chart.hook_phases(o)], [])
         for bad in ("kube-system", NS):
-            with self.assertRaises(chartlib.RenderError) as cm:
-                chartlib.render(sets=["test.namespace=" + bad])
+            with self.assertRaises(chart.RenderError) as cm:
+                chart.render(sets=["test.namespace=" + bad])
             self.assertIn("is not served by wasd", str(cm.exception))
 
     def test_cert_manager_mode(self):
@@ -664,7 +662,7 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual((args["days"], args["renew-before"]), ("90", "720h"))
         self.assertEqual((args["service"], args["secret"]), ("platform-wasd-webhook", "custom-tls"))
         self.assertEqual(find(objs, "Deployment", "platform-wasd-cert-rotator"), [])  # rotation.enabled false
-        objs = chartlib.render(values_files=[FULL], sets=["certs.mode=selfManaged",
+        objs = chart.render(values_files=[FULL], sets=["certs.mode=selfManaged",
                                                           "certs.selfManaged.rotation.enabled=true"])
         rot = one(objs, "Deployment", "platform-wasd-cert-rotator")
         r = container(rot, "rotate")
@@ -674,12 +672,12 @@ class ValuesReachObjects(unittest.TestCase):
 
     def test_image_digest_wins_over_tag(self):
         digest = "sha256:" + "ab" * 32
-        objs = chartlib.render(sets=["image.digest=" + digest, "image.tag=1.2.3"])
+        objs = chart.render(sets=["image.digest=" + digest, "image.tag=1.2.3"])
         c = container(one(objs, "Deployment", "wasd-webhook"), "webhook")
         self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd@" + digest)
 
     def test_notes_tell_how_to_opt_in(self):
-        notes = chartlib.render_text(notes=True)
+        notes = chart.render_text(notes=True)
         self.assertIn("wasd.io/scheduling", notes)
         self.assertIn("Recreate", notes)
         self.assertIn("kube-system, wasd-system", notes)

@@ -6,15 +6,13 @@ an unknown flag or a bad value fails). Skipped when no binary is available.
 
 import os
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import chartlib  # noqa: E402
+from lib import chart
 
 WASD_BIN = os.environ.get("WASD_BIN", "")
-FULL = os.path.join(chartlib.TESTDATA, "values-full.yaml")
+FULL = os.path.join(chart.TESTDATA, "values-full.yaml")
 
 # --help returns at once; the bound only guards against a hang.
 _TIMEOUT_S = 30
@@ -42,10 +40,10 @@ class CommandLines(unittest.TestCase):
             dict(values_files=[FULL], sets=["certs.mode=selfManaged",
                                             "certs.selfManaged.rotation.enabled=true"]),
             dict(values_files=[FULL]),
-        ] + [dict(values_files=[f]) for f in chartlib.ci_values_files().values()]
+        ] + [dict(values_files=[f]) for f in chart.ci_values_files().values()]
         seen = set()
         for kw in scenarios:
-            for where, args, self_contained in wasd_commands(chartlib.render(**kw)):
+            for where, args, self_contained in wasd_commands(chart.render(**kw)):
                 self.assertTrue(self_contained, "%s overrides the image entrypoint" % where)
                 seen.add(tuple(args[:2]) if args[0] == "certs" else (args[0],))
                 proc = subprocess.run([WASD_BIN] + args + ["--help"], capture_output=True,

@@ -8,14 +8,11 @@ in the e2e tests.
 """
 
 import copy
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import cel_subset  # noqa: E402
-import chartlib  # noqa: E402
+import cel_subset
+from lib import chart
 
 ANNOTATION = "wasd.io/scheduling"
 MARKER = "wasd.io/managed"
@@ -88,10 +85,10 @@ CASES = [
 
 
 def expressions():
-    objs = chartlib.render()
+    objs = chart.render()
     out = {}
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-        for wh in chartlib.one(objs, kind)["webhooks"]:
+        for wh in chart.one(objs, kind)["webhooks"]:
             for mc in wh.get("matchConditions", []):
                 out[(kind, wh["name"], mc["name"])] = mc["expression"]
     return out
@@ -122,17 +119,17 @@ class MatchConditions(unittest.TestCase):
 
     def test_extra_conditions_are_added_not_substituted(self):
         extra = {"name": "skip-ci", "expression": "!has(object.metadata.labels)"}
-        path = chartlib.write_values({"admission": {"matchConditions": [extra]}})
-        objs = chartlib.render(values_files=[path])
+        path = chart.write_values({"admission": {"matchConditions": [extra]}})
+        objs = chart.render(values_files=[path])
         for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-            for wh in chartlib.one(objs, kind)["webhooks"]:
+            for wh in chart.one(objs, kind)["webhooks"]:
                 if "matchConditions" in wh:
                     self.assertEqual(wh["matchConditions"][0]["name"], "wasd-opted-in")
                     self.assertEqual(wh["matchConditions"][1:], [extra])
-        path = chartlib.write_values({"admission": {"matchConditions": [
+        path = chart.write_values({"admission": {"matchConditions": [
             {"name": "wasd-opted-in", "expression": "true"}]}})
-        with self.assertRaises(chartlib.RenderError) as cm:
-            chartlib.render(values_files=[path])
+        with self.assertRaises(chart.RenderError) as cm:
+            chart.render(values_files=[path])
         self.assertIn("the name wasd-opted-in is the chart's own", str(cm.exception))
 
     def test_an_object_only_condition_would_be_caught(self):

@@ -11,15 +11,13 @@ node's own, and the webhook's memory limit covers its worst case.
 
 import os
 import re
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import chartlib  # noqa: E402
-import jsonschema_subset as js  # noqa: E402
-import k8s_schema  # noqa: E402
-from chartlib import find, one  # noqa: E402
+from lib import chart
+import jsonschema_subset as js
+import k8s_schema
+from lib.chart import find, one
 
 NS = "wasd-system"
 CRITICAL = ("system-cluster-critical", "system-node-critical")
@@ -47,8 +45,8 @@ _cache = {}
 def rendered(name, **kw):
     key = (name, tuple(sorted(kw.items())))
     if key not in _cache:
-        files = [chartlib.ci_values_files()[name]]
-        _cache[key] = chartlib.render(values_files=files, **kw)
+        files = [chart.ci_values_files()[name]]
+        _cache[key] = chart.render(values_files=files, **kw)
     return _cache[key]
 
 
@@ -72,15 +70,15 @@ def webhook_worst_case_mib(io_threads):
 
 class EveryPlatformFile(unittest.TestCase):
     def test_the_platforms_of_the_issue_each_have_a_file(self):
-        self.assertEqual(set(chartlib.ci_values_files()), EXPECTED_FILES)
+        self.assertEqual(set(chart.ci_values_files()), EXPECTED_FILES)
 
     def test_valid_values_and_objects_for_the_oldest_supported_release(self):
-        schema = chartlib.load_schema()
-        kube = chartlib.min_kube_version()
+        schema = chart.load_schema()
+        kube = chart.min_kube_version()
         self.assertEqual(kube, "1.30")
-        for name, path in chartlib.ci_values_files().items():
+        for name, path in chart.ci_values_files().items():
             with self.subTest(platform=name):
-                self.assertEqual(js.validate(chartlib.merged_values([path]), schema), [])
+                self.assertEqual(js.validate(chart.merged_values([path]), schema), [])
                 objs = rendered(name)
                 self.assertTrue(find(objs, "Deployment"))
                 for o in objs:
@@ -93,9 +91,9 @@ class EveryPlatformFile(unittest.TestCase):
         self.assertEqual(errs, ["PodDisruptionBudget: spec.unhealthyPodEvictionPolicy needs Kubernetes 1.27"])
 
     def test_webhook_memory_limit_covers_the_worst_case(self):
-        for name, path in chartlib.ci_values_files().items():
+        for name, path in chart.ci_values_files().items():
             with self.subTest(platform=name):
-                values = chartlib.merged_values([path])
+                values = chart.merged_values([path])
                 dep = one(rendered(name), "Deployment", "wasd-webhook")
                 c = dep["spec"]["template"]["spec"]["containers"][0]
                 threads = int(c["args"][c["args"].index("--io-threads") + 1])
@@ -124,7 +122,7 @@ class ResourceQuotaForCriticalPods(unittest.TestCase):
                         "reconciler.priorityClassName=" + reconciler_pc]
                 if ns == "kube-system":
                     sets.append("test.namespace=default")
-                objs = chartlib.render(sets=sets, namespace=ns)
+                objs = chart.render(sets=sets, namespace=ns)
                 pods = [(o, s) for o, s in pod_specs(objs) if s.get("priorityClassName") in CRITICAL]
                 needed = bool(pods) and ns != "kube-system"
                 quota = self.quota(objs)
@@ -145,8 +143,8 @@ class ResourceQuotaForCriticalPods(unittest.TestCase):
         self.assertEqual(quota["spec"]["scopeSelector"]["matchExpressions"][0]["values"],
                          ["system-cluster-critical"])
         self.assertEqual(quota["spec"]["hard"]["pods"], "6")
-        self.assertEqual(self.quota(chartlib.render(sets=["resourceQuota.pods=20"]))["spec"]["hard"]["pods"], "20")
-        self.assertIsNone(self.quota(chartlib.render(sets=["resourceQuota.enabled=false"])))
+        self.assertEqual(self.quota(chart.render(sets=["resourceQuota.pods=20"]))["spec"]["hard"]["pods"], "20")
+        self.assertIsNone(self.quota(chart.render(sets=["resourceQuota.enabled=false"])))
 
     def test_gke_webhook_port_needs_no_extra_firewall_rule(self):
         objs = rendered("gke")
@@ -159,18 +157,18 @@ class DisruptionBudget(unittest.TestCase):
     def test_only_with_two_or_more_replicas(self):
         self.assertEqual(find(rendered("single-replica"), "PodDisruptionBudget"), [])
         for replicas in (1, 2, 3):
-            objs = chartlib.render(sets=["webhook.replicaCount=%d" % replicas])
+            objs = chart.render(sets=["webhook.replicaCount=%d" % replicas])
             self.assertEqual(len(find(objs, "PodDisruptionBudget")), 1 if replicas >= 2 else 0, replicas)
 
     def test_a_budget_that_allows_no_eviction_is_refused(self):
-        with self.assertRaises(chartlib.RenderError) as cm:
-            chartlib.render(sets=["webhook.replicaCount=2", "webhook.podDisruptionBudget.minAvailable=2"])
+        with self.assertRaises(chart.RenderError) as cm:
+            chart.render(sets=["webhook.replicaCount=2", "webhook.podDisruptionBudget.minAvailable=2"])
         self.assertIn("must be below webhook.replicaCount", str(cm.exception))
         # A percentage, or maxUnavailable, is the user's call.
-        chartlib.render(sets=["webhook.replicaCount=2", "webhook.podDisruptionBudget.minAvailable=50%"])
+        chart.render(sets=["webhook.replicaCount=2", "webhook.podDisruptionBudget.minAvailable=50%"])
 
     def test_max_unavailable_replaces_min_available(self):
-        pdb = one(chartlib.render(sets=["webhook.podDisruptionBudget.maxUnavailable=1"]), "PodDisruptionBudget")
+        pdb = one(chart.render(sets=["webhook.podDisruptionBudget.maxUnavailable=1"]), "PodDisruptionBudget")
         self.assertEqual(pdb["spec"].get("maxUnavailable"), 1)
         self.assertNotIn("minAvailable", pdb["spec"])
 
@@ -203,8 +201,8 @@ class OpenShift(unittest.TestCase):
 
 class Subchart(unittest.TestCase):
     def test_global_is_accepted_and_read(self):
-        schema = chartlib.load_schema()
-        values = chartlib.merged_values([chartlib.ci_values_files()["subchart"]])
+        schema = chart.load_schema()
+        values = chart.merged_values([chart.ci_values_files()["subchart"]])
         self.assertIn("storageClass", values["global"])
         self.assertEqual(js.validate(values, schema), [])
         for owner, spec in pod_specs(rendered("subchart")):
@@ -212,9 +210,9 @@ class Subchart(unittest.TestCase):
                 self.assertEqual(c["image"], "mirror.corp.example:5000/wasd-io/wasd:0.1.0", owner["metadata"]["name"])
 
     def test_other_unknown_top_level_keys_are_still_refused(self):
-        values = chartlib.merged_values([chartlib.ci_values_files()["subchart"]])
+        values = chart.merged_values([chart.ci_values_files()["subchart"]])
         values["globals"] = {}
-        self.assertTrue(js.validate(values, chartlib.load_schema()))
+        self.assertTrue(js.validate(values, chart.load_schema()))
 
     def test_registry_rule(self):
         for repo, want in (("ghcr.io/wasd-io/wasd", "m:5/wasd-io/wasd"),
@@ -223,7 +221,7 @@ class Subchart(unittest.TestCase):
                            ("wasd", "m:5/wasd")):
             for sets in (["global.imageRegistry=m:5"], ["image.registry=m:5"],
                          ["global.imageRegistry=m:5", "image.registry=ignored.example"]):
-                objs = chartlib.render(sets=sets + ["image.repository=" + repo])
+                objs = chart.render(sets=sets + ["image.repository=" + repo])
                 image = one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["containers"][0]["image"]
                 self.assertEqual(image, want + ":0.1.0", (repo, sets))
 
@@ -247,14 +245,14 @@ class HostNetwork(unittest.TestCase):
 
     def test_default_ports_would_collide_on_some_nodes(self):
         # Control for the port check: a host-network webhook on the kubelet's port.
-        objs = chartlib.render(values_files=[chartlib.ci_values_files()["hostnetwork"]],
+        objs = chart.render(values_files=[chart.ci_values_files()["hostnetwork"]],
                                sets=["webhook.port=10250"])
         ports = {p["containerPort"] for p in
                  one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]["containers"][0]["ports"]}
         self.assertTrue(ports & RESERVED_NODE_PORTS)
 
     def test_explicit_dns_policy_wins(self):
-        spec = one(chartlib.render(sets=["webhook.hostNetwork=true", "webhook.dnsPolicy=Default"]),
+        spec = one(chart.render(sets=["webhook.hostNetwork=true", "webhook.dnsPolicy=Default"]),
                    "Deployment", "wasd-webhook")["spec"]["template"]["spec"]
         self.assertEqual(spec["dnsPolicy"], "Default")
 
@@ -271,11 +269,10 @@ class CertManager(unittest.TestCase):
 
 class Alerts(unittest.TestCase):
     def test_alert_expressions_use_documented_metric_names(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-        import promtext
-        doc = os.path.join(chartlib.SOURCE_DIR, "docs", "metrics.md")
+        from lib import promtext
+        doc = os.path.join(chart.SOURCE_DIR, "docs", "metrics.md")
         known = set(promtext.read_table(doc, "Webhook")) | set(promtext.read_table(doc, "Reconciler"))
-        rule = one(chartlib.render(sets=["prometheusRule.enabled=true"]), "PrometheusRule")
+        rule = one(chart.render(sets=["prometheusRule.enabled=true"]), "PrometheusRule")
         used = set()
         for r in rule["spec"]["groups"][0]["rules"]:
             for name in re.findall(r"\b([a-z_]+)\{", r["expr"]):
@@ -290,12 +287,12 @@ class GitOps(unittest.TestCase):
     def test_nothing_depends_on_the_cluster_at_render_time(self):
         # `helm template | kubectl apply` (Argo CD, Flux with post-rendering)
         # sees the same objects: no lookup, no caBundle to drift from.
-        for name in chartlib.ci_values_files():
+        for name in chart.ci_values_files():
             for o in rendered(name):
                 for wh in o.get("webhooks", []):
                     self.assertNotIn("caBundle", wh["clientConfig"], name)
-        for path in os.listdir(os.path.join(chartlib.CHART_DIR, "templates")):
-            with open(os.path.join(chartlib.CHART_DIR, "templates", path)) as f:
+        for path in os.listdir(os.path.join(chart.CHART_DIR, "templates")):
+            with open(os.path.join(chart.CHART_DIR, "templates", path)) as f:
                 self.assertIsNone(re.search(r"(\{\{-?|\(|\|)\s*lookup\b", f.read()), path)
 
 

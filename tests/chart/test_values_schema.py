@@ -7,15 +7,13 @@ import copy
 import json
 import os
 import re
-import sys
 import unittest
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import chartlib  # noqa: E402
-import jsonschema_subset as js  # noqa: E402
+from lib import chart
+import jsonschema_subset as js
 
 
 def leaves(values, schema, root, prefix=""):
@@ -133,8 +131,8 @@ BAD = [
 class ValuesSchema(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.schema = chartlib.load_schema()
-        cls.values = chartlib.load_values()
+        cls.schema = chart.load_schema()
+        cls.values = chart.load_values()
 
     def test_schema_uses_only_supported_keywords(self):
         js.check_keywords(self.schema)
@@ -143,7 +141,7 @@ class ValuesSchema(unittest.TestCase):
 
     def test_defaults_and_full_file_are_valid(self):
         self.assertEqual(js.validate(self.values, self.schema), [])
-        with open(os.path.join(chartlib.TESTDATA, "values-full.yaml")) as f:
+        with open(os.path.join(chart.TESTDATA, "values-full.yaml")) as f:
             full = yaml.safe_load(f)
         self.assertEqual(js.validate(full, self.schema), [])
         # The override file sets every value the schema knows.
@@ -175,7 +173,7 @@ class ValuesSchema(unittest.TestCase):
         self.assertEqual([p for p in paths if "(" in p], [])
 
     def test_readme_documents_every_value_with_its_default(self):
-        with open(os.path.join(chartlib.CHART_DIR, "README.md")) as f:
+        with open(os.path.join(chart.CHART_DIR, "README.md")) as f:
             readme = f.read()
         section = readme.split("\n## Values\n", 1)[1].split("\n## ", 1)[0]
         rows = {}
@@ -204,11 +202,11 @@ class ValuesSchema(unittest.TestCase):
 
     def test_renderer_merges_values_like_helm(self):
         # -f over defaults: maps merge, lists replace, null removes.
-        path = chartlib.write_values({"webhook": {"nodeSelector": {"zone": "a"},
+        path = chart.write_values({"webhook": {"nodeSelector": {"zone": "a"},
                                                   "tolerations": [{"key": "k", "operator": "Exists"}],
                                                   "priorityClassName": None}})
-        objs = chartlib.render(values_files=[path], sets=["webhook.nodeSelector.disk=ssd"])
-        spec = chartlib.one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]
+        objs = chart.render(values_files=[path], sets=["webhook.nodeSelector.disk=ssd"])
+        spec = chart.one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]
         self.assertEqual(spec["nodeSelector"], {"zone": "a", "disk": "ssd"})
         self.assertEqual(spec["tolerations"], [{"key": "k", "operator": "Exists"}])
         self.assertNotIn("priorityClassName", spec)

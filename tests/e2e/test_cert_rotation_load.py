@@ -9,23 +9,23 @@ import json
 import os
 import ssl
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import wasdlib  # noqa: E402
+from lib.certs import generate_certs
+from lib.paths import testdata
+from lib.webhook import Webhook
 
 ROTATIONS = int(os.environ.get("WASD_ROTATIONS", "5"))
-FIXTURE = os.path.join(wasdlib.TESTS_DIR, "testdata", "e2e", "pod-managed.json")
+FIXTURE = testdata("e2e", "pod-managed.json")
 
 
 class RotationUnderLoad(unittest.TestCase):
     def test_rotation_under_load(self):
         tmp = tempfile.mkdtemp(prefix="wasd-rotation-")
-        certs = wasdlib.generate_certs(os.path.join(tmp, "certs"))
+        certs = generate_certs(os.path.join(tmp, "certs"))
         with open(FIXTURE, "rb") as f:
             body = f.read()
         uid = json.loads(body)["request"]["uid"]
@@ -35,7 +35,7 @@ class RotationUnderLoad(unittest.TestCase):
         serials = []
         lock = threading.Lock()
 
-        with wasdlib.Webhook(certs, extra_args=["--cert-reload-interval", "200ms"]) as hook:
+        with Webhook(certs, args=["--cert-reload-interval", "200ms"], workdir=tmp) as hook:
             def one(conn):
                 conn.request("POST", "/mutate-v1-pod?timeout=10s", body,
                              {"Content-Type": "application/json"})
@@ -92,7 +92,7 @@ class RotationUnderLoad(unittest.TestCase):
             try:
                 time.sleep(1.0)
                 for _ in range(ROTATIONS):
-                    wasdlib.generate_certs(os.path.join(tmp, "certs"))
+                    generate_certs(os.path.join(tmp, "certs"))
                     time.sleep(1.2)
             finally:
                 stop.set()

@@ -9,16 +9,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.environ.get("WASD_SOURCE_DIR",
-                                               os.path.dirname(os.path.dirname(os.path.dirname(
-                                                   os.path.abspath(__file__))))), "tests"))
-from apiserver.harness import ApiServer, WaitFor  # noqa: E402
+from apiserver.harness import ApiServer
+from lib.paths import WASD
+from lib.wait import wait_for
 
-WASD = os.environ.get("WASD_BIN", "wasd")
 NS = "wasd-system"
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 SECRET_PATH = f"/api/v1/namespaces/{NS}/secrets/wasd-tls"
@@ -347,12 +344,12 @@ class CertsKubeTest(unittest.TestCase):
                                  "--kubeconfig", self.srv.kubeconfig],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
-            WaitFor(lambda: self.srv.Get(SECRET_PATH), 20, 0.1, "secret created by the loop")
+            wait_for(lambda: self.srv.Get(SECRET_PATH), 20, 0.1, "secret created by the loop")
             first = self.SecretPems()[1]
             status, _, _ = self.srv.Request("DELETE", SECRET_PATH)
             self.assertEqual(status, 200)
             # The next pass (within ~1 s) makes a new Secret.
-            WaitFor(lambda: (self.srv.Get(SECRET_PATH) or {}).get("data"), 20, 0.1, "secret re-created")
+            wait_for(lambda: (self.srv.Get(SECRET_PATH) or {}).get("data"), 20, 0.1, "secret re-created")
             self.assertNotEqual(self.SecretPems()[1]["ca.crt"], first["ca.crt"])
             self.assertIsNone(proc.poll())
             os.kill(proc.pid, signal.SIGTERM)

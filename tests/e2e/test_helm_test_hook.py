@@ -18,19 +18,18 @@ import base64
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import wasdlib  # noqa: E402
 
-sys.path.insert(0, wasdlib.TESTS_DIR)
-sys.path.insert(0, os.path.join(wasdlib.TESTS_DIR, "chart"))
-from apiserver.harness import ApiServer, WaitFor  # noqa: E402
-import chartlib  # noqa: E402
+from apiserver.harness import ApiServer
+from lib import chart
+from lib.net import free_port
+from lib.paths import WASD
+from lib.wait import wait_for
+from lib.webhook import Webhook
 
 RELEASE_NS = "wasd-system"
 TEST_NS = "default"
@@ -70,14 +69,14 @@ class HelmHooks(unittest.TestCase):
 
     @classmethod
     def wasd(cls, args, kubeconfig=None):
-        return subprocess.run([wasdlib.WASD] + list(args) + ["--kubeconfig", kubeconfig or cls.srv.kubeconfig],
+        return subprocess.run([WASD] + list(args) + ["--kubeconfig", kubeconfig or cls.srv.kubeconfig],
                               capture_output=True, text=True, timeout=TIMEOUT_S)
 
     @classmethod
     def _install(cls):
         srv = cls.srv
         srv.Kubectl("create", "namespace", RELEASE_NS)
-        cls.objs = chartlib.render(namespace=RELEASE_NS)
+        cls.objs = chart.render(namespace=RELEASE_NS)
         plain = [o for o in cls.objs if "helm.sh/hook" not in (o["metadata"].get("annotations") or {})]
         cls.configs = [o for o in plain if o["kind"].endswith("WebhookConfiguration")]
         (gen,) = hook_objects(cls.objs, "pre-install", "Job")
@@ -93,8 +92,8 @@ class HelmHooks(unittest.TestCase):
             certs[key] = os.path.join(cls.tmp, key)
             with open(certs[key], "wb") as f:
                 f.write(base64.b64decode(secret["data"][key]))
-        cls.webhook = wasdlib.Webhook(certs, extra_args=["--io-threads", "2"],
-                                      kubeconfig=srv.kubeconfig).start()
+        cls.webhook = Webhook(certs, args=["--io-threads", "2"], kubeconfig=srv.kubeconfig,
+                              workdir=cls.tmp)
         cls.route_to_webhook()
         cls.inject()
         (cls.test_pod,) = hook_objects(cls.objs, "test", "Pod")
@@ -140,7 +139,7 @@ class HelmHooks(unittest.TestCase):
 
     def test_b_selftest_fails_when_the_webhook_is_unreachable(self):
         # A closed port behind the Service: the API server's call fails.
-        self.srv.SetServiceEndpoint(RELEASE_NS, "wasd-webhook", "127.0.0.1", wasdlib.free_port())
+        self.srv.SetServiceEndpoint(RELEASE_NS, "wasd-webhook", "127.0.0.1", free_port())
         try:
             p = self.selftest()
         finally:
@@ -223,7 +222,7 @@ class HelmHooks(unittest.TestCase):
                             if e["path"].endswith(f"/namespaces/{TEST_NS}/deployments")
                             and ((e.get("body") or {}).get("metadata") or {}).get("name") == name]
                     return hits[0] if hits else None
-                post = WaitFor(record, 10, 0.05, f"audit record of {name}")
+                post = wait_for(record, 10, 0.05, f"audit record of {name}")
                 self.assertEqual(set(post.get("webhooks", [])), want)
 
     def test_z_cleanup_hook_removes_what_the_chart_made_and_is_idempotent(self):
@@ -252,10 +251,10 @@ class HelmHooks(unittest.TestCase):
         self.assertTrue(any("left alone" in e["msg"] for e in self.logs(p)))
 
     def test_y_bad_flags_are_usage_errors(self):
-        p = subprocess.run([wasdlib.WASD, "certs", "uninstall", "--secret", "no-namespace"],
+        p = subprocess.run([WASD, "certs", "uninstall", "--secret", "no-namespace"],
                            capture_output=True, text=True, timeout=TIMEOUT_S)
         self.assertEqual(p.returncode, 2)
-        p = subprocess.run([wasdlib.WASD, "selftest", "--timeout", "soon"],
+        p = subprocess.run([WASD, "selftest", "--timeout", "soon"],
                            capture_output=True, text=True, timeout=TIMEOUT_S)
         self.assertEqual(p.returncode, 2)
 

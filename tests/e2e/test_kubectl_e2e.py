@@ -12,22 +12,22 @@ objects."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import wasdlib  # noqa: E402
 
-sys.path.insert(0, wasdlib.TESTS_DIR)
-sys.path.insert(0, os.path.join(wasdlib.TESTS_DIR, "chart"))
-from apiserver.harness import ApiServer, WaitFor  # noqa: E402
-from reconciler_env import PodGroupName  # noqa: E402
-import chartlib  # noqa: E402
+from apiserver.harness import ApiServer
+from lib import chart
+from lib.certs import generate_certs
+from lib.manifests import pod_group_name
+from lib.net import free_port
+from lib.paths import SOURCE_DIR, WASD
+from lib.wait import wait_for
+from lib.webhook import Webhook
 
-EXAMPLES = os.path.join(wasdlib.SOURCE_DIR, "examples")
+EXAMPLES = os.path.join(SOURCE_DIR, "examples")
 NS = "ml-serving"
 RELEASE_NS = "wasd-system"
 
@@ -58,7 +58,7 @@ class KubectlEndToEnd(unittest.TestCase):
         srv = cls.srv
         for ns in (NS, RELEASE_NS):
             srv.Kubectl("create", "namespace", ns)
-        objs = chartlib.render(namespace=RELEASE_NS)
+        objs = chart.render(namespace=RELEASE_NS)
         hooks = {o["metadata"]["name"]: o for o in objs
                  if "helm.sh/hook" in (o["metadata"].get("annotations") or {})}
         plain = [o for o in objs if o["metadata"]["name"] not in hooks or
@@ -71,7 +71,7 @@ class KubectlEndToEnd(unittest.TestCase):
             assert len(jobs) == 1, (phase, [j["metadata"]["name"] for j in jobs])
             args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
             args = [a.replace("/etc/wasd/tls/", cls.tls_dir + "/") for a in args]
-            p = subprocess.run([wasdlib.WASD] + args, env=env, capture_output=True, text=True,
+            p = subprocess.run([WASD] + args, env=env, capture_output=True, text=True,
                                timeout=60)
             assert p.returncode == 0, (args, p.stderr)
 
@@ -97,7 +97,7 @@ class KubectlEndToEnd(unittest.TestCase):
             cls.certs[key] = os.path.join(cls.tls_dir, key)
             with open(cls.certs[key], "wb") as f:
                 f.write(base64.b64decode(secret["data"][key]))
-        cls.webhook = wasdlib.Webhook(cls.certs, kubeconfig=srv.kubeconfig).start()
+        cls.webhook = Webhook(cls.certs, kubeconfig=srv.kubeconfig, workdir=cls.tls_dir)
         srv.SetServiceEndpoint(RELEASE_NS, cls.service, "127.0.0.1", cls.webhook.port)
         run_hook_job("post-install")
         cls.config_names = sorted(o["metadata"]["name"] for o in plain if o["kind"] in (
@@ -133,7 +133,7 @@ class KubectlEndToEnd(unittest.TestCase):
                 # The API server reports wasd's denial as an invalid object.
                 self.assertIn("is invalid", p.stderr)
                 # `wasd check` predicts exactly what kubectl prints.
-                check = subprocess.run([wasdlib.WASD, "check", "-f", example(name)],
+                check = subprocess.run([WASD, "check", "-f", example(name)],
                                        capture_output=True, text=True, timeout=60)
                 self.assertEqual(check.returncode, 1)
                 predicted = check.stdout.split("): denied\n", 1)[1].rsplit("\n", 2)[0]
@@ -142,8 +142,8 @@ class KubectlEndToEnd(unittest.TestCase):
     def test_denial_message_form_names_the_webhook(self):
         """--denial-causes=false: kubectl prints the API server's wrapped message,
         naming the webhook, instead of the causes."""
-        other = wasdlib.Webhook(self.certs, extra_args=["--denial-causes=false"],
-                                kubeconfig=self.srv.kubeconfig).start()
+        other = Webhook(self.certs, args=["--denial-causes=false"], kubeconfig=self.srv.kubeconfig,
+                        workdir=self.tls_dir)
         try:
             self.srv.SetServiceEndpoint(RELEASE_NS, self.service, "127.0.0.1", other.port)
             p = self.apply(example("bad-h2-gang-rollingupdate.yaml"))
@@ -165,10 +165,10 @@ class KubectlEndToEnd(unittest.TestCase):
         def pods():
             lst = self.srv.Get(f"/api/v1/namespaces/{NS}/pods?labelSelector=app%3Dinference-server")
             return lst["items"] if lst and len(lst["items"]) == 3 else None
-        items = WaitFor(pods, 30, what="3 pods")
+        items = wait_for(pods, 30, what="3 pods")
         for pod in items:
             rs = [o for o in pod["metadata"]["ownerReferences"] if o.get("controller")][0]
-            self.assertEqual(pod["spec"]["schedulingGroup"], {"podGroupName": PodGroupName(rs["name"], rs["uid"])})
+            self.assertEqual(pod["spec"]["schedulingGroup"], {"podGroupName": pod_group_name(rs["name"], rs["uid"])})
             self.assertIn({"name": "wasd.io/pod-group"}, pod["spec"]["schedulingGates"])
             self.assertEqual(pod["status"]["phase"], "Pending")
         # Warnings reach kubectl as Warning headers.
@@ -214,7 +214,7 @@ class KubectlEndToEnd(unittest.TestCase):
                     " spec: {containers: [{name: c, image: nginx:1}]}}}\n")
         since = self.srv.LastSeq()
         self.assertEqual(self.apply(manifest).returncode, 0)
-        WaitFor(lambda: self.srv.Get(f"/api/v1/namespaces/{NS}/pods?labelSelector=app%3Dplain")["items"],
+        wait_for(lambda: self.srv.Get(f"/api/v1/namespaces/{NS}/pods?labelSelector=app%3Dplain")["items"],
                 20, what="the plain Deployment's pod")
 
         def ours(e):
@@ -234,11 +234,11 @@ class WebhookDown(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="wasd-e2e-down-")
         with ApiServer() as srv:
             srv.Kubectl("create", "namespace", NS)
-            objs = chartlib.render(namespace=RELEASE_NS)
+            objs = chart.render(namespace=RELEASE_NS)
             configs = [o for o in objs if o["kind"] in ("MutatingWebhookConfiguration",
                                                         "ValidatingWebhookConfiguration")]
             svc = [o for o in objs if o["kind"] == "Service" and o["metadata"]["name"].endswith("-webhook")][0]
-            certs = wasdlib.generate_certs(os.path.join(tmp, "certs"), svc["metadata"]["name"], RELEASE_NS)
+            certs = generate_certs(os.path.join(tmp, "certs"), svc["metadata"]["name"], RELEASE_NS)
             with open(certs["ca.crt"], "rb") as f:
                 import base64
                 bundle = base64.b64encode(f.read()).decode()
@@ -246,7 +246,7 @@ class WebhookDown(unittest.TestCase):
                 for w in c["webhooks"]:
                     w["clientConfig"]["caBundle"] = bundle
             # Nothing listens on this port: wasd is down.
-            srv.SetServiceEndpoint(RELEASE_NS, svc["metadata"]["name"], "127.0.0.1", wasdlib.free_port())
+            srv.SetServiceEndpoint(RELEASE_NS, svc["metadata"]["name"], "127.0.0.1", free_port())
             path = os.path.join(tmp, "webhooks.yaml")
             with open(path, "w") as f:
                 yaml.safe_dump_all(configs, f)

@@ -5,19 +5,18 @@ path and resource, not once per request."""
 import copy
 import http.client
 import json
-import os
 import shutil
 import ssl
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import wasdlib  # noqa: E402
+from lib.certs import generate_certs
+from lib.paths import testdata
+from lib.webhook import Webhook
 
 
 def Review(uid, kind, resource, obj):
-    with open(os.path.join(wasdlib.TESTS_DIR, "testdata", "e2e", "deployment-valid.json")) as f:
+    with open(testdata("e2e", "deployment-valid.json")) as f:
         review = json.load(f)
     req = review["request"]
     req.update({"uid": uid, "kind": kind, "resource": resource, "requestKind": kind,
@@ -29,8 +28,8 @@ class OutOfScopeTest(unittest.TestCase):
     def test_other_kinds_allowed_untouched_and_logged_once(self):
         tmp = tempfile.mkdtemp(prefix="wasd-scope-")
         self.addCleanup(shutil.rmtree, tmp, True)
-        certs = wasdlib.generate_certs(tmp)
-        with wasdlib.Webhook(certs) as hook:
+        certs = generate_certs(tmp)
+        with Webhook(certs, workdir=tmp) as hook:
             ctx = ssl.create_default_context(cafile=certs["ca.crt"])
 
             def Post(path, body):
@@ -42,7 +41,7 @@ class OutOfScopeTest(unittest.TestCase):
                 finally:
                     conn.close()
 
-            with open(os.path.join(wasdlib.TESTS_DIR, "testdata", "e2e", "deployment-valid.json")) as f:
+            with open(testdata("e2e", "deployment-valid.json")) as f:
                 sts = copy.deepcopy(json.load(f)["request"]["object"])
             sts["kind"] = "StatefulSet"
             sts["spec"]["strategy"] = {"type": "RollingUpdate"}  # a Deployment like this is denied
@@ -55,7 +54,7 @@ class OutOfScopeTest(unittest.TestCase):
                     self.assertEqual(review["response"]["uid"], f"sts-{i}")
                     self.assertTrue(review["response"]["allowed"])
                     self.assertNotIn("patch", review["response"])
-            lines = [json.loads(l) for l in hook.read_log().splitlines() if l.startswith("{")]
+            lines = hook.log_entries()
             scope = [l for l in lines if l.get("level") == "warn" and "does not answer" in l.get("msg", "")]
             self.assertEqual(sorted((l["webhook"], l["resource"]) for l in scope),
                              [("mutate-deployment", "apps/v1 statefulsets (kind apps/v1 StatefulSet)"),

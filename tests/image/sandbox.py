@@ -21,7 +21,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 # Mounts and unmounts are instant; the bound only keeps a wedged mount(8)
 # from hanging the test.
@@ -191,13 +190,3 @@ class Container:
                 key, _, value = line.partition(":")
                 out[key] = value.strip()
         return out
-
-
-def wait_until(fn, timeout, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))

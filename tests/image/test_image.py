@@ -40,14 +40,13 @@ import unittest
 
 import yaml
 
+from lib.wait import wait_for
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR") or os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD_DIR = os.environ.get("WASD_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
 WASD_BIN = os.environ.get("WASD_BIN") or os.path.join(BUILD_DIR, "wasd")
 TESTS_DIR = os.path.join(SOURCE_DIR, "tests")
-sys.path.insert(0, HERE)
-sys.path.insert(0, TESTS_DIR)
-sys.path.insert(0, os.path.join(TESTS_DIR, "chart"))
 
 SKIP = 77  # ctest SKIP_RETURN_CODE (tests/CMakeLists.txt)
 RELEASE_NS = "wasd-system"
@@ -105,10 +104,10 @@ class Image(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import chartlib
         import sandbox
         from apiserver.harness import ApiServer
         from dnsstub import DnsStub
+        from lib import chart
         cls.sandbox = sandbox
         cls.work = tempfile.mkdtemp(prefix="wasd-image-test-")
         cls.containers = []
@@ -117,7 +116,7 @@ class Image(unittest.TestCase):
         try:
             cls._build()
             cls._unpack()
-            cls.objs = [o for o in yaml.safe_load_all(chartlib.render_text(
+            cls.objs = [o for o in yaml.safe_load_all(chart.render_text(
                 namespace=RELEASE_NS, chart_dir=cls.chart_dir)) if o]
             t = Timer()
             cls.srv = ApiServer().Start()
@@ -341,9 +340,9 @@ class Image(unittest.TestCase):
             ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
             port = ports.get(probe["port"], probe["port"])
             url = "http://127.0.0.1:%s%s" % (port, probe["path"])
-            self.sandbox.wait_until(lambda: not box.Running() or self._http_ok(url),
+            wait_for(lambda: not box.Running() or self._http_ok(url),
                                     READY_TIMEOUT_S, what="%s ready" % box.name)
-        self.sandbox.wait_until(lambda: not box.Running() or box.Execed(), READY_TIMEOUT_S,
+        wait_for(lambda: not box.Running() or box.Execed(), READY_TIMEOUT_S,
                                 what="%s started" % box.name)
         self.assertTrue(box.Running(), "%s exited:\n%s" % (box.name, box.Output()))
         status = box.Status()
@@ -555,7 +554,7 @@ class Image(unittest.TestCase):
         (dep, spec, c), = self.pick("Deployment", component="reconciler")
         box = self.start_until_ready(dep, spec, c)
         lease_path = "/apis/coordination.k8s.io/v1/namespaces/%s/leases/wasd-reconciler" % RELEASE_NS
-        lease = self.sandbox.wait_until(
+        lease = wait_for(
             lambda: (self.srv.Get(lease_path) or {}).get("spec", {}).get("holderIdentity"),
             READY_TIMEOUT_S, what="the reconciler's Lease")
         self.assertTrue(lease)
@@ -565,7 +564,7 @@ class Image(unittest.TestCase):
         (dep, spec, c), = self.pick("Deployment", component="cert-rotator")
         box = self.start_until_ready(dep, spec, c)
         user = "system:serviceaccount:%s:%s" % (RELEASE_NS, spec["serviceAccountName"])
-        self.sandbox.wait_until(lambda: not box.Running() or self.srv.Audit(user=user, path="/secrets/"),
+        wait_for(lambda: not box.Running() or self.srv.Audit(user=user, path="/secrets/"),
                                 READY_TIMEOUT_S, what="the rotator's first check")
         self.assertTrue(box.Running(), box.Output())
         self.stop(box)
