@@ -14,14 +14,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("WASD_SOURCE_DIR", ROOT)
 os.environ.setdefault("WASD_BIN", os.path.join(ROOT, "build", "wasd"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-import reconciler_env as renv  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the test kit (lib)
+from lib.cluster import RECONCILER_USER, WRITES, Env  # noqa: E402
+from lib.manifests import NS, deployment, pod_gated  # noqa: E402
+from lib.wait import wait_for  # noqa: E402
 
 NAME = "life"
 
 
 def settle(env, check, what, timeout=60):
-    renv.WaitFor(check, timeout, 0.2, what)
+    wait_for(check, timeout, 0.2, what)
     time.sleep(1.0)  # let trailing writes (gate lifts, events) land
 
 
@@ -50,7 +52,7 @@ def step(env, title, since):
             hooks[w] = hooks.get(w, 0) + 1
     if hooks:
         print("webhooks called: " + ", ".join(f"{k} x{v}" for k, v in sorted(hooks.items())))
-    for e in env.srv.Audit(since=since, user=renv.RECONCILER_USER, methods=renv.WRITES):
+    for e in env.srv.Audit(since=since, user=RECONCILER_USER, methods=WRITES):
         if "/leases" in e["path"]:
             continue
         print("  reconciler: " + describe(e))
@@ -58,26 +60,26 @@ def step(env, title, since):
 
 
 def main():
-    with renv.Env() as env:
-        env.StartReconciler("--leader-elect=false")
+    with Env() as env:
+        env.start_reconciler("--leader-elect=false")
         seq = env.srv.LastSeq()
-        env.Apply(renv.Deployment(NAME, 3))
-        settle(env, lambda: len(env.Pods(NAME)) == 3 and not any(renv.PodGated(p) for p in env.Pods(NAME)),
+        env.apply(deployment(NAME, 3))
+        settle(env, lambda: len(env.pods(NAME)) == 3 and not any(pod_gated(p) for p in env.pods(NAME)),
                "3 ungated pods")
         seq = step(env, "create (replicas 3, gang, minCount derived)", seq)
         for n in (5, 0, 2):
-            env.Scale(NAME, n)
-            settle(env, lambda: len([p for p in env.Pods(NAME) if not p["metadata"].get("deletionTimestamp")]) == n
-                   and not any(renv.PodGated(p) for p in env.Pods(NAME)), f"{n} ungated pods")
+            env.scale(NAME, n)
+            settle(env, lambda: len([p for p in env.pods(NAME) if not p["metadata"].get("deletionTimestamp")]) == n
+                   and not any(pod_gated(p) for p in env.pods(NAME)), f"{n} ungated pods")
             seq = step(env, f"scale to {n}", seq)
-        env.Patch(f"/apis/apps/v1/namespaces/{renv.NS}/deployments/{NAME}",
+        env.patch(f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}",
                   {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "registry.example/app:2"}]}}}})
-        settle(env, lambda: len(env.ReplicaSets(NAME)) == 2 and len(env.Pods(NAME)) == 2 and
-               all(p["spec"]["containers"][0]["image"].endswith(":2") for p in env.Pods(NAME)) and
-               not any(renv.PodGated(p) for p in env.Pods(NAME)), "Recreate rollout")
+        settle(env, lambda: len(env.replica_sets(NAME)) == 2 and len(env.pods(NAME)) == 2 and
+               all(p["spec"]["containers"][0]["image"].endswith(":2") for p in env.pods(NAME)) and
+               not any(pod_gated(p) for p in env.pods(NAME)), "Recreate rollout")
         seq = step(env, "Recreate rollout (image :1 -> :2)", seq)
-        env.Delete(f"/apis/apps/v1/namespaces/{renv.NS}/deployments/{NAME}")
-        settle(env, lambda: not env.Workloads() and not env.PodGroups() and not env.Pods(NAME), "garbage collection")
+        env.delete(f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}")
+        settle(env, lambda: not env.workloads() and not env.pod_groups() and not env.pods(NAME), "garbage collection")
         step(env, "delete (garbage collection by ownerReferences; the reconciler writes nothing)", seq)
 
 

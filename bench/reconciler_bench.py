@@ -21,11 +21,12 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))  # the test kit (lib)
 os.environ.setdefault("WASD_SOURCE_DIR", os.path.dirname(HERE))
 
-import reconciler_env  # noqa: E402
-from reconciler_env import NS, Deployment, Env, PodGated, RECONCILER_USER, WRITES  # noqa: E402
+from lib import paths  # noqa: E402
+from lib.cluster import RECONCILER_USER, WRITES, Env  # noqa: E402
+from lib.manifests import NS, deployment, pod_gated  # noqa: E402
 
 REPLICAS = 4
 
@@ -43,15 +44,15 @@ def VmHWM(pid):
 
 def Converged(env, n):
     deployments = {f"bench-{i}" for i in range(n)}
-    workloads = env.Workloads()
+    workloads = env.workloads()
     owners = [o["name"] for w in workloads for o in w["metadata"].get("ownerReferences", [])]
     if len(workloads) != n or set(owners) != deployments:
         return False, f"{len(workloads)}/{n} Workloads"
-    pgs = env.PodGroups()
+    pgs = env.pod_groups()
     if len(pgs) != n:
         return False, f"{len(pgs)}/{n} PodGroups"
-    pods = env.List("pods", selector="wasd.io/managed=true")
-    ready = [p for p in pods if p["status"].get("phase") == "Running" and not PodGated(p)]
+    pods = env.list("pods", selector="wasd.io/managed=true")
+    ready = [p for p in pods if p["status"].get("phase") == "Running" and not pod_gated(p)]
     if len(ready) != n * REPLICAS:
         return False, f"{len(ready)}/{n * REPLICAS} pods running"
     return True, "converged"
@@ -80,17 +81,17 @@ def main():
     ap.add_argument("--json", action="store_true", help="also print one JSON line of results")
     args = ap.parse_args()
     n = 50 if args.quick else args.n
-    if not os.path.exists(reconciler_env.WASD):
-        sys.exit(f"wasd binary not found: set WASD_BIN (tried {reconciler_env.WASD!r})")
+    if not os.path.exists(paths.WASD):
+        sys.exit(f"wasd binary not found: set WASD_BIN (tried {paths.WASD!r})")
 
     with Env(apiserver_args=("--bookmark-interval", "1.0", "--history", "200000")) as env:
-        rec = env.StartReconciler("--leader-elect=false", "--workers", str(args.workers),
+        rec = env.start_reconciler("--leader-elect=false", "--workers", str(args.workers),
                                   "--resync-period", f"{args.resync}s", "--log-level", "warn")
         seq0 = env.srv.LastSeq()
         start = time.time()
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda i: env.Create(f"/apis/apps/v1/namespaces/{NS}/deployments",
-                                               Deployment(f"bench-{i}", REPLICAS)), range(n)))
+            list(pool.map(lambda i: env.create(f"/apis/apps/v1/namespaces/{NS}/deployments",
+                                               deployment(f"bench-{i}", REPLICAS)), range(n)))
         created = time.time() - start
         status = ""
         peak = 0
@@ -101,7 +102,7 @@ def main():
                 break
             time.sleep(1.0)
         else:
-            sys.exit(f"not converged after {args.timeout}s: {status}\n{rec.Logs()[-2000:]}")
+            sys.exit(f"not converged after {args.timeout}s: {status}\n{rec.logs()[-2000:]}")
         converge = time.time() - start
         seq_conv = env.srv.LastSeq()
         writes = env.srv.Audit(since=seq0, user=RECONCILER_USER, methods=WRITES)
@@ -109,11 +110,11 @@ def main():
 
         time.sleep(1.0)
         seq_idle = env.srv.LastSeq()
-        reconciles_before = rec.Metric("wasd_reconciler_reconciles_total")
+        reconciles_before = rec.metric("wasd_reconciler_reconciles_total")
         time.sleep(args.resync + 5)
         resync_writes = [e for e in env.srv.Audit(since=seq_idle, user=RECONCILER_USER, methods=WRITES)
                          if "/leases/" not in e["path"]]
-        reconciles_resync = rec.Metric("wasd_reconciler_reconciles_total") - reconciles_before
+        reconciles_resync = rec.metric("wasd_reconciler_reconciles_total") - reconciles_before
         peak = max(peak, VmHWM(rec.proc.pid) or 0)
         late = env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES)
 

@@ -35,8 +35,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(SOURCE, "tests", "faults"))
-import faultlib  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE, "tests"))  # the test kit (lib) and the fault suite's faultlib
+from faults import faultlib  # noqa: E402
+from lib import paths  # noqa: E402
 
 MAX = 256 * 1024  # bytes: kube-apiserver's total annotation limit
 VALIDATE, MUTATE = "/validate-apps-v1-deployment", "/mutate-apps-v1-deployment"
@@ -126,14 +127,14 @@ def Answer(status, body):
 
 
 def MeasureWebhook(tmp, text):
-    hook = faultlib.Webhook(tmp, ("--io-threads", "1", "--log-level", "warn",
+    hook = faultlib.StartWebhook(tmp, ("--io-threads", "1", "--log-level", "warn",
                                   "--max-request-bytes", str(8 << 20)))
     try:
         small = Deployment('{"schedulingPolicy":{"gang":{"minCount":3}}}')
         for i in range(10):  # warm-up: both paths, both operations
             for path in (VALIDATE, MUTATE):
-                hook.Post(path, ReviewBody("CREATE", small, uid=f"w{i}"))
-                hook.Post(path, ReviewBody("UPDATE", small, small, uid=f"u{i}"))
+                hook.post(path, ReviewBody("CREATE", small, uid=f"w{i}"))
+                hook.post(path, ReviewBody("UPDATE", small, small, uid=f"u{i}"))
         idle = HwmKiB(hook.pid)
         obj = Deployment(text)
         old = Deployment(text[:-1] + ("]" if text[-1] != "]" else "["))  # differs: both parsed
@@ -142,26 +143,26 @@ def MeasureWebhook(tmp, text):
                            (VALIDATE, ReviewBody("UPDATE", obj, old)),
                            (MUTATE, ReviewBody("CREATE", obj))):
             start = time.monotonic()
-            status, _, data = hook.Post(path, body, timeout=120)
+            status, _, data = hook.post(path, body, timeout=120)
             slowest = max(slowest, time.monotonic() - start)
             answers.append(Answer(status, data))
         peak = HwmKiB(hook.pid)
         return {"idle_hwm_kib": idle, "peak_hwm_kib": peak, "delta_kib": peak - idle,
                 "slowest_s": round(slowest, 3), "answers": answers}
     finally:
-        hook.Stop()
+        hook.stop()
 
 
 def MeasureConcurrent(tmp, text, n):
-    hook = faultlib.Webhook(tmp, ("--io-threads", "4", "--log-level", "warn",
+    hook = faultlib.StartWebhook(tmp, ("--io-threads", "4", "--log-level", "warn",
                                   "--max-request-bytes", str(8 << 20)))
     try:
         small = Deployment('{"schedulingPolicy":{"gang":{"minCount":3}}}')
         for i in range(20):
-            hook.Post(VALIDATE, ReviewBody("CREATE", small, uid=f"w{i}"))
+            hook.post(VALIDATE, ReviewBody("CREATE", small, uid=f"w{i}"))
         idle = HwmKiB(hook.pid)
         body = ReviewBody("CREATE", Deployment(text))
-        threads = [threading.Thread(target=hook.Post, args=(VALIDATE, body, 120)) for _ in range(n)]
+        threads = [threading.Thread(target=hook.post, args=(VALIDATE, body), kwargs={"timeout": 120}) for _ in range(n)]
         for t in threads:
             t.start()
         for t in threads:
@@ -169,7 +170,7 @@ def MeasureConcurrent(tmp, text, n):
         peak = HwmKiB(hook.pid)
         return {"idle_hwm_kib": idle, "peak_hwm_kib": peak, "delta_kib": peak - idle}
     finally:
-        hook.Stop()
+        hook.stop()
 
 
 def CheckPeakKiB(tmp, text, name):
@@ -178,7 +179,7 @@ def CheckPeakKiB(tmp, text, name):
         d = Deployment(text)
         # JSON is YAML: the manifest goes through the YAML path of `wasd check`'s reader.
         f.write("# worst case\n" + json.dumps(d, indent=1))
-    proc = subprocess.Popen([faultlib.WASD, "check", "-f", path], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([paths.WASD, "check", "-f", path], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while True:  # bounded: killed by PID after 120 s
@@ -195,17 +196,17 @@ def CheckPeakKiB(tmp, text, name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--wasd", default=faultlib.WASD)
+    ap.add_argument("--wasd", default=paths.WASD)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--concurrent", type=int, default=0)
     ap.add_argument("--json")
     args = ap.parse_args()
-    faultlib.WASD = os.path.abspath(args.wasd)
+    paths.WASD = os.path.abspath(args.wasd)
     tmp = tempfile.mkdtemp(prefix="wasd-worst-")
     rows = []
     try:
         base = CheckPeakKiB(tmp, '{"schedulingPolicy":{"gang":{"minCount":3}}}', "baseline")
-        print(f"binary {faultlib.WASD}; wasd check baseline peak RSS {base / 1024:.1f} MiB")
+        print(f"binary {paths.WASD}; wasd check baseline peak RSS {base / 1024:.1f} MiB")
         print(f"{'case':22} {'bytes':>9} {'webhook +MiB':>12} {'slowest s':>9} {'check +MiB':>10}  answers")
         for name in args.cases.split(","):
             text = CASES[name]()

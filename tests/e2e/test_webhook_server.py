@@ -1,9 +1,9 @@
 """End-to-end tests of `wasd webhook`: the real binary on loopback ports.
 
-Each test class starts its own server (TLS port, probe port and metrics port
-all ephemeral: the ports are read from the "webhook started" log line) with a
-throwaway PKI made by the openssl CLI. Every wait is bounded; every process
-is stopped by its PID, also when a test fails.
+Each test class starts its own server (lib.webhook: free loopback ports, logs
+in a file) with a throwaway PKI made by the openssl CLI (lib.certs.Pki). The
+scale lookups go to the test API server (tests/apiserver). Every wait is
+bounded; every process is stopped by its PID, also when a test fails.
 
 Needs: WASD_BIN (the built binary), WASD_SOURCE_DIR (for tests/testdata/e2e),
 the openssl CLI. Standard library only.
@@ -11,7 +11,6 @@ the openssl CLI. Standard library only.
 
 import base64
 import http.client
-import http.server
 import json
 import os
 import shutil
@@ -24,192 +23,34 @@ import threading
 import time
 import unittest
 
-BIN = os.environ.get("WASD_BIN", "wasd")
-SOURCE_DIR = os.environ.get(
-    "WASD_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-TESTDATA = os.path.join(SOURCE_DIR, "tests", "testdata", "e2e")
+from apiserver.harness import ApiServer
+from lib.certs import Pki
+from lib.paths import WASD, read_testdata
+from lib.wait import wait_for
+from lib.webhook import Webhook, metric_samples
 
 WAIT = 10.0  # upper bound, in seconds, of any single wait in these tests
 DEFAULT_LIMIT = 7 * 1024 * 1024
 
 
 def fixture(name):
-    with open(os.path.join(TESTDATA, name), "rb") as f:
-        return f.read()
+    return read_testdata("e2e", name)
 
 
-class Pki:
-    """A throwaway PKI in a temp dir: a serving CA and leaves, a client CA."""
-
-    def __init__(self, directory):
-        self.dir = directory
-        self.make_ca("ca")
-        self.make_leaf("serving", "ca", serial=1001, usage="serverAuth")
-        self.make_ca("client-ca")
-        self.make_leaf("client", "client-ca", serial=2001, usage="clientAuth")
-        self.make_ca("other-ca")
-        self.make_leaf("rogue", "other-ca", serial=3001, usage="clientAuth")
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def openssl(self, *args):
-        subprocess.run(["openssl", *args], cwd=self.dir, check=True, capture_output=True,
-                       timeout=30)
-
-    def make_ca(self, name):
-        self.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                     "-nodes", "-keyout", name + ".key", "-out", name + ".crt", "-days", "2",
-                     "-subj", "/CN=" + name, "-addext", "basicConstraints=critical,CA:TRUE",
-                     "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-
-    def make_leaf(self, name, ca, serial, usage, days=1):
-        ext = self.path(name + ".ext")
-        with open(ext, "w") as f:
-            f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-            f.write("extendedKeyUsage=%s\n" % usage)
-        self.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                     "-keyout", name + ".key", "-out", name + ".csr", "-subj", "/CN=localhost")
-        self.openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey",
-                     ca + ".key", "-set_serial", str(serial), "-days", str(days), "-extfile",
-                     ext, "-out", name + ".crt")
-
-    def not_after(self, name):
-        out = subprocess.run(["openssl", "x509", "-noout", "-enddate", "-in", self.path(name)],
-                             check=True, capture_output=True, text=True, timeout=30).stdout
-        return int(ssl.cert_time_to_seconds(out.strip().split("=", 1)[1]))
-
-    def client_context(self, client=None):
-        ctx = ssl.create_default_context(cafile=self.path("ca.crt"))
-        if client:
-            ctx.load_cert_chain(self.path(client + ".crt"), self.path(client + ".key"))
-        return ctx
+def start_webhook(pki, extra=()):
+    """The webhook under test, serving pki's "serving" pair, two I/O threads."""
+    return Webhook(pki.serving_certs(), args=["--io-threads", "2", *extra], workdir=pki.dir,
+                   start_timeout=WAIT)
 
 
-class Webhook:
-    """The wasd webhook process, its ports and its parsed stderr lines."""
-
-    def __init__(self, pki, extra=(), cert="serving.crt", key="serving.key"):
-        self.pki = pki
-        args = [BIN, "webhook", "--tls-cert-file", pki.path(cert), "--tls-key-file",
-                pki.path(key), "--bind-address", "127.0.0.1", "--port", "0",
-                "--health-probe-bind-address", "127.0.0.1:0",
-                "--metrics-bind-address", "127.0.0.1:0", "--io-threads", "2",
-                "--shutdown-delay", "0s", *extra]
-        # No ambient Kubernetes config: only an explicit --kubeconfig counts.
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
-        env["HOME"] = pki.dir
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines = []   # raw stderr lines
-        self.entries = []  # the lines parsed as JSON (None when a line is not JSON)
-        self.cond = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        try:
-            started = self.wait_log(lambda e: e.get("msg") == "webhook started")
-            self.port = int(started["address"].rsplit(":", 1)[1])
-            self.probe_port = int(started["probes"].rsplit(":", 1)[1])
-            self.metrics_port = int(started["metrics"].rsplit(":", 1)[1])
-            self.wait_until(lambda: plain_get(self.probe_port, "/healthz")[0] == 200)
-        except BaseException:
-            self.kill()
-            raise
-
-    def _read(self):
-        for raw in self.proc.stderr:
-            line = raw.decode("utf-8", "replace").rstrip("\n")
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                entry = None
-            with self.cond:
-                self.lines.append(line)
-                self.entries.append(entry)
-                self.cond.notify_all()
-
-    def logs(self):
-        with self.cond:
-            return [e for e in self.entries if e is not None]
-
-    def wait_log(self, predicate, timeout=WAIT):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for e in self.entries:
-                    if e is not None and predicate(e):
-                        return e
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.proc.poll() is not None and not self.reader.is_alive()):
-                    raise AssertionError("log line not seen; stderr so far:\n" +
-                                         "\n".join(self.lines[-30:]))
-                self.cond.wait(min(left, 0.2))
-
-    @staticmethod
-    def wait_until(condition, timeout=WAIT, what="condition"):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if condition():
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError("timed out waiting for " + what)
-
-    def connect(self, client=None):
-        return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=WAIT,
-                                           context=self.pki.client_context(client))
-
-    def post(self, path, body, conn=None, client=None, headers=None):
-        own = conn is None
-        conn = conn or self.connect(client)
-        try:
-            conn.request("POST", path, body=body,
-                         headers=headers or {"Content-Type": "application/json"})
-            resp = conn.getresponse()
-            return resp.status, resp, resp.read()
-        finally:
-            if own:
-                conn.close()
-
-    def tls_socket(self):
-        raw = socket.create_connection(("127.0.0.1", self.port), timeout=WAIT)
-        return self.pki.client_context().wrap_socket(raw, server_hostname="127.0.0.1")
-
-    def serial_of_new_connection(self):
-        with self.tls_socket() as s:
-            return s.getpeercert()["serialNumber"]
-
-    def signal(self, sig):
-        self.proc.send_signal(sig)
-
-    def wait_exit(self, timeout=WAIT):
-        code = self.proc.wait(timeout=timeout)
-        self.reader.join(timeout=WAIT)
-        return code
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=WAIT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=WAIT)
-        self.reader.join(timeout=WAIT)
-        self.proc.stderr.close()
+def eventually(condition, what):
+    """wait_for with this file's bound; a refused or reset connection is "not yet"."""
+    return wait_for(condition, WAIT, 0.05, what, ignore=(OSError,))
 
 
-def plain_get(port, path, method="GET"):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
-    try:
-        conn.request(method, path)
-        resp = conn.getresponse()
-        return resp.status, resp.read().decode(), resp
-    finally:
-        conn.close()
+def serial_of_new_connection(server):
+    with server.tls_socket() as s:
+        return s.getpeercert()["serialNumber"]
 
 
 def read_until_closed(sock, timeout=WAIT):
@@ -230,15 +71,6 @@ def read_until_closed(sock, timeout=WAIT):
     return data, time.monotonic() - start
 
 
-def metric_samples(text):
-    samples = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            samples[name] = float(value)
-    return samples
-
-
 class ServerCase(unittest.TestCase):
     extra_flags = ()
 
@@ -247,11 +79,11 @@ class ServerCase(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.pki = Pki(cls.tmp)
-        cls.server = Webhook(cls.pki, cls.extra_flags)
-        cls.addClassCleanup(cls.server.kill)
+        cls.server = start_webhook(cls.pki, cls.extra_flags)
+        cls.addClassCleanup(cls.server.stop)
 
     def assert_healthy(self):
-        self.assertEqual(plain_get(self.server.probe_port, "/healthz")[0], 200)
+        self.assertEqual(self.server.probe_get("/healthz")[0], 200)
         status, _, body = self.server.post("/validate-apps-v1-deployment",
                                            fixture("deployment-valid.json"))
         self.assertEqual(status, 200)
@@ -418,12 +250,12 @@ class AdmissionTest(ServerCase):
         self.review("/validate-apps-v1-deployment", "deployment-valid.json")
         self.server.post("/mutate-v1-pod", b"not json")
 
-        status, body, _ = plain_get(self.server.probe_port, "/readyz")
+        status, body, _ = self.server.probe_get("/readyz")
         self.assertEqual((status, body), (200, "ok\n"))
-        self.assertEqual(plain_get(self.server.probe_port, "/metrics")[0], 404)
-        self.assertEqual(plain_get(self.server.metrics_port, "/readyz")[0], 404)
+        self.assertEqual(self.server.probe_get("/metrics")[0], 404)
+        self.assertEqual(self.server.probe_get("/readyz", port=self.server.metrics_port)[0], 404)
 
-        status, text, resp = plain_get(self.server.metrics_port, "/metrics")
+        status, text, resp = self.server.probe_get("/metrics", port=self.server.metrics_port)
         self.assertEqual(status, 200)
         self.assertTrue(resp.getheader("Content-Type").startswith("text/plain; version=0.0.4"))
         m = metric_samples(text)
@@ -452,8 +284,7 @@ class AdmissionTest(ServerCase):
             self.assertEqual(denied[key], want, key)
         self.assertIsInstance(denied["latency_ms"], float)
         self.assertIn("time", denied)
-        with self.server.cond:
-            not_json = [l for l, e in zip(self.server.lines, self.server.entries) if e is None]
+        not_json = [line for line in self.server.log_lines() if not line.startswith("{")]
         self.assertEqual(not_json, [])
 
 
@@ -520,8 +351,8 @@ class ShutdownTest(unittest.TestCase):
         self.pki = Pki(self.tmp)
         # A delay long enough to open one fresh connection inside it on a busy
         # machine, short enough to keep the test quick.
-        self.server = Webhook(self.pki, ("--shutdown-grace-period", "20s", "--shutdown-delay", "4s"))
-        self.addCleanup(self.server.kill)
+        self.server = start_webhook(self.pki, ("--shutdown-grace-period", "20s", "--shutdown-delay", "4s"))
+        self.addCleanup(self.server.stop)
 
     def test_sigterm_answers_requests_in_flight_then_exits_0(self):
         body = fixture("deployment-valid.json")
@@ -547,10 +378,10 @@ class ShutdownTest(unittest.TestCase):
         signalled_at = time.monotonic()
         self.server.signal(signal.SIGTERM)
         self.server.wait_log(lambda e: e.get("msg") == "shutting down")
-        status, text, _ = plain_get(self.server.probe_port, "/readyz")
+        status, text, _ = self.server.probe_get("/readyz")
         self.assertEqual(status, 503)
         self.assertIn("shutting down", text)
-        self.assertEqual(plain_get(self.server.probe_port, "/healthz")[0], 200)
+        self.assertEqual(self.server.probe_get("/healthz")[0], 200)
 
         # Within --shutdown-delay the port still accepts: a connection routed
         # here before the endpoints dropped the pod is answered, and told to
@@ -571,7 +402,7 @@ class ShutdownTest(unittest.TestCase):
                 return False
             except ConnectionRefusedError:
                 return True
-        Webhook.wait_until(refused, what="the admission port to refuse connections")
+        eventually(refused, what="the admission port to refuse connections")
         # Not before the delay (a lower bound only: a slow machine is later).
         self.assertGreaterEqual(time.monotonic() - signalled_at, 3.9)
         self.server.wait_log(lambda e: e.get("msg") == "closing the admission port")
@@ -591,7 +422,7 @@ class ShutdownTest(unittest.TestCase):
             self.assertTrue(answer["response"]["allowed"])
 
         self.assertEqual(self.server.wait_exit(), 0)
-        logs = self.server.logs()
+        logs = self.server.log_entries()
         answered = [e for e in logs if e.get("msg") == "admission"]
         self.assertEqual(len(answered), 6)  # before the signal, the late one, the 4 in flight
         self.assertTrue(any(e.get("msg") == "all connections closed" for e in logs))
@@ -610,24 +441,24 @@ class CertReloadTest(ServerCase):
             os.replace(tmp, self.pki.path(dst))
 
     def rejections(self):
-        return len([e for e in self.server.logs() if "rejected" in e.get("msg", "")])
+        return len([e for e in self.server.log_entries() if "rejected" in e.get("msg", "")])
 
     def test_hot_reload(self):
-        self.assertEqual(self.server.serial_of_new_connection(), "03E9")  # 1001
+        self.assertEqual(serial_of_new_connection(self.server), "03E9")  # 1001
         established = self.server.connect()
         self.addCleanup(established.close)
         self.server.post("/mutate-v1-pod", fixture("pod-managed.json"), conn=established)
 
         self.pki.make_leaf("next", "ca", serial=1002, usage="serverAuth", days=3)
         self.replace_serving_pair("next.crt", "next.key")
-        Webhook.wait_until(lambda: self.server.serial_of_new_connection() == "03EA",
+        eventually(lambda: serial_of_new_connection(self.server) == "03EA",
                            what="the new certificate on new connections")
         self.server.wait_log(lambda e: e.get("msg") == "serving certificate reloaded")
         # The connection made before the reload goes on working.
         status, _, _ = self.server.post("/mutate-v1-pod", fixture("pod-managed.json"),
                                         conn=established)
         self.assertEqual(status, 200)
-        m = metric_samples(plain_get(self.server.metrics_port, "/metrics")[1])
+        m = metric_samples(self.server.probe_get("/metrics", port=self.server.metrics_port)[1])
         self.assertEqual(m["wasd_tls_certificate_expiry_timestamp_seconds"],
                          self.pki.not_after("next.crt"))
 
@@ -636,18 +467,18 @@ class CertReloadTest(ServerCase):
         with open(self.pki.path("serving.crt.new"), "w") as f:
             f.write("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
         os.replace(self.pki.path("serving.crt.new"), self.pki.path("serving.crt"))
-        Webhook.wait_until(lambda: self.rejections() > before, what="a rejection log line")
-        self.assertEqual(self.server.serial_of_new_connection(), "03EA")
+        eventually(lambda: self.rejections() > before, what="a rejection log line")
+        self.assertEqual(serial_of_new_connection(self.server), "03EA")
 
         # A certificate whose key does not match is refused too.
         self.pki.make_leaf("third", "ca", serial=1003, usage="serverAuth")
         before = self.rejections()
         self.replace_serving_pair("third.crt", "next.key")
-        Webhook.wait_until(lambda: self.rejections() > before, what="a key-mismatch rejection")
-        self.assertTrue(any("does not match" in e.get("error", "") for e in self.server.logs()))
-        self.assertEqual(self.server.serial_of_new_connection(), "03EA")
+        eventually(lambda: self.rejections() > before, what="a key-mismatch rejection")
+        self.assertTrue(any("does not match" in e.get("error", "") for e in self.server.log_entries()))
+        self.assertEqual(serial_of_new_connection(self.server), "03EA")
 
-        self.assertEqual(plain_get(self.server.probe_port, "/readyz")[0], 200)
+        self.assertEqual(self.server.probe_get("/readyz")[0], 200)
         self.assert_healthy()
 
 
@@ -660,19 +491,19 @@ class MutualTlsTest(ServerCase):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.pki = Pki(cls.tmp)
-        cls.server = Webhook(cls.pki, ("--client-ca-file", cls.pki.path("client-ca.crt"),
-                                       "--pod-scheduling-gate=false"))
-        cls.addClassCleanup(cls.server.kill)
+        cls.server = start_webhook(cls.pki, ("--client-ca-file", cls.pki.path("client-ca.crt"),
+                                             "--pod-scheduling-gate=false"))
+        cls.addClassCleanup(cls.server.stop)
 
     def test_client_with_certificate_is_served(self):
         status, _, body = self.server.post("/validate-apps-v1-deployment",
-                                           fixture("deployment-valid.json"), client="client")
+                                           fixture("deployment-valid.json"), context=self.pki.client_context("client"))
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body)["response"]["uid"], "e2e-valid-0001")
 
     def test_pod_scheduling_gate_flag_reaches_the_review(self):
         status, _, body = self.server.post("/mutate-v1-pod", fixture("pod-managed.json"),
-                                           client="client")
+                                           context=self.pki.client_context("client"))
         self.assertEqual(status, 200)
         ops = json.loads(base64.b64decode(json.loads(body)["response"]["patch"]))
         paths = [op["path"] for op in ops]
@@ -686,72 +517,10 @@ class MutualTlsTest(ServerCase):
     def test_client_with_foreign_certificate_is_refused(self):
         with self.assertRaises((ssl.SSLError, OSError, http.client.HTTPException)):
             self.server.post("/validate-apps-v1-deployment", fixture("deployment-valid.json"),
-                             client="rogue")
+                             context=self.pki.client_context("rogue"))
         status, _, _ = self.server.post("/mutate-v1-pod", fixture("pod-managed.json"),
-                                        client="client")
+                                        context=self.pki.client_context("client"))
         self.assertEqual(status, 200)
-
-
-class FakeApiServer:
-    """A plain-HTTP stand-in for the API server: GET of apps/v1 Deployments."""
-
-    PREFIX = "/apis/apps/v1/namespaces/"
-
-    def __init__(self, deployments):
-        outer = self
-        self.deployments = deployments  # (namespace, name) -> object
-        self.paths = []
-        self.lock = threading.Lock()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                with outer.lock:
-                    outer.paths.append(self.path)
-                path = self.path.split("?", 1)[0]
-                ns, _, name = path[len(FakeApiServer.PREFIX):].partition("/deployments/")
-                if name == "slow":
-                    time.sleep(3)
-                obj = outer.deployments.get((ns, name))
-                if obj is None:
-                    code, obj = 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                      "reason": "NotFound", "code": 404,
-                                      "message": 'deployments.apps "%s" not found' % name}
-                else:
-                    code = 200
-                data = json.dumps(obj).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the webhook gave up waiting
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def kubeconfig(self, directory):
-        path = os.path.join(directory, "kubeconfig")
-        with open(path, "w") as f:
-            f.write("apiVersion: v1\nkind: Config\n"
-                    "clusters:\n- name: fake\n  cluster:\n"
-                    "    server: http://127.0.0.1:%d\n"
-                    "users:\n- name: e2e\n  user:\n    token: e2e-token\n"
-                    "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: e2e\n"
-                    "current-context: fake\n" % self.port)
-        return path
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=WAIT)
 
 
 class ScaleLookupTest(unittest.TestCase):
@@ -763,13 +532,22 @@ class ScaleLookupTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.pki = Pki(cls.tmp)
+        # The test API server without controllers: it only stores the Deployment.
+        cls.api = ApiServer(args=["--controllers", ""]).Start()
+        cls.addClassCleanup(cls.api.Stop)
         stored = json.loads(fixture("deployment-valid.json"))["request"]["object"]  # minCount 3
-        cls.api = FakeApiServer({("ml", "prefill-workers"): stored})
-        cls.addClassCleanup(cls.api.stop)
+        stored["metadata"] = {k: v for k, v in stored["metadata"].items() if k in ("name", "annotations")}
+        for path, obj in (("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                  "metadata": {"name": "ml"}}),
+                          ("/apis/apps/v1/namespaces/ml/deployments", stored)):
+            status, _, out = cls.api.Request("POST", path, obj)
+            assert status == 201, out
+        # A lookup of Deployment "slow" is answered after 3 s (past the webhook's 1 s).
+        cls.api.SetFaults([{"code": "delay", "delay": 3, "methods": ["GET"], "path": "/deployments/slow$"}])
         # One I/O thread: a lookup blocking it would stall every other request.
-        cls.server = Webhook(cls.pki, ("--kubeconfig", cls.api.kubeconfig(cls.tmp),
-                                       "--lookup-timeout", "1s", "--io-threads", "1"))
-        cls.addClassCleanup(cls.server.kill)
+        cls.server = start_webhook(cls.pki, ("--kubeconfig", cls.api.kubeconfig,
+                                             "--lookup-timeout", "1s", "--io-threads", "1"))
+        cls.addClassCleanup(cls.server.stop)
 
     def scale(self, name, replicas, uid):
         review = json.loads(fixture("deployment-scale.json"))
@@ -786,9 +564,10 @@ class ScaleLookupTest(unittest.TestCase):
         self.assertEqual(r["uid"], "scale-deny")
         self.assertFalse(r["allowed"])
         self.assertEqual(r["status"]["code"], 422)
-        with self.api.lock:
-            self.assertIn("/apis/apps/v1/namespaces/ml/deployments/prefill-workers",
-                          [p.split("?")[0] for p in self.api.paths])
+        # The audit record is written once the API server's answer is sent.
+        eventually(lambda: self.api.Audit(methods=("GET",),
+                                          path="/apis/apps/v1/namespaces/ml/deployments/prefill-workers"),
+                   what="the lookup in the API server's audit")
 
     def test_scale_at_or_above_min_count_is_allowed(self):
         status, _, body = self.scale("prefill-workers", 5, "scale-up")
@@ -813,15 +592,14 @@ class ScaleLookupTest(unittest.TestCase):
             t.start()
         self.addCleanup(lambda: [t.join(WAIT) for t in threads])
         def lookups_waiting():
-            with self.api.lock:
-                return sum(1 for p in self.api.paths if "/deployments/slow" in p) >= 3
-        Webhook.wait_until(lookups_waiting, what="three lookups at the API server")
+            return len(self.api.InFlight(path="/deployments/slow")) >= 3
+        eventually(lookups_waiting, what="three lookups at the API server")
         # While three lookups wait on the API server (each up to the 1 s
         # lookup deadline), the single I/O thread still answers other reviews:
         # the pod review is logged before any of the scale answers.
         status, _, _ = self.server.post("/mutate-v1-pod", fixture("pod-managed.json"))
         self.assertEqual(status, 200)
-        self.assertEqual([e for e in self.server.logs() if e.get("uid") == "scale-slow"], [])
+        self.assertEqual([e for e in self.server.log_entries() if e.get("uid") == "scale-slow"], [])
         for t in threads:
             t.join(WAIT)
         self.assertEqual(len(results), 3)
@@ -835,7 +613,7 @@ class ScaleLookupTest(unittest.TestCase):
 
 class CommandLineTest(unittest.TestCase):
     def run_wasd(self, *args):
-        return subprocess.run([BIN, "webhook", *args], capture_output=True, text=True,
+        return subprocess.run([WASD, "webhook", *args], capture_output=True, text=True,
                               timeout=WAIT)
 
     def test_help(self):
