@@ -46,7 +46,7 @@ trap cleanup EXIT
 
 "$WASD_BIN" certs generate --service wasd-webhook --namespace wasd-system --out-dir "$OUT_DIR/certs" \
   --extra-san 127.0.0.1 --extra-san localhost >/dev/null
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(PYTHONPATH="$ROOT/tests" python3 -c 'from lib.net import free_port; print(free_port())')
 
 valgrind --tool=callgrind --callgrind-out-file="$OUT_DIR/callgrind.%p.out" \
   "$WASD_BIN" webhook --tls-cert-file "$OUT_DIR/certs/tls.crt" --tls-key-file "$OUT_DIR/certs/tls.key" \

@@ -33,7 +33,9 @@ WASD_BIN=$(cd "$(dirname "$WASD_BIN")" && pwd)/$(basename "$WASD_BIN")
 
 case $cmd in
   quick)
-    WASD_SOURCE_DIR=$ROOT exec python3 "$ROOT/tests/bench/test_bench_quick.py" -v "$@"
+    # PYTHONPATH as ctest sets it: the test kit is tests/lib.
+    WASD_SOURCE_DIR=$ROOT PYTHONPATH="$ROOT/tests${PYTHONPATH:+:$PYTHONPATH}" \
+      exec python3 "$ROOT/tests/bench/test_bench_quick.py" -v "$@"
     ;;
   compare)
     if [[ ! -x $BENCH_KIT/compare.sh ]]; then

@@ -21,6 +21,8 @@ if [ ! -x "$build/wasd" ]; then
 fi
 
 export WASD_BIN="$build/wasd" WASD_SOURCE_DIR="$root" WASD_BUILD_DIR="$build" PYTHONDONTWRITEBYTECODE=1
+# As ctest: the test kit (tests/lib) and the test API server (tests/apiserver) import from tests/.
+export PYTHONPATH="$root/tests${PYTHONPATH:+:$PYTHONPATH}"
 export FAULT_MEMORY_REQUESTS=${FAULT_MEMORY_REQUESTS:-1000000}
 export FAULT_KILLS=${FAULT_KILLS:-50}
 export FAULT_RESTARTS=${FAULT_RESTARTS:-10}

@@ -67,6 +67,9 @@ class Api:
         # deletionTimestamp = now + grace until the "kubelet" removes it, as kube
         # does; an unbound pod (never scheduled) still goes at once, as in kube.
         self.pod_grace_max = 0.0
+        # kube's NamespaceAutoProvision admission plugin: a create in a missing
+        # namespace creates the namespace first.
+        self.namespace_auto_provision = False
         self.write_lock = threading.RLock()  # serialises read-modify-write cycles
         self.on_change = []  # callbacks(key) after each committed write
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -169,6 +172,14 @@ class Api:
                              "sent on the request")
         obj["metadata"]["namespace"] = ns
         nso = self.store.Get("/namespaces", "", ns)
+        if nso is None and creating and self.namespace_auto_provision:
+            with self.write_lock:
+                if self.store.Get("/namespaces", "", ns) is None:
+                    namespace = {"metadata": {"name": ns}}
+                    defaults.DefaultNamespace(namespace)
+                    self._Seed(registry.BY_KEY["/namespaces"], namespace)
+            self._Changed("/namespaces")
+            nso = self.store.Get("/namespaces", "", ns)
         if nso is None:
             raise NotFound(registry.BY_KEY["/namespaces"], ns)
         if creating and nso["metadata"].get("deletionTimestamp"):

@@ -219,6 +219,24 @@ class ApiServer:
     def Compact(self):
         return self.Request("POST", "/debug/compact", {})[2]
 
+    def InFlight(self, path=None):
+        """The requests being served now (method, path, query, user, watch, since);
+        those whose path contains `path` if given."""
+        items = self.Request("GET", "/debug/inflight")[2]["items"]
+        return [e for e in items if path is None or path in e["path"]]
+
+    def DropWatches(self):
+        """Cut every open watch (no final chunk), as a lost connection."""
+        return self.Request("POST", "/debug/drop-watches", {})[2]
+
+    def Bookmark(self):
+        """One BOOKMARK now on every open watch that allows bookmarks."""
+        return self.Request("POST", "/debug/bookmark", {})[2]
+
+    def HoldWatches(self, on):
+        """While on, new watches get their 200 but no event until released (at most 30 s)."""
+        return self.Request("PUT", "/debug/hold-watches", {"on": bool(on)})[2]
+
     def SetServiceEndpoint(self, namespace, name, host, port):
         """Route webhook clientConfig.service namespace/name to host:port (TLS name stays
         <name>.<namespace>.svc, as kube-apiserver verifies it)."""

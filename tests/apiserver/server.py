@@ -70,11 +70,12 @@ class Audit:
 class Faults:
     """Fault rules; each matching request consumes one count. Thread-safe.
 
-    A rule: {"code": 500|429|409|410|"drop", "methods": [...], "path": regex, "user": name,
-    "watch": true|false, "count": n (-1 = forever), "rate": 0..1, "retryAfter": s,
-    "afterEvents": n (drop/410 on a watch after n events), "delay": s (wait this long
-    before answering; with "code": "delay" the request is then served normally), "reason" and
-    "message" (of any other code's Status, e.g. 403 Forbidden)}.
+    A rule: {"code": 500|429|409|410|"drop"|"end"|"delay"|any HTTP code, "methods": [...],
+    "path": regex, "user": name, "watch": true|false, "count": n (-1 = forever), "rate": 0..1,
+    "retryAfter": s (a Retry-After header; 429 has 1 by default), "afterEvents": n (drop/410/end
+    on a watch after n events), "delay": s (wait this long before answering; with "code": "delay"
+    the request is then served normally), "reason" and "message" (of any other code's Status,
+    e.g. 403 Forbidden or 503 ServiceUnavailable)}.
     """
 
     def __init__(self):
@@ -112,6 +113,60 @@ class Faults:
         return None
 
 
+class WatchControl:
+    """Knobs over the watches being served: cut them all, send each one BOOKMARK now,
+    hold new ones. Uses the store's condition, so a watch waiting for events wakes at
+    once. Thread-safe."""
+
+    HOLD_LIMIT = 30.0  # seconds a held watch waits at most
+
+    def __init__(self, cond):
+        self.cond = cond
+        self.drops = 0      # bumped by Drop(): watches started before end abruptly
+        self.bookmarks = 0  # bumped by Bookmark(): every open watch sends one BOOKMARK
+        self.hold = False
+
+    def Drop(self):
+        with self.cond:
+            self.drops += 1
+            self.cond.notify_all()
+
+    def Bookmark(self):
+        with self.cond:
+            self.bookmarks += 1
+            self.cond.notify_all()
+
+    def Hold(self, on):
+        with self.cond:
+            self.hold = bool(on)
+            self.cond.notify_all()
+
+    def WaitWhileHeld(self, stopping):
+        with self.cond:
+            self.cond.wait_for(lambda: not self.hold or stopping.is_set(), self.HOLD_LIMIT)
+            return self.drops, self.bookmarks
+
+
+class InFlight:
+    """The requests being served right now (GET /debug/inflight). Thread-safe."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.items = {}
+
+    def Add(self, key, entry):
+        with self.lock:
+            self.items[key] = entry
+
+    def Remove(self, key):
+        with self.lock:
+            self.items.pop(key, None)
+
+    def List(self):
+        with self.lock:
+            return sorted((dict(e) for e in self.items.values()), key=lambda e: e["since"])
+
+
 class DropConnection(Exception):
     pass
 
@@ -128,11 +183,18 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         try:
             self.request.settimeout(10)
-            self.request.do_handshake()
+            if isinstance(self.request, ssl.SSLSocket):
+                self.request.do_handshake()
         except (OSError, ssl.SSLError):
             self.request = None
             raise DropConnection()
         super().setup()
+
+    def _ClientCert(self):
+        """The verified client certificate (a dict), or None."""
+        if not isinstance(self.request, ssl.SSLSocket):
+            return None
+        return self.request.getpeercert() or None
 
     def log_message(self, fmt, *args):
         self.server.app.Log("http: " + (fmt % args))
@@ -169,7 +231,7 @@ class Handler(BaseHTTPRequestHandler):
         self.status_sent = code
 
     def _User(self):
-        cert = self.request.getpeercert() if self.request else None
+        cert = self._ClientCert()
         if cert:
             subject = dict(x[0] for x in cert.get("subject", ()))
             groups = [v for rdn in cert.get("subject", ()) for k, v in rdn if k == "organizationName"]
@@ -212,6 +274,14 @@ class Handler(BaseHTTPRequestHandler):
         public = self.url_path in ("/healthz", "/readyz", "/livez", "/version")
         is_debug = self.url_path.startswith("/debug/")
         watch = self.q.get("watch") in ("1", "true")
+        cert = self._ClientCert()
+        self.client_cn = dict(x[0] for x in cert.get("subject", ())).get("commonName", "") if cert else ""
+        self.audit_args = None if is_debug else (user, watch, body)
+        flight_key = object()
+        if not is_debug:
+            app.inflight.Add(flight_key, {"method": self.command, "path": self.url_path, "query": self.q,
+                                          "user": (user or {}).get("username", "system:anonymous"),
+                                          "watch": watch, "since": time.time()})
         try:
             if user is None and not public:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
@@ -239,26 +309,40 @@ class Handler(BaseHTTPRequestHandler):
                 self._Send(500, _Status(500, "InternalError", "Internal error occurred: test server bug"))
             except OSError:
                 pass
-        if not is_debug:
-            entry = {"method": self.command, "path": self.url_path, "query": self.q,
-                     "user": (user or {}).get("username", "system:anonymous"),
-                     "userAgent": self.headers.get("User-Agent", ""), "status": self.status_sent,
-                     "source": "http", "watch": watch,
-                     "contentType": self.headers.get("Content-Type", "")}
-            if getattr(self, "decoded_body", None) is not None:
-                entry["body"] = self.decoded_body
-            elif body:
-                try:
-                    entry["body"] = json.loads(body)
-                except ValueError:
-                    entry["body"] = body[:MAX_AUDIT_BODY].decode(errors="replace")
-            if self.ctx is not None:
-                entry["warnings"] = self.ctx.warnings
-                entry["webhooks"] = self.ctx.webhooks_called
-                if self.ctx.audit_annotations:
-                    entry["annotations"] = self.ctx.audit_annotations
-            entry.update(self.audit_extra)
-            app.audit.Record(entry)
+        finally:
+            if not is_debug:
+                app.inflight.Remove(flight_key)
+        self._RecordAudit()
+
+    def _RecordAudit(self):
+        """Writes this request's audit record, once: when the answer is sent, or for a
+        watch when its response starts (so an open watch is in the audit)."""
+        if self.audit_args is None:
+            return
+        user, watch, body = self.audit_args
+        self.audit_args = None
+        entry = {"method": self.command, "path": self.url_path, "query": self.q,
+                 "user": (user or {}).get("username", "system:anonymous"),
+                 "userAgent": self.headers.get("User-Agent", ""), "status": self.status_sent,
+                 "source": "http", "watch": watch,
+                 "contentType": self.headers.get("Content-Type", ""),
+                 "authorization": self.headers.get("Authorization", ""),
+                 "clientCert": self.client_cn,
+                 "peerPort": self.client_address[1]}
+        if getattr(self, "decoded_body", None) is not None:
+            entry["body"] = self.decoded_body
+        elif body:
+            try:
+                entry["body"] = json.loads(body)
+            except ValueError:
+                entry["body"] = body[:MAX_AUDIT_BODY].decode(errors="replace")
+        if self.ctx is not None:
+            entry["warnings"] = self.ctx.warnings
+            entry["webhooks"] = self.ctx.webhooks_called
+            if self.ctx.audit_annotations:
+                entry["annotations"] = self.ctx.audit_annotations
+        entry.update(self.audit_extra)
+        self.server.app.audit.Record(entry)
 
     def _Fault(self, fault, watch):
         code = fault.get("code")
@@ -268,9 +352,11 @@ class Handler(BaseHTTPRequestHandler):
             return
         if code == "drop" and not watch:
             raise DropConnection()
-        if watch and code in ("drop", 410):
+        if watch and code in ("drop", 410, "end"):
             self.watch_fault = fault
             return
+        if code == "end":
+            return  # ends watches only; anything else is served normally
         if code == 429:
             raise ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
                            {"retryAfterSeconds": int(fault.get("retryAfter", 1))},
@@ -280,8 +366,9 @@ class Handler(BaseHTTPRequestHandler):
                            "please apply your changes to the latest version and try again (injected)")
         if code == 410:
             raise Expired("too old resource version (injected)")
+        headers = {"Retry-After": int(fault["retryAfter"])} if fault.get("retryAfter") is not None else None
         raise ApiError(int(code or 500), fault.get("reason", "InternalError"),
-                       fault.get("message", "Internal error occurred: injected fault"))
+                       fault.get("message", "Internal error occurred: injected fault"), headers=headers)
 
     # ----------------------------------------------------------------- routing
 
@@ -468,6 +555,10 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.status_sent = 200
         self.close_connection = True
+        self._RecordAudit()  # the watch is open: visible in the audit from now on
+        # /debug/hold-watches: the response has started, its events wait.
+        drops, bookmark_requests = app.watches.WaitWhileHeld(app.stopping)
+        periodic = bookmarks and app.bookmark_interval > 0
 
         def Emit(etype, obj):
             data = (json.dumps({"type": etype, "object": obj}) + "\n").encode()
@@ -504,14 +595,22 @@ class Handler(BaseHTTPRequestHandler):
                     if fault.get("code") == 410:
                         Gone(last)
                         return self._EndChunks()
+                    if fault.get("code") == "end":
+                        return self._EndChunks()
                     raise DropConnection()
                 with store.cond:
                     evs = store.EventsSince(last)
-                    if evs is not None and not evs:
-                        wait = min(app.bookmark_interval, deadline - time.time()) if bookmarks else deadline - time.time()
+                    if evs is not None and not evs and app.watches.drops == drops and \
+                            app.watches.bookmarks == bookmark_requests:
+                        wait = min(app.bookmark_interval, deadline - time.time()) if periodic else deadline - time.time()
                         store.cond.wait(max(min(wait, 1.0), 0.01))
                         evs = store.EventsSince(last)
                     now_rv = store.rv
+                    dropped = app.watches.drops != drops
+                    bookmark_now = app.watches.bookmarks != bookmark_requests
+                    bookmark_requests = app.watches.bookmarks
+                if dropped:
+                    raise DropConnection()  # /debug/drop-watches: cut, no final chunk
                 if evs is None:
                     Gone(last)
                     return self._EndChunks()
@@ -535,7 +634,7 @@ class Handler(BaseHTTPRequestHandler):
                         sent += 1
                 if not evs:
                     last = max(last, now_rv)
-                if bookmarks and time.time() - last_bookmark >= app.bookmark_interval:
+                if bookmarks and (bookmark_now or (periodic and time.time() - last_bookmark >= app.bookmark_interval)):
                     Emit("BOOKMARK", {"kind": res.kind, "apiVersion": res.api_version,
                                       "metadata": {"resourceVersion": str(last)}})
                     last_bookmark = time.time()
@@ -570,6 +669,18 @@ class Handler(BaseHTTPRequestHandler):
             elif m == "DELETE":
                 app.faults.Set([])
             return self._Send(200, {"rules": app.faults.List()})
+        if p == "/debug/inflight":
+            return self._Send(200, {"items": app.inflight.List()})
+        if p == "/debug/drop-watches" and m == "POST":
+            app.watches.Drop()
+            return self._Send(200, {"dropped": True})
+        if p == "/debug/bookmark" and m == "POST":
+            app.watches.Bookmark()
+            return self._Send(200, {"bookmark": True})
+        if p == "/debug/hold-watches":
+            if m in ("PUT", "POST"):
+                app.watches.Hold((data or {}).get("on"))
+            return self._Send(200, {"on": app.watches.hold})
         if p == "/debug/compact" and m == "POST":
             app.api.store.Compact()
             return self._Send(200, {"compactedResourceVersion": str(app.api.store.compacted)})
@@ -593,6 +704,8 @@ class TlsServer(ThreadingHTTPServer):
 
     def get_request(self):
         sock, addr = self.socket.accept()
+        if self.ssl_context is None:  # --plain
+            return sock, addr
         return self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
 
     def handle_error(self, request, client_address):
@@ -622,6 +735,9 @@ class App:
             self.faults.Set([json.loads(f)], append=True)
         self.api = Api(log=self.Log, history=args.history)
         self.api.pod_grace_max = args.pod_grace_period
+        self.api.namespace_auto_provision = args.namespace_auto_provision
+        self.watches = WatchControl(self.api.store.cond)
+        self.inflight = InFlight()
         for ep in args.service_endpoint or []:
             key, addr = ep.split("=", 1)
             host, port = addr.rsplit(":", 1)
@@ -691,6 +807,14 @@ def ParseArgs(argv):
                     help="NS/NAME=HOST:PORT where webhook Service NS/NAME is reached")
     ap.add_argument("--webhook-client-cert", action="store_true",
                     help="present a client certificate (signed by the server CA) to webhooks")
+    ap.add_argument("--plain", action="store_true",
+                    help="serve plain HTTP instead of HTTPS (as behind `kubectl proxy`); tokens still count")
+    ap.add_argument("--namespace-auto-provision", action="store_true",
+                    help="create a missing namespace on the first create in it (kube's NamespaceAutoProvision)")
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="stop by itself after this many seconds (0: never)")
+    ap.add_argument("--exit-with-parent", action="store_true",
+                    help="stop by itself when the process that started it is gone")
     return ap.parse_args(argv)
 
 
@@ -703,10 +827,10 @@ def Main(argv):
     ctx.verify_mode = ssl.CERT_OPTIONAL
     ctx.set_alpn_protocols(["http/1.1"])
     httpd = TlsServer(("127.0.0.1", args.port), Handler)
-    httpd.ssl_context = ctx
+    httpd.ssl_context = None if args.plain else ctx
     httpd.app = app
     port = httpd.server_address[1]
-    url = f"https://127.0.0.1:{port}"
+    url = f"{'http' if args.plain else 'https'}://127.0.0.1:{port}"
     token_cfg, cert_cfg = WriteKubeconfigs(app, url)
     app.controllers.Start()
 
@@ -715,6 +839,25 @@ def Main(argv):
         threading.Thread(target=httpd.shutdown, daemon=True).start()
     signal.signal(signal.SIGTERM, Stop)
     signal.signal(signal.SIGINT, Stop)
+
+    def Watchdog():
+        """--max-seconds / --exit-with-parent: a test server never outlives its test."""
+        parent, started = os.getppid(), time.monotonic()
+        while not app.stopping.is_set():
+            if args.exit_with_parent and os.getppid() != parent:
+                break
+            if args.max_seconds and time.monotonic() - started > args.max_seconds:
+                break
+            time.sleep(0.5)
+        if app.stopping.is_set():
+            return  # stopped by a signal meanwhile
+        app.Log("watchdog: stopping")
+        Stop(None, None)
+        time.sleep(10)
+        os._exit(1)  # still here after the bound: stuck
+
+    if args.max_seconds or args.exit_with_parent:
+        threading.Thread(target=Watchdog, name="watchdog", daemon=True).start()
     ready = {"pid": os.getpid(), "port": port, "url": url, "kubeconfig": token_cfg,
              "kubeconfig_cert": cert_cfg, "ca": app.pki["ca"], "token": app.token,
              "audit": os.path.join(app.dir, "audit.jsonl"), "log": os.path.join(app.dir, "apiserver.log"),

@@ -4,6 +4,7 @@ finalizers, authentication, audit and fault injection."""
 import json
 import os
 import subprocess
+import threading
 import time
 import unittest
 import urllib.error
@@ -307,6 +308,118 @@ class ApiTest(unittest.TestCase):
         self.assertIn("GangScheduled", Types(after))
         self.assertEqual([c for c in after["status"]["conditions"] if c["type"] == "GangScheduled"], [gang])
         self.assertEqual(sorted(Types(after)), ["Available", "GangScheduled", "Progressing"])
+
+
+class WatchKnobsTest(unittest.TestCase):
+    """The knobs the C++ loopback tests drive (tests/kube/fake_apiserver.h): watches
+    cut, bookmarked and held on demand, a fault that ends watches at once, Retry-After
+    on any fault, requests in flight, audit fields, namespaces made on demand, and
+    plain HTTP."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = ApiServer(args=["--bookmark-interval", "0", "--controllers", "",
+                                  "--namespace-auto-provision"]).Start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.Stop()
+
+    def setUp(self):
+        self.srv.ClearFaults()
+        self.srv.HoldWatches(False)
+
+    def OpenWatch(self, ns, rv):
+        resp = self.srv.Watch(f"/api/v1/namespaces/{ns}/configmaps?watch=1&allowWatchBookmarks=true"
+                              f"&resourceVersion={rv}")
+        self.addCleanup(resp.close)
+        # The audit records a watch once its response starts.
+        wait_for(lambda: [e for e in self.srv.Audit(path=f"/namespaces/{ns}/configmaps") if e.get("watch")],
+                 10, what="the watch in the audit")
+        return resp
+
+    def test_namespace_auto_provision_and_audit_fields(self):
+        status, _, out = self.srv.Request("POST", "/api/v1/namespaces/made-on-demand/configmaps",
+                                          ConfigMap("a"))
+        self.assertEqual(status, 201, out)
+        ns = self.srv.Get("/api/v1/namespaces/made-on-demand")
+        self.assertEqual(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "made-on-demand")
+        # Not on reads: a missing namespace is still not found there.
+        self.assertEqual(self.srv.Request("GET", "/api/v1/namespaces/absent/configmaps/x")[0], 404)
+        self.assertIsNone(self.srv.Get("/api/v1/namespaces/absent"))
+        post = self.srv.Audit(path="/namespaces/made-on-demand/configmaps", methods=("POST",))[-1]
+        self.assertEqual(post["authorization"], f"Bearer {self.srv.token}")
+        self.assertEqual(post["clientCert"], "")
+        self.assertIsInstance(post["peerPort"], int)
+
+    def test_drop_bookmark_and_hold(self):
+        first = self.Create("knobs", "a")
+        resp = self.OpenWatch("knobs", first["metadata"]["resourceVersion"])
+        self.srv.Bookmark()
+        ev = json.loads(resp.readline())
+        self.assertEqual(ev["type"], "BOOKMARK")  # on demand only: --bookmark-interval 0
+        self.Create("knobs", "b")
+        self.assertEqual(json.loads(resp.readline())["object"]["metadata"]["name"], "b")
+        self.srv.DropWatches()
+        with self.assertRaises(Exception):  # cut without the final chunk
+            if not resp.read():
+                raise ConnectionError("closed")
+        # A held watch has its 200 but nothing comes until it is released.
+        self.srv.HoldWatches(True)
+        seq = self.srv.LastSeq()
+        resp = self.srv.Watch("/api/v1/namespaces/knobs/configmaps?watch=1&resourceVersion="
+                              + first["metadata"]["resourceVersion"], timeout=10)
+        self.addCleanup(resp.close)
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(len([e for e in self.srv.Audit(since=seq) if e.get("watch")]), 1)
+        self.assertEqual(len(self.srv.InFlight(path="/namespaces/knobs/configmaps")), 1)
+        self.srv.HoldWatches(False)
+        self.assertEqual(json.loads(resp.readline())["object"]["metadata"]["name"], "b")
+
+    def test_end_fault_and_retry_after(self):
+        self.Create("ends", "a")
+        self.srv.SetFaults([{"code": "end", "watch": True}])
+        resp = self.srv.Watch("/api/v1/namespaces/ends/configmaps?watch=1&resourceVersion=1")
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(resp.read(), b"")  # ended cleanly, nothing in it
+        # "end" leaves other requests alone.
+        self.assertEqual(self.srv.Request("GET", "/api/v1/namespaces/ends/configmaps/a")[0], 200)
+        self.srv.SetFaults([{"code": 503, "reason": "ServiceUnavailable", "retryAfter": 0, "count": 1,
+                             "path": "^/api/v1/namespaces/ends/configmaps/a$"}])
+        status, headers, out = self.srv.Request("GET", "/api/v1/namespaces/ends/configmaps/a")
+        self.assertEqual((status, headers["Retry-After"], out["reason"]), (503, "0", "ServiceUnavailable"))
+        self.assertEqual(self.srv.Request("GET", "/api/v1/namespaces/ends/configmaps/a")[0], 200)
+
+    def test_in_flight_requests(self):
+        self.Create("slow", "a")
+        self.srv.SetFaults([{"code": "delay", "delay": 2, "path": "/configmaps/a$", "count": 1}])
+        done = []
+        t = threading.Thread(target=lambda: done.append(
+            self.srv.Request("GET", "/api/v1/namespaces/slow/configmaps/a")[0]))
+        t.start()
+        self.addCleanup(t.join, 10)
+        flight = wait_for(lambda: self.srv.InFlight(path="/namespaces/slow/configmaps/a"), 5,
+                          what="the delayed request in flight")
+        self.assertEqual((flight[0]["method"], flight[0]["user"]), ("GET", "admin"))
+        t.join(10)
+        self.assertEqual(done, [200])
+        self.assertEqual(self.srv.InFlight(path="/namespaces/slow/"), [])
+
+    def Create(self, ns, name):
+        status, _, out = self.srv.Request("POST", f"/api/v1/namespaces/{ns}/configmaps", ConfigMap(name))
+        self.assertEqual(status, 201, out)
+        return out
+
+
+class PlainHttpTest(unittest.TestCase):
+    def test_plain_http_and_max_seconds(self):
+        with ApiServer(args=["--plain", "--controllers", "", "--max-seconds", "3"]) as srv:
+            self.assertTrue(srv.url.startswith("http://127.0.0.1:"))
+            self.assertEqual(srv.Request("GET", "/api/v1/namespaces/default/configmaps")[0], 200)
+            self.assertEqual(srv.Request("GET", "/api/v1/namespaces", token="wrong")[0], 401)
+            # --max-seconds: it stops by itself.
+            wait_for(lambda: srv.proc.poll() is not None, 15, 0.1, "the server to stop by itself")
+            self.assertEqual(srv.proc.returncode, 0)
 
 
 if __name__ == "__main__":

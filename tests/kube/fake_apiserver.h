@@ -1,6 +1,12 @@
-// FakeApiServer: starts tests/kube/fake_apiserver.py (loopback HTTPS, its own
-// throw-away CA) as a child process for the loopback client tests, and stops
-// it by PID in the destructor — also when a test fails.
+// FakeApiServer: starts the test API server (tests/apiserver, `python3 -m
+// apiserver`) as a child process for the loopback client tests, and stops it
+// by PID in the destructor — also when a test fails. The server also stops
+// by itself when this process goes away or after 240 s, so it never lingers.
+//
+// It runs without controllers, with bookmarks only on demand, and makes a
+// namespace on the first create in it (NamespaceAutoProvision). Its control
+// endpoints (/debug/*) and audit records are described in
+// tests/apiserver/README.md.
 //
 // Not thread-safe; one per test case.
 #ifndef WASD_TESTS_KUBE_FAKE_APISERVER_H_
@@ -29,19 +35,34 @@ class FakeApiServer {
 
   const std::string& dir() const { return dir_; }
   int port() const { return port_; }
-  std::string File(const std::string& name) const;  // contents of dir()/name
+  // Contents of dir()/name: e.g. "pki/ca.crt" (the server's CA),
+  // "pki/admin.crt"/"pki/admin.key" (a client certificate of user admin),
+  // "pki/other-ca.crt" (a CA that signed nothing of this server).
+  std::string File(const std::string& name) const;
 
-  // https://127.0.0.1:<port>, the fake's CA, bearer token "token-a",
-  // short timeouts and retries so failures show quickly.
+  // http(s)://127.0.0.1:<port>, the server's CA, bearer token "token-a" (user
+  // admin), short timeouts and retries so failures show quickly.
   Config BaseConfig() const;
 
-  // Control commands and the request log (see fake_apiserver.py).
-  void Command(const nlohmann::json& command);
+  // Control (tests/apiserver/README.md).
+  void AddFault(const nlohmann::json& rule);  // POST /debug/faults
+  // The accepted bearer tokens become exactly these (each for user admin).
+  void SetTokens(const std::vector<std::string>& tokens);
+  void DropWatches();             // cut every open watch, no final chunk
+  void Bookmark();                // one BOOKMARK now on every open watch
+  void HoldWatches(bool on);      // new watches get 200, then wait (<= 30 s)
+  void Compact();                 // older resourceVersions become 410 Expired
+  // The audit: one record per request (method, path, query, time,
+  // authorization, clientCert, contentType, peerPort, body, …) in order; a
+  // watch is recorded when its response starts.
   std::vector<nlohmann::json> Requests();
   // Requests whose path is `path` (in order).
   std::vector<nlohmann::json> RequestsFor(const std::string& method, const std::string& path);
 
  private:
+  nlohmann::json Control(const char* method, const std::string& path, const nlohmann::json& body);
+  void WriteTokens(const std::vector<std::string>& tokens);
+
   std::string dir_;
   pid_t pid_ = -1;
   int port_ = 0;
