@@ -105,7 +105,11 @@ TEST_CASE("client: delete with preconditions and propagation policy", "[loopback
   right.precondition_resource_version = Rv(created.value());
   right.propagation_policy = "Foreground";
   REQUIRE(client.Delete(kConfigMaps, "ns", "d", right).ok());
-  CHECK(client.Get(kConfigMaps, "ns", "d").status().not_found());
+  // Foreground: the server keeps the object (deletionTimestamp, finalizer
+  // foregroundDeletion) until its garbage collector, finding no dependents,
+  // removes it.
+  CHECK(testing::Eventually(
+      [&] { return client.Get(kConfigMaps, "ns", "d").status().not_found(); }));
   auto log = server.RequestsFor("DELETE", "/api/v1/namespaces/ns/configmaps/d");
   REQUIRE(log.size() == 2);
   const auto& body = log[1]["body"];  // the audit keeps the JSON body decoded

@@ -3,8 +3,9 @@
 // by PID in the destructor — also when a test fails. The server also stops
 // by itself when this process goes away or after 240 s, so it never lingers.
 //
-// It runs without controllers, with bookmarks only on demand, and makes a
-// namespace on the first create in it (NamespaceAutoProvision). Its control
+// Of the controllers only the garbage collector runs (it finishes foreground
+// deletions); bookmarks are sent only on demand; a create in a missing
+// namespace makes the namespace (NamespaceAutoProvision). Its control
 // endpoints (/debug/*) and audit records are described in
 // tests/apiserver/README.md.
 //

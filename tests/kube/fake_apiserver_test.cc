@@ -40,7 +40,7 @@ FakeApiServer::FakeApiServer(bool plain) : plain_(plain) {
   // tests/apiserver is the package `apiserver` under tests/ (WASD_TESTDATA is tests/testdata).
   const std::string tests_dir = fs::path(WASD_TESTDATA).parent_path().string();
   std::vector<std::string> args = {"python3", "-m", "apiserver", "--dir", dir_, "--token", "token-a",
-                                   "--controllers", "", "--bookmark-interval", "0",
+                                   "--controllers", "gc", "--bookmark-interval", "0",
                                    "--namespace-auto-provision", "--max-seconds", "240",
                                    "--exit-with-parent"};
   if (plain) args.push_back("--plain");
