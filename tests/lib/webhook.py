@@ -25,6 +25,8 @@ from lib import paths
 from lib.wait import wait_for
 
 WAIT = 20.0  # bound, in seconds, of one wait for the server
+# (The class has a method named `signal`: the defaults below are taken from here.)
+SIGTERM, SIGKILL = signal.SIGTERM, signal.SIGKILL
 
 
 def _proc_status_kib(pid, field):
@@ -94,7 +96,7 @@ class Webhook:
             if self.proc.poll() is not None:
                 raise AssertionError(f"wasd webhook exited {self.proc.returncode}:\n{self.log_text()[-3000:]}")
         except BaseException:
-            self.stop(sig=signal.SIGKILL)
+            self.stop(sig=SIGKILL)
             raise
         return self
 
@@ -105,7 +107,7 @@ class Webhook:
         """Waits for the process to end by itself; returns its exit status."""
         return self.proc.wait(timeout=timeout)
 
-    def stop(self, sig=signal.SIGTERM, timeout=40.0):
+    def stop(self, sig=SIGTERM, timeout=40.0):
         """Stops the process by PID (sig, then SIGKILL past `timeout`); returns its status."""
         if self.proc is None:
             return None
@@ -114,7 +116,7 @@ class Webhook:
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, SIGKILL)
                 self.proc.wait(timeout=10)
         if self._log is not None:
             self._log.close()
