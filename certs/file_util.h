@@ -11,9 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 // Certificate files are a few KB; anything larger is not ours to read.
 inline constexpr std::size_t kMaxCertFileBytes = 1 << 20;

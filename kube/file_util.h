@@ -7,9 +7,12 @@
 #include <cstddef>
 #include <string>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 // Reads a whole file of at most `max_bytes`. Fails with kInvalidArgument
 // naming the file and the reason (missing, unreadable, too large).

@@ -38,7 +38,7 @@ bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
 }
 
 struct ReconcileResult {
-  kube::Status status;
+  base::Status status;
   std::optional<std::chrono::milliseconds> requeue_after;
 };
 
@@ -74,10 +74,10 @@ class Controller {
   HttpReply Handle(const std::string& path);
   void OnLeadership(bool leading);
   void ApiCheckLoop(const std::stop_token& stop);
-  kube::Status CheckSchedulingApi();
+  base::Status CheckSchedulingApi();
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
-  kube::Status FillPriorityClasses(PlanInput& in);
+  base::Status FillPriorityClasses(PlanInput& in);
 
   const ControllerOptions& options_;
   const Log& log_;
@@ -113,18 +113,18 @@ void Controller::OnLeadership(bool leading) {
   for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
 }
 
-kube::Status Controller::CheckSchedulingApi() {
+base::Status Controller::CheckSchedulingApi() {
   for (const kube::Resource& r : {Workloads(), PodGroups()}) {
-    kube::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
+    base::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
     if (!listed.ok()) return listed.status();
   }
-  return kube::Status::Ok();
+  return base::Status::Ok();
 }
 
 void Controller::ApiCheckLoop(const std::stop_token& stop) {
   bool reported = false;
   while (!stop.stop_requested()) {
-    const kube::Status s = CheckSchedulingApi();
+    const base::Status s = CheckSchedulingApi();
     if (s.ok()) {
       log_.Info("scheduling.k8s.io/v1beta1 workloads and podgroups are served");
       caches_.StartScheduling();
@@ -152,23 +152,23 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
   }
 }
 
-kube::Status Controller::FillPriorityClasses(PlanInput& in) {
+base::Status Controller::FillPriorityClasses(PlanInput& in) {
   const std::string* pcn = workloadbuilder::AsString(workloadbuilder::MemberPath(
       *in.deployment, {"spec", "template", "spec", "priorityClassName"}));
-  if (pcn == nullptr || pcn->empty()) return kube::Status::Ok();
+  if (pcn == nullptr || pcn->empty()) return base::Status::Ok();
   const std::string uid = UidOf(*in.deployment);
   for (const Object& w : in.workloads) {
-    if (ControllerUid(*w) == uid) return kube::Status::Ok();  // only needed to create the Workload
+    if (ControllerUid(*w) == uid) return base::Status::Ok();  // only needed to create the Workload
   }
-  kube::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
+  base::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
   // M3: only a class that does not exist may be left out (the plan says so);
   // any other failure retries — the Workload's template is immutable, so a
   // guess would stick for the Deployment's life.
-  if (!pc.ok()) return pc.status().not_found() ? kube::Status::Ok() : pc.status();
+  if (!pc.ok()) return pc.status().not_found() ? base::Status::Ok() : pc.status();
   if (const auto value = workloadbuilder::AsInt(workloadbuilder::Member(pc.value(), "value"))) {
     in.priority_classes.emplace(*pcn, *value);
   }
-  return kube::Status::Ok();
+  return base::Status::Ok();
 }
 
 bool Controller::WaitForSync(const std::stop_token& stop) {
@@ -206,7 +206,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   for (int round = 0; round < kMaxPlanRounds; ++round) {
     PlanInput in = caches_.Assemble(ns, name);
     if (in.deployment == nullptr) return result;
-    if (kube::Status pcs = FillPriorityClasses(in); !pcs.ok()) {
+    if (base::Status pcs = FillPriorityClasses(in); !pcs.ok()) {
       result.status = pcs;
       return result;
     }
@@ -236,7 +236,7 @@ void Controller::Worker() {
     try {
       r = Reconcile(key);
     } catch (const std::exception& e) {
-      r.status = kube::Status::Error(kube::Status::Kind::kBadResponse, e.what());
+      r.status = base::Status::Error(base::Status::Kind::kBadResponse, e.what());
     }
     Metrics::Outcome outcome = Metrics::Outcome::kSuccess;
     if (!r.status.ok()) {
@@ -264,14 +264,14 @@ int Controller::Run(const std::stop_token& stop) {
   const HttpHandler handler = [this](const std::string& path) { return Handle(path); };
   const bool same = options_.probe_address == options_.metrics_address;
   if (!Off(options_.probe_address)) {
-    if (kube::Status s = probes.Start(options_.probe_address, handler); !s.ok()) {
+    if (base::Status s = probes.Start(options_.probe_address, handler); !s.ok()) {
       log_.Error("cannot serve probes", {{"error", s.message()}});
       return 1;
     }
     log_.Info("serving probes", {{"address", options_.probe_address}, {"port", probes.port()}});
   }
   if (!Off(options_.metrics_address) && !same) {
-    if (kube::Status s = metrics.Start(options_.metrics_address, handler); !s.ok()) {
+    if (base::Status s = metrics.Start(options_.metrics_address, handler); !s.ok()) {
       log_.Error("cannot serve metrics", {{"error", s.message()}});
       return 1;
     }

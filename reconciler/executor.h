@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
 #include "reconciler/log.h"
@@ -34,7 +34,7 @@
 namespace wasd::reconciler {
 
 struct ExecuteOutcome {
-  kube::Status status;      // not ok: a write failed for a reason planning again cannot fix now
+  base::Status status;      // not ok: a write failed for a reason planning again cannot fix now
   bool replan = false;      // an answer changed what we know: plan again
   bool not_leader = false;  // stopped because this replica may no longer write
   std::optional<std::chrono::milliseconds> requeue_after;

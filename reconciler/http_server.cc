@@ -71,11 +71,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class HttpServer::Impl {
  public:
-  kube::Status Start(const std::string& address, HttpHandler handler) {
+  base::Status Start(const std::string& address, HttpHandler handler) {
     handler_ = std::move(handler);
     const auto colon = address.rfind(':');
     if (colon == std::string::npos) {
-      return kube::Status::Error(kube::Status::Kind::kInvalidArgument,
+      return base::Status::Error(base::Status::Kind::kInvalidArgument,
                                  "address " + address + " is not host:port");
     }
     std::string host = address.substr(0, colon);
@@ -86,7 +86,7 @@ class HttpServer::Impl {
     beast::error_code ec;
     const asio::ip::address ip = asio::ip::make_address(host, ec);
     if (ec) {
-      return kube::Status::Error(kube::Status::Kind::kInvalidArgument,
+      return base::Status::Error(base::Status::Kind::kInvalidArgument,
                                  "address " + address + ": host must be an IP address");
     }
     unsigned long port_number = 0;
@@ -96,7 +96,7 @@ class HttpServer::Impl {
       port_number = 70000;
     }
     if (port_number > 65535) {
-      return kube::Status::Error(kube::Status::Kind::kInvalidArgument,
+      return base::Status::Error(base::Status::Kind::kInvalidArgument,
                                  "address " + address + ": bad port");
     }
     const tcp::endpoint ep(ip, static_cast<unsigned short>(port_number));
@@ -105,7 +105,7 @@ class HttpServer::Impl {
     if (!ec) acceptor_.bind(ep, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
-      return kube::Status::Error(kube::Status::Kind::kUnreachable,
+      return base::Status::Error(base::Status::Kind::kUnreachable,
                                  "listen on " + address + ": " + ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
@@ -117,7 +117,7 @@ class HttpServer::Impl {
         // Handlers catch their own errors; nothing may escape run().
       }
     });
-    return kube::Status::Ok();
+    return base::Status::Ok();
   }
 
   void Stop() {
@@ -161,7 +161,7 @@ class HttpServer::Impl {
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() { Stop(); }
 
-kube::Status HttpServer::Start(const std::string& address, HttpHandler handler) {
+base::Status HttpServer::Start(const std::string& address, HttpHandler handler) {
   return impl_->Start(address, std::move(handler));
 }
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::reconciler {
 
@@ -46,7 +46,7 @@ class HttpServer {
   // Binds `address` ("host:port", ":port" = all interfaces, port 0 = any)
   // and starts serving. Fails with kInvalidArgument / kUnreachable and a
   // message when the address is unusable or taken.
-  kube::Status Start(const std::string& address, HttpHandler handler);
+  base::Status Start(const std::string& address, HttpHandler handler);
   // The bound port (after Start).
   unsigned short port() const;
   void Stop();

@@ -174,7 +174,7 @@ int RunGenerate(int argc, char** argv) {
 
   const Logger logger;
   certs::GenerateResult result;
-  const certs::Status st = certs::GenerateToDirectory(o, &result);
+  const base::Status st = certs::GenerateToDirectory(o, &result);
   if (!st.ok()) {
     logger.Error("certs generate failed", {{"error", st.message()}, {"outDir", o.out_dir}});
     return kExitFailed;
@@ -218,9 +218,9 @@ class KubeCertApi : public certs::CertApi {
     return kind == WebhookKind::kMutating ? kube::MutatingWebhookConfigurations()
                                           : kube::ValidatingWebhookConfigurations();
   }
-  static ApiReply Reply(kube::Result<nlohmann::json> r) {
+  static ApiReply Reply(base::Result<nlohmann::json> r) {
     if (r.ok()) return {ApiReply::Code::kOk, std::move(r).value(), ""};
-    const kube::Status& s = r.status();
+    const base::Status& s = r.status();
     ApiReply reply;
     reply.message = s.ToString();
     if (s.not_found()) {
@@ -284,7 +284,7 @@ int RunInjectCa(int argc, char** argv) {
 
   const Logger logger;
   std::string ca_pem;
-  certs::Status st = certs::ReadSmallFile(ca_file, &ca_pem);
+  base::Status st = certs::ReadSmallFile(ca_file, &ca_pem);
   certs::X509Ptr parsed;
   if (st.ok()) st = certs::ParseCertificatePem(ca_pem, &parsed);
   if (!st.ok()) {
@@ -405,7 +405,7 @@ int RotateLoop(certs::CertApi& api, const RotateCommand& cmd, const sigset_t& st
                const Logger& logger) {
   while (true) {
     certs::RotationReport report;
-    const certs::Status st =
+    const base::Status st =
         certs::RotateOnce(api, cmd.options, std::chrono::system_clock::now(), &report);
     if (st.ok()) {
       LogRotation(logger, cmd.options, report);

@@ -45,7 +45,7 @@ constexpr char kUsage[] =
 // Deletes one object; NotFound is success.
 bool DeleteObject(kube::Client& client, const kube::Resource& resource, const std::string& ns,
                   const std::string& name, const Logger& log) {
-  kube::Result<nlohmann::json> r = client.Delete(resource, ns, name);
+  base::Result<nlohmann::json> r = client.Delete(resource, ns, name);
   if (r.ok()) {
     log.Info("deleted", {{"resource", resource.plural}, {"namespace", ns}, {"name", name}});
     return true;
@@ -64,7 +64,7 @@ bool DeleteObject(kube::Client& client, const kube::Resource& resource, const st
 bool DeleteManagedSecret(kube::Client& client, const std::string& ns, const std::string& name,
                          const Logger& log) {
   const kube::Resource secrets{"v1", "secrets"};
-  kube::Result<nlohmann::json> got = client.Get(secrets, ns, name);
+  base::Result<nlohmann::json> got = client.Get(secrets, ns, name);
   if (!got.ok()) {
     if (got.status().not_found()) {
       log.Info("already gone", {{"resource", "secrets"}, {"namespace", ns}, {"name", name}});

@@ -161,7 +161,7 @@ int RunReconciler(int argc, char** argv) {
   }
 
   const reconciler::Log log(level);
-  kube::Result<kube::Config> config = kube::LoadConfig(kube::SourcesFromEnvironment(kubeconfig));
+  base::Result<kube::Config> config = kube::LoadConfig(kube::SourcesFromEnvironment(kubeconfig));
   if (!config.ok()) {
     log.Error("cannot load the API server configuration", {{"error", config.status().message()}});
     return 2;

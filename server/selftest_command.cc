@@ -83,7 +83,7 @@ bool HasMarker(const json& object, std::initializer_list<const char*> path) {
 // refused for another reason such as an unreachable webhook).
 bool CheckDenial(kube::Client& client, const std::string& ns, const kube::RequestOptions& options,
                  const Logger& log) {
-  kube::Result<json> r = client.Create(kube::Deployments(), ns, ProbeDeployment(ns, 1, 2), options);
+  base::Result<json> r = client.Create(kube::Deployments(), ns, ProbeDeployment(ns, 1, 2), options);
   if (r.ok()) {
     log.Error(
         "selftest failed: the API server accepted a Deployment that wasd must deny; the "
@@ -92,7 +92,7 @@ bool CheckDenial(kube::Client& client, const std::string& ns, const kube::Reques
         {{"check", "denial"}, {"namespace", ns}});
     return false;
   }
-  const kube::Status& s = r.status();
+  const base::Status& s = r.status();
   const std::string& msg = s.message();
   const bool from_wasd = s.http_code() == 422 &&
                          msg.find("admission webhook") != std::string::npos &&
@@ -113,7 +113,7 @@ bool CheckDenial(kube::Client& client, const std::string& ns, const kube::Reques
 // Check 2: a valid Deployment is accepted and mutated by wasd.
 bool CheckMutation(kube::Client& client, const std::string& ns, const kube::RequestOptions& options,
                    const Logger& log) {
-  kube::Result<json> r = client.Create(kube::Deployments(), ns, ProbeDeployment(ns, 1, 1), options);
+  base::Result<json> r = client.Create(kube::Deployments(), ns, ProbeDeployment(ns, 1, 1), options);
   if (!r.ok()) {
     log.Error("selftest failed: a valid opted-in Deployment was refused",
               {{"check", "mutation"}, {"namespace", ns}, {"error", r.status().ToString()}});

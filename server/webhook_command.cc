@@ -24,7 +24,7 @@ namespace {
 // answers scale reviews 503, saying why.
 std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& config,
                                                        const Logger& logger) {
-  kube::Result<kube::Config> kube_config =
+  base::Result<kube::Config> kube_config =
       kube::LoadConfig(kube::SourcesFromEnvironment(config.kubeconfig));
   if (!kube_config.ok()) {
     const std::string reason = kube_config.status().message();

@@ -1,8 +1,8 @@
-#include "kube/status.h"
+#include "base/status.h"
 
 #include <string>
 
-namespace wasd::kube {
+namespace wasd::base {
 
 Status Status::Http(int http_code, std::string reason, std::string message,
                     std::optional<std::chrono::seconds> retry_after) {
@@ -60,8 +60,10 @@ std::string Status::ToString() const {
       return "invalid argument: " + message_;
     case Kind::kCancelled:
       return "cancelled: " + message_;
+    case Kind::kFailed:
+      return message_;
   }
   return message_;
 }
 
-}  // namespace wasd::kube
+}  // namespace wasd::base

@@ -1,17 +1,19 @@
-// Status and Result<T>: what every Kubernetes API call returns instead of
-// throwing. A Status says which of a closed set of outcomes happened — OK, an
+// Status and Result<T>: what every fallible operation in wasd returns
+// instead of throwing — Kubernetes API calls, certificate and file work,
+// flag parsing, listeners. A Status says which of a closed set of outcomes happened — OK, an
 // HTTP error answered by the API server (with the HTTP code and the
 // metav1.Status reason and message), or a failure before any answer arrived
 // (unreachable, timed out, TLS verification failed), a response we refused to
-// accept (too large, not JSON), a bad argument, or a cancelled call.
+// accept (too large, not JSON), a bad argument, a cancelled call, or any
+// other failure described by one human-readable line (kFailed).
 //
 // The webhook only needs three answers — found, not found, unreachable with a
 // reason — and gets them as `ok()`, `not_found()` and `unreachable()` +
 // `message()`.
 //
 // Plain values; thread-safe as any const value.
-#ifndef WASD_KUBE_STATUS_H_
-#define WASD_KUBE_STATUS_H_
+#ifndef WASD_BASE_STATUS_H_
+#define WASD_BASE_STATUS_H_
 
 #include <chrono>
 #include <optional>
@@ -20,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace wasd::kube {
+namespace wasd::base {
 
 class Status {
  public:
@@ -33,6 +35,7 @@ class Status {
     kBadResponse,      // an answer we refused: over a size limit, malformed JSON or watch line
     kInvalidArgument,  // the caller's input was unusable (bad config, bad server URL, …)
     kCancelled,        // the caller asked to stop (stop_token)
+    kFailed,           // anything else: message() is the whole story (a file, a key, a flag)
   };
 
   Status() = default;  // OK
@@ -42,6 +45,8 @@ class Status {
   static Status Http(int http_code, std::string reason, std::string message,
                      std::optional<std::chrono::seconds> retry_after = std::nullopt);
   static Status Error(Kind kind, std::string message);
+  // kFailed: one line saying what went wrong (no trailing newline).
+  static Status Error(std::string message) { return Error(Kind::kFailed, std::move(message)); }
   // Builds the Status an API server error body describes (a metav1.Status
   // object, e.g. the object of a watch ERROR event). Falls back to `http_code`
   // when the object has no `code`.
@@ -103,6 +108,6 @@ class Result {
   std::optional<T> value_;
 };
 
-}  // namespace wasd::kube
+}  // namespace wasd::base
 
-#endif  // WASD_KUBE_STATUS_H_
+#endif  // WASD_BASE_STATUS_H_
