@@ -91,7 +91,7 @@ class Webhook:
                                      env=env)
         self.pid = self.proc.pid  # `exec` keeps the PID
         try:
-            wait_for(lambda: self.proc.poll() is not None or self.probe_status("/readyz") == 200,
+            wait_for(lambda: self.proc.poll() is not None or self.ready(),
                      self.start_timeout, 0.05, "webhook ready")
             if self.proc.poll() is not None:
                 raise AssertionError(f"wasd webhook exited {self.proc.returncode}:\n{self.log_text()[-3000:]}")
@@ -182,6 +182,10 @@ class Webhook:
         return wait_for(seen, timeout, 0.05, "a webhook log line")
 
     # ------------------------------------------------------------ probes, metrics, /proc
+
+    def ready(self):
+        """GET /readyz answers 200."""
+        return self.probe_status("/readyz") == 200
 
     def probe_status(self, path):
         """Status of GET path on the probe port; 0 when nothing answered."""
