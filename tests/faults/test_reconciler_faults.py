@@ -55,7 +55,7 @@ class ReconcilerFaultsTest(unittest.TestCase):
     def start_reconciler(self, name, kubeconfig=None):
         r = self.env.start_reconciler("--leader-elect=false", "--resync-period", "30s", name=name,
                                      wait=False, kubeconfig=kubeconfig)
-        self.addCleanup(r.Kill)
+        self.addCleanup(r.kill)
         return r
 
     def WaitReady(self, r):

@@ -40,7 +40,7 @@ class SyncRestartsTest(unittest.TestCase):
 
     def setUp(self):
         self.env = Env(apiserver_args=("--bookmark-interval", "0.5")).__enter__()
-        self.addCleanup(self.env.Stop)
+        self.addCleanup(self.env.stop)
 
     def test_restarts_while_lists_are_slow_or_refused(self):
         restarts = Knob("FAULT_SYNC_RESTARTS", 6)
@@ -97,7 +97,7 @@ class RacesTest(unittest.TestCase):
     def setUp(self):
         self.env = Env(apiserver_args=("--bookmark-interval", "0.5",
                                        "--pod-grace-period", str(GRACE))).__enter__()
-        self.addCleanup(self.env.Stop)
+        self.addCleanup(self.env.stop)
         self.env.start_reconciler("--leader-elect=false", name="races")
 
     def Running(self, name, n):

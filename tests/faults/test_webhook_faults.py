@@ -133,7 +133,7 @@ class TimeoutsTest(WebhookCase):
         raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
         raw.settimeout(WAIT)
         raw.connect(("127.0.0.1", self.server.port))
-        s = self.server.ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+        s = self.server.context().wrap_socket(raw, server_hostname="127.0.0.1")
         self.addCleanup(s.close)
         request = RequestBytes(MUTATE_POD, Review("pod-managed.json", "slow-reader"))
         # Pipeline requests and never read: the answers fill our window and the
@@ -223,7 +223,7 @@ class TimeoutsTest(WebhookCase):
     def test_half_open_handshake_flood(self):
         n = Knob("FAULT_HALF_OPEN", 200)
         RaiseFdLimit(n + 1024)
-        hello = ClientHello(self.server.ctx)
+        hello = ClientHello(self.server.context())
         rng = Rng("half-open")
         kinds = {"no bytes": 0, "partial ClientHello": 0, "ClientHello, then silence": 0}
         socks = []
@@ -374,7 +374,7 @@ class LimitsTest(WebhookCase):
     def test_garbage_on_the_tls_port(self):
         n = Knob("FAULT_GARBAGE", 60)
         rng = Rng("garbage")
-        hello = ClientHello(self.server.ctx)
+        hello = ClientHello(self.server.context())
         shapes = [
             lambda: bytes(rng.getrandbits(8) for _ in range(rng.choice([1, 5, 17, 300, 4096]))),
             lambda: rng.randbytes(rng.choice([65536, 1024 * 1024])),
