@@ -58,7 +58,7 @@ class ReconcilerFaultsTest(unittest.TestCase):
         self.addCleanup(r.kill)
         return r
 
-    def WaitReady(self, r):
+    def wait_ready(self, r):
         wait_for(lambda: r.ready() or r.proc.poll() is not None, CONVERGE, 0.2, f"{r.name} ready")
         self.assertIsNone(r.proc.poll(), f"{r.name} exited:\n{r.logs()[-3000:]}")
 
