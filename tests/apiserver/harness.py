@@ -49,7 +49,9 @@ class ApiServer:
         env = dict(os.environ, PYTHONPATH=TESTS_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""),
                    PYTHONDONTWRITEBYTECODE="1")
         self.stdout = open(os.path.join(self.dir, "stdout.log"), "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "apiserver", "--dir", self.dir] + self.args,
+        # --exit-with-parent: a test that dies without stopping it does not leave it behind.
+        self.proc = subprocess.Popen([sys.executable, "-m", "apiserver", "--dir", self.dir,
+                                      "--exit-with-parent"] + self.args,
                                      cwd=TESTS_DIR, env=env, stdout=self.stdout, stderr=subprocess.STDOUT)
         try:
             wait_for(lambda: os.path.exists(ready) or self.proc.poll() is not None,
