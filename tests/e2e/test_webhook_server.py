@@ -282,7 +282,7 @@ class AdmissionTest(ServerCase):
                           ("name", "mincount-too-high"), ("operation", "CREATE"),
                           ("allowed", False), ("code", 422)):
             self.assertEqual(denied[key], want, key)
-        self.assertIsInstance(denied["latency_ms"], float)
+        self.assertIsInstance(denied["latencyMs"], float)
         self.assertIn("time", denied)
         not_json = [line for line in self.server.log_lines() if not line.startswith("{")]
         self.assertEqual(not_json, [])
