@@ -349,8 +349,8 @@ Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment
     if (scale == nullptr || !scale->is_object()) {
       v.bad_request = "request.object must be a Scale for a scale UPDATE";
     } else if (deployment != nullptr) {
-      v.errors = rules::ValidateScaleUpdate(*scale, OrNull(Member(&request, "oldObject")),
-                                            *deployment);
+      v.errors =
+          rules::ValidateScaleUpdate(*scale, OrNull(Member(&request, "oldObject")), *deployment);
       v.allowed = v.errors.empty();
     }
     return Encode(pending.env, request, v, pending.summary, pending.denial_causes);

@@ -355,8 +355,7 @@ TEST_CASE("scale: lookup requested, then H4 decides", "[unit]") {
   }
 }
 
-TEST_CASE("scale: an unchanged replica count is allowed without reading the Deployment",
-          "[unit]") {
+TEST_CASE("scale: an unchanged replica count is allowed without reading the Deployment", "[unit]") {
   // Ratcheting (rules::ScaleReplicasUnchanged): a Deployment stored below its
   // floor can still be written through /scale; no lookup is asked for.
   for (int n : {2, 0}) {

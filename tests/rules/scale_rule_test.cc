@@ -65,9 +65,10 @@ TEST_CASE("H4 golden message names the carrier the user wrote", "[unit]") {
         "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount (4)");
   const json field =
       WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{"minCount":4}}})");
-  CHECK(wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateScaleUpdate(Scale(2), field)) ==
-        "spec.replicas: Invalid value: 2: must be greater than or equal to "
-        "spec.scheduling.schedulingPolicy.gang.minCount (4)");
+  CHECK(
+      wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateScaleUpdate(Scale(2), field)) ==
+      "spec.replicas: Invalid value: 2: must be greater than or equal to "
+      "spec.scheduling.schedulingPolicy.gang.minCount (4)");
 }
 
 TEST_CASE("Scale ratchet: a write that keeps the replica count is never denied", "[unit]") {
@@ -77,7 +78,7 @@ TEST_CASE("Scale ratchet: a write that keeps the replica count is never denied",
   using wasd::rules::ValidateScaleUpdate;
   CHECK(ScaleReplicasUnchanged(Scale(2), Scale(2)));
   CHECK(ScaleReplicasUnchanged(Scale(std::nullopt), Scale(0)));  // omitted = 0
-  CHECK(ScaleReplicasUnchanged(Scale(0), json(nullptr)));         // no stored Scale: 0
+  CHECK(ScaleReplicasUnchanged(Scale(0), json(nullptr)));        // no stored Scale: 0
   CHECK_FALSE(ScaleReplicasUnchanged(Scale(2), Scale(4)));
   CHECK_FALSE(ScaleReplicasUnchanged(Scale(2), json(nullptr)));
   // Stored below the floor (e.g. created while the webhook was down): kept, allowed.
