@@ -455,6 +455,7 @@ class ReadmeCommands(unittest.TestCase):
                       'value: "RollingUpdate"', out)
         self.assertIn('    The Deployment "bad-structure" is invalid: \n    * ', out)
         self.assertNotIn("[metadata.annotations", out)  # never the raw aggregate
+        self.assertNotIn('"level":', out)  # no log lines among the verdicts
 
 
 if __name__ == "__main__":
