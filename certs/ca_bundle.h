@@ -10,9 +10,12 @@
 #include <string>
 #include <string_view>
 
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 // Standard base64 with padding, no line breaks (how Kubernetes encodes []byte).
 std::string Base64Encode(std::string_view data);

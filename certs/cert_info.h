@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "certs/openssl_handles.h"
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 using SystemTime = std::chrono::system_clock::time_point;
 

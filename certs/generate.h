@@ -17,9 +17,12 @@
 #include <vector>
 
 #include "certs/issuer.h"
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 inline constexpr char kCaCertFile[] = "ca.crt";
 inline constexpr char kCaKeyFile[] = "ca.key";

@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "certs/cert_api.h"
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 // A configuration edited concurrently is re-read and re-patched at most this
 // many times in all: a real writer storm, not bad luck, if it keeps failing.

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "certs/cert_info.h"
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 // ECDSA P-256 is the default: small keys, fast TLS handshakes.
 enum class KeyType { kEcdsaP256, kRsa2048 };

@@ -24,10 +24,13 @@
 #include "certs/cert_api.h"
 #include "certs/injector.h"
 #include "certs/issuer.h"
-#include "certs/status.h"
+#include "base/status.h"
 #include "certs/tls_secret.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 // Default renew-before: 90 days ahead of the leaf's notAfter (a quarter of
 // the default one-year lifetime), plenty of time to notice a failing rotation.

@@ -15,9 +15,12 @@
 
 #include "certs/cert_info.h"
 #include "certs/issuer.h"
-#include "certs/status.h"
+#include "base/status.h"
 
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
 
 inline constexpr char kManagedAnnotation[] = "wasd.io/managed-certificate";
 inline constexpr char kTlsSecretType[] = "kubernetes.io/tls";

@@ -53,10 +53,13 @@
 
 #include "kube/config.h"
 #include "kube/resource.h"
-#include "kube/status.h"
+#include "base/status.h"
 #include "kube/watch_decoder.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 // The default response body limit (Config::limits explains the number).
 inline constexpr std::size_t kMaxResponseBytes = Limits{}.max_response_bytes;

@@ -38,9 +38,12 @@
 
 #include "kube/backoff.h"
 #include "kube/exec_credential.h"
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 // Every deadline of the client in one place (Boost.Redis-style).
 struct Timeouts {

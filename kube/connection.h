@@ -26,9 +26,12 @@
 #include <boost/beast/http.hpp>
 
 #include "kube/resource.h"
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 using Clock = std::chrono::steady_clock;
 namespace http = boost::beast::http;

@@ -27,9 +27,12 @@
 #include <utility>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 struct ExecConfig {
   std::string api_version;  // client.authentication.k8s.io/v1 or /v1beta1

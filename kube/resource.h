@@ -21,9 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 struct Resource {
   Resource() = default;

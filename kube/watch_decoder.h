@@ -29,9 +29,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
+
+using base::Result;
+using base::Status;
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 

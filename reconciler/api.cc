@@ -17,19 +17,19 @@ kube::RequestOptions CallOptions() {
 }  // namespace
 
 template <typename T>
-kube::Result<T> Api::Count(std::string_view verb, kube::Result<T> result) {
-  const kube::Status& s = result.status();
+base::Result<T> Api::Count(std::string_view verb, base::Result<T> result) {
+  const base::Status& s = result.status();
   const int code = s.ok() ? 200 : s.http_code();
   metrics_.CountApiRequest(verb, code);
   return result;
 }
 
-kube::Result<nlohmann::json> Api::Get(const kube::Resource& r, std::string_view ns,
+base::Result<nlohmann::json> Api::Get(const kube::Resource& r, std::string_view ns,
                                       std::string_view name) {
   return Count("get", client_.Get(r, ns, name, CallOptions()));
 }
 
-kube::Result<kube::ListResult> Api::ListPage(const kube::Resource& r, std::string_view ns,
+base::Result<kube::ListResult> Api::ListPage(const kube::Resource& r, std::string_view ns,
                                              std::int64_t limit) {
   kube::ListOptions o;
   o.limit = limit;
@@ -37,24 +37,24 @@ kube::Result<kube::ListResult> Api::ListPage(const kube::Resource& r, std::strin
   return Count("list", client_.ListPage(r, ns, o));
 }
 
-kube::Result<nlohmann::json> Api::Create(const kube::Resource& r, std::string_view ns,
+base::Result<nlohmann::json> Api::Create(const kube::Resource& r, std::string_view ns,
                                          const nlohmann::json& object) {
   return Count("create", client_.Create(r, ns, object, CallOptions()));
 }
 
-kube::Result<nlohmann::json> Api::Update(const kube::Resource& r, std::string_view ns,
+base::Result<nlohmann::json> Api::Update(const kube::Resource& r, std::string_view ns,
                                          std::string_view name, const nlohmann::json& object) {
   return Count("update", client_.Update(r, ns, name, object, CallOptions()));
 }
 
-kube::Result<nlohmann::json> Api::JsonPatch(const kube::Resource& r, std::string_view ns,
+base::Result<nlohmann::json> Api::JsonPatch(const kube::Resource& r, std::string_view ns,
                                             std::string_view name, const nlohmann::json& patch) {
   kube::PatchOptions o;
   o.request = CallOptions();
   return Count("patch", client_.Patch(r, ns, name, kube::PatchType::kJson, patch, o));
 }
 
-kube::Result<nlohmann::json> Api::Delete(const kube::Resource& r, std::string_view ns,
+base::Result<nlohmann::json> Api::Delete(const kube::Resource& r, std::string_view ns,
                                          std::string_view name, std::string_view precondition_uid,
                                          std::string_view precondition_resource_version) {
   kube::DeleteOptions o;

@@ -28,18 +28,18 @@ class Api {
  public:
   Api(kube::Client& client, Metrics& metrics) : client_(client), metrics_(metrics) {}
 
-  kube::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
+  base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
                                    std::string_view name);
-  kube::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
+  base::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
                                           std::int64_t limit);
-  kube::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
+  base::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
                                       const nlohmann::json& object);
-  kube::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
+  base::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
                                       std::string_view name, const nlohmann::json& object);
-  kube::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,
+  base::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,
                                          std::string_view name, const nlohmann::json& patch);
   // Preconditions: uid always; resourceVersion when not empty.
-  kube::Result<nlohmann::json> Delete(const kube::Resource& r, std::string_view ns,
+  base::Result<nlohmann::json> Delete(const kube::Resource& r, std::string_view ns,
                                       std::string_view name, std::string_view precondition_uid,
                                       std::string_view precondition_resource_version = {});
 
@@ -47,7 +47,7 @@ class Api {
 
  private:
   template <typename T>
-  kube::Result<T> Count(std::string_view verb, kube::Result<T> result);
+  base::Result<T> Count(std::string_view verb, base::Result<T> result);
 
   kube::Client& client_;
   Metrics& metrics_;

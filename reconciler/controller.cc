@@ -13,7 +13,7 @@
 #include "reconciler/caches.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
-#include "reconciler/http_server.h"
+#include "base/http_server.h"
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
 #include "reconciler/plan.h"
@@ -27,7 +27,6 @@ using nlohmann::json;
 
 namespace {
 
-bool Off(const std::string& address) { return address.empty() || address == "0"; }
 
 // Sleeps until `d` passed or `stop`; false when stopped.
 bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
@@ -38,13 +37,13 @@ bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
 }
 
 struct ReconcileResult {
-  kube::Status status;
+  base::Status status;
   std::optional<std::chrono::milliseconds> requeue_after;
 };
 
 class Controller {
  public:
-  Controller(const ControllerOptions& options, const Log& log)
+  Controller(const ControllerOptions& options, const base::Logger& log)
       : options_(options),
         log_(log),
         client_(options.kube),
@@ -71,16 +70,16 @@ class Controller {
   bool Ready() const { return !stopping_ && Synced(); }
   // Blocks until Synced() or `stop`; false when stopped.
   bool WaitForSync(const std::stop_token& stop);
-  HttpReply Handle(const std::string& path);
+  base::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
   void OnLeadership(bool leading);
   void ApiCheckLoop(const std::stop_token& stop);
-  kube::Status CheckSchedulingApi();
+  base::Status CheckSchedulingApi();
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
-  kube::Status FillPriorityClasses(PlanInput& in);
+  base::Status FillPriorityClasses(PlanInput& in);
 
   const ControllerOptions& options_;
-  const Log& log_;
+  const base::Logger& log_;
   kube::Client client_;
   Metrics metrics_;
   Api api_;
@@ -95,15 +94,30 @@ class Controller {
   std::atomic<bool> stopping_{false};
 };
 
-HttpReply Controller::Handle(const std::string& path) {
-  if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok\n"};
-  if (path == "/readyz") {
-    if (Ready()) return {200, "text/plain; charset=utf-8", "ok\n"};
-    return {503, "text/plain; charset=utf-8", stopping_ ? "stopping\n" : "caches not synced\n"};
+base::HttpResponse Controller::Handle(boost::beast::http::verb method, std::string_view target) {
+  auto reply = [](int status, std::string body) {
+    base::HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+  };
+  if (method != boost::beast::http::verb::get && method != boost::beast::http::verb::head) {
+    base::HttpResponse r = reply(405, "method not allowed\n");
+    r.allow = "GET, HEAD";
+    return r;
   }
-  if (path == "/metrics")
-    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
-  return {404, "text/plain; charset=utf-8", "not found\n"};
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/healthz" || path == "/livez") return reply(200, "ok\n");
+  if (path == "/readyz") {
+    if (Ready()) return reply(200, "ok\n");
+    return reply(503, stopping_ ? "stopping\n" : "caches not synced\n");
+  }
+  if (path == "/metrics") {
+    base::HttpResponse r = reply(200, metrics_.Render());
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  }
+  return reply(404, "not found\n");
 }
 
 void Controller::OnLeadership(bool leading) {
@@ -113,18 +127,18 @@ void Controller::OnLeadership(bool leading) {
   for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
 }
 
-kube::Status Controller::CheckSchedulingApi() {
+base::Status Controller::CheckSchedulingApi() {
   for (const kube::Resource& r : {Workloads(), PodGroups()}) {
-    kube::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
+    base::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
     if (!listed.ok()) return listed.status();
   }
-  return kube::Status::Ok();
+  return base::Status::Ok();
 }
 
 void Controller::ApiCheckLoop(const std::stop_token& stop) {
   bool reported = false;
   while (!stop.stop_requested()) {
-    const kube::Status s = CheckSchedulingApi();
+    const base::Status s = CheckSchedulingApi();
     if (s.ok()) {
       log_.Info("scheduling.k8s.io/v1beta1 workloads and podgroups are served");
       caches_.StartScheduling();
@@ -152,23 +166,23 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
   }
 }
 
-kube::Status Controller::FillPriorityClasses(PlanInput& in) {
+base::Status Controller::FillPriorityClasses(PlanInput& in) {
   const std::string* pcn = workloadbuilder::AsString(workloadbuilder::MemberPath(
       *in.deployment, {"spec", "template", "spec", "priorityClassName"}));
-  if (pcn == nullptr || pcn->empty()) return kube::Status::Ok();
+  if (pcn == nullptr || pcn->empty()) return base::Status::Ok();
   const std::string uid = UidOf(*in.deployment);
   for (const Object& w : in.workloads) {
-    if (ControllerUid(*w) == uid) return kube::Status::Ok();  // only needed to create the Workload
+    if (ControllerUid(*w) == uid) return base::Status::Ok();  // only needed to create the Workload
   }
-  kube::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
+  base::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
   // M3: only a class that does not exist may be left out (the plan says so);
   // any other failure retries — the Workload's template is immutable, so a
   // guess would stick for the Deployment's life.
-  if (!pc.ok()) return pc.status().not_found() ? kube::Status::Ok() : pc.status();
+  if (!pc.ok()) return pc.status().not_found() ? base::Status::Ok() : pc.status();
   if (const auto value = workloadbuilder::AsInt(workloadbuilder::Member(pc.value(), "value"))) {
     in.priority_classes.emplace(*pcn, *value);
   }
-  return kube::Status::Ok();
+  return base::Status::Ok();
 }
 
 bool Controller::WaitForSync(const std::stop_token& stop) {
@@ -206,7 +220,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   for (int round = 0; round < kMaxPlanRounds; ++round) {
     PlanInput in = caches_.Assemble(ns, name);
     if (in.deployment == nullptr) return result;
-    if (kube::Status pcs = FillPriorityClasses(in); !pcs.ok()) {
+    if (base::Status pcs = FillPriorityClasses(in); !pcs.ok()) {
       result.status = pcs;
       return result;
     }
@@ -236,7 +250,7 @@ void Controller::Worker() {
     try {
       r = Reconcile(key);
     } catch (const std::exception& e) {
-      r.status = kube::Status::Error(kube::Status::Kind::kBadResponse, e.what());
+      r.status = base::Status::Error(base::Status::Kind::kBadResponse, e.what());
     }
     Metrics::Outcome outcome = Metrics::Outcome::kSuccess;
     if (!r.status.ok()) {
@@ -259,23 +273,30 @@ void Controller::Worker() {
 }
 
 int Controller::Run(const std::stop_token& stop) {
-  HttpServer probes;
-  HttpServer metrics;
-  const HttpHandler handler = [this](const std::string& path) { return Handle(path); };
-  const bool same = options_.probe_address == options_.metrics_address;
-  if (!Off(options_.probe_address)) {
-    if (kube::Status s = probes.Start(options_.probe_address, handler); !s.ok()) {
+  base::HttpServerThread probes;
+  base::HttpServerThread metrics;
+  const base::HttpHandler handler = [this](boost::beast::http::verb method,
+                                           std::string_view target) {
+    return Handle(method, target);
+  };
+  const base::ListenAddress& probe_at = options_.probe_address;
+  const base::ListenAddress& metrics_at = options_.metrics_address;
+  const bool same = probe_at.enabled && metrics_at.enabled && probe_at.host == metrics_at.host &&
+                    probe_at.port == metrics_at.port && probe_at.port != 0;
+  if (probe_at.enabled) {
+    if (base::Status s = probes.Start(probe_at, same ? "probes+metrics" : "probes", handler, log_);
+        !s.ok()) {
       log_.Error("cannot serve probes", {{"error", s.message()}});
       return 1;
     }
-    log_.Info("serving probes", {{"address", options_.probe_address}, {"port", probes.port()}});
+    log_.Info("serving probes", {{"address", probe_at.host}, {"port", probes.port()}});
   }
-  if (!Off(options_.metrics_address) && !same) {
-    if (kube::Status s = metrics.Start(options_.metrics_address, handler); !s.ok()) {
+  if (metrics_at.enabled && !same) {
+    if (base::Status s = metrics.Start(metrics_at, "metrics", handler, log_); !s.ok()) {
       log_.Error("cannot serve metrics", {{"error", s.message()}});
       return 1;
     }
-    log_.Info("serving metrics", {{"address", options_.metrics_address}, {"port", metrics.port()}});
+    log_.Info("serving metrics", {{"address", metrics_at.host}, {"port", metrics.port()}});
   }
 
   caches_.StartCore();
@@ -317,7 +338,7 @@ int Controller::Run(const std::stop_token& stop) {
 
 }  // namespace
 
-int RunController(const ControllerOptions& options, const std::stop_token& stop, const Log& log) {
+int RunController(const ControllerOptions& options, const std::stop_token& stop, const base::Logger& log) {
   Controller controller(options, log);
   return controller.Run(stop);
 }

@@ -16,7 +16,7 @@ Object Share(json j) { return std::make_shared<const json>(std::move(j)); }
 // A conditional write the world made stale: a missing object (404), a
 // changed one (409 Conflict, failed UID precondition), or a failed JSON
 // patch `test` (the API server answers 422 or 500 depending on version).
-bool Stale(const kube::Status& s) {
+bool Stale(const base::Status& s) {
   return s.not_found() || s.conflict() || s.http_code() == 422 ||
          (s.http_code() == 500 && s.message().find("test") != std::string::npos);
 }
@@ -28,7 +28,7 @@ bool Executor::OwnerAlive(const std::string& ns, const json& object) {
   if (ref == nullptr) return true;
   const std::string kind = ref->value("kind", "");
   const kube::Resource resource = kind == "Deployment" ? kube::Deployments() : kube::ReplicaSets();
-  kube::Result<json> owner = api_.Get(resource, ns, ref->value("name", ""));
+  base::Result<json> owner = api_.Get(resource, ns, ref->value("name", ""));
   if (!owner.ok()) return !owner.status().not_found();  // unsure (API error): let the write decide
   const json& o = owner.value();
   return UidOf(o) == ref->value("uid", "") && !o["metadata"].contains("deletionTimestamp");
@@ -36,7 +36,7 @@ bool Executor::OwnerAlive(const std::string& ns, const json& object) {
 
 void Executor::Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
                        const std::string& name) {
-  kube::Result<json> got = api_.Get(resource, ns, name);
+  base::Result<json> got = api_.Get(resource, ns, name);
   if (got.ok()) {
     recent_.Record(kind, Share(std::move(got).value()));
   } else if (got.status().not_found()) {
@@ -58,7 +58,7 @@ bool Executor::Create(const json& deployment, const Action& action, ExecuteOutco
     log_.Info("owner is gone or being deleted; not creating", {{"name", name}});
     return false;
   }
-  kube::Result<json> created = api_.Create(resource, ns, action.object);
+  base::Result<json> created = api_.Create(resource, ns, action.object);
   if (created.ok()) {
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
@@ -126,7 +126,7 @@ bool Executor::Patch(const json& deployment, const Action& action, ExecuteOutcom
     resource = kube::Pods();
   }
   const std::string ns = NamespaceOf(deployment);
-  kube::Result<json> patched = api_.JsonPatch(resource, ns, action.name, action.patch);
+  base::Result<json> patched = api_.JsonPatch(resource, ns, action.name, action.patch);
   if (patched.ok()) {
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
@@ -146,7 +146,7 @@ bool Executor::Patch(const json& deployment, const Action& action, ExecuteOutcom
 
 bool Executor::OwnerStillNeeds(const std::string& ns, const Action& action, ExecuteOutcome& out) {
   if (action.owner_may_be_active || action.owner_name.empty()) return false;
-  kube::Result<json> rs = api_.Get(kube::ReplicaSets(), ns, action.owner_name);
+  base::Result<json> rs = api_.Get(kube::ReplicaSets(), ns, action.owner_name);
   if (!rs.ok()) {
     if (rs.status().not_found()) return false;
     out.status = rs.status();  // unsure: never delete on a guess
@@ -166,7 +166,7 @@ bool Executor::OwnerStillNeeds(const std::string& ns, const Action& action, Exec
 bool Executor::DeletePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
   const std::string ns = NamespaceOf(deployment);
   if (OwnerStillNeeds(ns, action, out)) return false;
-  kube::Result<json> deleted =
+  base::Result<json> deleted =
       api_.Delete(PodGroups(), ns, action.name, action.uid, action.resource_version);
   if (deleted.ok()) {
     ++out.writes;
@@ -195,7 +195,7 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action, Exec
 
 bool Executor::ReleasePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
   const std::string ns = NamespaceOf(deployment);
-  kube::Result<json> patched = api_.JsonPatch(PodGroups(), ns, action.name, action.patch);
+  base::Result<json> patched = api_.JsonPatch(PodGroups(), ns, action.name, action.patch);
   if (patched.ok()) {
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));

@@ -23,10 +23,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
-#include "reconciler/log.h"
+#include "base/log.h"
 #include "reconciler/metrics.h"
 #include "reconciler/plan.h"
 #include "reconciler/recent_writes.h"
@@ -34,7 +34,7 @@
 namespace wasd::reconciler {
 
 struct ExecuteOutcome {
-  kube::Status status;      // not ok: a write failed for a reason planning again cannot fix now
+  base::Status status;      // not ok: a write failed for a reason planning again cannot fix now
   bool replan = false;      // an answer changed what we know: plan again
   bool not_leader = false;  // stopped because this replica may no longer write
   std::optional<std::chrono::milliseconds> requeue_after;
@@ -43,7 +43,7 @@ struct ExecuteOutcome {
 
 class Executor {
  public:
-  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics, const Log& log,
+  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics, const base::Logger& log,
            std::function<bool()> may_write)
       : api_(api),
         recent_(recent),
@@ -76,7 +76,7 @@ class Executor {
   RecentWrites& recent_;
   EventRecorder& events_;
   Metrics& metrics_;
-  const Log& log_;
+  const base::Logger& log_;
   std::function<bool()> may_write_;
 };
 

@@ -6,7 +6,7 @@ namespace wasd::reconciler {
 
 using nlohmann::json;
 
-LeaderElector::LeaderElector(Api& api, const Log& log, LeaderElectionConfig config,
+LeaderElector::LeaderElector(Api& api, const base::Logger& log, LeaderElectionConfig config,
                              std::function<void(bool)> on_change)
     : api_(api), log_(log), on_change_(std::move(on_change)), state_(std::move(config)) {}
 
@@ -55,7 +55,7 @@ void LeaderElector::Round() {
   std::lock_guard lock(mu_);
   const LeaderElectionConfig& c = state_.config();
   const auto now = LeaderElectionState::Steady::now();
-  kube::Result<json> got = api_.Get(kube::Leases(), c.lease_namespace, c.lease_name);
+  base::Result<json> got = api_.Get(kube::Leases(), c.lease_namespace, c.lease_name);
   std::optional<LeaseRecord> observed;
   if (got.ok()) {
     lease_ = got.value();
@@ -71,7 +71,7 @@ void LeaderElector::Round() {
   const ElectionStep step = state_.Step(observed, now, LeaderElectionState::Wall::now());
   if (step.write != LeaseWrite::kNone) {
     const json object = LeaseObject(lease_, c, step.record);
-    kube::Result<json> written =
+    base::Result<json> written =
         step.write == LeaseWrite::kCreate
             ? api_.Create(kube::Leases(), c.lease_namespace, object)
             : api_.Update(kube::Leases(), c.lease_namespace, c.lease_name, object);
@@ -99,7 +99,7 @@ void LeaderElector::Release() {
   const LeaderElectionConfig& c = state_.config();
   const json object =
       LeaseObject(lease_, c, state_.ReleaseRecord(LeaderElectionState::Wall::now()));
-  kube::Result<json> written = api_.Update(kube::Leases(), c.lease_namespace, c.lease_name, object);
+  base::Result<json> written = api_.Update(kube::Leases(), c.lease_namespace, c.lease_name, object);
   state_.OnReleased();
   if (written.ok()) {
     log_.Info("released the Lease", {{"identity", c.identity}});

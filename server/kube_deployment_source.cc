@@ -7,7 +7,7 @@ namespace wasd::server {
 DeploymentLookup KubeDeploymentSource::Get(const std::string& ns, const std::string& name) {
   kube::RequestOptions options;
   options.timeout = timeout_;
-  kube::Result<nlohmann::json> got = client_.Get(kube::Deployments(), ns, name, options);
+  base::Result<nlohmann::json> got = client_.Get(kube::Deployments(), ns, name, options);
   if (got.ok()) return DeploymentLookup::Found(std::move(got).value());
   if (got.status().not_found()) return DeploymentLookup::NotFound();
   return DeploymentLookup::Unreachable(got.status().ToString());

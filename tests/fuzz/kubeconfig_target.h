@@ -35,9 +35,9 @@ inline void CheckPath(const std::string& path) {
 }
 
 inline void CheckParse(std::string_view text, std::string_view context) {
-  const kube::Result<kube::ParsedKubeconfig> r = kube::ParseKubeconfig(text, kBaseDir, context);
+  const base::Result<kube::ParsedKubeconfig> r = kube::ParseKubeconfig(text, kBaseDir, context);
   if (!r.ok()) {
-    FUZZ_CHECK(r.status().kind() == kube::Status::Kind::kInvalidArgument, r.status().ToString());
+    FUZZ_CHECK(r.status().kind() == base::Status::Kind::kInvalidArgument, r.status().ToString());
     FUZZ_CHECK(r.status().message().rfind("kubeconfig: ", 0) == 0, r.status().message());
     return;
   }

@@ -33,7 +33,7 @@ namespace watch_decoder_detail {
 
 struct Decoded {
   std::vector<kube::WatchEvent> events;
-  kube::Status status;
+  base::Status status;
 };
 
 // Feeds `stream` in pieces of lengths cycling through `pieces` (0 = whole),
@@ -59,7 +59,7 @@ inline Decoded Decode(std::string_view stream, std::size_t max_line,
   if (!d.status.ok()) {
     // Sticky: nothing more is decoded, the same error comes back.
     const std::size_t before = d.events.size();
-    const kube::Status again = decoder.Feed("{\"type\":\"ADDED\",\"object\":{}}\n", d.events);
+    const base::Status again = decoder.Feed("{\"type\":\"ADDED\",\"object\":{}}\n", d.events);
     FUZZ_CHECK(again.ToString() == d.status.ToString(), again.ToString());
     FUZZ_CHECK(decoder.Finish(d.events).ToString() == d.status.ToString(), "");
     FUZZ_CHECK(d.events.size() == before, "events after a sticky error");

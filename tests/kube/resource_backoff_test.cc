@@ -6,7 +6,7 @@
 
 #include "kube/backoff.h"
 #include "kube/resource.h"
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace wasd::kube {
 namespace {
