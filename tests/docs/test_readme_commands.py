@@ -39,6 +39,8 @@ import tempfile
 import time
 import unittest
 
+from lib.wait import wait_for
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.abspath(os.environ.get("WASD_SOURCE_DIR") or os.path.join(HERE, "..", ".."))
 BUILD = os.path.abspath(os.environ.get("WASD_BUILD_DIR") or os.path.join(SRC, "build"))
@@ -214,15 +216,6 @@ def Stop(proc, grace=10):
         proc.wait(grace)
 
 
-def WaitFor(fn, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fn():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 class Fixtures:
     """What the README's commands need, each started on first use, stopped by PID."""
 
@@ -297,7 +290,7 @@ class Fixtures:
                     return s.recv(64).startswith(b"HTTP/1.1 200")
             except OSError:
                 return False
-        WaitFor(ready, 30, "wasd webhook /readyz")
+        wait_for(ready, 30, 0.1, "wasd webhook /readyz")
 
         with open(os.path.join(certs, "ca.crt"), "rb") as f:
             ca = base64.b64encode(f.read()).decode()
