@@ -585,8 +585,9 @@ class ScaleLookupTest(unittest.TestCase):
                                            json.dumps(review).encode())
         self.assertEqual(status, 200, body)
         self.assertTrue(json.loads(body)["response"]["allowed"])
-        with self.api.lock:
-            self.assertEqual([p for p in self.api.paths if "/deployments/unchanged" in p], [])
+        # Nothing asked the API server for it: no request answered, none in flight.
+        self.assertEqual(self.api.Audit(path="/deployments/unchanged"), [])
+        self.assertEqual(self.api.InFlight(path="/deployments/unchanged"), [])
 
     def test_scale_of_missing_deployment_is_allowed(self):
         status, _, body = self.scale("gone", 1, "scale-gone")
