@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kube/client.h"
+#include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/caches.h"
 #include "reconciler/events.h"
@@ -16,12 +17,21 @@
 #include "reconciler/http_server.h"
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
-#include "reconciler/plan.h"
 #include "reconciler/recent_writes.h"
 #include "reconciler/work_queue.h"
 #include "workloadbuilder/json_util.h"
 
 namespace wasd::reconciler {
+
+using planner::ControllerUid;
+using planner::IsTerminating;
+using planner::kReasonApiNotServed;
+using planner::Object;
+using planner::Plan;
+using planner::PlanDeployment;
+using planner::PlanInput;
+using planner::SplitKey;
+using planner::UidOf;
 
 using nlohmann::json;
 

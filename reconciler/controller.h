@@ -21,7 +21,7 @@
 #include <string>
 
 #include "kube/config.h"
-#include "reconciler/leader_election.h"
+#include "planner/leader_election.h"
 #include "reconciler/log.h"
 
 namespace wasd::reconciler {
@@ -29,7 +29,7 @@ namespace wasd::reconciler {
 struct ControllerOptions {
   kube::Config kube;
   bool leader_elect = true;
-  LeaderElectionConfig election;          // lease namespace and identity filled by the caller
+  planner::LeaderElectionConfig election;  // lease namespace and identity filled by the caller
   std::string probe_address = ":8081";    // "" or "0" = off
   std::string metrics_address = ":8080";  // "" or "0" = off
   // Concurrent reconciles. Two keep a slow API call from stalling everything

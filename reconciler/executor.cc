@@ -7,6 +7,22 @@
 
 namespace wasd::reconciler {
 
+using planner::Action;
+using planner::ActionKind;
+using planner::ActionKindName;
+using planner::ControllerRef;
+using planner::IsTerminating;
+using planner::kReasonClaimsStripped;
+using planner::kReasonFailedPodGroupCreate;
+using planner::kReasonFailedWorkloadCreate;
+using planner::NameOf;
+using planner::NamespaceOf;
+using planner::Object;
+using planner::Plan;
+using planner::ReplicasOf;
+using planner::StrippedClaims;
+using planner::UidOf;
+
 using nlohmann::json;
 
 namespace {

@@ -3,13 +3,13 @@
 #include <set>
 #include <string>
 
-#include "reconciler/plan_internal.h"
+#include "planner/plan_internal.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
-namespace wasd::reconciler::internal {
+namespace wasd::planner::internal {
 
 using nlohmann::json;
 using workloadbuilder::AsString;
@@ -308,4 +308,4 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
   if (waiting) AddRequeue(plan, kTerminatingRecheck);
 }
 
-}  // namespace wasd::reconciler::internal
+}  // namespace wasd::planner::internal

@@ -1,12 +1,12 @@
 // The JSON patches and small helpers of the plan (see plan.h).
 #include <string>
 
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 using nlohmann::json;
 using workloadbuilder::AsString;
@@ -192,4 +192,4 @@ std::vector<std::string> StrippedClaims(const json& sent, const json& stored) {
   return stripped;
 }
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

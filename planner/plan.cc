@@ -1,18 +1,18 @@
 // PlanDeployment: the Workload step here, the PodGroup and gate steps in
 // plan_podgroups.cc (see plan.h for the rules).
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 
 #include <algorithm>
 #include <string>
 
-#include "reconciler/plan_internal.h"
+#include "planner/plan_internal.h"
+#include "rules/usable_config.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
-#include "workloadbuilder/validate.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 using nlohmann::json;
 using workloadbuilder::AsString;
@@ -149,13 +149,11 @@ Plan PlanDeployment(const PlanInput& in) {
     }
     return plan;
   }
-  workloadbuilder::FieldErrorList errors = cfg.errors;
-  if (cfg.usable()) {
-    workloadbuilder::Append(
-        errors, workloadbuilder::ValidateSchedulingConfig(
-                    cfg.config, cfg.path, cfg.carrier != workloadbuilder::Carrier::kField));
-  }
-  if (!cfg.usable() || !errors.empty()) {
+  // V6: rules/ decides whether the stored configuration is usable, as the
+  // webhook's CREATE rules do.
+  const rules::ConfigVerdict verdict = rules::CheckSchedulingConfig(cfg);
+  const workloadbuilder::FieldErrorList& errors = verdict.errors;
+  if (!verdict.usable) {
     plan.note =
         "the scheduling configuration is invalid: " + workloadbuilder::AggregateMessage(errors);
     // Stored without the webhook's check (written through a path it did not
@@ -263,4 +261,4 @@ Plan PlanDeployment(const PlanInput& in) {
   return plan;
 }
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

@@ -2,7 +2,7 @@
 // opted-in Deployment (its Workload candidates, ReplicaSets, the PodGroups
 // that matter, its gated pods, the PriorityClass values it needs) goes in; an
 // ordered list of actions comes out. No I/O, no clock: every case the
-// controller meets is tested without an API server (tests/reconciler).
+// controller meets is tested without an API server (tests/planner).
 //
 // What the plan does (DESIGN.md "Reconciler" and the decisions table):
 //  1. Workload `GenerateWorkloadName(deployment, uid)`, found by its
@@ -30,8 +30,8 @@
 //     patch removing only the gate `wasd.io/pod-group`.
 //
 // Thread-safe: pure functions over const inputs.
-#ifndef WASD_RECONCILER_PLAN_H_
-#define WASD_RECONCILER_PLAN_H_
+#ifndef WASD_PLANNER_PLAN_H_
+#define WASD_PLANNER_PLAN_H_
 
 #include <chrono>
 #include <cstdint>
@@ -42,9 +42,9 @@
 #include <string_view>
 #include <vector>
 
-#include "reconciler/object_util.h"
+#include "planner/object_util.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 // Event reasons (DESIGN.md "Events"; a contract for users and tests).
 inline constexpr std::string_view kReasonWorkloadCreated = "WorkloadCreated";
@@ -166,6 +166,6 @@ nlohmann::json LiftGatePatch(std::size_t gate_index);
 // answer lacks (names, in sent order); empty when nothing was stripped.
 std::vector<std::string> StrippedClaims(const nlohmann::json& sent, const nlohmann::json& stored);
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner
 
-#endif  // WASD_RECONCILER_PLAN_H_
+#endif  // WASD_PLANNER_PLAN_H_

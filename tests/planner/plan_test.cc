@@ -1,12 +1,12 @@
 // The planner against every case of KEP-6276's integration/e2e lists and the
 // DESIGN.md decisions: observed objects in, ordered actions out.
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 
 #include <catch2/catch.hpp>
 
 #include "plan_fixtures.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 namespace {
 
 using namespace testing;  // NOLINT: test fixtures
@@ -635,4 +635,4 @@ TEST_CASE("Q11: stripped claims are the sent names missing from the answer", "[u
 }
 
 }  // namespace
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner
