@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/action.h"
 #include "planner/object_util.h"
 
 namespace wasd::planner {
@@ -86,45 +87,6 @@ struct PlanInput {
   std::vector<Object> pods;
   // Known PriorityClass values by name (only the pod template's class matters).
   std::map<std::string, std::int64_t, std::less<>> priority_classes;
-};
-
-enum class ActionKind {
-  kCreateWorkload,         // object
-  kPatchWorkloadMinCount,  // name, uid, min_count, patch (JSON patch)
-  kCreatePodGroup,         // name, object
-  kPatchPodGroupMinCount,  // name, uid, min_count, patch (JSON patch)
-  kPatchPodGroupOwners,    // name, uid, patch (JSON patch): Workload reference or adoption
-  // name, uid + resource_version (preconditions); owner_name/owner_uid: the
-  // controlling ReplicaSet the executor re-reads first (Q13), unless
-  // owner_may_be_active (a superseded name)
-  kDeletePodGroup,
-  kReleasePodGroup,  // name, uid, patch: removes podgroup-protection (Q14)
-  kLiftGate,         // name (pod), uid (pod), gate_index, patch (JSON patch)
-  kEvent,            // event_type, reason, message
-  kRequeueAfter,     // delay
-};
-
-std::string_view ActionKindName(ActionKind kind);
-
-struct Action {
-  ActionKind kind = ActionKind::kEvent;
-  std::string name;
-  std::string uid;
-  nlohmann::json object;  // created object (create actions)
-  nlohmann::json patch;   // RFC 6902 patch (patch actions)
-  std::int64_t min_count = 0;
-  std::size_t gate_index = 0;
-  std::string resource_version;  // delete precondition
-  std::string owner_name;        // delete: the ReplicaSet to re-read
-  std::string owner_uid;
-  bool owner_may_be_active = false;
-  std::string event_type;  // "Normal" or "Warning"
-  std::string reason;
-  std::string message;
-  std::chrono::milliseconds delay{0};
-
-  // One line for logs and test failure messages.
-  std::string ToString() const;
 };
 
 struct Plan {

@@ -104,12 +104,7 @@ bool PlanTerminating(const PlanInput& in, const std::string& pg_name, const json
                      const json& rs, Plan& plan) {
   const std::optional<std::size_t> finalizer = ProtectionFinalizerIndex(pg);
   if (finalizer && ProtectsNothing(in, pg_name)) {
-    Action release;
-    release.kind = ActionKind::kReleasePodGroup;
-    release.name = pg_name;
-    release.uid = UidOf(pg);
-    release.patch = RemoveFinalizerPatch(release.uid, *finalizer, kPodGroupProtectionFinalizer);
-    plan.actions.push_back(std::move(release));
+    plan.actions.push_back(Action::ReleasePodGroup(pg_name, UidOf(pg), *finalizer));
     AddEvent(plan, "Normal", kReasonPodGroupReleased,
              "PodGroup " + pg_name + " is Terminating and only pods that never ran (still gated) " +
                  "name it: removed its " + std::string(kPodGroupProtectionFinalizer) +
@@ -129,6 +124,150 @@ bool PlanTerminating(const PlanInput& in, const std::string& pg_name, const json
   return true;
 }
 
+// What the PodGroup step works from: the Deployment's ReplicaSets by UID,
+// the observed PodGroups by name, and the PodGroup name each active
+// ReplicaSet needs (Q12: its incarnation's).
+struct PodGroupScene {
+  std::map<std::string, const json*> rs_by_uid;
+  std::map<std::string, const json*> pg_by_name;
+  std::map<std::string, const json*> wanted;  // PodGroup name -> ReplicaSet
+};
+
+PodGroupScene SceneOf(const PlanInput& in, const json& deployment) {
+  PodGroupScene scene;
+  const std::string deployment_uid = UidOf(deployment);
+  for (const json* rs : SortedByName(in.replicasets)) {
+    if (ControllerUid(*rs) != deployment_uid) continue;
+    scene.rs_by_uid[UidOf(*rs)] = rs;
+    if (Active(*rs)) {
+      scene.wanted.emplace(workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs)), rs);
+    }
+  }
+  for (const json* pg : SortedByName(in.podgroups)) scene.pg_by_name.emplace(NameOf(*pg), pg);
+  return scene;
+}
+
+// Foreign objects first: a PodGroup with a needed name that is not ours
+// stops every PodGroup write and gate lift of the Deployment. True when there
+// is one (each gets a Warning Event).
+bool PlanForeign(const PodGroupScene& scene, const json& workload, Plan& plan) {
+  bool foreign = false;
+  for (const auto& [pg_name, rs] : scene.wanted) {
+    const auto it = scene.pg_by_name.find(pg_name);
+    if (it == scene.pg_by_name.end() || IsOurPodGroup(*it->second, workload, scene.rs_by_uid)) {
+      continue;
+    }
+    foreign = true;
+    AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
+  }
+  if (foreign) plan.note = "foreign PodGroup";
+  return foreign;
+}
+
+// The PodGroupDeleted message: why PodGroup `name` goes (`rs`: its
+// controlling ReplicaSet of this Deployment, or nullptr when gone).
+std::string DeletedMessage(const std::string& name, const json* rs, bool rs_active) {
+  std::string why = "Deleted PodGroup " + name;
+  if (rs == nullptr) {
+    why += ": its ReplicaSet no longer exists";
+  } else if (rs_active) {
+    why.append(": ReplicaSet ")
+        .append(NameOf(*rs))
+        .append(" uses PodGroup ")
+        .append(workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs)))
+        .append(" instead");
+  } else {
+    why.append(": ReplicaSet ").append(NameOf(*rs)).append(" has no replicas");
+  }
+  return why;
+}
+
+// Deletions: our PodGroups that no active ReplicaSet needs (its ReplicaSet is
+// at zero, Terminating or gone, or the PodGroup has a name of an earlier
+// naming scheme), once no unfinished pod names them. The executor confirms
+// with a live read of the ReplicaSet before it deletes (Q13).
+void PlanDeletions(const PlanInput& in, const PodGroupScene& scene, const json& workload,
+                   Plan& plan) {
+  for (const auto& [name, pg] : scene.pg_by_name) {
+    if (!IsOurPodGroup(*pg, workload, scene.rs_by_uid) || IsTerminating(*pg)) continue;
+    if (scene.wanted.count(name) > 0) continue;
+    if (InUse(in, name)) continue;  // deleted once its last pod is gone (pod events wake us)
+    const auto rs = scene.rs_by_uid.find(ControllerUid(*pg));
+    const json* owner = rs != scene.rs_by_uid.end() ? rs->second : nullptr;
+    const bool rs_active = owner != nullptr && Active(*owner);
+    // A superseded name: the ReplicaSet is active but needs another PodGroup.
+    plan.actions.push_back(Action::DeletePodGroup(*pg, rs_active));
+    AddEvent(plan, "Normal", kReasonPodGroupDeleted, DeletedMessage(name, owner, rs_active));
+  }
+}
+
+// The ClaimsStripped Warning that goes with a PodGroup create when the
+// stored Workload lacks claims the Deployment asks for.
+std::string ClaimsStrippedMessage(const json& workload, const std::string& pg_name,
+                                  const std::vector<std::string>& missing_claims) {
+  std::string names;
+  for (const std::string& n : missing_claims) names += (names.empty() ? "" : ", ") + n;
+  std::string warning = "Workload " + NameOf(workload);
+  warning.append(" was stored without the resourceClaims the Deployment asks for (")
+      .append(names)
+      .append("), so PodGroup ")
+      .append(pg_name)
+      .append(
+          " has none either: the API server dropped them (is the DRAWorkloadResourceClaims "
+          "feature gate off?); pods still reference the claims by name");
+  return warning;
+}
+
+// An active ReplicaSet without its PodGroup: create it, then lift the gates.
+void PlanCreatePodGroup(const PlanInput& in, const std::string& pg_name, const json& rs,
+                        const json& workload, std::optional<std::int64_t> min_count,
+                        const std::vector<std::string>& missing_claims, Plan& plan) {
+  workloadbuilder::BuildResult built = workloadbuilder::BuildPodGroup(workload, rs);
+  if (!built.ok()) {
+    plan.note = "cannot build PodGroup " + pg_name + ": " + built.error;
+    return;
+  }
+  plan.actions.push_back(
+      Action::CreatePodGroup(pg_name, std::move(built.object), min_count.value_or(0)));
+  std::string message = "Created PodGroup " + pg_name;
+  message.append(" for ReplicaSet ").append(NameOf(rs));
+  if (min_count) {
+    message.append(" (gang, minCount ").append(std::to_string(*min_count)).append(")");
+  } else {
+    message.append(" (basic)");
+  }
+  AddEvent(plan, "Normal", kReasonPodGroupCreated, std::move(message));
+  if (!missing_claims.empty()) {
+    AddEvent(plan, "Warning", kReasonClaimsStripped,
+             ClaimsStrippedMessage(workload, pg_name, missing_claims));
+  }
+  AddLiftGates(in, rs, plan);
+}
+
+// An active ReplicaSet with its (live) PodGroup: adopt it, keep minCount and
+// the Workload reference in step, then lift the gates.
+void PlanKeepInStep(const PlanInput& in, const std::string& pg_name, const json& pg, const json& rs,
+                    const json& workload, std::optional<std::int64_t> min_count, Plan& plan) {
+  if (ControllerUid(pg) != UidOf(rs)) {
+    // Ours (it references our Workload) under this incarnation's name but
+    // controlled by nothing alive: the ReplicaSet takes it, as it adopts
+    // orphans.
+    plan.actions.push_back(
+        Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupAdoptPatch(pg, rs)));
+  }
+  const json* spec = workloadbuilder::Member(pg, "spec");
+  if (min_count && (spec == nullptr || GangMinCount(*spec) != min_count)) {
+    plan.actions.push_back(Action::PatchPodGroupMinCount(pg_name, UidOf(pg), *min_count));
+  }
+  const OwnerRefAt wref = FindOwnerRef(pg, "Workload");
+  const std::string* wref_uid = wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
+  if (wref_uid == nullptr || *wref_uid != UidOf(workload)) {
+    plan.actions.push_back(
+        Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupOwnerPatch(pg, workload)));
+  }
+  AddLiftGates(in, rs, plan);
+}
+
 }  // namespace
 
 void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
@@ -137,13 +276,7 @@ void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
     if (ControllerUid(*pod) != rs_uid || IsTerminating(*pod)) continue;
     const std::optional<std::size_t> index = GateIndex(*pod, workloadbuilder::kPodGroupGate);
     if (!index) continue;
-    Action lift;
-    lift.kind = ActionKind::kLiftGate;
-    lift.name = NameOf(*pod);
-    lift.uid = UidOf(*pod);
-    lift.gate_index = *index;
-    lift.patch = LiftGatePatch(*index);
-    plan.actions.push_back(std::move(lift));
+    plan.actions.push_back(Action::LiftGate(NameOf(*pod), UidOf(*pod), *index));
   }
 }
 
@@ -159,151 +292,21 @@ std::size_t LiftAllGates(const PlanInput& in, const json& deployment, Plan& plan
 void PlanPodGroups(const PlanInput& in, const json& deployment, const json& workload,
                    std::optional<std::int64_t> min_count,
                    const std::vector<std::string>& missing_claims, Plan& plan) {
-  const std::string deployment_uid = UidOf(deployment);
-  std::vector<const json*> replicasets;
-  std::map<std::string, const json*> rs_by_uid;
-  for (const json* rs : SortedByName(in.replicasets)) {
-    if (ControllerUid(*rs) != deployment_uid) continue;
-    replicasets.push_back(rs);
-    rs_by_uid[UidOf(*rs)] = rs;
-  }
-  std::map<std::string, const json*> pg_by_name;
-  for (const json* pg : SortedByName(in.podgroups)) pg_by_name.emplace(NameOf(*pg), pg);
-
-  // The PodGroup name each active ReplicaSet needs (Q12: its incarnation's).
-  std::map<std::string, const json*> wanted;  // PodGroup name -> ReplicaSet
-  for (const json* rs : replicasets) {
-    if (Active(*rs)) wanted.emplace(workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs)), rs);
-  }
-
-  // Foreign objects first: a PodGroup with a needed name that is not ours
-  // stops every PodGroup write and gate lift of the Deployment.
-  bool foreign = false;
-  for (const auto& [pg_name, rs] : wanted) {
-    const auto it = pg_by_name.find(pg_name);
-    if (it == pg_by_name.end() || IsOurPodGroup(*it->second, workload, rs_by_uid)) continue;
-    foreign = true;
-    AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
-  }
-  if (foreign) {
-    plan.note = "foreign PodGroup";
-    return;
-  }
-
-  // Deletions: our PodGroups that no active ReplicaSet needs (its ReplicaSet
-  // is at zero, Terminating or gone, or the PodGroup has a name of an earlier
-  // naming scheme), once no unfinished pod names them. The executor confirms
-  // with a live read of the ReplicaSet before it deletes (Q13).
-  for (const auto& [name, pg] : pg_by_name) {
-    if (!IsOurPodGroup(*pg, workload, rs_by_uid) || IsTerminating(*pg)) continue;
-    const auto need = wanted.find(name);
-    if (need != wanted.end()) continue;
-    if (InUse(in, name)) continue;  // deleted once its last pod is gone (pod events wake us)
-    const auto rs = rs_by_uid.find(ControllerUid(*pg));
-    const bool rs_active = rs != rs_by_uid.end() && Active(*rs->second);
-    Action del;
-    del.kind = ActionKind::kDeletePodGroup;
-    del.name = name;
-    del.uid = UidOf(*pg);
-    del.resource_version = ResourceVersionOf(*pg);
-    del.owner_name = ControllerKind(*pg) == "ReplicaSet" ? ControllerName(*pg) : "";
-    del.owner_uid = ControllerUid(*pg);
-    del.owner_may_be_active = rs_active;  // superseded name: the ReplicaSet needs another one
-    plan.actions.push_back(std::move(del));
-    std::string why = "Deleted PodGroup " + name;
-    if (rs == rs_by_uid.end()) {
-      why += ": its ReplicaSet no longer exists";
-    } else if (rs_active) {
-      why.append(": ReplicaSet ")
-          .append(NameOf(*rs->second))
-          .append(" uses PodGroup ")
-          .append(workloadbuilder::PodGroupName(NameOf(*rs->second), UidOf(*rs->second)))
-          .append(" instead");
-    } else {
-      why.append(": ReplicaSet ").append(NameOf(*rs->second)).append(" has no replicas");
-    }
-    AddEvent(plan, "Normal", kReasonPodGroupDeleted, std::move(why));
-  }
+  const PodGroupScene scene = SceneOf(in, deployment);
+  if (PlanForeign(scene, workload, plan)) return;
+  PlanDeletions(in, scene, workload, plan);
 
   // Active ReplicaSets: create, keep in step, lift gates.
   bool waiting = false;
-  for (const auto& [pg_name, rs] : wanted) {
-    const std::string rs_name = NameOf(*rs);
-    const auto it = pg_by_name.find(pg_name);
-    if (it == pg_by_name.end()) {
-      workloadbuilder::BuildResult built = workloadbuilder::BuildPodGroup(workload, *rs);
-      if (!built.ok()) {
-        plan.note = "cannot build PodGroup " + pg_name + ": " + built.error;
-        continue;
-      }
-      Action create;
-      create.kind = ActionKind::kCreatePodGroup;
-      create.name = pg_name;
-      create.min_count = min_count.value_or(0);
-      create.object = std::move(built.object);
-      plan.actions.push_back(std::move(create));
-      std::string message = "Created PodGroup " + pg_name;
-      message.append(" for ReplicaSet ").append(rs_name);
-      if (min_count) {
-        message.append(" (gang, minCount ").append(std::to_string(*min_count)).append(")");
-      } else {
-        message.append(" (basic)");
-      }
-      AddEvent(plan, "Normal", kReasonPodGroupCreated, std::move(message));
-      if (!missing_claims.empty()) {
-        std::string names;
-        for (const std::string& n : missing_claims) names += (names.empty() ? "" : ", ") + n;
-        std::string warning = "Workload " + NameOf(workload);
-        warning.append(" was stored without the resourceClaims the Deployment asks for (")
-            .append(names)
-            .append("), so PodGroup ")
-            .append(pg_name)
-            .append(
-                " has none either: the API server dropped them (is the DRAWorkloadResourceClaims "
-                "feature gate off?); pods still reference the claims by name");
-        AddEvent(plan, "Warning", kReasonClaimsStripped, std::move(warning));
-      }
-      AddLiftGates(in, *rs, plan);
-      continue;
+  for (const auto& [pg_name, rs] : scene.wanted) {
+    const auto it = scene.pg_by_name.find(pg_name);
+    if (it == scene.pg_by_name.end()) {
+      PlanCreatePodGroup(in, pg_name, *rs, workload, min_count, missing_claims, plan);
+    } else if (IsTerminating(*it->second)) {
+      waiting = PlanTerminating(in, pg_name, *it->second, *rs, plan) || waiting;
+    } else {
+      PlanKeepInStep(in, pg_name, *it->second, *rs, workload, min_count, plan);
     }
-    const json& pg = *it->second;
-    if (IsTerminating(pg)) {
-      waiting = PlanTerminating(in, pg_name, pg, *rs, plan) || waiting;
-      continue;
-    }
-    if (ControllerUid(pg) != UidOf(*rs)) {
-      // Ours (it references our Workload) under this incarnation's name but
-      // controlled by nothing alive: the ReplicaSet takes it, as it adopts
-      // orphans.
-      Action adopt;
-      adopt.kind = ActionKind::kPatchPodGroupOwners;
-      adopt.name = pg_name;
-      adopt.uid = UidOf(pg);
-      adopt.patch = PodGroupAdoptPatch(pg, *rs);
-      plan.actions.push_back(std::move(adopt));
-    }
-    const json* spec = workloadbuilder::Member(pg, "spec");
-    if (min_count && (spec == nullptr || GangMinCount(*spec) != min_count)) {
-      Action patch;
-      patch.kind = ActionKind::kPatchPodGroupMinCount;
-      patch.name = pg_name;
-      patch.uid = UidOf(pg);
-      patch.min_count = *min_count;
-      patch.patch = PodGroupMinCountPatch(patch.uid, *min_count);
-      plan.actions.push_back(std::move(patch));
-    }
-    const OwnerRefAt wref = FindOwnerRef(pg, "Workload");
-    const std::string* wref_uid =
-        wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
-    if (wref_uid == nullptr || *wref_uid != UidOf(workload)) {
-      Action owners;
-      owners.kind = ActionKind::kPatchPodGroupOwners;
-      owners.name = pg_name;
-      owners.uid = UidOf(pg);
-      owners.patch = PodGroupOwnerPatch(pg, workload);
-      plan.actions.push_back(std::move(owners));
-    }
-    AddLiftGates(in, *rs, plan);
   }
   if (waiting) AddRequeue(plan, kTerminatingRecheck);
 }
