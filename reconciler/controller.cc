@@ -15,6 +15,7 @@
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
 #include "reconciler/http_server.h"
+#include "reconciler/kube_api.h"
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
@@ -93,7 +94,7 @@ class Controller {
   const Log& log_;
   kube::Client client_;
   Metrics metrics_;
-  Api api_;
+  KubeApi api_;
   RecentWrites recent_;
   WorkQueue queue_;
   Caches caches_;
