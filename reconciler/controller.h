@@ -42,11 +42,6 @@ struct ControllerOptions {
   std::chrono::milliseconds api_check_interval{std::chrono::seconds(30)};
 };
 
-// Plans per reconcile: create Workload → plan → create PodGroups, lift gates
-// → (a conflict) → plan again. Four covers every chain the planner makes;
-// more would hide a loop.
-inline constexpr int kMaxPlanRounds = 4;
-
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.
 int RunController(const ControllerOptions& options, const std::stop_token& stop, const Log& log);

@@ -9,6 +9,7 @@
 #include "planner/plan.h"
 #include "tests/planner/plan_fixtures.h"
 #include "tests/reconciler/fake_api.h"
+#include "tests/reconciler/reconciler_fixtures.h"
 
 namespace wasd::reconciler {
 namespace {
@@ -16,8 +17,6 @@ namespace {
 using nlohmann::json;
 using planner::Action;
 using planner::Plan;
-using planner::PlanDeployment;
-using planner::PlanInput;
 using planner::testing::Deployment;
 using planner::testing::kNs;
 using planner::testing::Obj;
@@ -28,54 +27,10 @@ using planner::testing::StoredWorkload;
 using planner::testing::Terminating;
 using planner::testing::WorkloadName;
 using testing::FakeApi;
+using testing::Harness;
 using namespace std::chrono_literals;
 
 const std::string kPgA = workloadbuilder::PodGroupName("web-aaaa", "rs-a");
-
-// One executor over a FakeApi holding the Deployment "web" (3 replicas).
-struct Harness {
-  FakeApi api;
-  RecentWrites recent;
-  Metrics metrics;
-  const Log log{Level::kError};
-  EventRecorder events{api, log, "test-replica"};
-  bool leader = true;
-  Executor executor{api, recent, events, metrics, log, [this] { return leader; }};
-  json deployment;
-
-  Harness() : deployment(api.Put(kube::Deployments(), Deployment(3))) {}
-
-  ExecuteOutcome Run(std::vector<Action> actions) {
-    Plan plan;
-    plan.actions = std::move(actions);
-    return executor.Execute(deployment, plan);
-  }
-  // Reasons of the Events posted, in order of name (random suffixes).
-  std::vector<std::string> EventReasons() const {
-    std::vector<std::string> out;
-    for (const json& e : api.Objects(kube::Events(), kNs)) out.push_back(e.value("reason", ""));
-    return out;
-  }
-  std::string EventMessage(std::string_view reason) const {
-    for (const json& e : api.Objects(kube::Events(), kNs)) {
-      if (e.value("reason", "") == reason) return e.value("message", "");
-    }
-    return "";
-  }
-  planner::Object Recent(Kind kind, const std::string& name, const planner::Object& cached) {
-    return recent.Resolve(kind, kNs, name, cached);
-  }
-  // The planner's actions for the objects the fake holds now.
-  Plan PlanNow() const {
-    PlanInput in;
-    in.deployment = Obj(deployment);
-    for (const json& o : api.Objects(Workloads(), kNs)) in.workloads.push_back(Obj(o));
-    for (const json& o : api.Objects(kube::ReplicaSets(), kNs)) in.replicasets.push_back(Obj(o));
-    for (const json& o : api.Objects(PodGroups(), kNs)) in.podgroups.push_back(Obj(o));
-    for (const json& o : api.Objects(kube::Pods(), kNs)) in.pods.push_back(Obj(o));
-    return PlanDeployment(in);
-  }
-};
 
 json WithoutGates(json pod) {
   pod["spec"].erase("schedulingGates");
@@ -281,7 +236,7 @@ TEST_CASE("executor: a failing write stops the plan at the first failure", "[uni
   CHECK(out.writes == 0);
   CHECK(h.api.calls("patch") == 1);
   CHECK(h.EventReasons().empty());
-  CHECK(h.api.Find(kube::Pods(), kNs, "web-aaaa-2")->at("spec").contains("schedulingGates"));
+  CHECK(planner::GateIndex(*h.api.Find(kube::Pods(), kNs, "web-aaaa-2"), "wasd.io/pod-group"));
 }
 
 // --- PodGroup deletion (Q13) ------------------------------------------------------
