@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/utf8.h"
+
 namespace wasd::admission {
 
 namespace {
@@ -53,34 +55,6 @@ int HexValue(char c) {
   return -1;
 }
 
-// Length of the well-formed UTF-8 sequence at p (lead byte >= 0x80), or 0.
-// Refuses overlong forms, surrogates and code points above U+10FFFF.
-std::size_t Utf8Length(const char* p, const char* end) {
-  const auto b0 = static_cast<unsigned char>(p[0]);
-  std::size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (static_cast<std::size_t>(end - p) < len) return 0;
-  const auto b1 = static_cast<unsigned char>(p[1]);
-  if (b1 < lo || b1 > hi) return 0;
-  for (std::size_t k = 2; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(p[k]);
-    if (b < 0x80 || b > 0xBF) return 0;
-  }
-  return len;
-}
 
 // One pass over the text. Skip validates a value and moves past it; Build
 // validates and builds it; Select walks an object building only the
@@ -260,7 +234,7 @@ class Scanner {
       } else if (c < 0x20) {
         return Invalid();  // control characters must be escaped
       } else {
-        const std::size_t n = Utf8Length(p_, end_);
+        const std::size_t n = base::Utf8SequenceLength(std::string_view(p_, static_cast<std::size_t>(end_ - p_)), 0);
         if (n == 0) return Invalid();
         p_ += n;
       }

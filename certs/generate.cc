@@ -6,12 +6,15 @@
 #include <map>
 #include <system_error>
 
+#include "base/file_util.h"
 #include "certs/cert_info.h"
-#include "certs/file_util.h"
+#include "certs/digest.h"
 
 namespace wasd::certs {
 namespace {
 
+// Certificate files are a few KB; anything larger is not ours to read.
+constexpr std::size_t kMaxCertFileBytes = std::size_t{1} << 20;
 constexpr mode_t kKeyMode = 0600;
 constexpr mode_t kCertMode = 0644;
 
@@ -19,12 +22,20 @@ using Hashes = std::map<std::string, std::string>;
 
 std::string Join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
+Status ReadInto(const std::string& path, std::string* out) {
+  base::Result<std::string> data = base::ReadSmallFile(path, kMaxCertFileBytes);
+  if (!data.ok()) return data.status();
+  *out = std::move(data).value();
+  return Status::Ok();
+}
+
 // A missing or unreadable ownership file means "we wrote nothing here".
 Hashes LoadOwnership(const std::string& dir) {
   Hashes hashes;
-  std::string text;
-  if (!ReadSmallFile(Join(dir, kOwnershipFile), &text).ok()) return hashes;
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  base::Result<std::string> text =
+      base::ReadSmallFile(Join(dir, kOwnershipFile), kMaxCertFileBytes);
+  if (!text.ok()) return hashes;
+  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return hashes;
   const auto files = doc.find("files");
   if (files == doc.end() || !files->is_object()) return hashes;
@@ -37,21 +48,21 @@ Hashes LoadOwnership(const std::string& dir) {
 Status SaveOwnership(const std::string& dir, const Hashes& hashes) {
   nlohmann::json doc = {{"writer", "wasd certs generate"}, {"files", nlohmann::json::object()}};
   for (const auto& [name, hash] : hashes) doc["files"][name] = hash;
-  return WriteFileAtomic(Join(dir, kOwnershipFile), doc.dump(2) + "\n", kCertMode);
+  return base::WriteFileAtomic(Join(dir, kOwnershipFile), doc.dump(2) + "\n", kCertMode);
 }
 
 // True if the file exists with exactly the content we recorded for it.
 bool IsOurs(const std::string& dir, const std::string& name, const Hashes& hashes) {
   const auto it = hashes.find(name);
   if (it == hashes.end()) return false;
-  std::string data;
-  return ReadSmallFile(Join(dir, name), &data).ok() && Sha256Hex(data) == it->second;
+  base::Result<std::string> data = base::ReadSmallFile(Join(dir, name), kMaxCertFileBytes);
+  return data.ok() && Sha256Hex(*data) == it->second;
 }
 
 // Loads the CA pair and checks it can sign leaves at `now`.
 Status LoadUsableCa(const std::string& dir, SystemTime now, CertKeyPem* ca) {
-  Status st = ReadSmallFile(Join(dir, kCaCertFile), &ca->cert_pem);
-  if (st.ok()) st = ReadSmallFile(Join(dir, kCaKeyFile), &ca->key_pem);
+  Status st = ReadInto(Join(dir, kCaCertFile), &ca->cert_pem);
+  if (st.ok()) st = ReadInto(Join(dir, kCaKeyFile), &ca->key_pem);
   if (st.ok()) st = CheckKeyMatchesCertificate(ca->cert_pem, ca->key_pem);
   if (!st.ok()) return st;
   X509Ptr cert;
@@ -67,8 +78,8 @@ Status LoadUsableCa(const std::string& dir, SystemTime now, CertKeyPem* ca) {
 // Decides whether to reuse the CA in `dir` or make a new one, per the
 // ownership rules in generate.h. Sets *reuse and, when reusing, *ca.
 Status ChooseCa(const GenerateOptions& o, const Hashes& hashes, bool* reuse, CertKeyPem* ca) {
-  const bool has_cert = PathExists(Join(o.out_dir, kCaCertFile));
-  const bool has_key = PathExists(Join(o.out_dir, kCaKeyFile));
+  const bool has_cert = base::PathExists(Join(o.out_dir, kCaCertFile));
+  const bool has_key = base::PathExists(Join(o.out_dir, kCaKeyFile));
   *reuse = false;
   if (!has_cert && !has_key) return Status::Ok();
   if (has_cert && has_key) {
@@ -103,8 +114,8 @@ Status WritePair(const std::string& dir, const char* cert_name, const char* key_
                  const CertKeyPem& pair, Hashes* hashes) {
   // Key first: a watcher keyed on the certificate file sees the new
   // certificate only once its key is already in place.
-  Status st = WriteFileAtomic(Join(dir, key_name), pair.key_pem, kKeyMode);
-  if (st.ok()) st = WriteFileAtomic(Join(dir, cert_name), pair.cert_pem, kCertMode);
+  Status st = base::WriteFileAtomic(Join(dir, key_name), pair.key_pem, kKeyMode);
+  if (st.ok()) st = base::WriteFileAtomic(Join(dir, cert_name), pair.cert_pem, kCertMode);
   if (!st.ok()) return st;
   (*hashes)[key_name] = Sha256Hex(pair.key_pem);
   (*hashes)[cert_name] = Sha256Hex(pair.cert_pem);
@@ -141,7 +152,7 @@ Status GenerateToDirectory(const GenerateOptions& o, GenerateResult* result) {
 
   Hashes hashes = LoadOwnership(o.out_dir);
   for (const char* name : {kTlsCertFile, kTlsKeyFile}) {
-    if (!o.force && PathExists(Join(o.out_dir, name)) && !IsOurs(o.out_dir, name, hashes)) {
+    if (!o.force && base::PathExists(Join(o.out_dir, name)) && !IsOurs(o.out_dir, name, hashes)) {
       return Status::Error(Join(o.out_dir, name) +
                            " exists and was not written by wasd certs generate; refusing to "
                            "overwrite it (pass --force to replace it)");

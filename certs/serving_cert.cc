@@ -13,6 +13,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/file_util.h"
+
 namespace wasd::certs {
 namespace {
 
@@ -68,36 +70,17 @@ std::string SslError(const std::string& what) {
 int NoPassphrase(char*, int, int, void*) { return 0; }
 
 bool ReadPemFile(const std::string& path, std::string* out, std::string* error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = "cannot open " + path + ": " + std::strerror(errno);
+  base::Result<std::string> data = base::ReadSmallFile(path, kMaxPemFileBytes);
+  if (!data.ok()) {
+    *error = data.status().message();
     return false;
   }
-  out->clear();
-  char buf[16384];
-  bool ok = true;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = "cannot read " + path + ": " + std::strerror(errno);
-      ok = false;
-      break;
-    }
-    if (n == 0) break;
-    out->append(buf, static_cast<std::size_t>(n));
-    if (out->size() > kMaxPemFileBytes) {
-      *error = path + " is larger than " + std::to_string(kMaxPemFileBytes) + " bytes";
-      ok = false;
-      break;
-    }
-  }
-  ::close(fd);
-  if (ok && out->empty()) {
+  if (data->empty()) {
     *error = path + " is empty";
-    ok = false;
+    return false;
   }
-  return ok;
+  *out = std::move(data).value();
+  return true;
 }
 
 BioPtr MemBio(const std::string& data) {

@@ -5,7 +5,7 @@
 #include <boost/asio/buffer.hpp>
 
 #include "kube/backoff.h"
-#include "kube/file_util.h"
+#include "base/file_util.h"
 
 namespace wasd::kube {
 
@@ -65,7 +65,7 @@ Result<std::string> Client::Impl::CurrentToken() {
   if (!config_.token_file.empty()) {
     // Re-read on every request: kubelet rotates projected service-account
     // tokens in place, and a stale token fails with 401.
-    Result<std::string> fresh = ReadSmallFile(config_.token_file, kMaxTokenBytes);
+    Result<std::string> fresh = base::ReadSmallFile(config_.token_file, kMaxTokenBytes);
     if (fresh.ok() && !Trim(*fresh).empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       token_ = Trim(*fresh);

@@ -50,31 +50,28 @@ void AppendSample(std::string* out, std::string_view name, std::string_view labe
 }
 
 Histogram::Histogram(std::vector<double> bounds)
-    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+    : bounds_(std::move(bounds)),
+      counts_(std::make_unique<std::atomic<std::uint64_t>[]>(bounds_.size() + 1)) {}
 
 void Histogram::Observe(double value) {
   std::size_t i = 0;
   while (i < bounds_.size() && value > bounds_[i]) ++i;
-  std::lock_guard lock(mu_);
-  ++counts_[i];
-  sum_ += value;
+  counts_[i].fetch_add(1, std::memory_order_relaxed);
+  sum_.fetch_add(value, std::memory_order_relaxed);
 }
 
 std::uint64_t Histogram::count() const {
-  std::lock_guard lock(mu_);
   std::uint64_t n = 0;
-  for (std::uint64_t c : counts_) n += c;
+  for (std::size_t i = 0; i <= bounds_.size(); ++i) n += counts_[i].load(std::memory_order_relaxed);
   return n;
 }
 
 void Histogram::Render(std::string* out, std::string_view name, std::string_view labels) const {
-  std::vector<std::uint64_t> counts;
-  double sum = 0;
-  {
-    std::lock_guard lock(mu_);
-    counts = counts_;
-    sum = sum_;
+  std::vector<std::uint64_t> counts(bounds_.size() + 1);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    counts[i] = counts_[i].load(std::memory_order_relaxed);
   }
+  const double sum = sum_.load(std::memory_order_relaxed);
   const std::string bucket = std::string(name) + "_bucket";
   const std::string prefix = labels.empty() ? std::string() : std::string(labels) + ",";
   std::uint64_t cumulative = 0;

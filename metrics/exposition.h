@@ -11,8 +11,9 @@
 #ifndef WASD_METRICS_EXPOSITION_H_
 #define WASD_METRICS_EXPOSITION_H_
 
+#include <atomic>
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,10 @@ void AppendLabelValue(std::string* out, std::string_view value);
 // ("a=\"x\",b=\"y\"") or empty for none.
 void AppendSample(std::string* out, std::string_view name, std::string_view labels, double value);
 
-// A histogram with fixed upper bounds (ascending, +Inf implied).
+// A histogram with fixed upper bounds (ascending, +Inf implied). Lock-free:
+// Observe is two relaxed atomic adds after a bucket search, cheap enough for
+// the admission request path; a scrape may see an observation in a bucket
+// before it reaches the sum (Prometheus tolerates that).
 class Histogram {
  public:
   explicit Histogram(std::vector<double> bounds);
@@ -50,9 +54,9 @@ class Histogram {
 
  private:
   const std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::vector<std::uint64_t> counts_;  // per bucket, not cumulative; last = +Inf; guarded by mu_
-  double sum_ = 0;                     // guarded by mu_
+  // Per bucket, not cumulative; the last is +Inf.
+  const std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
+  std::atomic<double> sum_{0};
 };
 
 }  // namespace wasd::metrics

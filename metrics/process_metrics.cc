@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <fstream>
 #include <vector>
 
+#include "base/file_util.h"
 #include "metrics/exposition.h"
 
 // WASD_VERSION, WASD_REVISION: the generated header of cmake/build_version.cmake
@@ -36,15 +36,9 @@ bool ToU64(std::string_view s, std::uint64_t* out) {
 // /proc/stat a few KiB per CPU).
 std::optional<std::string> ReadProcFile(const char* path) {
   constexpr std::size_t kMaxBytes = 1 << 20;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxBytes) return std::nullopt;
-  }
-  return text;
+  base::Result<std::string> text = base::ReadSmallFile(path, kMaxBytes);
+  if (!text.ok()) return std::nullopt;
+  return std::move(text).value();
 }
 
 // Counts entries of /proc/self/fd (minus the one opendir itself holds).

@@ -8,12 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/http_server.h"
 #include "kube/client.h"
 #include "reconciler/api.h"
 #include "reconciler/caches.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
-#include "reconciler/http_server.h"
 #include "reconciler/kube_api.h"
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
@@ -30,7 +30,6 @@ using planner::SplitKey;
 
 namespace {
 
-bool Off(const std::string& address) { return address.empty() || address == "0"; }
 
 // Sleeps until `d` passed or `stop`; false when stopped.
 bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
@@ -42,7 +41,7 @@ bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
 
 class Controller {
  public:
-  Controller(const ControllerOptions& options, const Log& log)
+  Controller(const ControllerOptions& options, const base::Logger& log)
       : options_(options),
         log_(log),
         client_(options.kube),
@@ -69,7 +68,7 @@ class Controller {
   bool Ready() const { return !stopping_ && Synced(); }
   // Blocks until Synced() or `stop`; false when stopped.
   bool WaitForSync(const std::stop_token& stop);
-  HttpReply Handle(const std::string& path);
+  base::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
   void OnLeadership(bool leading);
   void ApiCheckLoop(const std::stop_token& stop);
   base::Status CheckSchedulingApi();
@@ -77,7 +76,7 @@ class Controller {
   ReconcileResult Reconcile(const std::string& key);
 
   const ControllerOptions& options_;
-  const Log& log_;
+  const base::Logger& log_;
   kube::Client client_;
   Metrics metrics_;
   KubeApi api_;
@@ -92,15 +91,30 @@ class Controller {
   std::atomic<bool> stopping_{false};
 };
 
-HttpReply Controller::Handle(const std::string& path) {
-  if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok\n"};
-  if (path == "/readyz") {
-    if (Ready()) return {200, "text/plain; charset=utf-8", "ok\n"};
-    return {503, "text/plain; charset=utf-8", stopping_ ? "stopping\n" : "caches not synced\n"};
+base::HttpResponse Controller::Handle(boost::beast::http::verb method, std::string_view target) {
+  auto reply = [](int status, std::string body) {
+    base::HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+  };
+  if (method != boost::beast::http::verb::get && method != boost::beast::http::verb::head) {
+    base::HttpResponse r = reply(405, "method not allowed\n");
+    r.allow = "GET, HEAD";
+    return r;
   }
-  if (path == "/metrics")
-    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
-  return {404, "text/plain; charset=utf-8", "not found\n"};
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/healthz" || path == "/livez") return reply(200, "ok\n");
+  if (path == "/readyz") {
+    if (Ready()) return reply(200, "ok\n");
+    return reply(503, stopping_ ? "stopping\n" : "caches not synced\n");
+  }
+  if (path == "/metrics") {
+    base::HttpResponse r = reply(200, metrics_.Render());
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  }
+  return reply(404, "not found\n");
 }
 
 void Controller::OnLeadership(bool leading) {
@@ -218,23 +232,30 @@ void Controller::Worker() {
 }
 
 int Controller::Run(const std::stop_token& stop) {
-  HttpServer probes;
-  HttpServer metrics;
-  const HttpHandler handler = [this](const std::string& path) { return Handle(path); };
-  const bool same = options_.probe_address == options_.metrics_address;
-  if (!Off(options_.probe_address)) {
-    if (base::Status s = probes.Start(options_.probe_address, handler); !s.ok()) {
+  base::HttpServerThread probes;
+  base::HttpServerThread metrics;
+  const base::HttpHandler handler = [this](boost::beast::http::verb method,
+                                           std::string_view target) {
+    return Handle(method, target);
+  };
+  const base::ListenAddress& probe_at = options_.probe_address;
+  const base::ListenAddress& metrics_at = options_.metrics_address;
+  const bool same = probe_at.enabled && metrics_at.enabled && probe_at.host == metrics_at.host &&
+                    probe_at.port == metrics_at.port && probe_at.port != 0;
+  if (probe_at.enabled) {
+    if (base::Status s = probes.Start(probe_at, same ? "probes+metrics" : "probes", handler, log_);
+        !s.ok()) {
       log_.Error("cannot serve probes", {{"error", s.message()}});
       return 1;
     }
-    log_.Info("serving probes", {{"address", options_.probe_address}, {"port", probes.port()}});
+    log_.Info("serving probes", {{"address", probe_at.host}, {"port", probes.port()}});
   }
-  if (!Off(options_.metrics_address) && !same) {
-    if (base::Status s = metrics.Start(options_.metrics_address, handler); !s.ok()) {
+  if (metrics_at.enabled && !same) {
+    if (base::Status s = metrics.Start(metrics_at, "metrics", handler, log_); !s.ok()) {
       log_.Error("cannot serve metrics", {{"error", s.message()}});
       return 1;
     }
-    log_.Info("serving metrics", {{"address", options_.metrics_address}, {"port", metrics.port()}});
+    log_.Info("serving metrics", {{"address", metrics_at.host}, {"port", metrics.port()}});
   }
 
   caches_.StartCore();
@@ -276,7 +297,7 @@ int Controller::Run(const std::stop_token& stop) {
 
 }  // namespace
 
-int RunController(const ControllerOptions& options, const std::stop_token& stop, const Log& log) {
+int RunController(const ControllerOptions& options, const std::stop_token& stop, const base::Logger& log) {
   Controller controller(options, log);
   return controller.Run(stop);
 }

@@ -20,9 +20,10 @@
 #include <stop_token>
 #include <string>
 
+#include "base/listen.h"
+#include "base/log.h"
 #include "kube/config.h"
 #include "planner/leader_election.h"
-#include "reconciler/log.h"
 
 namespace wasd::reconciler {
 
@@ -30,8 +31,8 @@ struct ControllerOptions {
   kube::Config kube;
   bool leader_elect = true;
   planner::LeaderElectionConfig election;  // lease namespace and identity filled by the caller
-  std::string probe_address = ":8081";    // "" or "0" = off
-  std::string metrics_address = ":8080";  // "" or "0" = off
+  base::ListenAddress probe_address{"0.0.0.0", 8081, true};    // enabled false = off
+  base::ListenAddress metrics_address{"0.0.0.0", 8080, true};  // enabled false = off
   // Concurrent reconciles. Two keep a slow API call from stalling everything
   // while staying gentle on the API server.
   int workers = 2;
@@ -44,7 +45,7 @@ struct ControllerOptions {
 
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.
-int RunController(const ControllerOptions& options, const std::stop_token& stop, const Log& log);
+int RunController(const ControllerOptions& options, const std::stop_token& stop, const base::Logger& log);
 
 }  // namespace wasd::reconciler
 

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reconciler/api.h"
-#include "reconciler/log.h"
+#include "base/log.h"
 
 namespace wasd::reconciler {
 
@@ -63,7 +63,7 @@ class RepeatFilter {
 
 class EventRecorder {
  public:
-  EventRecorder(Api& api, const Log& log, std::string instance)
+  EventRecorder(Api& api, const base::Logger& log, std::string instance)
       : api_(api), log_(log), instance_(std::move(instance)) {}
 
   // Posts the Event unless RepeatFilter holds it back (a Warning posted
@@ -73,7 +73,7 @@ class EventRecorder {
 
  private:
   Api& api_;
-  const Log& log_;
+  const base::Logger& log_;
   const std::string instance_;
   std::mutex mu_;
   RepeatFilter repeats_;  // guarded by mu_

@@ -27,7 +27,7 @@
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
-#include "reconciler/log.h"
+#include "base/log.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
 
@@ -43,7 +43,7 @@ struct ExecuteOutcome {
 
 class Executor {
  public:
-  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics, const Log& log,
+  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics, const base::Logger& log,
            std::function<bool()> may_write)
       : api_(api),
         recent_(recent),
@@ -78,7 +78,7 @@ class Executor {
   RecentWrites& recent_;
   EventRecorder& events_;
   Metrics& metrics_;
-  const Log& log_;
+  const base::Logger& log_;
   std::function<bool()> may_write_;
 };
 

@@ -29,7 +29,7 @@ base::Status FillPriorityClasses(Api& api, PlanInput& in) {
 }
 
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const Log& log) {
+                              Executor& executor, const base::Logger& log) {
   ReconcileResult result;
   for (int round = 0; round < kMaxPlanRounds; ++round) {
     ++result.rounds;

@@ -27,7 +27,7 @@
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/executor.h"
-#include "reconciler/log.h"
+#include "base/log.h"
 
 namespace wasd::reconciler {
 
@@ -58,7 +58,7 @@ base::Status FillPriorityClasses(Api& api, planner::PlanInput& in);
 
 // Runs the rounds for Deployment `key` ("ns/name", for the log).
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const Log& log);
+                              Executor& executor, const base::Logger& log);
 
 }  // namespace wasd::reconciler
 

@@ -16,7 +16,7 @@ if ! git rev-parse --verify -q "$base" >/dev/null; then
 fi
 [ -f "$build/compile_commands.json" ] || { echo "tidy: no $build/compile_commands.json (build first)"; exit 1; }
 mapfile -t files < <(git diff --name-only --diff-filter=ACMR "$base" HEAD -- \
-  'workloadbuilder/*.cc' 'rules/*.cc' 'admission/*.cc' 'server/*.cc' 'certs/*.cc' 'kube/*.cc' \
+  'base/*.cc' 'cmd/*.cc' 'check/*.cc' 'workloadbuilder/*.cc' 'rules/*.cc' 'admission/*.cc' 'server/*.cc' 'certs/*.cc' 'kube/*.cc' \
   'reconciler/*.cc' 'planner/*.cc' 'metrics/*.cc')
 if [ ${#files[@]} -eq 0 ]; then
   echo "tidy: no C++ sources changed since $base"

@@ -1,7 +1,5 @@
 #include "server/admission_metrics.h"
 
-#include <charconv>
-
 #include "metrics/exposition.h"
 #include "metrics/process_metrics.h"
 
@@ -24,27 +22,13 @@ std::size_t WebhookIndex(admission::Webhook w) {
   return 0;
 }
 
-// Appends a number in the shortest fixed-point form that reads back exactly
-// ("0.0001", not "1e-04": le labels must match across scrapes and tools).
-void AppendNumber(std::string* out, double v) {
-  char buf[40];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
-  if (ec == std::errc()) out->append(buf, end);
-}
-
-void AppendUint(std::string* out, std::uint64_t v) { out->append(std::to_string(v)); }
-
 void AppendRequestSeries(std::string* out, std::string_view webhook, std::string_view operation,
                          bool allowed, int code, std::uint64_t count) {
-  out->append("wasd_admission_requests_total{webhook=\"");
-  out->append(webhook);
-  out->append("\",operation=\"");
-  out->append(operation);
-  out->append(allowed ? "\",allowed=\"true\",code=\"" : "\",allowed=\"false\",code=\"");
-  out->append(std::to_string(code));
-  out->append("\"} ");
-  AppendUint(out, count);
-  out->push_back('\n');
+  std::string labels = "webhook=\"";
+  labels.append(webhook).append("\",operation=\"").append(operation);
+  labels.append(allowed ? "\",allowed=\"true\",code=\"" : "\",allowed=\"false\",code=\"");
+  labels.append(std::to_string(code)).append("\"");
+  metrics::AppendSample(out, "wasd_admission_requests_total", labels, static_cast<double>(count));
 }
 
 }  // namespace
@@ -67,18 +51,7 @@ void AdmissionMetrics::RecordRequest(admission::Webhook webhook, std::string_vie
     ++overflow_[{w, op, allowed, code}];
   }
 
-  const double seconds = std::chrono::duration<double>(latency).count();
-  std::size_t bucket = kBucketBounds.size();  // +Inf
-  for (std::size_t i = 0; i < kBucketBounds.size(); ++i) {
-    if (seconds <= kBucketBounds[i]) {
-      bucket = i;
-      break;
-    }
-  }
-  Histogram& h = histograms_[w];
-  h.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
-  const auto nanos = latency.count() > 0 ? static_cast<std::uint64_t>(latency.count()) : 0;
-  h.sum_nanos.fetch_add(nanos, std::memory_order_relaxed);
+  histograms_[w].Observe(std::chrono::duration<double>(latency).count());
 }
 
 void AdmissionMetrics::RecordDenial(const std::vector<std::string_view>& rule_ids) {
@@ -95,10 +68,9 @@ std::string AdmissionMetrics::RenderPrometheus() const {
   std::string out;
   out.reserve(8192);
 
-  out.append(
-      "# HELP wasd_admission_requests_total Admission requests answered, by webhook, operation, "
-      "decision and status code.\n"
-      "# TYPE wasd_admission_requests_total counter\n");
+  metrics::AppendHeader(&out, "wasd_admission_requests_total", "counter",
+                        "Admission requests answered, by webhook, operation, decision and status "
+                        "code.");
   for (std::size_t w = 0; w < kWebhooks; ++w) {
     const std::string_view name = admission::WebhookName(kWebhookOrder[w]);
     for (std::size_t op = 0; op < kOperations.size(); ++op) {
@@ -119,51 +91,22 @@ std::string AdmissionMetrics::RenderPrometheus() const {
     }
   }
 
-  out.append(
-      "# HELP wasd_admission_request_duration_seconds Time from a request fully read to its "
-      "answer, by webhook.\n"
-      "# TYPE wasd_admission_request_duration_seconds histogram\n");
+  metrics::AppendHeader(&out, "wasd_admission_request_duration_seconds", "histogram",
+                        "Time from a request fully read to its answer, by webhook.");
   for (std::size_t w = 0; w < kWebhooks; ++w) {
-    const std::string_view name = admission::WebhookName(kWebhookOrder[w]);
-    const Histogram& h = histograms_[w];
-    std::uint64_t cumulative = 0;
-    for (std::size_t b = 0; b < kBuckets; ++b) {
-      cumulative += h.buckets[b].load(std::memory_order_relaxed);
-      out.append("wasd_admission_request_duration_seconds_bucket{webhook=\"");
-      out.append(name);
-      out.append("\",le=\"");
-      if (b < kBucketBounds.size()) {
-        AppendNumber(&out, kBucketBounds[b]);
-      } else {
-        out.append("+Inf");
-      }
-      out.append("\"} ");
-      AppendUint(&out, cumulative);
-      out.push_back('\n');
-    }
-    out.append("wasd_admission_request_duration_seconds_sum{webhook=\"");
-    out.append(name);
-    out.append("\"} ");
-    AppendNumber(&out, static_cast<double>(h.sum_nanos.load(std::memory_order_relaxed)) / 1e9);
-    out.append("\nwasd_admission_request_duration_seconds_count{webhook=\"");
-    out.append(name);
-    out.append("\"} ");
-    AppendUint(&out, cumulative);
-    out.push_back('\n');
+    std::string labels = "webhook=\"";
+    labels.append(admission::WebhookName(kWebhookOrder[w])).append("\"");
+    histograms_[w].Render(&out, "wasd_admission_request_duration_seconds", labels);
   }
 
-  out.append(
-      "# HELP wasd_admission_in_flight_requests Admission requests read and not yet answered.\n"
-      "# TYPE wasd_admission_in_flight_requests gauge\n"
-      "wasd_admission_in_flight_requests ");
-  out.append(std::to_string(in_flight_.load(std::memory_order_relaxed)));
-  out.append(
-      "\n# HELP wasd_tls_certificate_expiry_timestamp_seconds notAfter of the serving "
-      "certificate in use, in Unix seconds.\n"
-      "# TYPE wasd_tls_certificate_expiry_timestamp_seconds gauge\n"
-      "wasd_tls_certificate_expiry_timestamp_seconds ");
-  out.append(std::to_string(cert_expiry_.load(std::memory_order_relaxed)));
-  out.push_back('\n');
+  metrics::AppendHeader(&out, "wasd_admission_in_flight_requests", "gauge",
+                        "Admission requests read and not yet answered.");
+  metrics::AppendSample(&out, "wasd_admission_in_flight_requests", "",
+                        static_cast<double>(in_flight_.load(std::memory_order_relaxed)));
+  metrics::AppendHeader(&out, "wasd_tls_certificate_expiry_timestamp_seconds", "gauge",
+                        "notAfter of the serving certificate in use, in Unix seconds.");
+  metrics::AppendSample(&out, "wasd_tls_certificate_expiry_timestamp_seconds", "",
+                        static_cast<double>(cert_expiry_.load(std::memory_order_relaxed)));
 
   // Every rule id is rendered from the start (0 until a denial), so rate()
   // and alerts see the series before the first denial.

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "admission/review.h"
+#include "metrics/exposition.h"
 #include "rules/rule_ids.h"
 
 namespace wasd::server {
@@ -80,12 +81,6 @@ class AdmissionMetrics {
   static constexpr std::array<std::string_view, 5> kOperations = {"CREATE", "UPDATE", "DELETE",
                                                                   "CONNECT", "unknown"};
   static constexpr std::array<int, 10> kCodes = {200, 400, 403, 404, 405, 413, 422, 429, 500, 503};
-  static constexpr std::size_t kBuckets = kBucketBounds.size() + 1;  // + the +Inf bucket
-
-  struct Histogram {
-    std::array<std::atomic<std::uint64_t>, kBuckets> buckets{};
-    std::atomic<std::uint64_t> sum_nanos{0};
-  };
 
   using Counters =
       std::array<std::array<std::array<std::array<std::atomic<std::uint64_t>, kCodes.size()>, 2>,
@@ -93,7 +88,9 @@ class AdmissionMetrics {
                  kWebhooks>;
 
   Counters counters_{};
-  std::array<Histogram, kWebhooks> histograms_{};
+  static std::vector<double> Bounds() { return {kBucketBounds.begin(), kBucketBounds.end()}; }
+  std::array<metrics::Histogram, kWebhooks> histograms_{
+      metrics::Histogram(Bounds()), metrics::Histogram(Bounds()), metrics::Histogram(Bounds())};
   std::atomic<std::int64_t> in_flight_{0};
   std::array<std::atomic<std::uint64_t>, rules::kRuleIds.size()> denials_{};
   std::atomic<std::int64_t> cert_expiry_{0};

@@ -309,7 +309,7 @@ void AdmissionSession::OnLookup(DeploymentLookup lookup) {
                            pending_.scale_name + " for the scale review: " + lookup.reason;
     result.body = result.summary.error + "\n";
     pending_ = {};
-    FinishAdmission(std::move(result), LogLevel::kWarn);
+    FinishAdmission(std::move(result), base::LogLevel::kWarn);
     return;
   }
   const nlohmann::json* deployment =
@@ -319,7 +319,7 @@ void AdmissionSession::OnLookup(DeploymentLookup lookup) {
   FinishAdmission(std::move(result));
 }
 
-void AdmissionSession::FinishAdmission(admission::Result result, LogLevel level) {
+void AdmissionSession::FinishAdmission(admission::Result result, base::LogLevel level) {
   const auto latency = std::chrono::steady_clock::now() - request_start_;
   const admission::Summary& s = result.summary;
   const int code = result.http_status != 200 ? result.http_status : s.code;
@@ -345,7 +345,7 @@ void AdmissionSession::FinishAdmission(admission::Result result, LogLevel level)
   if (!s.out_of_scope.empty() && env_.out_of_scope != nullptr &&
       env_.out_of_scope->First(std::string(admission::WebhookName(webhook_)) + " " +
                                s.out_of_scope)) {
-    env_.logger->Log(LogLevel::kWarn,
+    env_.logger->Log(base::LogLevel::kWarn,
                      "admission request for a resource this path does not answer: allowed "
                      "without a patch (check the webhook configuration's rules); logged once",
                      {{"webhook", admission::WebhookName(webhook_)},

@@ -38,7 +38,7 @@
 #include "admission/review.h"
 #include "server/admission_metrics.h"
 #include "server/deployment_source.h"
-#include "server/log.h"
+#include "base/log.h"
 #include "server/once_filter.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"
@@ -51,7 +51,7 @@ struct SessionEnv {
   const WebhookConfig* config = nullptr;
   admission::Options review_options;
   AdmissionMetrics* metrics = nullptr;
-  const Logger* logger = nullptr;
+  const base::Logger* logger = nullptr;
   DeploymentSource* deployments = nullptr;
   boost::asio::thread_pool* lookup_pool = nullptr;
   SessionRegistry* registry = nullptr;
@@ -95,7 +95,7 @@ class AdmissionSession : public DrainableSession,
   void HandleRequest();
   void StartLookup(admission::Result pending);
   void OnLookup(DeploymentLookup lookup);
-  void FinishAdmission(admission::Result result, LogLevel level = LogLevel::kInfo);
+  void FinishAdmission(admission::Result result, base::LogLevel level = base::LogLevel::kInfo);
   void SendPlain(int status, std::string_view text, bool close_after, std::string_view allow = {});
   void Send(int status, std::string_view content_type, std::string body, bool close_after,
             bool linger, std::string_view allow);

@@ -6,10 +6,10 @@
 
 namespace wasd::server {
 
-PlainResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
+base::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
                                  bool serve_probes, bool serve_metrics, const ServerState& state,
                                  const AdmissionMetrics& metrics) {
-  PlainResponse r;
+  base::HttpResponse r;
   switch (RoutePlain(method, target, serve_probes, serve_metrics)) {
     case PlainPath::kHealthz:
       r.body = "ok\n";

@@ -9,14 +9,14 @@
 #include <string_view>
 
 #include "server/admission_metrics.h"
-#include "server/plain_http_server.h"
+#include "base/http_server.h"
 #include "server/server_state.h"
 
 namespace wasd::server {
 
 // Answers one request on a port that serves the probes, the metrics, or
 // both (when the two addresses are the same).
-PlainResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
+base::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
                                  bool serve_probes, bool serve_metrics, const ServerState& state,
                                  const AdmissionMetrics& metrics);
 

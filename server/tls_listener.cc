@@ -1,5 +1,5 @@
 #include "server/tls_listener.h"
-#include "server/listen.h"
+#include "base/listen.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/bind_handler.hpp>
@@ -30,8 +30,8 @@ TlsListener::TlsListener(net::io_context& ioc, certs::ServingCertReloader& certs
       certs_(certs),
       env_(env) {}
 
-bool TlsListener::Open(const tcp::endpoint& endpoint, std::string* error) {
-  return OpenAcceptor(acceptor_, endpoint, kListenBacklog, "", error);
+base::Status TlsListener::Open(const tcp::endpoint& endpoint) {
+  return base::OpenAcceptor(acceptor_, endpoint, kListenBacklog, "");
 }
 
 tcp::endpoint TlsListener::local_endpoint() const {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "certs/serving_cert.h"
+#include "base/status.h"
 #include "server/admission_session.h"
 
 namespace wasd::server {
@@ -26,8 +27,8 @@ class TlsListener : public std::enable_shared_from_this<TlsListener> {
   TlsListener(boost::asio::io_context& ioc, certs::ServingCertReloader& certs,
               const SessionEnv& env);
 
-  // Binds and listens. False with *error (naming the address) on failure.
-  bool Open(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  // Binds and listens. Fails naming the address.
+  base::Status Open(const boost::asio::ip::tcp::endpoint& endpoint);
   // Begins accepting; sets ServerState::accepting.
   void Start();
   // Stops accepting and closes the listening socket; clears accepting.

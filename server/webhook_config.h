@@ -1,12 +1,8 @@
-// WebhookConfig: every setting of `wasd webhook` in one struct, and the
-// parser that fills it from the command line (DESIGN "Command line"). All
-// limits and deadlines live here, each with the reason for its default.
+// WebhookConfig: every setting of `wasd webhook` in one struct (DESIGN
+// "Command line"; cmd/flags.cc fills it from the flags). All limits and
+// deadlines live here, each with the reason for its default.
 //
-// Flags take `--flag value` or `--flag=value`; booleans also take a bare
-// `--flag` (true) or `--flag=true|false`. Durations are a number with a
-// unit: 500ms, 10s, 2m, 1h (a bare number means seconds).
-//
-// Pure (no I/O); thread-safe as plain values.
+// Plain values; thread-safe as any const value.
 #ifndef WASD_SERVER_WEBHOOK_CONFIG_H_
 #define WASD_SERVER_WEBHOOK_CONFIG_H_
 
@@ -15,17 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "server/log.h"
+#include "base/listen.h"
+#include "base/log.h"
 
 namespace wasd::server {
 
-// A listen address. `enabled` is false for the value "0", which turns the
-// endpoint off (the controller-runtime convention for probe/metrics flags).
-struct ListenAddress {
-  std::string host;  // IP literal; "" never after parsing
-  std::uint16_t port = 0;
-  bool enabled = true;
-};
+using base::ListenAddress;
 
 struct WebhookConfig {
   std::string tls_cert_file;   // required
@@ -86,27 +77,8 @@ struct WebhookConfig {
   // slow API server without starving anything.
   int lookup_workers = 4;
 
-  LogLevel log_level = LogLevel::kInfo;
+  base::LogOptions log;
 };
-
-enum class ParseOutcome { kRun, kHelp, kError };
-
-// Parses argv[1..argc) (argv[0] is the subcommand name) into *config, which
-// starts from the defaults. kHelp for --help/-h; kError with a one-line
-// *error for an unknown flag, a missing or malformed value, a value out of
-// range, or a missing required flag.
-ParseOutcome ParseWebhookFlags(int argc, const char* const* argv, WebhookConfig* config,
-                               std::string* error);
-
-// The text printed for `wasd webhook --help`.
-std::string WebhookUsage();
-
-// "250ms", "10s", "1.5s", "2m", "1h", "30" (seconds). False when malformed,
-// negative, or beyond a day.
-bool ParseDuration(std::string_view text, std::chrono::milliseconds* out);
-
-// "HOST:PORT", ":PORT" (all interfaces), "[v6]:PORT", or "0" (disabled).
-bool ParseListenAddress(std::string_view text, ListenAddress* out);
 
 }  // namespace wasd::server
 

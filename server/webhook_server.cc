@@ -33,25 +33,9 @@ int IoThreads(const WebhookConfig& config) {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
-std::string HostPort(const tcp::endpoint& ep) {
-  const std::string ip = ep.address().to_string();
-  return (ep.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(ep.port());
-}
-
-bool Endpoint(const std::string& host, std::uint16_t port, tcp::endpoint* out, std::string* error) {
-  boost::system::error_code ec;
-  const net::ip::address address = net::ip::make_address(host, ec);
-  if (ec) {
-    *error = "invalid address " + host + ": " + ec.message();
-    return false;
-  }
-  *out = tcp::endpoint(address, port);
-  return true;
-}
-
 }  // namespace
 
-WebhookServer::WebhookServer(const WebhookConfig& config, const Logger& logger,
+WebhookServer::WebhookServer(const WebhookConfig& config, const base::Logger& logger,
                              std::unique_ptr<DeploymentSource> deployments)
     : config_(config),
       logger_(logger),
@@ -81,9 +65,9 @@ int WebhookServer::Run() {
   if (!Setup()) return 1;
   const auto cert = certs_.Current();
   logger_.Info("webhook started",
-               {{"address", HostPort(listener_->local_endpoint())},
-                {"probes", probe_server_ ? HostPort(probe_server_->local_endpoint()) : "off"},
-                {"metrics", metrics_server_ ? HostPort(metrics_server_->local_endpoint()) : "off"},
+               {{"address", base::HostPort(listener_->local_endpoint())},
+                {"probes", probe_server_ ? base::HostPort(probe_server_->local_endpoint()) : "off"},
+                {"metrics", metrics_server_ ? base::HostPort(metrics_server_->local_endpoint()) : "off"},
                 {"certificate_serial", cert->serial_hex()},
                 {"certificate_subject", cert->subject()},
                 {"certificate_not_after", cert->not_after_unix()},
@@ -124,13 +108,14 @@ bool WebhookServer::Setup() {
   metrics_.SetCertificateExpiry(certs_.Current()->not_after_unix());
   state_.cert_loaded.store(true);
 
-  tcp::endpoint endpoint;
   listener_ = std::make_shared<TlsListener>(ioc_, certs_, env_);
-  if (!Endpoint(config_.bind_address, config_.port, &endpoint, &error) ||
-      !listener_->Open(endpoint, &error) || !OpenPlainServers()) {
-    if (!error.empty()) logger_.Error("cannot start the webhook", {{"error", error}});
+  base::Result<tcp::endpoint> endpoint = base::MakeEndpoint(config_.bind_address, config_.port);
+  base::Status opened = endpoint.ok() ? listener_->Open(*endpoint) : endpoint.status();
+  if (!opened.ok()) {
+    logger_.Error("cannot start the webhook", {{"error", opened.message()}});
     return false;
   }
+  if (!OpenPlainServers()) return false;
   listener_->Start();
   if (probe_server_) probe_server_->Start();
   if (metrics_server_) metrics_server_->Start();
@@ -144,22 +129,21 @@ bool WebhookServer::OpenPlainServers() {
   const ListenAddress& metrics = config_.metrics_address;
   const bool shared = probes.enabled && metrics.enabled && probes.host == metrics.host &&
                       probes.port == metrics.port && probes.port != 0;
-  const PlainHttpServer::Limits limits{config_.read_timeout, config_.write_timeout};
+  const base::HttpServer::Limits limits{config_.read_timeout, config_.write_timeout};
   auto make = [&](const ListenAddress& where, const char* name, bool serve_probes,
-                  bool serve_metrics, std::shared_ptr<PlainHttpServer>* out) {
-    std::string error;
-    tcp::endpoint endpoint;
-    if (!Endpoint(where.host, where.port, &endpoint, &error)) {
-      logger_.Error("cannot start the webhook", {{"error", error}});
+                  bool serve_metrics, std::shared_ptr<base::HttpServer>* out) {
+    base::Result<tcp::endpoint> endpoint = base::MakeEndpoint(where.host, where.port);
+    if (!endpoint.ok()) {
+      logger_.Error("cannot start the webhook", {{"error", endpoint.status().message()}});
       return false;
     }
     auto handler = [this, serve_probes, serve_metrics](boost::beast::http::verb method,
                                                        std::string_view target) {
       return AnswerPlainRequest(method, target, serve_probes, serve_metrics, state_, metrics_);
     };
-    *out = std::make_shared<PlainHttpServer>(ioc_, name, handler, logger_, limits);
-    if (!(*out)->Open(endpoint, &error)) {
-      logger_.Error("cannot start the webhook", {{"error", error}});
+    *out = std::make_shared<base::HttpServer>(ioc_, name, handler, logger_, limits);
+    if (base::Status s = (*out)->Open(*endpoint); !s.ok()) {
+      logger_.Error("cannot start the webhook", {{"error", s.message()}});
       return false;
     }
     return true;

@@ -24,8 +24,8 @@
 #include "server/admission_metrics.h"
 #include "server/admission_session.h"
 #include "server/deployment_source.h"
-#include "server/log.h"
-#include "server/plain_http_server.h"
+#include "base/log.h"
+#include "base/http_server.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"
 #include "server/tls_listener.h"
@@ -35,7 +35,7 @@ namespace wasd::server {
 
 class WebhookServer {
  public:
-  WebhookServer(const WebhookConfig& config, const Logger& logger,
+  WebhookServer(const WebhookConfig& config, const base::Logger& logger,
                 std::unique_ptr<DeploymentSource> deployments);
   ~WebhookServer();
   WebhookServer(const WebhookServer&) = delete;
@@ -58,7 +58,7 @@ class WebhookServer {
   void RunIoThread();
 
   const WebhookConfig config_;
-  const Logger& logger_;
+  const base::Logger& logger_;
   AdmissionMetrics metrics_;
   ServerState state_;
   SessionRegistry registry_;
@@ -76,8 +76,8 @@ class WebhookServer {
   boost::asio::steady_timer reload_timer_;
   boost::asio::steady_timer grace_timer_;
   std::shared_ptr<TlsListener> listener_;
-  std::shared_ptr<PlainHttpServer> probe_server_;
-  std::shared_ptr<PlainHttpServer> metrics_server_;
+  std::shared_ptr<base::HttpServer> probe_server_;
+  std::shared_ptr<base::HttpServer> metrics_server_;
   bool shutting_down_ = false;         // touched only by signal handlers (serialised)
   std::atomic<bool> finished_{false};  // FinishShutdown ran
 };

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "workloadbuilder/document_builder.h"
-#include "workloadbuilder/utf8.h"
+#include "base/utf8.h"
 #include "workloadbuilder/yaml_prescan.h"
 #include "workloadbuilder/yaml_scalars.h"
 
@@ -142,7 +142,7 @@ class YamlEvents : public YAML::EventHandler {
     if (!key || anchor != YAML::NullAnchor) {
       const std::string reason = ResolveYamlScalar(tag, text, value);
       if (!reason.empty()) return Reject(reason);
-    } else if (!IsValidUtf8(text)) {
+    } else if (!base::IsValidUtf8(text)) {
       return Reject("must be valid UTF-8");
     }
     Remember(anchor, value, 1, text);  // a copy, before the value moves into the document
@@ -270,7 +270,7 @@ ParsedText ParseYaml(std::string_view text, const TextOptions& options) {
     if (b.stop() != DocumentBuilder::Stop::kNone) return Stopped(b);
     return Failure(TextError::kInvalid, events.rejection());
   } catch (const YAML::Exception& e) {
-    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + OneLine(e.msg) + " at line " +
+    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + base::OneLine(e.msg) + " at line " +
                                             std::to_string(e.mark.line + 1) + ", column " +
                                             std::to_string(e.mark.column + 1));
   } catch (const std::exception&) {

@@ -3,7 +3,7 @@
 #include <string_view>
 #include <utility>
 
-#include "workloadbuilder/utf8.h"
+#include "base/utf8.h"
 
 namespace wasd::workloadbuilder {
 
@@ -111,7 +111,7 @@ std::string DocumentBuilder::Reason() const {
     case Stop::kDuplicateKey: {
       constexpr std::size_t kMaxEcho = 40;  // keys are echoed, not dumped
       const std::string_view key = duplicate_key_;
-      return "duplicate key \"" + OneLine(key.substr(0, kMaxEcho)) +
+      return "duplicate key \"" + base::OneLine(key.substr(0, kMaxEcho)) +
              (key.size() > kMaxEcho ? "...\"" : "\"");
     }
   }

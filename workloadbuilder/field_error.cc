@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "base/utf8.h"
+
 namespace wasd::workloadbuilder {
 
 std::string_view ErrorTypeText(ErrorType t) {
@@ -40,26 +42,6 @@ bool OmitsValue(ErrorType t) {
          t == ErrorType::kInternal;
 }
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid.
-std::size_t Utf8Length(std::string_view s, std::size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  if (b < 0x80) return 1;
-  if ((b & 0xE0) == 0xC0 && b >= 0xC2) {
-    n = 2;
-  } else if ((b & 0xF0) == 0xE0) {
-    n = 3;
-  } else if ((b & 0xF8) == 0xF0 && b <= 0xF4) {
-    n = 4;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
 
 std::string RenderValue(const nlohmann::json& v) {
   if (v.is_null()) return "\"null\"";
@@ -77,7 +59,7 @@ std::string GoQuote(std::string_view s) {
   out += '"';
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = Utf8Length(s, i);
+    const std::size_t n = base::Utf8SequenceLength(s, i);
     if (n == 0) {
       char buf[5];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);

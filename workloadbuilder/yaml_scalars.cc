@@ -6,7 +6,7 @@
 #include <limits>
 #include <string_view>
 
-#include "workloadbuilder/utf8.h"
+#include "base/utf8.h"
 
 namespace wasd::workloadbuilder {
 
@@ -109,13 +109,13 @@ constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
 // Short excerpts keep error messages bounded.
 std::string Excerpt(std::string_view s) {
   constexpr std::size_t kMaxEcho = 40;
-  return "'" + (s.size() > kMaxEcho ? OneLine(s.substr(0, kMaxEcho)) + "..." : OneLine(s)) + "'";
+  return "'" + (s.size() > kMaxEcho ? base::OneLine(s.substr(0, kMaxEcho)) + "..." : base::OneLine(s)) + "'";
 }
 
 }  // namespace
 
 std::string ResolveYamlScalar(const std::string& tag, const std::string& text, json& out) {
-  if (!IsValidUtf8(text)) return "must be valid UTF-8";
+  if (!base::IsValidUtf8(text)) return "must be valid UTF-8";
   if (tag == "!" || tag == std::string(kTagPrefix) + "str") {
     out = text;
     return {};

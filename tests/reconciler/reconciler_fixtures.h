@@ -14,7 +14,7 @@
 #include "planner/plan.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
-#include "reconciler/log.h"
+#include "base/log.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
 #include "tests/planner/plan_fixtures.h"
@@ -45,7 +45,7 @@ struct Harness {
   FakeApi api;
   RecentWrites recent;
   Metrics metrics;
-  const Log log{Level::kError};
+  const base::Logger log{base::LogLevel::kError};
   EventRecorder events{api, log, "test-replica"};
   bool leader = true;
   Executor executor{api, recent, events, metrics, log, [this] { return leader; }};

@@ -1,0 +1,338 @@
+// The offline check behind `wasd check`: reads manifests, runs the webhook's
+// CREATE rules on each Deployment after the API server's defaults, prints
+// verdicts (text, yaml, json, junit) and the objects wasd would create.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "check/check.h"
+#include "check/defaults.h"
+#include "check/manifest_reader.h"
+#include "check/yaml_output.h"
+#include "rules/deployment_rules.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::check {
+
+namespace {
+
+using nlohmann::json;
+
+// Offline there is no API server: these stand in for values only it knows.
+constexpr const char* kPlaceholderUid = "00000000-0000-0000-0000-000000000000";
+constexpr const char* kPlaceholderHash = "<pod-template-hash>";
+
+std::string StringAt(const json& obj, std::initializer_list<const char*> keys) {
+  const json* v = &obj;
+  for (const char* k : keys) {
+    if (!v->is_object()) return {};
+    auto it = v->find(k);
+    if (it == v->end()) return {};
+    v = &*it;
+  }
+  return v->is_string() ? v->get<std::string>() : std::string();
+}
+
+// What kubectl prints when the webhook denies the Deployment: the API server
+// passes wasd's status (reason Invalid, details with kind, name and one cause
+// per field error) through, and kubectl renders the causes, one line for one
+// error and a "* " list for several, as it does for the API server's own
+// validation errors.
+std::string KubectlDenial(const std::string& name, const workloadbuilder::FieldErrorList& errors) {
+  std::vector<std::string> lines;
+  for (const auto& e : errors) {
+    std::string line = e.ToString();
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  std::string out = "The Deployment \"" + name + "\" is invalid: ";
+  if (lines.size() == 1) return out + lines.front();
+  for (const std::string& l : lines) out += "\n* " + l;
+  return out;
+}
+
+// The Workload and PodGroup wasd would create for an allowed Deployment.
+// `notes` collects what was made up for lack of an API server.
+bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json& objects,
+             std::vector<std::string>& notes, std::string& error) {
+  json& meta = deployment["metadata"];
+  if (StringAt(deployment, {"metadata", "uid"}).empty()) {
+    meta["uid"] = kPlaceholderUid;
+    notes.push_back(std::string("no metadata.uid: the Workload name is computed from the "
+                                "placeholder UID ") +
+                    kPlaceholderUid);
+  }
+  workloadbuilder::BuildResult wl = workloadbuilder::BuildWorkload(deployment, cfg.config, {});
+  if (!wl.ok()) {
+    error = wl.error;
+    return false;
+  }
+  const std::string name = StringAt(deployment, {"metadata", "name"});
+  json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata",
+              {{"name", name + "-" + kPlaceholderHash},
+               {"namespace", StringAt(deployment, {"metadata", "namespace"})},
+               {"uid", kPlaceholderUid}}},
+             {"spec", {{"replicas", deployment["spec"]["replicas"]}}}};
+  notes.push_back(std::string("the PodGroup is named after the ReplicaSet ") + name + "-" +
+                  kPlaceholderHash +
+                  " and its UID: the pod-template-hash and the UID are only known in a cluster");
+  json wl_obj = std::move(wl.object);
+  // The PodGroup's owner reference needs the Workload's UID, which only the
+  // API server assigns.
+  wl_obj["metadata"]["uid"] = kPlaceholderUid;
+  workloadbuilder::BuildResult pg = workloadbuilder::BuildPodGroup(wl_obj, rs);
+  wl_obj["metadata"].erase("uid");
+  if (!pg.ok()) {
+    error = pg.error;
+    return false;
+  }
+  objects.push_back(std::move(wl_obj));
+  objects.push_back(std::move(pg.object));
+  return true;
+}
+
+enum class Result { kAllowed, kIgnored, kDenied, kSkipped };
+
+// What `wasd check` found for one manifest: the webhook's verdict, the
+// warnings it would send, and the objects the reconciler would create.
+struct Verdict {
+  const Manifest* manifest = nullptr;
+  std::string kind;
+  std::string api_version;
+  std::string name;
+  std::string ns;
+  Result result = Result::kAllowed;
+  workloadbuilder::FieldErrorList errors;  // kDenied
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+  json objects = json::array();
+};
+
+std::string_view ResultName(Result r) {
+  switch (r) {
+    case Result::kAllowed:
+      return "allowed";
+    case Result::kIgnored:
+      return "ignored";
+    case Result::kDenied:
+      return "denied";
+    case Result::kSkipped:
+      return "skipped";
+  }
+  return "allowed";
+}
+
+// The webhook's verdict on manifest `m` (CREATE, after the API server's
+// defaults). `error` is set only when the Workload cannot be built at all.
+Verdict Judge(const Manifest& m, std::string& error) {
+  Verdict v;
+  v.manifest = &m;
+  v.kind = StringAt(m.object, {"kind"});
+  v.api_version = StringAt(m.object, {"apiVersion"});
+  v.name = StringAt(m.object, {"metadata", "name"});
+  if (v.kind != "Deployment" || v.api_version != "apps/v1") {
+    v.result = Result::kSkipped;
+    return v;
+  }
+  json d = m.object;
+  ApplyDeploymentDefaults(d);
+  v.ns = StringAt(d, {"metadata", "namespace"});
+  v.warnings = rules::AnnotationWarnings(d);
+  // The webhook's own verdict: errors, or the warnings of an allowed object.
+  rules::DeploymentReview review = rules::ReviewDeploymentCreate(d);
+  v.errors = std::move(review.errors);
+  if (!v.errors.empty()) {
+    v.result = Result::kDenied;
+    return v;
+  }
+  const auto cfg = workloadbuilder::ReadSchedulingConfig(d);
+  if (!cfg.present()) {
+    v.result = Result::kIgnored;
+    return v;
+  }
+  for (std::string& w : review.warnings) v.warnings.push_back(std::move(w));
+  if (!Preview(d, cfg, v.objects, v.notes, error)) {
+    error = "deployment.apps/" + v.name + ": cannot build the Workload: " + error;
+  }
+  return v;
+}
+
+void PrintVerdict(const Verdict& v, std::FILE* report, bool text) {
+  const std::string& source = v.manifest->source;
+  if (v.result == Result::kSkipped) {
+    std::fprintf(report, "skipped: %s %s (%s): wasd checks only apps/v1 Deployments\n",
+                 v.kind.empty() ? "<no kind>" : v.kind.c_str(), v.name.c_str(), source.c_str());
+    return;
+  }
+  const std::string ref = "deployment.apps/" + v.name;
+  if (v.result == Result::kDenied) {
+    std::fprintf(report, "%s (%s): denied\n%s\n", ref.c_str(), source.c_str(),
+                 KubectlDenial(v.name, v.errors).c_str());
+  } else if (v.result == Result::kIgnored) {
+    std::fprintf(report,
+                 "%s (%s): allowed; no wasd.io/scheduling annotation or spec.scheduling, so "
+                 "wasd leaves it alone\n",
+                 ref.c_str(), source.c_str());
+  } else {
+    std::fprintf(report, "%s (%s): allowed\n", ref.c_str(), source.c_str());
+  }
+  for (const std::string& w : v.warnings) std::fprintf(report, "Warning: %s\n", w.c_str());
+  for (const std::string& n : v.notes) std::fprintf(report, "note: %s\n", n.c_str());
+  if (text && !v.objects.empty()) {
+    std::printf("objects wasd would create for %s in namespace %s:\n", ref.c_str(), v.ns.c_str());
+    for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
+  }
+}
+
+// -o json: one item per manifest, for CI pipelines (a contract: README).
+json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied) {
+  json items = json::array();
+  for (const Verdict& v : verdicts) {
+    json causes = json::array();
+    for (const auto& e : v.errors) {
+      causes.push_back({{"type", std::string(workloadbuilder::ErrorTypeReason(e.type))},
+                        {"field", e.path.String()},
+                        {"message", e.Body()}});
+    }
+    json item = {{"source", v.manifest->source},
+                 {"document", v.manifest->index},
+                 {"apiVersion", v.api_version},
+                 {"kind", v.kind},
+                 {"name", v.name},
+                 {"namespace", v.ns},
+                 {"verdict", ResultName(v.result)},
+                 {"allowed", v.result != Result::kDenied},
+                 {"causes", std::move(causes)},
+                 {"warnings", v.warnings},
+                 {"notes", v.notes},
+                 {"objects", v.objects}};
+    if (v.result == Result::kDenied) item["message"] = KubectlDenial(v.name, v.errors);
+    items.push_back(std::move(item));
+  }
+  return {{"apiVersion", "wasd.io/v1alpha1"},
+          {"kind", "CheckResult"},
+          {"checked", checked},
+          {"denied", denied},
+          {"items", std::move(items)}};
+}
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 has no place for other control characters.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+// -o junit: one test case per manifest (a denial is a failure, another kind
+// is skipped), the JUnit XML that CI systems display.
+std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int denied) {
+  const int skipped = static_cast<int>(verdicts.size()) - checked;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
+         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
+         "\">\n";
+  out += "  <testsuite name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
+         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
+         "\">\n";
+  for (const Verdict& v : verdicts) {
+    const std::string name = (v.kind.empty() ? std::string("<no kind>") : v.kind) + "/" + v.name;
+    out += "    <testcase classname=\"" + XmlEscape(v.manifest->source) + "\" name=\"" +
+           XmlEscape(name) + " (document " + std::to_string(v.manifest->index) + ")\">\n";
+    if (v.result == Result::kDenied) {
+      const std::string message = KubectlDenial(v.name, v.errors);
+      out += "      <failure type=\"Invalid\" message=\"" + XmlEscape(message) + "\">" +
+             XmlEscape(message) + "</failure>\n";
+    } else if (v.result == Result::kSkipped) {
+      out += "      <skipped message=\"wasd checks only apps/v1 Deployments\"/>\n";
+    }
+    if (!v.warnings.empty()) {
+      std::string text;
+      for (const std::string& w : v.warnings) text += "Warning: " + w + "\n";
+      out += "      <system-out>" + XmlEscape(text) + "</system-out>\n";
+    }
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace
+
+int Run(const Options& options) {
+  std::vector<Manifest> manifests;
+  for (const std::string& file : options.files) {
+    ManifestReadResult r = ReadManifests(file, options.recursive);
+    if (!r.error.empty()) {
+      std::fprintf(stderr, "error: %s\n", r.error.c_str());
+      return 2;
+    }
+    for (auto& m : r.manifests) manifests.push_back(std::move(m));
+  }
+
+  std::vector<Verdict> verdicts;
+  verdicts.reserve(manifests.size());
+  for (const Manifest& m : manifests) {
+    std::string error;
+    Verdict v = Judge(m, error);
+    if (!error.empty()) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 2;
+    }
+    verdicts.push_back(std::move(v));
+  }
+  int denied = 0;
+  int checked = 0;
+  for (const Verdict& v : verdicts) {
+    if (v.result != Result::kSkipped) ++checked;
+    if (v.result == Result::kDenied) ++denied;
+  }
+
+  if (options.output == "json") {
+    std::printf("%s\n", VerdictsJson(verdicts, checked, denied).dump(2).c_str());
+  } else if (options.output == "junit") {
+    std::fputs(VerdictsJunit(verdicts, checked, denied).c_str(), stdout);
+  } else {
+    const bool text = options.output == "text";
+    std::FILE* report = text ? stdout : stderr;
+    for (const Verdict& v : verdicts) PrintVerdict(v, report, text);
+    if (!text) {
+      for (const Verdict& v : verdicts) {
+        for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
+      }
+    }
+    std::fprintf(report, "%d Deployment(s) checked, %d denied\n", checked, denied);
+  }
+  return denied > 0 ? 1 : 0;
+}
+
+}  // namespace wasd::check

@@ -1,0 +1,29 @@
+// check::Run: `wasd check` without its command line — manifests in,
+// verdicts out. It runs the webhook's CREATE rules (rules/) on every
+// apps/v1 Deployment after the defaults kube-apiserver applies before
+// admission (check/defaults.h), prints denials the way kubectl shows them,
+// and shows the Workload and PodGroup wasd would create.
+//
+// Exit codes: 0 every Deployment allowed; 1 at least one denied; 2 unusable
+// input (missing file, not YAML/JSON).
+//
+// Not thread-safe (writes to stdout and stderr); called once per process.
+#ifndef WASD_CHECK_CHECK_H_
+#define WASD_CHECK_CHECK_H_
+
+#include <string>
+#include <vector>
+
+namespace wasd::check {
+
+struct Options {
+  std::vector<std::string> files;  // files, directories, or "-" for stdin
+  bool recursive = false;          // read subdirectories of a directory
+  std::string output = "text";     // text, yaml, json or junit
+};
+
+int Run(const Options& options);
+
+}  // namespace wasd::check
+
+#endif  // WASD_CHECK_CHECK_H_

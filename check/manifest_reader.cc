@@ -1,0 +1,174 @@
+#include "check/manifest_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "base/file_util.h"
+#include "workloadbuilder/config_text.h"
+
+namespace wasd::check {
+
+namespace {
+
+void Expand(nlohmann::json doc, const std::string& source, int index, std::vector<Manifest>& out) {
+  if (!doc.is_object()) return;
+  auto kind = doc.find("kind");
+  auto items = doc.find("items");
+  if (kind != doc.end() && kind->is_string() && items != doc.end() && items->is_array()) {
+    const std::string& k = kind->get_ref<const std::string&>();
+    if (k.size() >= 4 && k.compare(k.size() - 4, 4, "List") == 0) {
+      for (auto& item : *items) out.push_back({source, index, std::move(item)});
+      return;
+    }
+  }
+  out.push_back({source, index, std::move(doc)});
+}
+
+bool LooksLikeJson(const std::string& text) {
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+// Splits a YAML stream at document markers ("---" at the start of a line)
+// so that each document is converted with the bounded annotation parser.
+std::vector<std::string> SplitYamlDocuments(const std::string& text) {
+  std::vector<std::string> docs(1);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
+      docs.emplace_back();
+      continue;
+    }
+    if (line == "...") continue;
+    docs.back() += line;
+    docs.back() += '\n';
+  }
+  return docs;
+}
+
+bool Blank(const std::string& doc) {
+  std::istringstream in(doc);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto p = line.find_first_not_of(" \t\r");
+    if (p != std::string::npos && line[p] != '#') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ManifestReadResult ParseManifests(const std::string& text, const std::string& source) {
+  ManifestReadResult r;
+  if (LooksLikeJson(text)) {
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) {
+      r.error = source + ": not valid JSON";
+      return r;
+    }
+    Expand(std::move(doc), source, 1, r.manifests);
+    return r;
+  }
+  int index = 0;
+  for (const std::string& doc : SplitYamlDocuments(text)) {
+    if (Blank(doc)) continue;
+    ++index;
+    // A manifest document is not an annotation: only the file's cap bounds
+    // its size; the nesting and value limits stay.
+    workloadbuilder::TextOptions options;
+    options.max_bytes = kMaxManifestBytes;
+    workloadbuilder::ParsedText parsed = workloadbuilder::ParseConfigText(doc, options);
+    if (!parsed.ok()) {
+      r.error =
+          source + ": document " + std::to_string(index) + " is not YAML or JSON: " + parsed.error;
+      return r;
+    }
+    if (!parsed.value.is_object()) {
+      r.error = source + ": document " + std::to_string(index) + " is not a mapping";
+      return r;
+    }
+    Expand(std::move(parsed.value), source, index, r.manifests);
+  }
+  return r;
+}
+
+namespace {
+
+bool IsManifestFile(const std::filesystem::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+ManifestReadResult ReadOneFile(const std::string& path) {
+  ManifestReadResult r;
+  std::string text;
+  const std::string source = path == "-" ? "<stdin>" : path;
+  try {
+    if (path == "-") {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+      base::Result<std::string> data = base::ReadSmallFile(path, kMaxManifestBytes);
+      if (!data.ok()) {
+        r.error = base::PathExists(path) ? data.status().message() : path + ": cannot open file";
+        return r;
+      }
+      text = std::move(data).value();
+    }
+  } catch (const std::exception& e) {
+    r.error = source + ": cannot read: " + e.what();
+    return r;
+  }
+  if (text.size() > kMaxManifestBytes) {
+    r.error = source + ": larger than 64 MiB";
+    return r;
+  }
+  return ParseManifests(text, source);
+}
+
+}  // namespace
+
+ManifestReadResult ReadManifests(const std::string& path, bool recursive) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path == "-" || !fs::is_directory(path, ec)) return ReadOneFile(path);
+  ManifestReadResult r;
+  std::vector<std::string> files;
+  const auto options = fs::directory_options::skip_permission_denied;
+  auto collect = [&](auto iterator) {
+    for (auto it = iterator; it != decltype(iterator)(); it.increment(ec)) {
+      if (ec) break;
+      std::error_code type_ec;
+      if (it->is_regular_file(type_ec) && IsManifestFile(it->path()))
+        files.push_back(it->path().string());
+    }
+  };
+  if (recursive) {
+    collect(fs::recursive_directory_iterator(path, options, ec));
+  } else {
+    collect(fs::directory_iterator(path, options, ec));
+  }
+  if (ec) {
+    r.error = path + ": cannot read the directory: " + ec.message();
+    return r;
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& file : files) {
+    ManifestReadResult one = ReadOneFile(file);
+    if (!one.error.empty()) return one;
+    for (Manifest& m : one.manifests) r.manifests.push_back(std::move(m));
+  }
+  if (files.empty()) r.error = path + ": no *.yaml, *.yml or *.json files in the directory";
+  return r;
+}
+
+}  // namespace wasd::check

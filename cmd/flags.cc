@@ -1,0 +1,288 @@
+#include "cmd/flags.h"
+
+#include <charconv>
+
+#include "base/listen.h"
+#include "certs/issuer.h"
+
+namespace wasd::cmd {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Upper bound for --max-request-bytes: far above any AdmissionReview (see
+// the default's comment), low enough that a typo cannot let one request
+// claim gigabytes.
+constexpr std::uint64_t kMaxRequestBytesCeiling = 64ull * 1024 * 1024;
+// Upper bound for thread-count flags: beyond this threads only add contention.
+constexpr int kMaxThreads = 256;
+// Largest --workers: more threads than this only queue on the API server's
+// priority-and-fairness limits and the 2-core controllers they run on.
+constexpr int kMaxWorkers = 64;
+// The smallest deadline a flag takes: anything shorter is a typo (1ms for 1m).
+constexpr milliseconds kMinDeadline{1};
+
+constexpr char kKubeconfigHelp[] = "API server config (else $KUBECONFIG, in-cluster, ~/.kube/config)";
+
+base::FlagSet::Apply AddressTo(base::ListenAddress* target) {
+  return [target](std::string_view v) -> std::string {
+    if (!base::ParseListenAddress(v, target)) return "want HOST:PORT with an IP address, :PORT, or 0";
+    return {};
+  };
+}
+
+std::string AddressText(const base::ListenAddress& a) {
+  if (!a.enabled) return "0";
+  return (a.host == "0.0.0.0" ? "" : a.host) + ":" + std::to_string(a.port);
+}
+
+// --key-type, --days, --ca-days, --extra-san: shared by generate and rotate.
+void AddIssueFlags(base::FlagSet& flags, certs::KeyType* key_type, int* days, int* ca_days,
+                   std::vector<std::string>* extra_sans) {
+  flags
+      .Custom("key-type", "ecdsa|rsa", "key type: ECDSA P-256 or RSA 2048",
+              [key_type](std::string_view v) -> std::string {
+                if (!certs::ParseKeyType(v, key_type)) return "want ecdsa or rsa";
+                return {};
+              })
+      .Default(std::string(certs::KeyTypeName(*key_type)));
+  flags.Int("days", days, 1, certs::kMaxDays, "serving certificate lifetime in days");
+  flags.Int("ca-days", ca_days, 1, certs::kMaxDays, "CA lifetime in days");
+  flags.List("extra-san", extra_sans, "NAME|IP",
+             "additional subjectAltName (e.g. localhost, 127.0.0.1)", true, true);
+}
+
+}  // namespace
+
+base::FlagSet WebhookFlags(server::WebhookConfig* c) {
+  base::FlagSet f("wasd webhook", "wasd webhook --tls-cert-file FILE --tls-key-file FILE [flags]",
+                  "HTTPS admission server for AdmissionReview admission.k8s.io/v1:\n"
+                  "  POST /validate-apps-v1-deployment   Deployments and deployments/scale\n"
+                  "  POST /mutate-apps-v1-deployment     Deployments (pod-template marker label)\n"
+                  "  POST /mutate-v1-pod                 Pods (PodGroup reference, scheduling gate)\n"
+                  "Probes (/healthz, /readyz) and /metrics are plain HTTP on their own addresses.");
+  f.String("tls-cert-file", &c->tls_cert_file, "FILE",
+           "PEM serving certificate (chain); reloaded on change")
+      .Required();
+  f.String("tls-key-file", &c->tls_key_file, "FILE",
+           "PEM private key of the certificate; reloaded on change")
+      .Required();
+  f.String("client-ca-file", &c->client_ca_file, "FILE",
+           "require client certificates signed by this CA");
+  f.String("kubeconfig", &c->kubeconfig, "FILE",
+           "API server access for deployments/scale lookups\n(default: in-cluster service account)");
+  f.Custom("bind-address", "ADDR", "admission listen address (an IP literal)",
+           [c](std::string_view v) -> std::string {
+             std::string host(v);
+             if (!base::IsIpLiteral(host)) return "want an IP address such as 0.0.0.0 or ::";
+             c->bind_address = host;
+             return {};
+           })
+      .Default(c->bind_address);
+  f.Custom("port", "N", "admission port (0: any free port)",
+           [c](std::string_view v) -> std::string {
+             std::uint16_t port = 0;
+             const char* end = v.data() + v.size();
+             auto [p, ec] = std::from_chars(v.data(), end, port);
+             if (v.empty() || ec != std::errc() || p != end) {
+               return "want a port from 0 (any free port) to 65535";
+             }
+             c->port = port;
+             return {};
+           })
+      .Default(std::to_string(c->port));
+  f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
+           AddressTo(&c->health_probe_address))
+      .Default(AddressText(c->health_probe_address));
+  f.Custom("metrics-bind-address", "ADDR:PORT", "/metrics (0 disables)",
+           AddressTo(&c->metrics_address))
+      .Default(AddressText(c->metrics_address));
+  f.Uint64("max-request-bytes", &c->max_request_bytes, 1024, kMaxRequestBytesCeiling,
+           "largest request body in bytes");
+  f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate,
+         "add the wasd.io/pod-group gate to pods");
+  f.Bool("denial-causes", &c->denial_causes,
+         "denials carry one status cause per field error, so kubectl prints\n"
+         "them like API-server validation errors; false: the message only");
+  f.Duration("tls-handshake-timeout", &c->handshake_timeout, kMinDeadline, "TLS handshake deadline");
+  f.Duration("read-timeout", &c->read_timeout, kMinDeadline, "deadline for reading one request");
+  f.Duration("write-timeout", &c->write_timeout, kMinDeadline,
+             "deadline for writing one response");
+  f.Duration("idle-timeout", &c->idle_timeout, kMinDeadline, "keep-alive wait between requests");
+  f.Duration("shutdown-delay", &c->shutdown_delay, milliseconds(0),
+             "SIGTERM: keep accepting and answering this long after readiness\n"
+             "turns off, while endpoints drop the pod (0s closes the port at once)");
+  f.Duration("shutdown-grace-period", &c->shutdown_grace_period, kMinDeadline,
+             "SIGTERM: after the delay, wait this long for requests in progress");
+  f.Duration("cert-reload-interval", &c->cert_reload_interval, kMinDeadline,
+             "how often certificate files are checked");
+  f.Duration("lookup-timeout", &c->lookup_timeout, kMinDeadline,
+             "deadline of a deployments/scale lookup");
+  f.Int("io-threads", &c->io_threads, 0, kMaxThreads, "I/O threads (0: one per CPU)");
+  f.Int("lookup-workers", &c->lookup_workers, 1, kMaxThreads, "threads for Deployment lookups");
+  f.LogFlags(&c->log);
+  f.SetEpilog(
+      "Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on stderr.\n"
+      "SIGTERM/SIGINT: readiness off, keep serving for --shutdown-delay, stop accepting, answer\n"
+      "requests in progress, exit 0. A second signal exits at once.\n");
+  return f;
+}
+
+base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
+  base::FlagSet f("wasd reconciler", "wasd reconciler [flags]",
+                  "The companion controller: one Workload per opted-in Deployment, one PodGroup "
+                  "per\nReplicaSet revision, and it lifts the pods' wasd.io/pod-group scheduling "
+                  "gate once\ntheir PodGroup exists. Several replicas may run: a Lease elects the "
+                  "one that writes.");
+  reconciler::ControllerOptions& o = s->options;
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.Bool("leader-elect", &o.leader_elect,
+         "hold the Lease before writing (false for a single replica)");
+  f.String("lease-namespace", &s->lease_namespace, "NS",
+           "namespace of the Lease wasd-reconciler")
+      .Default("own namespace in-cluster, else wasd-system");
+  f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
+           AddressTo(&o.probe_address))
+      .Default(AddressText(o.probe_address));
+  f.Custom("metrics-bind-address", "ADDR:PORT", "/metrics (0 disables)",
+           AddressTo(&o.metrics_address))
+      .Default(AddressText(o.metrics_address));
+  f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
+  f.Duration("resync-period", &o.resync, seconds(1),
+             "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
+  f.LogFlags(&s->log);
+  f.SetEpilog("Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on "
+              "stderr.\nSIGTERM/SIGINT: readiness off, workers stop, the Lease is released, exit 0.\n");
+  return f;
+}
+
+base::FlagSet CheckFlags(CheckSettings* s) {
+  base::FlagSet f(
+      "wasd check", "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit]",
+      "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
+      "applying the defaults the API server applies (replicas 1, strategy\n"
+      "RollingUpdate, ...), and shows the Workload and PodGroup wasd would create.");
+  f.List("filename", &s->files, "FILE",
+         "manifest file (YAML stream or JSON; '-' for stdin), or a directory\n"
+         "(its *.yaml, *.yml and *.json files); more files may follow",
+         /*split_commas=*/false, /*following=*/true)
+      .Alias('f');
+  f.Bool("recursive", &s->recursive, "also read the subdirectories of a directory given to -f")
+      .Alias('R');
+  f.Choice("output", &s->output, {"text", "yaml", "json", "junit"},
+           "text: verdicts, denials as kubectl prints them, and the objects as\n"
+           "YAML; yaml: the objects on stdout, verdicts and denials on stderr;\n"
+           "json: one verdict per manifest (source, verdict, allowed, causes\n"
+           "with type/field/message, warnings, objects); junit: JUnit XML, a\n"
+           "test case per manifest (a denial fails it, another kind is skipped)")
+      .Alias('o');
+  f.SetEpilog(
+      "Other kinds are skipped; kind: List is expanded. Without metadata.uid the\n"
+      "Workload name is computed from the placeholder UID "
+      "00000000-0000-0000-0000-000000000000;\n"
+      "the PodGroup is named after a placeholder pod-template-hash (only the\n"
+      "Deployment controller knows the real one).\n"
+      "\n"
+      "Exit status: 0 all allowed, 1 some denied, 2 unusable input.\n");
+  return f;
+}
+
+base::FlagSet GenerateFlags(GenerateSettings* s) {
+  certs::GenerateOptions& o = s->options;
+  base::FlagSet f(
+      "wasd certs generate", "wasd certs generate --service NAME --namespace NS --out-dir DIR [flags]",
+      "Makes a CA (or reuses ca.crt/ca.key already in DIR) and a serving certificate for\n"
+      "NAME, NAME.NS, NAME.NS.svc and NAME.NS.svc.cluster.local. Writes ca.crt, ca.key,\n"
+      "tls.crt and tls.key (keys 0600), each replaced atomically. Files not written by\n"
+      "this command are never overwritten unless --force.");
+  f.String("service", &o.service, "NAME", "the webhook Service").Required();
+  f.String("namespace", &o.ns, "NS", "its namespace").Required();
+  f.String("out-dir", &o.out_dir, "DIR", "output directory, created if missing").Required();
+  AddIssueFlags(f, &o.key_type, &o.leaf_days, &o.ca_days, &o.extra_sans);
+  f.Bool("force", &o.force, "replace files this command did not write");
+  f.LogFlags(&s->log);
+  return f;
+}
+
+base::FlagSet InjectCaFlags(InjectCaSettings* s) {
+  base::FlagSet f(
+      "wasd certs inject-ca",
+      "wasd certs inject-ca --ca-file FILE --webhook-config NAME... [--kubeconfig FILE]",
+      "Sets clientConfig.caBundle of every webhook in each named Mutating- or\n"
+      "ValidatingWebhookConfiguration (a name may be either or both) to the CA in FILE.\n"
+      "Webhooks that already carry it are left alone; concurrent edits are not clobbered.");
+  f.String("ca-file", &s->ca_file, "FILE", "PEM CA certificate(s)").Required();
+  f.List("webhook-config", &s->webhook_configs, "NAME", "configuration name (or a,b)", true, true)
+      .Required();
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.LogFlags(&s->log);
+  return f;
+}
+
+base::FlagSet RotateFlags(RotateSettings* s) {
+  certs::RotationOptions& o = s->options;
+  base::FlagSet f(
+      "wasd certs rotate",
+      "wasd certs rotate --service NAME --secret NAME [--namespace NS]\n"
+      "                         [--webhook-config NAME...] [flags]",
+      "Keeps the kubernetes.io/tls Secret (ca.crt, ca.key, tls.crt, tls.key) valid: creates\n"
+      "it when absent, signs a new serving certificate with the same CA when the current one\n"
+      "expires within --renew-before, and injects the CA into the webhook configurations.\n"
+      "A Secret without the annotation wasd.io/managed-certificate: \"true\" (supplied by a\n"
+      "user or cert-manager) is never written. Runs until SIGTERM unless --once.");
+  f.String("service", &o.service, "NAME", "the webhook Service").Required();
+  f.String("namespace", &o.ns, "NS", "namespace of the Service and Secret")
+      .Default("the client's namespace");
+  f.String("secret", &o.secret_name, "NAME", "the TLS Secret").Required();
+  f.List("webhook-config", &o.webhook_configs, "NAME", "configuration to inject the CA into",
+         true, true);
+  f.Duration("renew-before", &o.renew_before, seconds(1),
+             "renew this long before notAfter (2160h = 90 days)");
+  f.Duration("check-interval", &s->interval, seconds(1), "time between checks");
+  f.Bool("once", &s->once, "one pass, then exit (0: done, 1: failed)");
+  AddIssueFlags(f, &o.key_type, &o.leaf_days, &o.ca_days, &o.extra_sans);
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.LogFlags(&s->log);
+  f.SetEpilog("Durations as Go writes them: 90s, 1h30m, 2160h.\n");
+  return f;
+}
+
+base::FlagSet UninstallFlags(UninstallSettings* s) {
+  base::FlagSet f(
+      "wasd certs uninstall",
+      "wasd certs uninstall --webhook-config NAME... [--secret NS/NAME]... [--kubeconfig FILE]",
+      "Deletes the Mutating- and ValidatingWebhookConfiguration of each NAME and each\n"
+      "Secret made by `wasd certs rotate` (a Secret without the annotation\n"
+      "wasd.io/managed-certificate: \"true\" is left alone). Objects already gone count\n"
+      "as removed. Exit 0: everything is gone; 1: a delete failed; 2: bad flags.");
+  f.List("webhook-config", &s->webhook_configs, "NAME", "configuration name (or a,b)", true, true)
+      .Required();
+  f.List("secret", &s->secrets, "NS/NAME", "TLS Secret to delete", true, true);
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.LogFlags(&s->log);
+  return f;
+}
+
+base::FlagSet SelftestFlags(SelftestSettings* s) {
+  base::FlagSet f(
+      "wasd selftest", "wasd selftest [--namespace NS] [--kubeconfig FILE] [--timeout DURATION]",
+      "Checks an installed wasd end to end with two server-side dry-run creates\n"
+      "(nothing is stored): a Deployment opting in with gang minCount above its\n"
+      "replicas must be denied by wasd, a valid one must come back with the marker\n"
+      "label wasd.io/managed added by wasd's mutating webhook. Exit 0: both held;\n"
+      "1: a check failed; 2: bad flags or no client configuration.");
+  f.String("namespace", &s->ns, "NS", "namespace wasd serves to submit to");
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
+  f.LogFlags(&s->log);
+  return f;
+}
+
+base::FlagSet VersionFlags() {
+  return base::FlagSet("wasd version", "wasd version",
+                       "Prints the version and build information.");
+}
+
+}  // namespace wasd::cmd

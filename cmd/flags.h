@@ -1,0 +1,98 @@
+// The command line of every wasd subcommand, as one table per command over
+// base::FlagSet: which flags it takes, into which settings, with which help.
+// Each builder registers its flags against the settings it is given (their
+// current values are the defaults shown by --help) and returns the FlagSet
+// to Parse. Keeping every table here lets one test check that all commands
+// read flags, durations, booleans and log options alike
+// (tests/cmd/flags_test.cc).
+//
+// Not thread-safe; used at start-up.
+#ifndef WASD_CMD_FLAGS_H_
+#define WASD_CMD_FLAGS_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/flags.h"
+#include "base/log.h"
+#include "certs/generate.h"
+#include "certs/rotation.h"
+#include "reconciler/controller.h"
+#include "server/webhook_config.h"
+
+namespace wasd::cmd {
+
+// `wasd webhook`.
+base::FlagSet WebhookFlags(server::WebhookConfig* config);
+
+// `wasd reconciler`.
+struct ReconcilerSettings {
+  reconciler::ControllerOptions options;
+  std::string kubeconfig;
+  std::string lease_namespace;  // "" = own namespace in-cluster, else wasd-system
+  base::LogOptions log;
+};
+base::FlagSet ReconcilerFlags(ReconcilerSettings* settings);
+
+// `wasd check`.
+struct CheckSettings {
+  std::vector<std::string> files;
+  bool recursive = false;
+  std::string output = "text";
+};
+base::FlagSet CheckFlags(CheckSettings* settings);
+
+// `wasd certs generate`.
+struct GenerateSettings {
+  certs::GenerateOptions options;
+  base::LogOptions log;
+};
+base::FlagSet GenerateFlags(GenerateSettings* settings);
+
+// `wasd certs inject-ca`.
+struct InjectCaSettings {
+  std::string ca_file;
+  std::vector<std::string> webhook_configs;
+  std::string kubeconfig;
+  base::LogOptions log;
+};
+base::FlagSet InjectCaFlags(InjectCaSettings* settings);
+
+// `wasd certs rotate`.
+struct RotateSettings {
+  certs::RotationOptions options;
+  // Time between checks: hourly catches a renewal window of days with
+  // hours to spare and costs one GET an hour.
+  std::chrono::seconds interval{std::chrono::hours(1)};
+  bool once = false;
+  std::string kubeconfig;
+  base::LogOptions log;
+};
+base::FlagSet RotateFlags(RotateSettings* settings);
+
+// `wasd certs uninstall`.
+struct UninstallSettings {
+  std::vector<std::string> webhook_configs;
+  std::vector<std::string> secrets;  // NAMESPACE/NAME
+  std::string kubeconfig;
+  base::LogOptions log;
+};
+base::FlagSet UninstallFlags(UninstallSettings* settings);
+
+// `wasd selftest`.
+struct SelftestSettings {
+  std::string ns = "default";
+  std::string kubeconfig;
+  // Deadline of each request: a dry-run create passes through two webhooks.
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  base::LogOptions log;
+};
+base::FlagSet SelftestFlags(SelftestSettings* settings);
+
+// `wasd version`.
+base::FlagSet VersionFlags();
+
+}  // namespace wasd::cmd
+
+#endif  // WASD_CMD_FLAGS_H_

@@ -1,0 +1,98 @@
+// wasd: one binary, several subcommands (DESIGN.md "Command line").
+#include <gnu/libc-version.h>
+#include <openssl/crypto.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+#include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
+#include "base/flags.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+
+#ifndef WASD_STATIC_DEPS
+#define WASD_STATIC_DEPS 0
+#endif
+#ifndef WASD_FULLY_STATIC
+#define WASD_FULLY_STATIC 0
+#endif
+
+namespace wasd::cmd {
+
+int RunVersion(int argc, const char* const* argv) {
+  base::FlagSet flags = VersionFlags();
+  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
+    return flags.Report(outcome);
+  }
+  std::printf("wasd %s (revision %s, built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION,
+              WASD_REVISION, __DATE__, __TIME__, static_cast<long>(__cplusplus), __VERSION__);
+  // Which OpenSSL answers TLS matters for security updates: a static build
+  // carries its own copy (CMake WASD_STATIC_DEPS, SECURITY.md "Supply chain").
+  std::printf("%s, %s\n", OpenSSL_version(OPENSSL_VERSION),
+              WASD_STATIC_DEPS ? "linked statically (rebuild wasd for an OpenSSL update)"
+                               : "linked dynamically");
+  // The same for glibc in the fully static build (the container image).
+  std::printf("glibc %s, %s\n", gnu_get_libc_version(),
+              WASD_FULLY_STATIC ? "linked statically (rebuild wasd for a glibc update)"
+                                : "linked dynamically");
+  return 0;
+}
+
+}  // namespace wasd::cmd
+
+namespace {
+
+void Usage(std::FILE* out) {
+  std::fprintf(out,
+               "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
+               "Usage: wasd <command> [flags]\n\n"
+               "Commands:\n"
+               "  webhook     HTTPS admission server (AdmissionReview v1)\n"
+               "  reconciler  companion controller: Workloads and PodGroups\n"
+               "  certs       generate certificates, inject the CA bundle\n"
+               "  check       run the admission rules on manifests offline\n"
+               "  selftest    check an installed wasd end to end (helm test)\n"
+               "  version     print version information\n\n"
+               "Run 'wasd <command> --help' for the flags of a command.\n");
+}
+
+}  // namespace
+
+namespace {
+
+int Dispatch(int argc, const char* const* argv) {
+  if (argc < 2) {
+    Usage(stderr);
+    return 2;
+  }
+  const std::string_view cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    Usage(stdout);
+    return 0;
+  }
+  if (cmd == "webhook") return wasd::cmd::RunWebhook(argc - 1, argv + 1);
+  if (cmd == "check") return wasd::cmd::RunCheck(argc - 1, argv + 1);
+  if (cmd == "certs") return wasd::cmd::RunCerts(argc - 1, argv + 1);
+  if (cmd == "reconciler") return wasd::cmd::RunReconciler(argc - 1, argv + 1);
+  if (cmd == "selftest") return wasd::cmd::RunSelftest(argc - 1, argv + 1);
+  if (cmd == "version" || cmd == "--version") return wasd::cmd::RunVersion(argc - 1, argv + 1);
+  std::fprintf(stderr, "wasd: unknown command \"%s\"\nRun 'wasd --help' for usage.\n", argv[1]);
+  return 2;
+}
+
+}  // namespace
+
+// No crash from the command line, whatever the input: anything a subcommand
+// did not handle becomes "error: ..." and exit code 2 (unusable input).
+int main(int argc, char** argv) {
+  try {
+    return Dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: unexpected failure\n");
+  }
+  return 2;
+}

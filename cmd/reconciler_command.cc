@@ -1,0 +1,101 @@
+// `wasd reconciler`: parses the flags (cmd/flags.cc ReconcilerFlags), loads
+// the API server config, and runs the companion controller until
+// SIGTERM/SIGINT (then: Lease released, workers stopped, exit 0).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "base/file_util.h"
+#include "base/log.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "kube/backoff.h"
+#include "kube/config.h"
+#include "reconciler/controller.h"
+
+namespace wasd::cmd {
+
+namespace {
+
+// In-cluster service accounts know their namespace from this file.
+constexpr const char* kNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+constexpr const char* kDefaultLeaseNamespace = "wasd-system";
+
+std::string Identity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "wasd");
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "_%08x",
+                static_cast<unsigned>(kube::Random01() * 4294967295.0));
+  return std::string(host) + suffix;
+}
+
+std::string OwnNamespace() {
+  base::Result<std::string> text = base::ReadSmallFile(kNamespaceFile, 253 + 1);
+  if (!text.ok()) return kDefaultLeaseNamespace;
+  std::string ns = std::move(text).value();
+  while (!ns.empty() && std::isspace(static_cast<unsigned char>(ns.back())) != 0) ns.pop_back();
+  return ns.empty() ? kDefaultLeaseNamespace : ns;
+}
+
+}  // namespace
+
+int RunReconciler(int argc, const char* const* argv) {
+  ReconcilerSettings settings;
+  base::FlagSet flags = ReconcilerFlags(&settings);
+  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
+    return flags.Report(outcome);
+  }
+  reconciler::ControllerOptions& options = settings.options;
+  const base::Logger log(settings.log);
+  base::Result<kube::Config> config =
+      kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));
+  if (!config.ok()) {
+    log.Error("cannot load the API server configuration", {{"error", config.status().message()}});
+    return base::kExitUsage;
+  }
+  options.kube = config.value();
+  options.election.lease_namespace =
+      settings.lease_namespace.empty() ? OwnNamespace() : settings.lease_namespace;
+  options.election.identity = Identity();
+  log.Info("configuration", {{"source", options.kube.source},
+                             {"server", options.kube.server},
+                             {"lease", options.election.lease_namespace + "/" +
+                                           options.election.lease_name}});
+
+  // Signals are taken by one thread with sigtimedwait: block them everywhere
+  // before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::stop_source stop;
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    const timespec tick{0, 200'000'000};  // re-check `done` 5 times a second
+    while (!done) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGTERM || sig == SIGINT) {
+        log.Info("signal received; shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        stop.request_stop();
+        return;
+      }
+    }
+  });
+  const int rc = reconciler::RunController(options, stop.get_token(), log);
+  done = true;
+  stop.request_stop();
+  waiter.join();
+  return rc;
+}
+
+}  // namespace wasd::cmd

@@ -1,0 +1,73 @@
+// `wasd webhook`: parses the flags, picks the Deployment source for scale
+// reviews, and runs the WebhookServer until it is shut down.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "base/log.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "kube/config.h"
+#include "server/deployment_source.h"
+#include "server/kube_deployment_source.h"
+#include "server/webhook_config.h"
+#include "server/webhook_server.h"
+
+namespace wasd::cmd {
+namespace {
+
+using base::Logger;
+using server::DeploymentSource;
+using server::WebhookConfig;
+
+// The Deployment source for scale reviews: the API server named by
+// --kubeconfig, else $KUBECONFIG, in-cluster config or ~/.kube/config.
+// Returns null (after logging) when --kubeconfig names an unusable file.
+// Without any config at all the webhook still serves everything else and
+// answers scale reviews 503, saying why.
+std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& config,
+                                                       const Logger& logger) {
+  base::Result<kube::Config> kube_config =
+      kube::LoadConfig(kube::SourcesFromEnvironment(config.kubeconfig));
+  if (!kube_config.ok()) {
+    const std::string reason = kube_config.status().message();
+    if (!config.kubeconfig.empty()) {
+      logger.Error("cannot use --kubeconfig",
+                   {{"kubeconfig", config.kubeconfig}, {"error", reason}});
+      return nullptr;
+    }
+    logger.Warn("no Kubernetes API access: deployments/scale reviews will be answered 503",
+                {{"reason", reason}});
+    return std::make_unique<server::UnavailableDeploymentSource>("no Kubernetes API access: " + reason);
+  }
+  logger.Info("Kubernetes API access for deployments/scale reviews",
+              {{"server", kube_config.value().server}, {"source", kube_config.value().source}});
+  return std::make_unique<server::KubeDeploymentSource>(std::move(kube_config).value(),
+                                                config.lookup_timeout);
+}
+
+}  // namespace
+
+int RunWebhook(int argc, const char* const* argv) {
+  WebhookConfig config;
+  base::FlagSet flags = WebhookFlags(&config);
+  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
+    return flags.Report(outcome);
+  }
+  // A client that disconnects mid-write must not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  const Logger logger(config.log);
+  try {
+    std::unique_ptr<DeploymentSource> deployments = MakeDeploymentSource(config, logger);
+    if (!deployments) return 1;
+    server::WebhookServer server(config, logger, std::move(deployments));
+    return server.Run();
+  } catch (const std::exception& e) {
+    logger.Error("webhook failed", {{"error", e.what()}});
+    return 1;
+  }
+}
+
+}  // namespace wasd::cmd

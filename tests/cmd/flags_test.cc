@@ -1,0 +1,236 @@
+// One behaviour for every subcommand's flags (issue 14): the same forms,
+// the same duration grammar, the same booleans, the same log flags and the
+// same errors, checked against every command table in cmd/flags.h.
+#include "cmd/flags.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wasd::cmd {
+namespace {
+
+using Outcome = base::FlagSet::Outcome;
+using namespace std::chrono_literals;
+
+struct Parsed {
+  Outcome outcome;
+  std::string error;
+};
+
+Parsed ParseWith(base::FlagSet flags, const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"sub"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  Parsed p;
+  p.outcome = flags.Parse(static_cast<int>(argv.size()), argv.data());
+  p.error = flags.error();
+  return p;
+}
+
+// Every command, with the flags it requires and one duration flag (if any)
+// whose value can be read back, so that one table drives them all.
+struct Command {
+  std::string name;
+  std::vector<std::string> required;
+  std::function<base::FlagSet()> make;
+  std::string duration_flag;
+  std::function<std::chrono::milliseconds()> duration;
+  std::function<base::LogOptions()> log;
+};
+
+struct Fixture {
+  server::WebhookConfig webhook;
+  ReconcilerSettings reconciler;
+  GenerateSettings generate;
+  InjectCaSettings inject;
+  RotateSettings rotate;
+  UninstallSettings uninstall;
+  SelftestSettings selftest;
+
+  std::vector<Command> Commands() {
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    return {
+        {"webhook", {"--tls-cert-file=c", "--tls-key-file=k"},
+         [this] { return WebhookFlags(&webhook); }, "read-timeout",
+         [this] { return webhook.read_timeout; }, [this] { return webhook.log; }},
+        {"reconciler", {}, [this] { return ReconcilerFlags(&reconciler); }, "resync-period",
+         [this] { return reconciler.options.resync; }, [this] { return reconciler.log; }},
+        {"certs generate", {"--service=s", "--namespace=n", "--out-dir=d"},
+         [this] { return GenerateFlags(&generate); }, "", nullptr,
+         [this] { return generate.log; }},
+        {"certs inject-ca", {"--ca-file=f", "--webhook-config=w"},
+         [this] { return InjectCaFlags(&inject); }, "", nullptr, [this] { return inject.log; }},
+        {"certs rotate", {"--service=s", "--secret=x"}, [this] { return RotateFlags(&rotate); },
+         "check-interval", [this] { return duration_cast<milliseconds>(rotate.interval); },
+         [this] { return rotate.log; }},
+        {"certs uninstall", {"--webhook-config=w"}, [this] { return UninstallFlags(&uninstall); },
+         "", nullptr, [this] { return uninstall.log; }},
+        {"selftest", {}, [this] { return SelftestFlags(&selftest); }, "timeout",
+         [this] { return selftest.timeout; }, [this] { return selftest.log; }},
+    };
+  }
+};
+
+std::vector<std::string> With(const Command& c, const std::vector<std::string>& extra) {
+  std::vector<std::string> all = c.required;
+  all.insert(all.end(), extra.begin(), extra.end());
+  return all;
+}
+
+TEST_CASE("every command: required flags, --help, unknown flags, one error style",
+          "[unit][cmd]") {
+  Fixture fx;
+  for (const Command& c : fx.Commands()) {
+    INFO(c.name);
+    CHECK(ParseWith(c.make(), c.required).outcome == Outcome::kRun);
+    CHECK(ParseWith(c.make(), {"--help"}).outcome == Outcome::kHelp);
+    CHECK(ParseWith(c.make(), {"-h"}).outcome == Outcome::kHelp);
+    Parsed p = ParseWith(c.make(), With(c, {"--nope"}));
+    CHECK(p.outcome == Outcome::kError);
+    CHECK(p.error == "unknown flag --nope");
+    p = ParseWith(c.make(), With(c, {"stray"}));
+    CHECK(p.outcome == Outcome::kError);
+    CHECK(p.error == "unexpected argument \"stray\" (flags start with --)");
+    if (!c.required.empty()) {
+      p = ParseWith(c.make(), {});
+      CHECK(p.outcome == Outcome::kError);
+      CHECK(p.error.find("is required") != std::string::npos);
+    }
+    const std::string usage = c.make().Usage();
+    CHECK(usage.rfind("Usage: wasd ", 0) == 0);
+    CHECK(usage.find("\nFlags:\n") != std::string::npos);
+    CHECK(usage.find("  -h, --help") != std::string::npos);
+    CHECK(usage.find("--log-format json|text") != std::string::npos);
+  }
+}
+
+TEST_CASE("every command: durations are Go's, the same on every flag", "[unit][cmd]") {
+  Fixture fx;
+  const std::vector<std::pair<std::string, std::chrono::milliseconds>> good = {
+      {"1m30s", 90s}, {"90s", 90s}, {"1.5m", 90s}, {"2h", 2h}, {"1h30m", 90min}};
+  for (const Command& c : fx.Commands()) {
+    if (c.duration_flag.empty()) continue;
+    INFO(c.name << " --" << c.duration_flag);
+    const std::string flag = "--" + c.duration_flag;
+    for (const auto& [text, want] : good) {
+      INFO(text);
+      REQUIRE(ParseWith(c.make(), With(c, {flag, text})).outcome == Outcome::kRun);
+      CHECK(c.duration() == want);
+      REQUIRE(ParseWith(c.make(), With(c, {flag + "=" + text})).outcome == Outcome::kRun);
+      CHECK(c.duration() == want);
+    }
+    for (const char* bad : {"90", "1d", "x", "-1s", ""}) {
+      INFO(bad);
+      Parsed p = ParseWith(c.make(), With(c, {flag + "=" + bad}));
+      CHECK(p.outcome == Outcome::kError);
+      CHECK(p.error.find("invalid value \"" + std::string(bad) + "\" for " + flag) == 0);
+    }
+  }
+}
+
+TEST_CASE("every command: --log-level, --v and --log-format", "[unit][cmd]") {
+  Fixture fx;
+  for (const Command& c : fx.Commands()) {
+    INFO(c.name);
+    REQUIRE(ParseWith(c.make(), With(c, {"--log-format", "text", "--log-level=warn"})).outcome ==
+            Outcome::kRun);
+    CHECK(c.log().format == base::LogFormat::kText);
+    CHECK(c.log().level == base::LogLevel::kWarn);
+    REQUIRE(ParseWith(c.make(), With(c, {"--v=2"})).outcome == Outcome::kRun);
+    CHECK(c.log().level == base::LogLevel::kDebug);
+    Parsed p = ParseWith(c.make(), With(c, {"--log-format=xml"}));
+    CHECK(p.error == "invalid value \"xml\" for --log-format: want json or text");
+  }
+}
+
+TEST_CASE("booleans: bare, =value, and a boolean word after the flag", "[unit][cmd]") {
+  ReconcilerSettings s;
+  REQUIRE(ParseWith(ReconcilerFlags(&s), {"--leader-elect", "false"}).outcome == Outcome::kRun);
+  CHECK_FALSE(s.options.leader_elect);
+  REQUIRE(ParseWith(ReconcilerFlags(&s), {"--leader-elect"}).outcome == Outcome::kRun);
+  CHECK(s.options.leader_elect);
+  REQUIRE(ParseWith(ReconcilerFlags(&s), {"--leader-elect=F"}).outcome == Outcome::kRun);
+  CHECK_FALSE(s.options.leader_elect);
+  Parsed p = ParseWith(ReconcilerFlags(&s), {"--leader-elect=maybe"});
+  CHECK(p.error == "invalid value \"maybe\" for --leader-elect: want true or false");
+  server::WebhookConfig w;
+  REQUIRE(ParseWith(WebhookFlags(&w), {"--tls-cert-file=c", "--tls-key-file=k",
+                                       "--pod-scheduling-gate", "false", "--denial-causes=0"})
+              .outcome == Outcome::kRun);
+  CHECK_FALSE(w.pod_scheduling_gate);
+  CHECK_FALSE(w.denial_causes);
+}
+
+TEST_CASE("webhook: defaults and values", "[unit][cmd]") {
+  server::WebhookConfig c;
+  REQUIRE(ParseWith(WebhookFlags(&c),
+                    {"--tls-cert-file", "c.pem", "--tls-key-file=k.pem", "--port", "8443",
+                     "--bind-address=127.0.0.1", "--max-request-bytes", "4096",
+                     "--health-probe-bind-address", ":9000", "--metrics-bind-address=0",
+                     "--read-timeout=1500ms", "--idle-timeout", "2m", "--io-threads=3",
+                     "--shutdown-delay=0s"})
+              .outcome == Outcome::kRun);
+  CHECK(c.tls_cert_file == "c.pem");
+  CHECK(c.port == 8443);
+  CHECK(c.bind_address == "127.0.0.1");
+  CHECK(c.max_request_bytes == 4096);
+  CHECK(c.health_probe_address.port == 9000);
+  CHECK(c.health_probe_address.host == "0.0.0.0");
+  CHECK_FALSE(c.metrics_address.enabled);
+  CHECK(c.read_timeout == 1500ms);
+  CHECK(c.idle_timeout == 2min);
+  CHECK(c.io_threads == 3);
+  CHECK(c.shutdown_delay == 0ms);
+  CHECK(c.write_timeout == 30s);  // untouched default
+
+  server::WebhookConfig d;
+  CHECK(ParseWith(WebhookFlags(&d), {"--tls-cert-file=c", "--tls-key-file=k", "--port=99999"})
+            .error.find("invalid value \"99999\" for --port") == 0);
+  CHECK(ParseWith(WebhookFlags(&d), {"--tls-cert-file=c", "--tls-key-file=k", "--port"}).error ==
+        "flag --port needs a value");
+  CHECK(ParseWith(WebhookFlags(&d),
+                  {"--tls-cert-file=c", "--tls-key-file=k", "--read-timeout=0s"})
+            .error.find("must be at least") != std::string::npos);
+  CHECK(ParseWith(WebhookFlags(&d),
+                  {"--tls-cert-file=c", "--tls-key-file=k", "--bind-address", "example.com"})
+            .outcome == Outcome::kError);
+  CHECK(ParseWith(WebhookFlags(&d), {"--tls-cert-file=c"}).error ==
+        "flag --tls-key-file is required");
+}
+
+TEST_CASE("check: -f takes files that follow, -R and -o", "[unit][cmd]") {
+  CheckSettings s;
+  REQUIRE(ParseWith(CheckFlags(&s), {"-f", "a.yaml", "b.yaml", "-R", "-o", "json", "-f", "-"})
+              .outcome == Outcome::kRun);
+  CHECK(s.files == std::vector<std::string>{"a.yaml", "b.yaml", "-"});
+  CHECK(s.recursive);
+  CHECK(s.output == "json");
+  CheckSettings t;
+  CHECK(ParseWith(CheckFlags(&t), {"-o", "xml"}).error ==
+        "invalid value \"xml\" for --output: want text, yaml, json or junit");
+  CHECK(ParseWith(CheckFlags(&t), {"a.yaml"}).error.find("unexpected argument") == 0);
+}
+
+TEST_CASE("certs: days, key type, lists", "[unit][cmd]") {
+  RotateSettings r;
+  REQUIRE(ParseWith(RotateFlags(&r), {"--service=s", "--secret=x", "--webhook-config", "a,b",
+                                      "--webhook-config=c", "--days=30", "--key-type", "rsa",
+                                      "--renew-before=240h"})
+              .outcome == Outcome::kRun);
+  CHECK(r.options.webhook_configs == std::vector<std::string>{"a", "b", "c"});
+  CHECK(r.options.leaf_days == 30);
+  CHECK(r.options.key_type == certs::KeyType::kRsa2048);
+  CHECK(r.options.renew_before == 240h);
+  RotateSettings bad;
+  CHECK(ParseWith(RotateFlags(&bad), {"--service=s", "--secret=x", "--renew-before=1.5s"})
+            .error.find("whole number") != std::string::npos);
+  CHECK(ParseWith(RotateFlags(&bad), {"--service=s", "--secret=x", "--days=0"}).error ==
+        "invalid value \"0\" for --days: want an integer from 1 to 36500");
+}
+
+}  // namespace
+}  // namespace wasd::cmd
