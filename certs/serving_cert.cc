@@ -210,44 +210,46 @@ ServingCert::~ServingCert() {
   if (ctx_ != nullptr) SSL_CTX_free(ctx_);
 }
 
-std::shared_ptr<const ServingCert> LoadServingCert(const ServingCertFiles& files,
-                                                   std::string* error) {
+Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFiles& files) {
+  std::string error_text;
+  std::string* error = &error_text;
+
   ERR_clear_error();
   std::string cert_pem, key_pem, ca_pem;
   if (!ReadPemFile(files.cert_file, &cert_pem, error) ||
       !ReadPemFile(files.key_file, &key_pem, error)) {
-    return nullptr;
+    return Status::Error(error_text);
   }
   if (!files.client_ca_file.empty() && !ReadPemFile(files.client_ca_file, &ca_pem, error)) {
-    return nullptr;
+    return Status::Error(error_text);
   }
 
   std::shared_ptr<ServingCert> cert(new ServingCert());
   cert->ctx_ = SSL_CTX_new(TLS_server_method());
   if (cert->ctx_ == nullptr) {
     *error = SslError("creating a TLS context");
-    return nullptr;
+    return Status::Error(error_text);
   }
   SSL_CTX* ctx = cert->ctx_;
   X509Ptr leaf;
   if (!ConfigurePolicy(ctx, error) ||
       !UseCertificateChain(ctx, files.cert_file, cert_pem, &leaf, error) ||
       !UsePrivateKey(ctx, files.key_file, key_pem, error)) {
-    return nullptr;
+    return Status::Error(error_text);
   }
   if (!ca_pem.empty() && !RequireClientCertificates(ctx, files.client_ca_file, ca_pem, error)) {
-    return nullptr;
+    return Status::Error(error_text);
   }
 
   std::tm tm{};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf.get()), &tm) != 1) {
     *error = SslError(files.cert_file + ": unreadable notAfter");
-    return nullptr;
+    return Status::Error(error_text);
   }
   cert->not_after_unix_ = static_cast<std::int64_t>(timegm(&tm));
   cert->serial_hex_ = SerialHex(leaf.get());
   cert->subject_ = SubjectLine(leaf.get());
-  return cert;
+  return std::shared_ptr<const ServingCert>(std::move(cert));
 }
 
 FilesStamp StampFiles(const ServingCertFiles& files) {
@@ -258,25 +260,28 @@ FilesStamp StampFiles(const ServingCertFiles& files) {
   return stamp;
 }
 
-bool ServingCertReloader::LoadInitial(std::string* error) {
+Status ServingCertReloader::LoadInitial() {
   last_attempt_ = StampFiles(files_);
-  std::shared_ptr<const ServingCert> cert = LoadServingCert(files_, error);
-  if (!cert) return false;
+  Result<std::shared_ptr<const ServingCert>> cert = LoadServingCert(files_);
+  if (!cert.ok()) return cert.status();
   std::lock_guard<std::mutex> lock(mu_);
-  current_ = std::move(cert);
-  return true;
+  current_ = std::move(cert).value();
+  return Status::Ok();
 }
 
-ServingCertReloader::PollResult ServingCertReloader::Poll(std::string* error) {
+ServingCertReloader::PollResult ServingCertReloader::Poll(Status* why) {
   // Stamp before reading: a write that lands during the load changes the
   // files again, so the next poll retries with the finished files.
   const FilesStamp stamp = StampFiles(files_);
   if (stamp == last_attempt_) return PollResult::kUnchanged;
   last_attempt_ = stamp;
-  std::shared_ptr<const ServingCert> cert = LoadServingCert(files_, error);
-  if (!cert) return PollResult::kRejected;
+  Result<std::shared_ptr<const ServingCert>> cert = LoadServingCert(files_);
+  if (!cert.ok()) {
+    *why = cert.status();
+    return PollResult::kRejected;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  current_ = std::move(cert);
+  current_ = std::move(cert).value();
   return PollResult::kReloaded;
 }
 

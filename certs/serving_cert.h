@@ -29,7 +29,13 @@
 #include <mutex>
 #include <string>
 
+#include "base/status.h"
+
 namespace wasd::certs {
+
+using base::Result;
+using base::Status;
+
 
 struct ServingCertFiles {
   std::string cert_file;       // PEM: the leaf first, then intermediates
@@ -55,8 +61,8 @@ class ServingCert {
   const std::string& subject() const { return subject_; }          // leaf subject, one line
 
  private:
-  friend std::shared_ptr<const ServingCert> LoadServingCert(const ServingCertFiles& files,
-                                                            std::string* error);
+  friend Result<std::shared_ptr<const ServingCert>> LoadServingCert(
+      const ServingCertFiles& files);
   ServingCert() = default;
 
   SSL_CTX* ctx_ = nullptr;
@@ -65,10 +71,9 @@ class ServingCert {
   std::string subject_;
 };
 
-// Reads the files and builds a context. Returns null and a one-line *error
-// naming the file and the reason when anything fails.
-std::shared_ptr<const ServingCert> LoadServingCert(const ServingCertFiles& files,
-                                                   std::string* error);
+// Reads the files and builds a context. Fails with one line naming the file
+// and the reason when anything does not load.
+Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFiles& files);
 
 // Identity of the files' current contents as far as stat(2) can tell:
 // device, inode, size and modification time of each (following symlinks,
@@ -92,14 +97,14 @@ class ServingCertReloader {
 
   explicit ServingCertReloader(ServingCertFiles files) : files_(std::move(files)) {}
 
-  // Loads the first pair. False (with *error) when it does not load; the
-  // server must not start without a certificate.
-  bool LoadInitial(std::string* error);
+  // Loads the first pair. Fails when it does not load; the server must not
+  // start without a certificate.
+  Status LoadInitial();
 
   // Checks the files; when they changed since the last attempt, tries to
   // load them. kReloaded: Current() now returns the new pair. kRejected: the
-  // new files did not load (*error says why) and the old pair stays.
-  PollResult Poll(std::string* error);
+  // new files did not load (*why says why) and the old pair stays.
+  PollResult Poll(Status* why);
 
   // The pair new connections should use; null only before LoadInitial().
   std::shared_ptr<const ServingCert> Current() const;

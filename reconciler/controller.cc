@@ -172,7 +172,7 @@ bool Controller::WaitForSync(const std::stop_token& stop) {
     }
     if (!SleepFor(std::chrono::milliseconds(50), stop)) return false;
   }
-  log_.Info("caches synced; reconciling", {{"scheduling_api_served", api_served_.load()}});
+  log_.Info("caches synced; reconciling", {{"schedulingApiServed", api_served_.load()}});
   return true;
 }
 
@@ -269,7 +269,7 @@ int Controller::Run(const std::stop_token& stop) {
   }
   metrics_.SetWorkers(std::max(1, options_.workers));
   log_.Info("reconciler started", {{"identity", options_.election.identity},
-                                   {"leader_elect", options_.leader_elect},
+                                   {"leaderElect", options_.leader_elect},
                                    {"workers", options_.workers}});
   std::vector<std::thread> workers;
   if (WaitForSync(stop)) {

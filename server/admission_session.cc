@@ -209,7 +209,7 @@ void AdmissionSession::OnReadError(beast::error_code ec) {
     }
     env_.logger->Warn("request body too large", {{"remote", remote_},
                                                  {"path", PathOf(ToStd(req.target()))},
-                                                 {"limit_bytes", env_.config->max_request_bytes},
+                                                 {"limitBytes", env_.config->max_request_bytes},
                                                  {"code", 413}});
     SendPlain(
         413,
@@ -335,11 +335,11 @@ void AdmissionSession::FinishAdmission(admission::Result result, base::LogLevel 
                       {"namespace", s.namespace_},
                       {"name", s.name},
                       {"operation", s.operation},
-                      {"sub_resource", s.sub_resource},
+                      {"subResource", s.sub_resource},
                       {"allowed", s.allowed},
                       {"code", code},
                       {"patched", s.patched},
-                      {"latency_ms", latency_ms},
+                      {"latencyMs", latency_ms},
                       {"error", s.error}});
   }
   if (!s.out_of_scope.empty() && env_.out_of_scope != nullptr &&

@@ -68,13 +68,13 @@ int WebhookServer::Run() {
                {{"address", base::HostPort(listener_->local_endpoint())},
                 {"probes", probe_server_ ? base::HostPort(probe_server_->local_endpoint()) : "off"},
                 {"metrics", metrics_server_ ? base::HostPort(metrics_server_->local_endpoint()) : "off"},
-                {"certificate_serial", cert->serial_hex()},
-                {"certificate_subject", cert->subject()},
-                {"certificate_not_after", cert->not_after_unix()},
-                {"client_ca", !config_.client_ca_file.empty()},
-                {"io_threads", IoThreads(config_)},
-                {"max_request_bytes", config_.max_request_bytes},
-                {"pod_scheduling_gate", config_.pod_scheduling_gate}});
+                {"certificateSerial", cert->serial_hex()},
+                {"certificateSubject", cert->subject()},
+                {"certificateNotAfter", cert->not_after_unix()},
+                {"clientCa", !config_.client_ca_file.empty()},
+                {"ioThreads", IoThreads(config_)},
+                {"maxRequestBytes", config_.max_request_bytes},
+                {"podSchedulingGate", config_.pod_scheduling_gate}});
 
   std::vector<std::thread> threads;
   for (int i = 1; i < IoThreads(config_); ++i) threads.emplace_back([this] { RunIoThread(); });
@@ -82,7 +82,7 @@ int WebhookServer::Run() {
   for (std::thread& t : threads) t.join();
   lookup_pool_.join();
   registry_.ClearOnEmpty();
-  logger_.Info("webhook stopped", {{"connections_left", registry_.size()}});
+  logger_.Info("webhook stopped", {{"connectionsLeft", registry_.size()}});
   return 0;
 }
 
@@ -100,9 +100,8 @@ void WebhookServer::RunIoThread() {
 }
 
 bool WebhookServer::Setup() {
-  std::string error;
-  if (!certs_.LoadInitial(&error)) {
-    logger_.Error("cannot load the serving certificate", {{"error", error}});
+  if (base::Status loaded = certs_.LoadInitial(); !loaded.ok()) {
+    logger_.Error("cannot load the serving certificate", {{"error", loaded.message()}});
     return false;
   }
   metrics_.SetCertificateExpiry(certs_.Current()->not_after_unix());
@@ -171,9 +170,9 @@ void WebhookServer::BeginShutdown(int signal_number) {
   state_.draining.store(true);  // readiness off before anything else
   logger_.Info("shutting down", {{"signal", signal_number},
                                  {"connections", registry_.size()},
-                                 {"in_flight_requests", metrics_.in_flight()},
-                                 {"shutdown_delay_ms", config_.shutdown_delay.count()},
-                                 {"grace_period_ms", config_.shutdown_grace_period.count()}});
+                                 {"inFlightRequests", metrics_.in_flight()},
+                                 {"shutdownDelayMs", config_.shutdown_delay.count()},
+                                 {"gracePeriodMs", config_.shutdown_grace_period.count()}});
   WaitForSignal();  // a second signal exits at once, also during the delay
   if (config_.shutdown_delay.count() == 0) {
     StopAccepting();
@@ -189,7 +188,7 @@ void WebhookServer::BeginShutdown(int signal_number) {
 
 void WebhookServer::StopAccepting() {
   logger_.Info("closing the admission port",
-               {{"connections", registry_.size()}, {"in_flight_requests", metrics_.in_flight()}});
+               {{"connections", registry_.size()}, {"inFlightRequests", metrics_.in_flight()}});
   listener_->Stop();
   grace_timer_.expires_after(config_.shutdown_grace_period);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -221,7 +220,7 @@ void WebhookServer::ScheduleReload() {
 
 void WebhookServer::PollCertificate() {
   try {
-    std::string error;
+    base::Status error;
     switch (certs_.Poll(&error)) {
       case certs::ServingCertReloader::PollResult::kUnchanged:
         break;
@@ -229,14 +228,14 @@ void WebhookServer::PollCertificate() {
         const auto cert = certs_.Current();
         metrics_.SetCertificateExpiry(cert->not_after_unix());
         logger_.Info("serving certificate reloaded",
-                     {{"certificate_serial", cert->serial_hex()},
-                      {"certificate_subject", cert->subject()},
-                      {"certificate_not_after", cert->not_after_unix()}});
+                     {{"certificateSerial", cert->serial_hex()},
+                      {"certificateSubject", cert->subject()},
+                      {"certificateNotAfter", cert->not_after_unix()}});
         break;
       }
       case certs::ServingCertReloader::PollResult::kRejected:
         logger_.Error("new serving certificate rejected; keeping the one in use",
-                      {{"error", error}, {"certificate_serial", certs_.Current()->serial_hex()}});
+                      {{"error", error.message()}, {"certificateSerial", certs_.Current()->serial_hex()}});
         break;
     }
   } catch (const std::exception& e) {

@@ -64,10 +64,9 @@ TEST_CASE("a good pair loads with the TLS policy applied", "[unit][certs]") {
   const CertKeyPem leaf = Leaf(ca, 30);
   dir.Put("tls.crt", leaf.cert_pem + ca.cert_pem);  // leaf plus chain
   dir.Put("tls.key", leaf.key_pem);
-  std::string error;
-  auto cert = LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), ""}, &error);
-  REQUIRE(cert);
-  CHECK(error.empty());
+  auto loaded = LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), ""});
+  REQUIRE(loaded.ok());
+  const auto& cert = *loaded;
   SSL_CTX* ctx = cert->ssl_ctx();
   CHECK(SSL_CTX_get_min_proto_version(ctx) == TLS1_2_VERSION);
   CHECK((SSL_CTX_get_session_cache_mode(ctx) & SSL_SESS_CACHE_SERVER) != 0);
@@ -89,17 +88,15 @@ TEST_CASE("a client CA turns on required client certificates", "[unit][certs]") 
   dir.Put("tls.crt", leaf.cert_pem);
   dir.Put("tls.key", leaf.key_pem);
   dir.Put("client-ca.crt", Ca().cert_pem);
-  std::string error;
-  auto cert = LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), dir.File("client-ca.crt")},
-                              &error);
-  REQUIRE(cert);
-  CHECK(SSL_CTX_get_verify_mode(cert->ssl_ctx()) ==
+  auto cert = LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), dir.File("client-ca.crt")});
+  REQUIRE(cert.ok());
+  CHECK(SSL_CTX_get_verify_mode((*cert)->ssl_ctx()) ==
         (SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT));
 
   dir.Put("bad-ca.crt", "no certificates here\n");
-  CHECK_FALSE(
-      LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), dir.File("bad-ca.crt")}, &error));
-  CHECK(error.find("bad-ca.crt") != std::string::npos);
+  auto bad = LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), dir.File("bad-ca.crt")});
+  CHECK_FALSE(bad.ok());
+  CHECK(bad.status().message().find("bad-ca.crt") != std::string::npos);
 }
 
 TEST_CASE("unusable pairs are refused with the reason", "[unit][certs]") {
@@ -107,29 +104,29 @@ TEST_CASE("unusable pairs are refused with the reason", "[unit][certs]") {
   const CertKeyPem ca = Ca();
   const CertKeyPem a = Leaf(ca, 30);
   const CertKeyPem b = Leaf(ca, 30);
-  std::string error;
+  auto error_of = [](const ServingCertFiles& files) {
+    auto cert = LoadServingCert(files);
+    CHECK_FALSE(cert.ok());
+    return cert.status().message();
+  };
 
   SECTION("key of another certificate") {
     dir.Put("tls.crt", a.cert_pem);
     dir.Put("tls.key", b.key_pem);
-    CHECK_FALSE(LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), ""}, &error));
-    CHECK(error.find("does not match") != std::string::npos);
+    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("does not match") != std::string::npos);
   }
   SECTION("missing file") {
-    CHECK_FALSE(LoadServingCert({dir.File("nope.crt"), dir.File("tls.key"), ""}, &error));
-    CHECK(error.find("nope.crt") != std::string::npos);
+    CHECK(error_of({dir.File("nope.crt"), dir.File("tls.key"), ""}).find("nope.crt") != std::string::npos);
   }
   SECTION("empty file") {
     dir.Put("tls.crt", "");
     dir.Put("tls.key", a.key_pem);
-    CHECK_FALSE(LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), ""}, &error));
-    CHECK(error.find("is empty") != std::string::npos);
+    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("is empty") != std::string::npos);
   }
   SECTION("garbage") {
     dir.Put("tls.crt", "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n");
     dir.Put("tls.key", a.key_pem);
-    CHECK_FALSE(LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), ""}, &error));
-    CHECK(error.find("tls.crt") != std::string::npos);
+    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("tls.crt") != std::string::npos);
   }
 }
 
@@ -142,8 +139,8 @@ TEST_CASE("the reloader swaps good pairs and keeps the old one on bad", "[unit][
   dir.Put("tls.key", first.key_pem);
   ServingCertReloader reloader({dir.File("tls.crt"), dir.File("tls.key"), ""});
   CHECK_FALSE(reloader.Current());
-  std::string error;
-  REQUIRE(reloader.LoadInitial(&error));
+  REQUIRE(reloader.LoadInitial().ok());
+  base::Status error;
   const auto original = reloader.Current();
   REQUIRE(original);
   CHECK(reloader.Poll(&error) == ServingCertReloader::PollResult::kUnchanged);
@@ -160,7 +157,7 @@ TEST_CASE("the reloader swaps good pairs and keeps the old one on bad", "[unit][
 
   dir.Put("tls.crt", first.cert_pem);  // key is still `second`'s: mismatch
   CHECK(reloader.Poll(&error) == ServingCertReloader::PollResult::kRejected);
-  CHECK(error.find("does not match") != std::string::npos);
+  CHECK(error.message().find("does not match") != std::string::npos);
   CHECK(reloader.Current() == renewed);
   // The same broken files are not retried on every poll.
   CHECK(reloader.Poll(&error) == ServingCertReloader::PollResult::kUnchanged);

@@ -92,7 +92,9 @@ TEST_CASE("every command: required flags, --help, unknown flags, one error style
     Parsed p = ParseWith(c.make(), With(c, {"--nope"}));
     CHECK(p.outcome == Outcome::kError);
     CHECK(p.error == "unknown flag --nope");
-    p = ParseWith(c.make(), With(c, {"stray"}));
+    std::vector<std::string> stray = {"stray"};
+    stray.insert(stray.end(), c.required.begin(), c.required.end());
+    p = ParseWith(c.make(), stray);
     CHECK(p.outcome == Outcome::kError);
     CHECK(p.error == "unexpected argument \"stray\" (flags start with --)");
     if (!c.required.empty()) {

@@ -450,7 +450,7 @@ class AdmissionTest(ServerCase):
                           ("name", "mincount-too-high"), ("operation", "CREATE"),
                           ("allowed", False), ("code", 422)):
             self.assertEqual(denied[key], want, key)
-        self.assertIsInstance(denied["latency_ms"], float)
+        self.assertIsInstance(denied["latencyMs"], float)
         self.assertIn("time", denied)
         with self.server.cond:
             not_json = [l for l, e in zip(self.server.lines, self.server.entries) if e is None]
