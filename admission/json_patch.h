@@ -33,8 +33,6 @@ class JsonPatch {
   int ops_ = 0;
 };
 
-// Standard base64 with padding (RFC 4648 §4), as the `patch` field needs.
-std::string Base64Encode(std::string_view data);
 
 }  // namespace wasd::admission
 

@@ -6,6 +6,7 @@
 #include "admission/handlers.h"
 #include "admission/json_access.h"
 #include "admission/pruned_json.h"
+#include "base/base64.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
 #include "workloadbuilder/scheduling_config.h"
@@ -219,7 +220,7 @@ Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summ
     summary.code = 200;
     if (!v.patch.empty()) {
       response["patchType"] = "JSONPatch";
-      response["patch"] = Base64Encode(v.patch.Json());
+      response["patch"] = base::Base64Encode(v.patch.Json());
       summary.patched = true;
     }
   }

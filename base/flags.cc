@@ -366,6 +366,12 @@ int FlagSet::Report(Outcome outcome) const {
   return UsageError(error_);
 }
 
+std::optional<int> FlagSet::ParseOrExit(int argc, const char* const* argv) {
+  const Outcome outcome = Parse(argc, argv);
+  if (outcome == Outcome::kRun) return std::nullopt;
+  return Report(outcome);
+}
+
 int FlagSet::UsageError(std::string_view message) const {
   std::fprintf(stderr, "%s: %.*s\nRun '%s --help' for usage.\n", command_.c_str(),
                static_cast<int>(message.size()), message.data(), command_.c_str());

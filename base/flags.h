@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,9 @@ class FlagSet {
   // After Parse: the usage on stdout (kHelp, exit 0) or the error in the one
   // style on stderr (kError, exit 2).
   int Report(Outcome outcome) const;
+  // Parse, then Report unless the command is to run: the exit code to
+  // return at once, or nothing when the command should run.
+  std::optional<int> ParseOrExit(int argc, const char* const* argv);
   // The one error style for a mistake found after parsing (a combination of
   // flags): prints it and returns kExitUsage.
   int UsageError(std::string_view message) const;

@@ -1,31 +1,12 @@
 #include "certs/ca_bundle.h"
 
-#include <openssl/evp.h>
-
 #include <vector>
+
+#include "base/base64.h"
 
 namespace wasd::certs {
 
-std::string Base64Encode(std::string_view data) {
-  // EVP_EncodeBlock writes 4 characters per 3 input bytes plus a NUL.
-  std::vector<unsigned char> out(4 * ((data.size() + 2) / 3) + 1);
-  const int n = EVP_EncodeBlock(out.data(), reinterpret_cast<const unsigned char*>(data.data()),
-                                static_cast<int>(data.size()));
-  return std::string(reinterpret_cast<const char*>(out.data()), static_cast<std::size_t>(n));
-}
 
-Status Base64Decode(std::string_view text, std::string* out) {
-  if (text.size() % 4 != 0) return Status::Error("invalid base64: length not a multiple of 4");
-  std::vector<unsigned char> buf(3 * (text.size() / 4) + 1);
-  const int n = EVP_DecodeBlock(buf.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0) return Status::Error("invalid base64");
-  // EVP_DecodeBlock counts padding as zero bytes; drop one per '='.
-  std::size_t len = static_cast<std::size_t>(n);
-  for (std::size_t i = text.size(); i > 0 && text[i - 1] == '=' && len > 0; --i) --len;
-  out->assign(reinterpret_cast<const char*>(buf.data()), len);
-  return Status::Ok();
-}
 
 Status BuildCaBundlePatch(const nlohmann::json& config, std::string_view ca_pem,
                           nlohmann::json* patch) {
@@ -35,7 +16,7 @@ Status BuildCaBundlePatch(const nlohmann::json& config, std::string_view ca_pem,
   if (webhooks == config.end() || webhooks->is_null()) return Status::Ok();  // none registered
   if (!webhooks->is_array()) return Status::Error("webhooks is not an array");
 
-  const std::string bundle = Base64Encode(ca_pem);
+  const std::string bundle = base::Base64Encode(ca_pem);
   nlohmann::json ops = nlohmann::json::array();
   for (std::size_t i = 0; i < webhooks->size(); ++i) {
     const nlohmann::json& webhook = (*webhooks)[i];

@@ -17,11 +17,6 @@ namespace wasd::certs {
 using base::Result;
 using base::Status;
 
-// Standard base64 with padding, no line breaks (how Kubernetes encodes []byte).
-std::string Base64Encode(std::string_view data);
-// Decodes standard base64 (padding required, no whitespace). Fails otherwise.
-Status Base64Decode(std::string_view text, std::string* out);
-
 // Builds the patch that makes every webhook of `config` (a webhook
 // configuration object as read from the API) carry base64(ca_pem) as
 // clientConfig.caBundle. Webhooks that already carry exactly that value get

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "base/base64.h"
 #include "certs/ca_bundle.h"
 #include "certs/generate.h"
 
@@ -67,7 +68,10 @@ std::string PreviousCa(const nlohmann::json& secret, SystemTime* until) {
   if (data == nullptr || !data->is_object() || !data->contains(kPreviousCaKey)) return {};
   const nlohmann::json& v = (*data)[kPreviousCaKey];
   std::string pem;
-  if (!v.is_string() || !Base64Decode(v.get<std::string>(), &pem).ok()) return {};
+  if (!v.is_string()) return {};
+  base::Result<std::string> decoded = base::Base64Decode(v.get<std::string>());
+  if (!decoded.ok()) return {};
+  pem = std::move(decoded).value();
   const nlohmann::json* ann = nullptr;
   if (secret.contains("metadata") && secret["metadata"].is_object() &&
       secret["metadata"].contains("annotations")) {
@@ -134,7 +138,7 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now, Rotati
     nlohmann::json desired =
         BuildTlsSecret(o.ns, o.secret_name, pems, exists ? &got.object : nullptr);
     if (!previous.empty()) {
-      desired["data"][kPreviousCaKey] = Base64Encode(previous);
+      desired["data"][kPreviousCaKey] = base::Base64Encode(previous);
       desired["metadata"]["annotations"][kPreviousCaUntilAnnotation] =
           FormatRfc3339(now + o.previous_ca_overlap);
     }

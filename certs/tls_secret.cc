@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/base64.h"
 #include "certs/ca_bundle.h"
 
 namespace wasd::certs {
@@ -13,7 +14,9 @@ std::string DataField(const nlohmann::json& secret, const char* key) {
   const auto value = data->find(key);
   if (value == data->end() || !value->is_string()) return {};
   std::string out;
-  if (!Base64Decode(value->get_ref<const std::string&>(), &out).ok()) return {};
+  base::Result<std::string> decoded = base::Base64Decode(value->get_ref<const std::string&>());
+  if (!decoded.ok()) return {};
+  out = std::move(decoded).value();
   return out;
 }
 
@@ -117,10 +120,10 @@ nlohmann::json BuildTlsSecret(const std::string& ns, const std::string& name,
   }
   metadata["annotations"][kManagedAnnotation] = "true";
   if (!s.contains("data") || !s["data"].is_object()) s["data"] = nlohmann::json::object();
-  s["data"]["ca.crt"] = Base64Encode(pems.ca.cert_pem);
-  s["data"]["ca.key"] = Base64Encode(pems.ca.key_pem);
-  s["data"]["tls.crt"] = Base64Encode(pems.leaf.cert_pem);
-  s["data"]["tls.key"] = Base64Encode(pems.leaf.key_pem);
+  s["data"]["ca.crt"] = base::Base64Encode(pems.ca.cert_pem);
+  s["data"]["ca.key"] = base::Base64Encode(pems.ca.key_pem);
+  s["data"]["tls.crt"] = base::Base64Encode(pems.leaf.cert_pem);
+  s["data"]["tls.key"] = base::Base64Encode(pems.leaf.key_pem);
   s.erase("stringData");  // would override data on write
   return s;
 }

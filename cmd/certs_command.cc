@@ -45,11 +45,6 @@ constexpr char kCertsUsage[] =
     "  uninstall  delete the webhook configurations and the Secret rotate made\n\n"
     "Run 'wasd certs <subcommand> --help' for its flags.\n";
 
-// Parses the flags of one certs subcommand; -1 to go on, else the exit code.
-int ParseOrExit(base::FlagSet& flags, int argc, const char* const* argv) {
-  const base::FlagSet::Outcome outcome = flags.Parse(argc, argv);
-  return outcome == base::FlagSet::Outcome::kRun ? -1 : flags.Report(outcome);
-}
 
 std::string IsoTime(certs::SystemTime t) {
   const std::time_t secs = std::chrono::system_clock::to_time_t(t);
@@ -63,7 +58,7 @@ std::string IsoTime(certs::SystemTime t) {
 int RunGenerate(int argc, const char* const* argv) {
   GenerateSettings settings;
   base::FlagSet flags = GenerateFlags(&settings);
-  if (const int rc = ParseOrExit(flags, argc, argv); rc >= 0) return rc;
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   certs::GenerateOptions& o = settings.options;
   o.now = std::chrono::system_clock::now();
 
@@ -109,7 +104,7 @@ void LogInjected(const Logger& logger, const std::vector<certs::InjectOutcome>& 
 int RunInjectCa(int argc, const char* const* argv) {
   InjectCaSettings settings;
   base::FlagSet flags = InjectCaFlags(&settings);
-  if (const int rc = ParseOrExit(flags, argc, argv); rc >= 0) return rc;
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::string& ca_file = settings.ca_file;
   const std::vector<std::string>& names = settings.webhook_configs;
 
@@ -208,7 +203,7 @@ int RotateLoop(certs::CertApi& api, const RotateSettings& cmd, const sigset_t& s
 int RunRotate(int argc, const char* const* argv) {
   RotateSettings cmd;
   base::FlagSet flags = RotateFlags(&cmd);
-  if (const int rc = ParseOrExit(flags, argc, argv); rc >= 0) return rc;
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (const std::string why = CheckRotate(cmd); !why.empty()) return flags.UsageError(why);
 
   // SIGTERM/SIGINT are taken synchronously (sigtimedwait) between passes;

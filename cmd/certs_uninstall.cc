@@ -78,9 +78,7 @@ bool DeleteManagedSecret(kube::Client& client, const std::string& ns, const std:
 int RunCertsUninstall(int argc, const char* const* argv) {
   UninstallSettings settings;
   base::FlagSet flags = UninstallFlags(&settings);
-  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
-    return flags.Report(outcome);
-  }
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::vector<std::string>& configs = settings.webhook_configs;
   std::vector<std::pair<std::string, std::string>> secrets;
   for (const std::string& s : settings.secrets) {

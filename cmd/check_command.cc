@@ -8,8 +8,7 @@ namespace wasd::cmd {
 int RunCheck(int argc, const char* const* argv) {
   CheckSettings settings;
   base::FlagSet flags = CheckFlags(&settings);
-  const base::FlagSet::Outcome outcome = flags.Parse(argc, argv);
-  if (outcome != base::FlagSet::Outcome::kRun) return flags.Report(outcome);
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (settings.files.empty()) return flags.UsageError("no manifests given (use -f FILE)");
   return check::Run({settings.files, settings.recursive, settings.output});
 }

@@ -38,6 +38,16 @@ std::string AddressText(const base::ListenAddress& a) {
   return (a.host == "0.0.0.0" ? "" : a.host) + ":" + std::to_string(a.port);
 }
 
+// --health-probe-bind-address and --metrics-bind-address, as
+// controller-runtime names them: shared by the webhook and the reconciler.
+void AddProbeFlags(base::FlagSet& f, base::ListenAddress* probes, base::ListenAddress* metrics) {
+  f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
+           AddressTo(probes))
+      .Default(AddressText(*probes));
+  f.Custom("metrics-bind-address", "ADDR:PORT", "/metrics (0 disables)", AddressTo(metrics))
+      .Default(AddressText(*metrics));
+}
+
 // --key-type, --days, --ca-days, --extra-san: shared by generate and rotate.
 void AddIssueFlags(base::FlagSet& flags, certs::KeyType* key_type, int* days, int* ca_days,
                    std::vector<std::string>* extra_sans) {
@@ -93,12 +103,7 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
              return {};
            })
       .Default(std::to_string(c->port));
-  f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
-           AddressTo(&c->health_probe_address))
-      .Default(AddressText(c->health_probe_address));
-  f.Custom("metrics-bind-address", "ADDR:PORT", "/metrics (0 disables)",
-           AddressTo(&c->metrics_address))
-      .Default(AddressText(c->metrics_address));
+  AddProbeFlags(f, &c->health_probe_address, &c->metrics_address);
   f.Uint64("max-request-bytes", &c->max_request_bytes, 1024, kMaxRequestBytesCeiling,
            "largest request body in bytes");
   f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate,
@@ -143,12 +148,7 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   f.String("lease-namespace", &s->lease_namespace, "NS",
            "namespace of the Lease wasd-reconciler")
       .Default("own namespace in-cluster, else wasd-system");
-  f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
-           AddressTo(&o.probe_address))
-      .Default(AddressText(o.probe_address));
-  f.Custom("metrics-bind-address", "ADDR:PORT", "/metrics (0 disables)",
-           AddressTo(&o.metrics_address))
-      .Default(AddressText(o.metrics_address));
+  AddProbeFlags(f, &o.probe_address, &o.metrics_address);
   f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");

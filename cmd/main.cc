@@ -23,9 +23,7 @@ namespace wasd::cmd {
 
 int RunVersion(int argc, const char* const* argv) {
   base::FlagSet flags = VersionFlags();
-  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
-    return flags.Report(outcome);
-  }
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   std::printf("wasd %s (revision %s, built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION,
               WASD_REVISION, __DATE__, __TIME__, static_cast<long>(__cplusplus), __VERSION__);
   // Which OpenSSL answers TLS matters for security updates: a static build

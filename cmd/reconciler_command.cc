@@ -51,9 +51,7 @@ std::string OwnNamespace() {
 int RunReconciler(int argc, const char* const* argv) {
   ReconcilerSettings settings;
   base::FlagSet flags = ReconcilerFlags(&settings);
-  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
-    return flags.Report(outcome);
-  }
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   reconciler::ControllerOptions& options = settings.options;
   const base::Logger log(settings.log);
   base::Result<kube::Config> config =

@@ -123,9 +123,7 @@ bool CheckMutation(kube::Client& client, const std::string& ns, const kube::Requ
 int RunSelftest(int argc, const char* const* argv) {
   SelftestSettings settings;
   base::FlagSet flags = SelftestFlags(&settings);
-  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
-    return flags.Report(outcome);
-  }
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::string& ns = settings.ns;
   const Logger log(settings.log);
   auto config = kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));

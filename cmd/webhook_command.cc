@@ -53,9 +53,7 @@ std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& conf
 int RunWebhook(int argc, const char* const* argv) {
   WebhookConfig config;
   base::FlagSet flags = WebhookFlags(&config);
-  if (const auto outcome = flags.Parse(argc, argv); outcome != base::FlagSet::Outcome::kRun) {
-    return flags.Report(outcome);
-  }
+  if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   // A client that disconnects mid-write must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   const Logger logger(config.log);

@@ -168,8 +168,9 @@ bool IsClosedBeforeResponse(const Status& s, std::size_t buffered) {
 
 }  // namespace
 
-Status Connection::Read(http::response_parser<http::string_body>& parser,
-                        Clock::time_point deadline, const std::stop_token& stop) {
+template <typename Parser, typename ReadOp>
+Status Connection::ReadWith(Parser& parser, Clock::time_point deadline,
+                            const std::stop_token& stop, ReadOp read) {
   parser.header_limit(kMaxHeaderBytes);
   bool got_bytes = false;
   Status s = Run("read from", deadline, stop, [&](auto handler, auto&&) {
@@ -178,32 +179,27 @@ Status Connection::Read(http::response_parser<http::string_body>& parser,
       handler(ec);
     };
     if (tls_) {
-      http::async_read(*tls_, buffer_, parser, h);
+      read(*tls_, buffer_, parser, h);
     } else {
-      http::async_read(*plain_, buffer_, parser, h);
+      read(*plain_, buffer_, parser, h);
     }
   });
   failed_before_response_ = IsClosedBeforeResponse(s, got_bytes ? 1 : buffer_.size());
   return s;
 }
 
+Status Connection::Read(http::response_parser<http::string_body>& parser,
+                        Clock::time_point deadline, const std::stop_token& stop) {
+  return ReadWith(parser, deadline, stop, [](auto& stream, auto& buffer, auto& p, auto handler) {
+    http::async_read(stream, buffer, p, std::move(handler));
+  });
+}
+
 Status Connection::ReadHeader(http::response_parser<http::buffer_body>& parser,
                               Clock::time_point deadline, const std::stop_token& stop) {
-  parser.header_limit(kMaxHeaderBytes);
-  bool got_bytes = false;
-  Status s = Run("read from", deadline, stop, [&](auto handler, auto&&) {
-    auto h = [&got_bytes, handler](error_code ec, std::size_t n) {
-      got_bytes = n > 0;
-      handler(ec);
-    };
-    if (tls_) {
-      http::async_read_header(*tls_, buffer_, parser, h);
-    } else {
-      http::async_read_header(*plain_, buffer_, parser, h);
-    }
+  return ReadWith(parser, deadline, stop, [](auto& stream, auto& buffer, auto& p, auto handler) {
+    http::async_read_header(stream, buffer, p, std::move(handler));
   });
-  failed_before_response_ = IsClosedBeforeResponse(s, got_bytes ? 1 : buffer_.size());
-  return s;
 }
 
 Status Connection::ReadBody(http::response_parser<http::buffer_body>& parser,

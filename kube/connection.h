@@ -74,6 +74,10 @@ class Connection {
   bool reused = false;
 
  private:
+  // Read and ReadHeader: `read` starts the Beast read on the stream in use.
+  template <typename Parser, typename ReadOp>
+  Status ReadWith(Parser& parser, Clock::time_point deadline, const std::stop_token& stop,
+                  ReadOp read);
   template <typename Start>
   Status Run(const char* phase, Clock::time_point deadline, const std::stop_token& stop,
              Start&& start);

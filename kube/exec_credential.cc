@@ -13,6 +13,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
 extern char** environ;  // NOLINT: POSIX
 
 namespace wasd::kube {
@@ -52,29 +53,6 @@ bool ParseTime(const std::string& text, std::chrono::system_clock::time_point* o
   return true;
 }
 
-// Standard base64 with padding (RFC 4648).
-std::string Base64(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(data[i]) << 16) |
-                       (static_cast<unsigned char>(data[i + 1]) << 8) |
-                       static_cast<unsigned char>(data[i + 2]);
-    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(v >> shift) & 63];
-  }
-  if (i < data.size()) {
-    unsigned v = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 std::string ExecInfo(const ExecConfig& config, const std::string& server,
                      const std::string& ca_pem) {
@@ -84,7 +62,7 @@ std::string ExecInfo(const ExecConfig& config, const std::string& server,
   if (config.provide_cluster_info) {
     json cluster = {{"server", server}};
     // certificate-authority-data is []byte in client-go: base64 in JSON.
-    if (!ca_pem.empty()) cluster["certificate-authority-data"] = Base64(ca_pem);
+    if (!ca_pem.empty()) cluster["certificate-authority-data"] = base::Base64Encode(ca_pem);
     info["spec"]["cluster"] = std::move(cluster);
   }
   return info.dump();

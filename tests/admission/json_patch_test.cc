@@ -2,21 +2,22 @@
 
 #include <catch2/catch.hpp>
 
+#include "base/base64.h"
 #include "patch_apply.h"
 
-using wasd::admission::Base64Encode;
+namespace base = wasd::base;
 using wasd::admission::JsonPatch;
 
 TEST_CASE("base64 matches RFC 4648 test vectors", "[unit]") {
-  CHECK(Base64Encode("") == "");
-  CHECK(Base64Encode("f") == "Zg==");
-  CHECK(Base64Encode("fo") == "Zm8=");
-  CHECK(Base64Encode("foo") == "Zm9v");
-  CHECK(Base64Encode("foob") == "Zm9vYg==");
-  CHECK(Base64Encode("fooba") == "Zm9vYmE=");
-  CHECK(Base64Encode("foobar") == "Zm9vYmFy");
-  CHECK(Base64Encode(std::string("\xff\xfe\x00", 3)) == "//4A");
-  CHECK(wasd::testing::DecodeBase64(Base64Encode("any binary\x01\x02")) == "any binary\x01\x02");
+  CHECK(base::Base64Encode("") == "");
+  CHECK(base::Base64Encode("f") == "Zg==");
+  CHECK(base::Base64Encode("fo") == "Zm8=");
+  CHECK(base::Base64Encode("foo") == "Zm9v");
+  CHECK(base::Base64Encode("foob") == "Zm9vYg==");
+  CHECK(base::Base64Encode("fooba") == "Zm9vYmE=");
+  CHECK(base::Base64Encode("foobar") == "Zm9vYmFy");
+  CHECK(base::Base64Encode(std::string("\xff\xfe\x00", 3)) == "//4A");
+  CHECK(wasd::testing::DecodeBase64(base::Base64Encode("any binary\x01\x02")) == "any binary\x01\x02");
 }
 
 TEST_CASE("JsonPatch renders add operations with escaped values", "[unit]") {

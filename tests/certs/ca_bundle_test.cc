@@ -1,5 +1,7 @@
 #include "certs/ca_bundle.h"
 
+#include "base/base64.h"
+
 #include <catch2/catch.hpp>
 
 namespace wasd::certs {
@@ -24,22 +26,6 @@ json Svc() { return {{"service", {{"name", "wasd"}, {"namespace", "wasd-system"}
 
 }  // namespace
 
-TEST_CASE("Base64 round-trips and matches the standard alphabet", "[unit][certs]") {
-  CHECK(Base64Encode("") == "");
-  CHECK(Base64Encode("f") == "Zg==");
-  CHECK(Base64Encode("fo") == "Zm8=");
-  CHECK(Base64Encode("foo") == "Zm9v");
-  CHECK(Base64Encode("\xff\xfe") == "//4=");
-  for (const std::string s : {"", "a", "ab", "abc", "abcd", kCa}) {
-    std::string back;
-    REQUIRE(Base64Decode(Base64Encode(s), &back).ok());
-    CHECK(back == s);
-  }
-  std::string out;
-  CHECK_FALSE(Base64Decode("abc", &out).ok());
-  CHECK_FALSE(Base64Decode("ab!=", &out).ok());
-}
-
 TEST_CASE("BuildCaBundlePatch sets caBundle on every webhook", "[unit][certs]") {
   json with_old = Svc();
   with_old["caBundle"] = "b2xk";
@@ -47,7 +33,7 @@ TEST_CASE("BuildCaBundlePatch sets caBundle on every webhook", "[unit][certs]") 
                               json{{"name", "c.wasd.io"}}});
   json patch;
   REQUIRE(BuildCaBundlePatch(config, kCa, &patch).ok());
-  const std::string b64 = Base64Encode(kCa);
+  const std::string b64 = base::Base64Encode(kCa);
   const json expected = json::array({
       {{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "42"}},
       {{"op", "add"}, {"path", "/webhooks/0/clientConfig/caBundle"}, {"value", b64}},
@@ -59,7 +45,7 @@ TEST_CASE("BuildCaBundlePatch sets caBundle on every webhook", "[unit][certs]") 
 
 TEST_CASE("BuildCaBundlePatch skips webhooks that already carry the bundle", "[unit][certs]") {
   json current = Svc();
-  current["caBundle"] = Base64Encode(kCa);
+  current["caBundle"] = base::Base64Encode(kCa);
   json patch;
 
   SECTION("all equal: empty patch, not even the test op") {
@@ -76,7 +62,7 @@ TEST_CASE("BuildCaBundlePatch skips webhooks that already carry the bundle", "[u
     REQUIRE(BuildCaBundlePatch(Config({Hook("a", current)}), "other CA", &patch).ok());
     REQUIRE(patch.size() == 2);
     CHECK(patch[1]["op"] == "replace");
-    CHECK(patch[1]["value"] == Base64Encode("other CA"));
+    CHECK(patch[1]["value"] == base::Base64Encode("other CA"));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "certs/injector.h"
 
+#include "base/base64.h"
+
 #include <catch2/catch.hpp>
 
 #include "certs/ca_bundle.h"
@@ -38,7 +40,7 @@ TEST_CASE("InjectCaBundle patches mutating and validating configs by name", "[un
 
   std::vector<InjectOutcome> outcomes;
   REQUIRE(InjectCaBundle(api, {"wasd", "only-validating"}, kCa, &outcomes).ok());
-  const std::string b64 = Base64Encode(kCa);
+  const std::string b64 = base::Base64Encode(kCa);
   CHECK(Bundles(*api.Config(WebhookKind::kMutating, "wasd")) ==
         std::vector<std::string>{b64, b64});
   CHECK(Bundles(*api.Config(WebhookKind::kValidating, "wasd")) == std::vector<std::string>{b64});
@@ -86,7 +88,7 @@ TEST_CASE("InjectCaBundle re-reads and retries after a concurrent edit", "[unit]
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].attempts == 2);
   CHECK(outcomes[0].patched == 2);  // the new webhook got the bundle as well
-  const std::string b64 = Base64Encode(kCa);
+  const std::string b64 = base::Base64Encode(kCa);
   CHECK(Bundles(*api.Config(WebhookKind::kMutating, "wasd")) ==
         std::vector<std::string>{b64, b64});
 }

@@ -1,5 +1,7 @@
 #include "certs/rotation.h"
 
+#include "base/base64.h"
+
 #include <catch2/catch.hpp>
 
 #include "certs/ca_bundle.h"
@@ -30,10 +32,9 @@ json Hooks() {
 }
 
 std::string Injected(FakeCertApi& api) {
-  std::string pem;
   const json& hook = (*api.Config(WebhookKind::kMutating, "wasd"))["webhooks"][0];
-  Base64Decode(hook["clientConfig"].value("caBundle", ""), &pem);
-  return pem;
+  base::Result<std::string> pem = base::Base64Decode(hook["clientConfig"].value("caBundle", ""));
+  return pem.ok() ? *pem : std::string();
 }
 
 }  // namespace
