@@ -11,6 +11,9 @@ if command -v ccache >/dev/null 2>&1; then
   # Paths relative to the checkout, so a fresh clone elsewhere (CI) hits the
   # cache of an earlier build of the same sources.
   export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+  # Precompiled headers (CMake WASD_PCH): ccache caches a compile that uses
+  # one only with these relaxations (its manual, "Precompiled headers").
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON "${launcher[@]}" "$@" >/dev/null
