@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admission/json_patch.h"
-#include "admission/review.h"
+#include "admission/options.h"
 #include "workloadbuilder/field_error.h"
 
 namespace wasd::admission {

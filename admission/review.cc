@@ -103,6 +103,12 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   return doc;
 }
 
+// `*value`, or a null document when absent.
+const json& OrNull(const json* value) {
+  static const json kNull;
+  return value != nullptr ? *value : kNull;
+}
+
 // The parts of a decoded review that every answer needs.
 struct Envelope {
   std::string api_version;  // answered in the version received
@@ -300,6 +306,15 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
       case Webhook::kValidateDeployment:
         if (summary.sub_resource == "scale") {
           if (summary.operation != "UPDATE") break;  // allowed
+          const json* scale = Member(request, "object");
+          if (scale == nullptr || !scale->is_object()) {
+            v.bad_request = "request.object must be a Scale for a scale UPDATE";
+            break;
+          }
+          // The ratchet needs only the request: no Deployment to read.
+          if (rules::ScaleReplicasUnchanged(*scale, OrNull(Member(request, "oldObject")))) {
+            break;  // allowed
+          }
           Result r;
           r.summary = summary;
           r.scale_namespace = summary.namespace_;
@@ -335,18 +350,27 @@ Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment
     if (scale == nullptr || !scale->is_object()) {
       v.bad_request = "request.object must be a Scale for a scale UPDATE";
     } else if (deployment != nullptr) {
-      // Ratcheting: a Scale write that keeps the replica count is never denied.
-      const json* new_replicas = Path(scale, {"spec", "replicas"});
-      const json* old_replicas = Path(&request, {"oldObject", "spec", "replicas"});
-      const bool unchanged = new_replicas != nullptr && old_replicas != nullptr &&
-                             *new_replicas == *old_replicas;
-      if (!unchanged) v.errors = rules::ValidateScaleUpdate(*scale, *deployment);
+      v.errors =
+          rules::ValidateScaleUpdate(*scale, OrNull(Member(&request, "oldObject")), *deployment);
       v.allowed = v.errors.empty();
     }
     return Encode(pending.env, request, v, pending.summary, pending.denial_causes);
   } catch (const std::exception& e) {
     return BadRequest(std::string("cannot process scale request: ") + e.what(), pending.summary);
   }
+}
+
+Result Unavailable(const Result& pending, std::string_view reason) {
+  Result r;
+  r.http_status = 503;
+  r.content_type = "text/plain; charset=utf-8";
+  r.summary = pending.summary;
+  r.summary.allowed = false;
+  r.summary.code = 503;
+  r.summary.error = "cannot read Deployment " + pending.scale_namespace + "/" + pending.scale_name +
+                    " for the scale review: " + std::string(reason);
+  r.body = r.summary.error + "\n";
+  return r;
 }
 
 }  // namespace wasd::admission

@@ -2,23 +2,26 @@
 // (WAS-API.md §d, DESIGN.md "Contract details"). No I/O: the server hands in
 // the request body and writes out what comes back.
 //
-// The one exception to "one call answers" is the deployments/scale
-// subresource, which needs the stored Deployment (the Scale object does not
-// carry the scheduling config): Review() then returns a Result whose `pending`
-// is set; the caller fetches the Deployment (off the I/O threads) and calls
-// FinishScale(). Each step stays a pure function.
+// The one exception to "one call answers" is a deployments/scale UPDATE that
+// changes the replica count, which needs the stored Deployment (the Scale
+// object does not carry the scheduling config): Review() then returns a
+// Result whose `pending` is set; the caller fetches the Deployment (off the
+// I/O threads) and calls FinishScale(), or Unavailable() when it cannot be
+// read. A Scale write that keeps the count is answered at once (the ratchet
+// of rules::ScaleReplicasUnchanged). Each step stays a pure function.
 //
 // Thread-safe: no shared mutable state.
 #ifndef WASD_ADMISSION_REVIEW_H_
 #define WASD_ADMISSION_REVIEW_H_
 
-#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "admission/options.h"
 
 namespace wasd::admission {
 
@@ -34,23 +37,6 @@ enum class Webhook {
 // Maps a request path (query string ignored) to its webhook; false when unknown.
 bool WebhookForPath(std::string_view target, Webhook* out);
 std::string_view WebhookName(Webhook w);  // "validate-deployment", … (metric label)
-
-struct Options {
-  bool pod_scheduling_gate = true;  // --pod-scheduling-gate
-  // Nesting limit for untrusted JSON: Kubernetes objects nest ~20 deep; 200
-  // leaves room for any real object and stops stack/time abuse long before.
-  std::size_t max_json_depth = 200;
-  // Denials carry status.details (kind, name, one cause per field error), as
-  // the API server's own validation errors do. kubectl then prints
-  // `The Deployment "x" is invalid: * <field errors>` and leaves out the
-  // message, and with it the name of the webhook. false: message only, and
-  // kubectl prints `... admission webhook "<name>" denied the request: <errors>`.
-  bool denial_causes = true;
-  // Decode only the members the handlers read (review.cc lists them) and
-  // validate the rest without building it. false: decode the whole body
-  // into a document first, as a reference for tests.
-  bool prune_unread_fields = true;
-};
 
 // What the server logs and counts for one request.
 struct Summary {
@@ -87,6 +73,13 @@ Result Review(Webhook w, std::string_view body, const Options& options);
 // Completes a scale request. `deployment` is the stored Deployment, or null
 // when it was not found (→ allowed). Never throws.
 Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment);
+
+// The answer to a pending scale request whose Deployment could not be read
+// (`reason`, e.g. a timeout): HTTP 503 with one plain-text line, `cannot
+// read Deployment NS/NAME for the scale review: REASON`, and the request's
+// Summary marked not allowed with code 503. The API server then applies the
+// registration's failurePolicy. Like controller-runtime's Errored().
+Result Unavailable(const Result& pending, std::string_view reason);
 
 }  // namespace wasd::admission
 

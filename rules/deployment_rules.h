@@ -32,7 +32,19 @@ FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
 // deployments/scale UPDATE (H4): `scale` is the autoscaling/v1 Scale being
 // written, `deployment` the stored Deployment. Errors only when the Deployment
 // has an explicit gang minCount and 0 < scale.spec.replicas < minCount.
+// Names the minCount where the user wrote it, e.g. `must be greater than or
+// equal to metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount (3)`.
 FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::json& deployment);
+
+// The scale ratchet: true when `scale` keeps the spec.replicas of `old_scale`
+// (the stored Scale, null when the request has none; an absent count is 0).
+// Such a write is never denied, so the webhook answers it without reading the
+// Deployment.
+bool ScaleReplicasUnchanged(const nlohmann::json& scale, const nlohmann::json& old_scale);
+
+// ValidateScaleUpdate with the ratchet: no errors when ScaleReplicasUnchanged.
+FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::json& old_scale,
+                                   const nlohmann::json& deployment);
 
 // Short (≤ 120 characters) admission warnings for an allowed Deployment, e.g.
 // that gang minCount is derived from spec.replicas.

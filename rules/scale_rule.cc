@@ -2,6 +2,10 @@
 // an explicit gang.minCount — it acts as a floor (KEP-6276 "Scaling and
 // HPA"). Zero stays allowed (DESIGN.md Q5). A derived minCount follows the
 // replicas, so it never blocks scaling.
+//
+// Ratcheting: a Scale write that keeps the replica count is never denied,
+// so a Deployment stored below its floor (created before wasd, or with the
+// webhook down) can still be touched through /scale.
 #include <string>
 
 #include "rules/deployment_rules.h"
@@ -24,11 +28,28 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
   const std::int64_t replicas =
       wb::AsInt(wb::MemberPath(scale, {"spec", "replicas"})).value_or(0);
   if (replicas <= 0 || replicas >= *min_count) return errors;
-  errors.push_back(wb::Invalid(
-      wb::FieldPath::Parse("spec.replicas"), replicas,
-      "must be greater than or equal to spec.scheduling.schedulingPolicy.gang.minCount (" +
-          std::to_string(*min_count) + ")"));
+  // Named where the user wrote it: the annotation or spec.scheduling.
+  const wb::FieldPath min_count_path =
+      config.path.Child("schedulingPolicy").Child("gang").Child("minCount");
+  errors.push_back(wb::Invalid(wb::FieldPath::Parse("spec.replicas"), replicas,
+                               "must be greater than or equal to " + min_count_path.String() +
+                                   " (" + std::to_string(*min_count) + ")"));
   return errors;
+}
+
+bool ScaleReplicasUnchanged(const nlohmann::json& scale, const nlohmann::json& old_scale) {
+  // autoscaling/v1 Scale omits spec.replicas when it is 0; a count that is
+  // not an integer reads as 0 too, which H4 never denies either.
+  const auto replicas = [](const nlohmann::json& s) {
+    return wb::AsInt(wb::MemberPath(s, {"spec", "replicas"})).value_or(0);
+  };
+  return replicas(scale) == replicas(old_scale);
+}
+
+FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::json& old_scale,
+                                   const nlohmann::json& deployment) {
+  if (ScaleReplicasUnchanged(scale, old_scale)) return {};  // ratcheting
+  return ValidateScaleUpdate(scale, deployment);
 }
 
 }  // namespace wasd::rules

@@ -1,6 +1,8 @@
 // H3: a Deployment that opts into wasd may not pre-set the pods' scheduling
 // group in its template: wasd names each pod's PodGroup itself (one per
 // ReplicaSet revision), and a fixed group would tie every revision together.
+#include <string>
+
 #include "rules/rule_context.h"
 #include "workloadbuilder/json_util.h"
 
@@ -13,8 +15,9 @@ void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& er
   if (wb::MemberPath(*view.object, {"spec", "template", "spec", "schedulingGroup"}) == nullptr) {
     return;
   }
+  // Names the carrier the user wrote: the annotation or spec.scheduling.
   errors.push_back(wb::Forbidden(wb::FieldPath::Parse("spec.template.spec.schedulingGroup"),
-                                 "may not be set when spec.scheduling is set"));
+                                 "may not be set when " + view.config.path.String() + " is set"));
 }
 
 }  // namespace wasd::rules

@@ -1,6 +1,11 @@
 // U1–U9: the scheduling configuration is fixed at creation except for
-// gang.minCount (WAS-API.md §b.3, KEP-6276 DV markers). Errors use the current
-// declarative-validation form: Invalid with a null value.
+// gang.minCount (WAS-API.md §b.3, KEP-6276 DV markers). Errors use the
+// Forbidden form (WAS-API.md: "older: Forbidden"), not the current
+// declarative-validation form, Invalid with a null value: that prints
+// `Invalid value: "null"` for a field the user did set. Each names the way
+// forward, the recreate path of docs/operations.md ("Opting an existing
+// Deployment in or out").
+#include <string>
 #include <string_view>
 
 #include "rules/rule_context.h"
@@ -16,25 +21,45 @@ namespace {
 constexpr std::string_view kSetOnce = "field cannot be set once created";
 constexpr std::string_view kClearOnce = "field cannot be cleared once set";
 constexpr std::string_view kImmutable = "field is immutable";
+// U3–U9: what may change in place, and how to change the rest.
+constexpr std::string_view kRecreate =
+    ": only gang.minCount can change in an existing Deployment; delete the Deployment and "
+    "create it again to change this";
 
 const json& OrNull(const json* value) {
   static const json kNull;
   return value != nullptr ? *value : kNull;
 }
 
+wb::FieldError FixedAtCreation(const wb::FieldPath& path, std::string_view what) {
+  return wb::Forbidden(path, std::string(what) + std::string(kRecreate));
+}
+
 void NoSetNoUnset(const json* old_value, const json* new_value, const wb::FieldPath& path,
                   FieldErrorList& errors) {
   if (old_value == nullptr && new_value != nullptr) {
-    errors.push_back(wb::Invalid(path, nullptr, std::string(kSetOnce)));
+    errors.push_back(FixedAtCreation(path, kSetOnce));
   } else if (old_value != nullptr && new_value == nullptr) {
-    errors.push_back(wb::Invalid(path, nullptr, std::string(kClearOnce)));
+    errors.push_back(FixedAtCreation(path, kClearOnce));
   }
 }
 
 void Immutable(const json* old_value, const json* new_value, const wb::FieldPath& path,
                FieldErrorList& errors) {
   if (!wb::SemanticEqual(OrNull(old_value), OrNull(new_value))) {
-    errors.push_back(wb::Invalid(path, nullptr, std::string(kImmutable)));
+    errors.push_back(FixedAtCreation(path, kImmutable));
+  }
+}
+
+// The carrier as the user wrote it, for the opt-in/opt-out hint.
+std::string_view CarrierWords(const wb::SchedulingConfig& config) {
+  switch (config.carrier) {
+    case wb::Carrier::kAnnotation:
+      return "the wasd.io/scheduling annotation";
+    case wb::Carrier::kBoth:
+      return "spec.scheduling and the wasd.io/scheduling annotation";
+    default:
+      return "spec.scheduling";
   }
 }
 
@@ -59,12 +84,18 @@ void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_vie
                        FieldErrorList& errors) {
   const wb::SchedulingConfig& now = view.config;
   const wb::SchedulingConfig& old = old_view.config;
-  if (!old.present() && now.present()) {  // U1
-    errors.push_back(wb::Invalid(now.path, nullptr, std::string(kSetOnce)));
+  if (!old.present() && now.present()) {  // U1: opting in
+    errors.push_back(wb::Forbidden(
+        now.path, std::string(kSetOnce) +
+                      "; to opt an existing Deployment in, delete it and create it again with " +
+                      std::string(CarrierWords(now))));
     return;
   }
-  if (old.present() && !now.present()) {  // U2
-    errors.push_back(wb::Invalid(old.path, nullptr, std::string(kClearOnce)));
+  if (old.present() && !now.present()) {  // U2: opting out
+    errors.push_back(wb::Forbidden(
+        old.path, std::string(kClearOnce) +
+                      "; to opt a Deployment out, delete it and create it again without " +
+                      std::string(CarrierWords(old))));
     return;
   }
   // A config that cannot be read on either side has nothing to compare; the

@@ -299,15 +299,7 @@ void AdmissionSession::StartLookup(admission::Result pending) {
 
 void AdmissionSession::OnLookup(DeploymentLookup lookup) {
   if (lookup.outcome == DeploymentLookup::Outcome::kUnreachable) {
-    admission::Result result;
-    result.http_status = 503;
-    result.content_type = "text/plain; charset=utf-8";
-    result.summary = std::move(pending_.summary);
-    result.summary.allowed = false;
-    result.summary.code = 503;
-    result.summary.error = "cannot read Deployment " + pending_.scale_namespace + "/" +
-                           pending_.scale_name + " for the scale review: " + lookup.reason;
-    result.body = result.summary.error + "\n";
+    admission::Result result = admission::Unavailable(pending_, lookup.reason);
     pending_ = {};
     FinishAdmission(std::move(result), base::LogLevel::kWarn);
     return;

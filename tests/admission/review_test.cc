@@ -346,11 +346,57 @@ TEST_CASE("scale: lookup requested, then H4 decides", "[unit]") {
     REQUIRE(up.pending);
     CHECK(Response(FinishScale(*up.pending, &d))["allowed"] == true);
   }
-  SECTION("unchanged replica count is never denied (ratcheting)") {
-    const Result same = Review(Webhook::kValidateDeployment, ScaleRequest(2, 2).dump(), Options{});
-    REQUIRE(same.pending);
-    CHECK(Response(FinishScale(*same.pending, &d))["allowed"] == true);
+  SECTION("the denial names the minCount where the user wrote it") {
+    const json resp = Response(FinishScale(*first.pending, &d));
+    CHECK(resp["status"]["message"] ==
+          "spec.replicas: Invalid value: 2: must be greater than or equal to "
+          "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount (3)");
+    CHECK(resp["status"]["details"]["kind"] == "Scale");
   }
+}
+
+TEST_CASE("scale: an unchanged replica count is allowed without reading the Deployment", "[unit]") {
+  // Ratcheting (rules::ScaleReplicasUnchanged): a Deployment stored below its
+  // floor can still be written through /scale; no lookup is asked for.
+  for (int n : {2, 0}) {
+    INFO("replicas " << n);
+    const Result same = Review(Webhook::kValidateDeployment, ScaleRequest(n, n).dump(), Options{});
+    CHECK_FALSE(same.pending);
+    CHECK(same.scale_name.empty());
+    const json resp = Response(same);
+    CHECK(resp["allowed"] == true);
+    CHECK(same.summary.allowed);
+    CHECK(same.summary.sub_resource == "scale");
+  }
+}
+
+TEST_CASE("scale: a request whose object is not a Scale is a 400 without a lookup", "[unit]") {
+  json req = ScaleRequest(3, 2);
+  req["request"]["object"] = "not a scale";
+  const Result r = Review(Webhook::kValidateDeployment, req.dump(), Options{});
+  CHECK_FALSE(r.pending);
+  CHECK(r.http_status == 400);
+  CHECK(r.body == "request.object must be a Scale for a scale UPDATE\n");
+}
+
+TEST_CASE("scale: Unavailable answers 503 when the Deployment cannot be read", "[unit]") {
+  const Result pending = Review(Webhook::kValidateDeployment, ScaleRequest(3, 2).dump(), Options{});
+  REQUIRE(pending.pending);
+  const Result r = wasd::admission::Unavailable(pending, "context deadline exceeded");
+  CHECK(r.http_status == 503);
+  CHECK(r.content_type == "text/plain; charset=utf-8");
+  CHECK(r.body ==
+        "cannot read Deployment ml/web for the scale review: context deadline exceeded\n");
+  CHECK_FALSE(r.pending);
+  CHECK_FALSE(r.summary.allowed);
+  CHECK(r.summary.code == 503);
+  CHECK(r.summary.error ==
+        "cannot read Deployment ml/web for the scale review: context deadline exceeded");
+  // The request's identity stays for the log line and the metrics.
+  CHECK(r.summary.uid == wasd::testing::kReviewUid);
+  CHECK(r.summary.operation == "UPDATE");
+  CHECK(r.summary.sub_resource == "scale");
+  CHECK(r.summary.name == "web");
 }
 
 TEST_CASE("denial details: kind and name of the object; causes can be turned off", "[unit]") {

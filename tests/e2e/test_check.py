@@ -63,6 +63,33 @@ class CheckExamples(unittest.TestCase):
                 self.assertIn(text, out)
                 self.assertNotIn("kind: Workload", out)
 
+    def test_annotation_mistakes_name_the_annotation_exactly(self):
+        # The whole verdict as printed, for each user mistake made through the
+        # annotation: every field inside it is named
+        # metadata.annotations[wasd.io/scheduling].<path>, never spec.scheduling.
+        expected = {
+            "bad-h1-mincount-over-replicas.yaml":
+                'The Deployment "mincount-too-high" is invalid: '
+                "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount: "
+                "Invalid value: 5: must be less than or equal to spec.replicas (3)\n",
+            "bad-h3-preset-scheduling-group.yaml":
+                'The Deployment "preset-group" is invalid: spec.template.spec.schedulingGroup: '
+                "Forbidden: may not be set when metadata.annotations[wasd.io/scheduling] is set\n",
+        }
+        for name, text in expected.items():
+            with self.subTest(name=name):
+                rc, out, err = check("-f", example(name))
+                self.assertEqual(rc, 1, out + err)
+                self.assertIn(f"{example(name)}): denied\n" + text, out)
+        # bad-h5 is left out: its user wrote both carriers.
+        for name in sorted(f for f in os.listdir(EXAMPLES)
+                           if f.startswith("bad-") and f != "bad-h5-carriers-differ.yaml"):
+            with self.subTest(name=name):
+                rc, out, _ = check("-f", example(name))
+                self.assertEqual(rc, 1)
+                # spec.template.spec.schedulingGroup is not the field carrier.
+                self.assertNotRegex(out, r"spec\.scheduling(?!Group)")
+
     def test_structure_errors_aggregate_in_brackets(self):
         rc, out, _ = check("-f", example("bad-s-structure.yaml"))
         self.assertEqual(rc, 1)

@@ -179,8 +179,11 @@ class KubectlEndToEnd(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = self.srv.Kubectl("scale", "-n", NS, "deployment/prefill-workers", "--replicas=2", check=False)
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("spec.replicas: Invalid value: 2: must be greater than or equal to "
-                      "spec.scheduling.schedulingPolicy.gang.minCount (3)", p.stderr)
+        # The annotation user is told about the annotation, not spec.scheduling.
+        self.assertIn('The Scale "prefill-workers" is invalid: spec.replicas: Invalid value: 2: '
+                      "must be greater than or equal to "
+                      "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount (3)",
+                      p.stderr)
         p = self.srv.Kubectl("scale", "-n", NS, "deployment/prefill-workers", "--replicas=0", check=False)
         self.assertEqual(p.returncode, 0, p.stderr)
         p = self.srv.Kubectl("scale", "-n", NS, "deployment/prefill-workers", "--replicas=5", check=False)
@@ -203,8 +206,27 @@ class KubectlEndToEnd(unittest.TestCase):
             f.write(text[:start] + text[end:])
         p = self.apply(stripped)
         self.assertNotEqual(p.returncode, 0, p.stdout)
-        self.assertIn("metadata.annotations[wasd.io/scheduling]: Invalid value: \"null\": "
-                      "field cannot be cleared once set", p.stderr)
+        self.assertIn('The Deployment "model-server" is invalid: '
+                      "metadata.annotations[wasd.io/scheduling]: Forbidden: field cannot be "
+                      "cleared once set; to opt a Deployment out, delete it and create it again "
+                      "without the wasd.io/scheduling annotation", p.stderr)
+        self.assertNotIn('"null"', p.stderr)
+
+    def test_opting_in_an_existing_deployment_says_how(self):
+        manifest = os.path.join(self.tmp, "late.yaml")
+        with open(manifest, "w") as f:
+            f.write("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: late}\n"
+                    "spec: {selector: {matchLabels: {app: late}}, template: {metadata: {labels: {app: late}},"
+                    " spec: {containers: [{name: c, image: nginx:1}]}}}\n")
+        self.assertEqual(self.apply(manifest).returncode, 0)
+        p = self.srv.Kubectl("annotate", "-n", NS, "deployment/late",
+                             'wasd.io/scheduling={"schedulingPolicy":{"basic":{}}}', check=False)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertIn('The Deployment "late" is invalid: '
+                      "metadata.annotations[wasd.io/scheduling]: Forbidden: field cannot be set "
+                      "once created; to opt an existing Deployment in, delete it and create it "
+                      "again with the wasd.io/scheduling annotation", p.stderr)
+        self.assertNotIn('"null"', p.stderr)
 
     def test_unopted_objects_never_reach_wasd(self):
         manifest = os.path.join(self.tmp, "plain.yaml")

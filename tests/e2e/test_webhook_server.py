@@ -795,6 +795,20 @@ class ScaleLookupTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertTrue(json.loads(body)["response"]["allowed"])
 
+    def test_unchanged_replica_count_is_allowed_without_a_lookup(self):
+        # The scale ratchet needs only the request: no GET of the Deployment.
+        review = json.loads(fixture("deployment-scale.json"))
+        req = review["request"]
+        req["uid"] = "scale-same"
+        req["name"] = req["object"]["metadata"]["name"] = "unchanged"
+        req["object"]["spec"]["replicas"] = req["oldObject"]["spec"]["replicas"]
+        status, _, body = self.server.post("/validate-apps-v1-deployment",
+                                           json.dumps(review).encode())
+        self.assertEqual(status, 200, body)
+        self.assertTrue(json.loads(body)["response"]["allowed"])
+        with self.api.lock:
+            self.assertEqual([p for p in self.api.paths if "/deployments/unchanged" in p], [])
+
     def test_scale_of_missing_deployment_is_allowed(self):
         status, _, body = self.scale("gone", 1, "scale-gone")
         self.assertEqual(status, 200, body)

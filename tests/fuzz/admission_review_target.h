@@ -18,7 +18,9 @@
 //           template; without one, the label is gone or left as it was; and
 //           nothing else changed;
 //  - the validating webhook never patches; a pending scale request has an
-//    empty body and a name, FinishScale without a Deployment allows.
+//    empty body and a name, FinishScale without a Deployment allows, and
+//    Unavailable answers 503; a scale UPDATE answered at once (the ratchet)
+//    is allowed.
 // The Deployment given to FinishScale is the input's top-level member
 // "fuzzDeployment" when it is an object (Review ignores unknown members), else
 // a gang Deployment with minCount 3.
@@ -252,10 +254,20 @@ inline void CheckAnswer(const admission::Result& r, std::string_view body, admis
   FUZZ_CHECK(review.is_object(), "a 200 answer to a body that is not a JSON object");
   if (r.pending == nullptr) {
     CheckReview(r, review, w, options.pod_scheduling_gate);
+    // Only the scale ratchet answers a scale UPDATE without the Deployment.
+    if (w == admission::Webhook::kValidateDeployment && r.summary.sub_resource == "scale" &&
+        r.summary.operation == "UPDATE" && r.summary.out_of_scope.empty()) {
+      FUZZ_CHECK(r.summary.allowed, "a scale answered without a lookup was denied");
+    }
     return;
   }
   FUZZ_CHECK(w == admission::Webhook::kValidateDeployment, "");
   FUZZ_CHECK(r.body.empty() && !r.scale_name.empty(), r.scale_name);
+  const admission::Result unavailable = admission::Unavailable(r, "fuzz: no answer");
+  FUZZ_CHECK(unavailable.http_status == 503 && !unavailable.summary.allowed &&
+                 unavailable.summary.code == 503 && unavailable.pending == nullptr,
+             unavailable.body);
+  FUZZ_CHECK(unavailable.body == unavailable.summary.error + "\n", unavailable.body);
   const admission::Result missing = admission::FinishScale(*r.pending, nullptr);
   if (missing.http_status == 400) {
     CheckBadRequest(missing);

@@ -2,6 +2,8 @@
 // both carriers, carrier errors, and golden message text.
 #include "rules/deployment_rules.h"
 
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "tests/rules/rules_fixtures.h"
@@ -156,6 +158,25 @@ TEST_CASE("Golden create messages", "[unit]") {
   h3["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
   CHECK(wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentCreate(h3)) ==
         "spec.template.spec.schedulingGroup: Forbidden: may not be set when spec.scheduling is set");
+  // H3 names the carrier the user wrote.
+  json h3_annotation = WithConfig(BaseDeployment(), Via::kAnnotation, "{}");
+  h3_annotation["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
+  CHECK(wasd::workloadbuilder::AggregateMessage(
+            wasd::rules::ValidateDeploymentCreate(h3_annotation)) ==
+        "spec.template.spec.schedulingGroup: Forbidden: may not be set when "
+        "metadata.annotations[wasd.io/scheduling] is set");
+}
+
+// An annotation user never wrote spec.scheduling: no create error names it.
+TEST_CASE("Create errors via the annotation never name spec.scheduling", "[unit]") {
+  for (const Row& row : kRows) {
+    json d = WithConfig(BaseDeployment(), Via::kAnnotation, row.config);
+    row.edit(d);
+    INFO(row.rule);
+    const std::string text =
+        wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentCreate(d));
+    CHECK_FALSE(wasd::testing::NamesFieldCarrier(text));
+  }
 }
 
 TEST_CASE("Odd Deployments never throw", "[unit]") {

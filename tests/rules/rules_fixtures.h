@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,18 @@ inline ExpectedErrors AtCarrier(const ExpectedErrors& rel, Via via) {
     out.emplace_back(type, !path.empty() && path[0] == 'P' ? PrefixOf(via) + path.substr(1) : path);
   }
   return out;
+}
+
+// True when `text` names the field carrier spec.scheduling (or a field in
+// it); spec.template.spec.schedulingGroup does not count.
+inline bool NamesFieldCarrier(const std::string& text) {
+  constexpr std::string_view kCarrier = "spec.scheduling";
+  for (std::size_t at = text.find(kCarrier); at != std::string::npos;
+       at = text.find(kCarrier, at + 1)) {
+    const std::size_t end = at + kCarrier.size();
+    if (end == text.size() || text[end] != 'G') return true;
+  }
+  return false;
 }
 
 }  // namespace wasd::testing

@@ -56,10 +56,37 @@ TEST_CASE("H4 passes without an explicit minCount", "[unit]") {
   CHECK(wasd::rules::ValidateScaleUpdate(Scale(1), json(nullptr)).empty());
 }
 
-TEST_CASE("H4 golden message", "[unit]") {
-  const json d = WithConfig(BaseDeployment(), Via::kAnnotation,
-                            "schedulingPolicy:\n  gang:\n    minCount: 4\n");
-  CHECK(wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateScaleUpdate(Scale(2), d)) ==
+TEST_CASE("H4 golden message names the carrier the user wrote", "[unit]") {
+  const json annotation = WithConfig(BaseDeployment(), Via::kAnnotation,
+                                     "schedulingPolicy:\n  gang:\n    minCount: 4\n");
+  CHECK(wasd::workloadbuilder::AggregateMessage(
+            wasd::rules::ValidateScaleUpdate(Scale(2), annotation)) ==
         "spec.replicas: Invalid value: 2: must be greater than or equal to "
-        "spec.scheduling.schedulingPolicy.gang.minCount (4)");
+        "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount (4)");
+  const json field =
+      WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{"minCount":4}}})");
+  CHECK(
+      wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateScaleUpdate(Scale(2), field)) ==
+      "spec.replicas: Invalid value: 2: must be greater than or equal to "
+      "spec.scheduling.schedulingPolicy.gang.minCount (4)");
+}
+
+TEST_CASE("Scale ratchet: a write that keeps the replica count is never denied", "[unit]") {
+  const json d = WithConfig(BaseDeployment(), Via::kAnnotation,
+                            R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
+  using wasd::rules::ScaleReplicasUnchanged;
+  using wasd::rules::ValidateScaleUpdate;
+  CHECK(ScaleReplicasUnchanged(Scale(2), Scale(2)));
+  CHECK(ScaleReplicasUnchanged(Scale(std::nullopt), Scale(0)));  // omitted = 0
+  CHECK(ScaleReplicasUnchanged(Scale(0), json(nullptr)));        // no stored Scale: 0
+  CHECK_FALSE(ScaleReplicasUnchanged(Scale(2), Scale(4)));
+  CHECK_FALSE(ScaleReplicasUnchanged(Scale(2), json(nullptr)));
+  // Stored below the floor (e.g. created while the webhook was down): kept, allowed.
+  CHECK(ValidateScaleUpdate(Scale(2), Scale(2), d).empty());
+  // Changed: H4 decides.
+  WASD_REQUIRE_ERRORS(ValidateScaleUpdate(Scale(2), Scale(4), d),
+                      {{ErrorType::kInvalid, "spec.replicas"}});
+  WASD_REQUIRE_ERRORS(ValidateScaleUpdate(Scale(1), json(nullptr), d),
+                      {{ErrorType::kInvalid, "spec.replicas"}});
+  CHECK(ValidateScaleUpdate(Scale(5), Scale(4), d).empty());
 }

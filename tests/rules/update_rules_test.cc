@@ -3,6 +3,7 @@
 #include "rules/deployment_rules.h"
 
 #include <optional>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -38,18 +39,18 @@ constexpr const char* kClaimA =
 
 const std::vector<Row> kRows = {
     {"U1 pass (no carrier either side)", nullptr, nullptr, {}},
-    {"U1 fail", nullptr, "{}", {{ErrorType::kInvalid, "P"}}},
+    {"U1 fail", nullptr, "{}", {{ErrorType::kForbidden, "P"}}},
     {"U2 pass", "{}", "{}", {}},
-    {"U2 fail", "{}", nullptr, {{ErrorType::kInvalid, "P"}}},
+    {"U2 fail", "{}", nullptr, {{ErrorType::kForbidden, "P"}}},
     {"U3 pass", kBasic, kBasic, {}},
-    {"U3 fail (set)", "{}", kBasic, {{ErrorType::kInvalid, "P.schedulingPolicy"}}},
-    {"U3 fail (cleared)", kBasic, "{}", {{ErrorType::kInvalid, "P.schedulingPolicy"}}},
+    {"U3 fail (set)", "{}", kBasic, {{ErrorType::kForbidden, "P.schedulingPolicy"}}},
+    {"U3 fail (cleared)", kBasic, "{}", {{ErrorType::kForbidden, "P.schedulingPolicy"}}},
     {"U4/U5 fail (basic to gang)", kBasic, kGang3,
-     {{ErrorType::kInvalid, "P.schedulingPolicy.basic"},
-      {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+     {{ErrorType::kForbidden, "P.schedulingPolicy.basic"},
+      {ErrorType::kForbidden, "P.schedulingPolicy.gang"}}},
     {"U4/U5 fail (gang to basic)", kGang3, kBasic,
-     {{ErrorType::kInvalid, "P.schedulingPolicy.basic"},
-      {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+     {{ErrorType::kForbidden, "P.schedulingPolicy.basic"},
+      {ErrorType::kForbidden, "P.schedulingPolicy.gang"}}},
     // U4/U5 alone: only one member of the policy added or removed. Adding one
     // next to the other also breaks S3 on the new object.
     {"U4 pass (basic absent on both sides)", R"({"schedulingPolicy":{"gang":{}}})",
@@ -57,17 +58,17 @@ const std::vector<Row> kRows = {
     {"U4 fail alone (basic added next to gang)", R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
      {{ErrorType::kInvalid, "P.schedulingPolicy"},
-      {ErrorType::kInvalid, "P.schedulingPolicy.basic"}}},
+      {ErrorType::kForbidden, "P.schedulingPolicy.basic"}}},
     {"U4 fail alone (basic removed, gang kept)", R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
-     R"({"schedulingPolicy":{"gang":{}}})", {{ErrorType::kInvalid, "P.schedulingPolicy.basic"}}},
+     R"({"schedulingPolicy":{"gang":{}}})", {{ErrorType::kForbidden, "P.schedulingPolicy.basic"}}},
     {"U5 pass (gang kept, minCount changed)", kGang3,
      R"({"schedulingPolicy":{"gang":{"minCount":1}}})", {}},
     {"U5 fail alone (gang added next to basic)", kBasic,
      R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
      {{ErrorType::kInvalid, "P.schedulingPolicy"},
-      {ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+      {ErrorType::kForbidden, "P.schedulingPolicy.gang"}}},
     {"U5 fail alone (gang removed, basic kept)", R"({"schedulingPolicy":{"basic":{},"gang":{}}})",
-     kBasic, {{ErrorType::kInvalid, "P.schedulingPolicy.gang"}}},
+     kBasic, {{ErrorType::kForbidden, "P.schedulingPolicy.gang"}}},
     {"U6 pass (lowered)", kGang3, R"({"schedulingPolicy":{"gang":{"minCount":2}}})", {}},
     {"U6 pass (unset)", kGang3, R"({"schedulingPolicy":{"gang":{}}})", {}},
     {"U6 pass (set)", R"({"schedulingPolicy":{"gang":{}}})", kGang3, {}},
@@ -78,34 +79,34 @@ const std::vector<Row> kRows = {
     {"U7 pass", kZone, kZone, {}},
     {"U7 fail (changed)", kZone,
      R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"rack"}]}})",
-     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+     {{ErrorType::kForbidden, "P.schedulingConstraints"}}},
     {"U7 fail (added)", R"({"schedulingPolicy":{"gang":{}}})", kZone,
-     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+     {{ErrorType::kForbidden, "P.schedulingConstraints"}}},
     {"U7 fail (removed)", kZone, R"({"schedulingPolicy":{"gang":{}}})",
-     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+     {{ErrorType::kForbidden, "P.schedulingConstraints"}}},
     {"U7 fail (absent object != {})", R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{}})",
-     {{ErrorType::kInvalid, "P.schedulingConstraints"}}},
+     {{ErrorType::kForbidden, "P.schedulingConstraints"}}},
     {"U8 pass", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})", {}},
     {"U8 fail", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
-     {{ErrorType::kInvalid, "P.disruptionMode"}}},
+     {{ErrorType::kForbidden, "P.disruptionMode"}}},
     {"U8 fail (added)", R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
-     {{ErrorType::kInvalid, "P.disruptionMode"}}},
+     {{ErrorType::kForbidden, "P.disruptionMode"}}},
     {"U8 fail (removed)", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
-     R"({"schedulingPolicy":{"gang":{}}})", {{ErrorType::kInvalid, "P.disruptionMode"}}},
+     R"({"schedulingPolicy":{"gang":{}}})", {{ErrorType::kForbidden, "P.disruptionMode"}}},
     {"U9 pass", kClaimA, kClaimA, {}},
     {"U9 pass (absent list == [])", R"({"schedulingPolicy":{"gang":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[]})", {}},
     {"U9 fail (renamed)", kClaimA,
      R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"b","resourceClaimName":"x"}]})",
-     {{ErrorType::kInvalid, "P.resourceClaims"}}},
+     {{ErrorType::kForbidden, "P.resourceClaims"}}},
     {"U9 fail (added)", R"({"schedulingPolicy":{"gang":{}}})", kClaimA,
-     {{ErrorType::kInvalid, "P.resourceClaims"}}},
+     {{ErrorType::kForbidden, "P.resourceClaims"}}},
     {"U9 fail (removed)", kClaimA, R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[]})",
-     {{ErrorType::kInvalid, "P.resourceClaims"}}},
+     {{ErrorType::kForbidden, "P.resourceClaims"}}},
     // Union ratcheting (§b.0): a union already broken in the stored object is
     // not re-checked while its membership stays; a change of membership is.
     {"union ratchet pass (stored basic+gang, minCount changed)",
@@ -121,7 +122,7 @@ const std::vector<Row> kRows = {
     {"union ratchet fail (membership changed: disruptionMode emptied)",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
      R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{}})",
-     {{ErrorType::kInvalid, "P.disruptionMode"}, {ErrorType::kInvalid, "P.disruptionMode"}}},
+     {{ErrorType::kInvalid, "P.disruptionMode"}, {ErrorType::kForbidden, "P.disruptionMode"}}},
     {"union ratchet fail (stored basic+gang, other rule broken: H1 still reported)",
      R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":3}}})",
      R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":300}}})",
@@ -152,49 +153,85 @@ TEST_CASE("Golden update messages", "[unit]") {
   const auto message = [](const json& now, const json& old) {
     return wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentUpdate(now, old));
   };
+  // U1/U2: opting in or out names the carrier the user wrote and the way to do it.
   CHECK(message(Deployment("{}", Via::kAnnotation), BaseDeployment()) ==
-        "metadata.annotations[wasd.io/scheduling]: Invalid value: \"null\": field cannot be set "
-        "once created");
+        "metadata.annotations[wasd.io/scheduling]: Forbidden: field cannot be set once created; "
+        "to opt an existing Deployment in, delete it and create it again with the "
+        "wasd.io/scheduling annotation");
+  CHECK(message(BaseDeployment(), Deployment("{}", Via::kAnnotation)) ==
+        "metadata.annotations[wasd.io/scheduling]: Forbidden: field cannot be cleared once set; "
+        "to opt a Deployment out, delete it and create it again without the wasd.io/scheduling "
+        "annotation");
+  CHECK(message(Deployment("{}", Via::kField), BaseDeployment()) ==
+        "spec.scheduling: Forbidden: field cannot be set once created; to opt an existing "
+        "Deployment in, delete it and create it again with spec.scheduling");
   CHECK(message(BaseDeployment(), Deployment("{}", Via::kField)) ==
-        "spec.scheduling: Invalid value: \"null\": field cannot be cleared once set");
+        "spec.scheduling: Forbidden: field cannot be cleared once set; to opt a Deployment out, "
+        "delete it and create it again without spec.scheduling");
+  const std::string recreate =
+      ": only gang.minCount can change in an existing Deployment; delete the Deployment and "
+      "create it again to change this";
   CHECK(message(Deployment(kGang3, Via::kField), Deployment(kBasic, Via::kField)) ==
-        "[spec.scheduling.schedulingPolicy.basic: Invalid value: \"null\": field is immutable, "
-        "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be set once "
-        "created]");
-  // U5 in the other direction: gang cleared (and U4: basic added).
-  CHECK(message(Deployment(kBasic, Via::kField), Deployment(kGang3, Via::kField)) ==
-        "[spec.scheduling.schedulingPolicy.basic: Invalid value: \"null\": field is immutable, "
-        "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be cleared "
-        "once set]");
+        "[spec.scheduling.schedulingPolicy.basic: Forbidden: field is immutable" + recreate +
+            ", spec.scheduling.schedulingPolicy.gang: Forbidden: field cannot be set once "
+            "created" + recreate + "]");
+  // U5 in the other direction: gang cleared (and U4: basic added), via the annotation.
+  CHECK(message(Deployment(kBasic, Via::kAnnotation), Deployment(kGang3, Via::kAnnotation)) ==
+        "[metadata.annotations[wasd.io/scheduling].schedulingPolicy.basic: Forbidden: field is "
+        "immutable" + recreate +
+            ", metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang: Forbidden: field "
+            "cannot be cleared once set" + recreate + "]");
   // U5 alone, gang cleared next to a kept basic.
   CHECK(message(Deployment(kBasic, Via::kField),
                 Deployment(R"({"schedulingPolicy":{"basic":{},"gang":{}}})", Via::kField)) ==
-        "spec.scheduling.schedulingPolicy.gang: Invalid value: \"null\": field cannot be cleared "
-        "once set");
+        "spec.scheduling.schedulingPolicy.gang: Forbidden: field cannot be cleared once set" +
+            recreate);
   // U3: schedulingPolicy set or cleared.
   CHECK(message(Deployment(kBasic, Via::kAnnotation), Deployment("{}", Via::kAnnotation)) ==
-        "metadata.annotations[wasd.io/scheduling].schedulingPolicy: Invalid value: \"null\": field "
-        "cannot be set once created");
+        "metadata.annotations[wasd.io/scheduling].schedulingPolicy: Forbidden: field cannot be set "
+        "once created" + recreate);
   CHECK(message(Deployment("{}", Via::kField), Deployment(kBasic, Via::kField)) ==
-        "spec.scheduling.schedulingPolicy: Invalid value: \"null\": field cannot be cleared once "
-        "set");
+        "spec.scheduling.schedulingPolicy: Forbidden: field cannot be cleared once set" + recreate);
   // U7, U8, U9: the whole member is immutable.
   CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},
                                "schedulingConstraints":{"topology":[{"key":"rack"}]}})",
-                           Via::kField),
-                Deployment(kZone, Via::kField)) ==
-        "spec.scheduling.schedulingConstraints: Invalid value: \"null\": field is immutable");
+                           Via::kAnnotation),
+                Deployment(kZone, Via::kAnnotation)) ==
+        "metadata.annotations[wasd.io/scheduling].schedulingConstraints: Forbidden: field is "
+        "immutable" + recreate);
   CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
-                           Via::kField),
+                           Via::kAnnotation),
                 Deployment(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
-                           Via::kField)) ==
-        "spec.scheduling.disruptionMode: Invalid value: \"null\": field is immutable");
+                           Via::kAnnotation)) ==
+        "metadata.annotations[wasd.io/scheduling].disruptionMode: Forbidden: field is immutable" +
+            recreate);
   CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},
                                "resourceClaims":[{"name":"b","resourceClaimName":"x"}]})",
                            Via::kAnnotation),
                 Deployment(kClaimA, Via::kAnnotation)) ==
-        "metadata.annotations[wasd.io/scheduling].resourceClaims: Invalid value: \"null\": field "
-        "is immutable");
+        "metadata.annotations[wasd.io/scheduling].resourceClaims: Forbidden: field is immutable" +
+            recreate);
+  CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},
+                               "resourceClaims":[{"name":"b","resourceClaimName":"x"}]})",
+                           Via::kField),
+                Deployment(kClaimA, Via::kField)) ==
+        "spec.scheduling.resourceClaims: Forbidden: field is immutable" + recreate);
+}
+
+// Every failing row, through either carrier: the annotation user never reads
+// spec.scheduling, and no update error prints a null value it did not write.
+TEST_CASE("Update errors name the carrier written and never print null", "[unit]") {
+  for (const Row& row : kRows) {
+    if (row.expected.empty()) continue;
+    for (Via via : {Via::kField, Via::kAnnotation}) {
+      INFO(row.rule << " via " << wasd::testing::ViaName(via));
+      const std::string text = wasd::workloadbuilder::AggregateMessage(
+          wasd::rules::ValidateDeploymentUpdate(Deployment(row.new_config, via),
+                                                Deployment(row.old_config, via)));
+      CHECK(text.find("Invalid value: \"null\"") == std::string::npos);
+      if (via == Via::kAnnotation) CHECK_FALSE(wasd::testing::NamesFieldCarrier(text));
+    }
+  }
 }
 
 TEST_CASE("U4/U5 pass: the policy kept while another rule input changes", "[unit]") {

@@ -1,0 +1,30 @@
+// admission::Options: how the webhook answers, set from `wasd webhook` flags
+// by the server and read by Review() and the handlers. A plain value;
+// thread-safe as any const value.
+#ifndef WASD_ADMISSION_OPTIONS_H_
+#define WASD_ADMISSION_OPTIONS_H_
+
+#include <cstddef>
+
+namespace wasd::admission {
+
+struct Options {
+  bool pod_scheduling_gate = true;  // --pod-scheduling-gate
+  // Nesting limit for untrusted JSON: Kubernetes objects nest ~20 deep; 200
+  // leaves room for any real object and stops stack/time abuse long before.
+  std::size_t max_json_depth = 200;
+  // Denials carry status.details (kind, name, one cause per field error), as
+  // the API server's own validation errors do. kubectl then prints
+  // `The Deployment "x" is invalid: * <field errors>` and leaves out the
+  // message, and with it the name of the webhook. false: message only, and
+  // kubectl prints `... admission webhook "<name>" denied the request: <errors>`.
+  bool denial_causes = true;
+  // Decode only the members the handlers read (review.cc lists them) and
+  // validate the rest without building it. false: decode the whole body
+  // into a document first, as a reference for tests.
+  bool prune_unread_fields = true;
+};
+
+}  // namespace wasd::admission
+
+#endif  // WASD_ADMISSION_OPTIONS_H_
