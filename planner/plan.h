@@ -75,6 +75,11 @@ inline constexpr std::int64_t kMaxTemplatePriority = 1'000'000'000;
 // Terminating (its podgroup-protection finalizer waits for pods to finish;
 // the watch event of its removal normally wakes us first).
 inline constexpr std::chrono::milliseconds kTerminatingRecheck{5'000};
+// A ReplicaSet scaled up while the cached Deployment still says 0 replicas:
+// the Deployment's own update is a moment behind in the cache (or the
+// ReplicaSet is on its way down). Look again this soon instead of creating a
+// PodGroup with the minCount of a Deployment at zero.
+inline constexpr std::chrono::milliseconds kStaleDeploymentRecheck{1'000};
 
 struct PlanInput {
   Object deployment;                // the apps/v1 Deployment; null when gone

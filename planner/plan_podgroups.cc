@@ -298,9 +298,16 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
 
   // Active ReplicaSets: create, keep in step, lift gates.
   bool waiting = false;
+  bool stale = false;
   for (const auto& [pg_name, rs] : scene.wanted) {
     const auto it = scene.pg_by_name.find(pg_name);
-    if (it == scene.pg_by_name.end()) {
+    if (it == scene.pg_by_name.end() && ReplicasOf(deployment) == 0) {
+      // The minCount of a Deployment at zero is the one it had before; a
+      // PodGroup created with it would hold a smaller gang until patched.
+      plan.note = "ReplicaSet " + NameOf(*rs) + " has replicas while the Deployment has none; " +
+                  "waiting for the Deployment's update";
+      stale = true;
+    } else if (it == scene.pg_by_name.end()) {
       PlanCreatePodGroup(in, pg_name, *rs, workload, min_count, missing_claims, plan);
     } else if (IsTerminating(*it->second)) {
       waiting = PlanTerminating(in, pg_name, *it->second, *rs, plan) || waiting;
@@ -309,6 +316,7 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
     }
   }
   if (waiting) AddRequeue(plan, kTerminatingRecheck);
+  if (stale) AddRequeue(plan, kStaleDeploymentRecheck);
 }
 
 }  // namespace wasd::planner::internal

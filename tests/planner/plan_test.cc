@@ -169,6 +169,23 @@ TEST_CASE("back from zero: Workload patched, PodGroup re-created before gates li
   CHECK(plan.actions[1].object["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2);
 }
 
+TEST_CASE("back from zero, Deployment update not yet cached: no PodGroup, look again soon",
+          "[unit]") {
+  // The ReplicaSet's scale-up reached the cache before the Deployment's own
+  // update: a PodGroup created now would carry the minCount kept at zero (5)
+  // for a gang of 2.
+  const json w = StoredWorkload(Deployment(5));
+  const json rs = ReplicaSet("aaaa", "rs-a", 2);
+  PlanInput in = Input(Deployment(0));
+  in.workloads = {Obj(w)};
+  in.replicasets = {Obj(rs)};
+  in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
+  const Plan plan = PlanDeployment(in);
+  CHECK(Summary(plan) == V{"RequeueAfter"});
+  CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kStaleDeploymentRecheck);
+  CHECK(plan.note.find("waiting for the Deployment's update") != std::string::npos);
+}
+
 TEST_CASE("Recreate rollout: old PodGroup released, new one created", "[unit]") {
   const json d = Deployment(3);
   const json w = StoredWorkload(d);
