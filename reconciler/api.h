@@ -1,17 +1,27 @@
-// Api: the reconciler's door to the API server — kube::Client calls with a
-// per-call timeout and a count of every request in Metrics (verb, code).
-// Also names the resources the reconciler uses beyond kube/resource.h.
+// Api: the reconciler's door to the API server, as an interface — the calls
+// the executor, the Event recorder, the leader elector and the controller's
+// checks make. KubeApi (kube_api.h) is the production implementation over
+// kube::Client; tests/reconciler/fake_api.h keeps objects in memory and
+// scripts failures, so the code that writes to the cluster is tested in
+// milliseconds. Also names the resources the reconciler uses beyond
+// kube/resource.h.
 //
-// Thread-safe, as kube::Client.
+// Every call blocks until the answer (or its failure) and never throws: a
+// failure is the returned Status (an HTTP error with its code and reason, or
+// no answer at all).
+//
+// Implementations must be thread-safe: workers, the elector and the
+// API-check loop call concurrently.
 #ifndef WASD_RECONCILER_API_H_
 #define WASD_RECONCILER_API_H_
 
-#include <chrono>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "base/status.h"
 #include "kube/client.h"
-#include "reconciler/metrics.h"
+#include "kube/resource.h"
 
 namespace wasd::reconciler {
 
@@ -19,38 +29,36 @@ kube::Resource Workloads();        // scheduling.k8s.io/v1beta1 workloads
 kube::Resource PodGroups();        // scheduling.k8s.io/v1beta1 podgroups
 kube::Resource PriorityClasses();  // scheduling.k8s.io/v1 priorityclasses (cluster-scoped)
 
-// One API call may take this long, retries included: long enough for a busy
-// API server, short enough that a worker (and the Lease renewal, which must
-// succeed within the 10 s renew deadline) is never stuck behind it.
-inline constexpr std::chrono::seconds kCallTimeout{5};
-
 class Api {
  public:
-  Api(kube::Client& client, Metrics& metrics) : client_(client), metrics_(metrics) {}
+  virtual ~Api() = default;
 
-  base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
-                                   std::string_view name);
-  base::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
-                                          std::int64_t limit);
-  base::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
-                                      const nlohmann::json& object);
-  base::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
-                                      std::string_view name, const nlohmann::json& object);
-  base::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,
-                                         std::string_view name, const nlohmann::json& patch);
-  // Preconditions: uid always; resourceVersion when not empty.
-  base::Result<nlohmann::json> Delete(const kube::Resource& r, std::string_view ns,
-                                      std::string_view name, std::string_view precondition_uid,
-                                      std::string_view precondition_resource_version = {});
-
-  kube::Client& client() { return client_; }
-
- private:
-  template <typename T>
-  base::Result<T> Count(std::string_view verb, base::Result<T> result);
-
-  kube::Client& client_;
-  Metrics& metrics_;
+  // The object, or NotFound (404) and the like.
+  virtual base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
+                                           std::string_view name) = 0;
+  // One page of at most `limit` objects ("" = every namespace).
+  virtual base::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
+                                                  std::int64_t limit) = 0;
+  // The stored object; AlreadyExists (409, reason "AlreadyExists") when the
+  // name is taken.
+  virtual base::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
+                                              const nlohmann::json& object) = 0;
+  // PUT; Conflict (409) when object's resourceVersion is not the stored one.
+  virtual base::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
+                                              std::string_view name,
+                                              const nlohmann::json& object) = 0;
+  // RFC 6902 patch; a failed `test` operation is refused (422, or 500 from
+  // older API servers).
+  virtual base::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,
+                                                 std::string_view name,
+                                                 const nlohmann::json& patch) = 0;
+  // Preconditions: uid always; resourceVersion when not empty (a mismatch is
+  // a Conflict). The answer is the object when finalizers keep it
+  // (Terminating), else a Status object.
+  virtual base::Result<nlohmann::json> Delete(const kube::Resource& r, std::string_view ns,
+                                              std::string_view name,
+                                              std::string_view precondition_uid,
+                                              std::string_view precondition_resource_version) = 0;
 };
 
 }  // namespace wasd::reconciler

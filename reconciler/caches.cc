@@ -9,6 +9,21 @@
 
 namespace wasd::reconciler {
 
+using planner::ControllerKind;
+using planner::ControllerName;
+using planner::ControllerUid;
+using planner::FindOwnerRef;
+using planner::GateIndex;
+using planner::IsTerminating;
+using planner::Key;
+using planner::NameOf;
+using planner::NamespaceOf;
+using planner::Object;
+using planner::OwnerRefAt;
+using planner::PlanInput;
+using planner::StripHashSuffix;
+using planner::UidOf;
+
 using nlohmann::json;
 
 namespace {

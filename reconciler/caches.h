@@ -27,9 +27,9 @@
 
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "planner/plan.h"
 #include "reconciler/metrics.h"
 #include "reconciler/object_index.h"
-#include "reconciler/plan.h"
 #include "reconciler/recent_writes.h"
 
 namespace wasd::reconciler {
@@ -54,7 +54,7 @@ class Caches {
   // Keys of every cached Deployment.
   std::vector<std::string> DeploymentKeys() const;
   // The planner's input for Deployment ns/name (priority classes not filled).
-  PlanInput Assemble(const std::string& ns, const std::string& name) const;
+  planner::PlanInput Assemble(const std::string& ns, const std::string& name) const;
   // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;

@@ -8,22 +8,25 @@
 #include <thread>
 #include <vector>
 
+#include "base/http_server.h"
 #include "kube/client.h"
 #include "reconciler/api.h"
 #include "reconciler/caches.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
-#include "base/http_server.h"
+#include "reconciler/kube_api.h"
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
-#include "reconciler/plan.h"
+#include "reconciler/plan_rounds.h"
 #include "reconciler/recent_writes.h"
 #include "reconciler/work_queue.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::reconciler {
 
-using nlohmann::json;
+using planner::IsTerminating;
+using planner::kReasonApiNotServed;
+using planner::PlanInput;
+using planner::SplitKey;
 
 namespace {
 
@@ -35,11 +38,6 @@ bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
   std::unique_lock lock(m);
   return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
 }
-
-struct ReconcileResult {
-  base::Status status;
-  std::optional<std::chrono::milliseconds> requeue_after;
-};
 
 class Controller {
  public:
@@ -76,13 +74,12 @@ class Controller {
   base::Status CheckSchedulingApi();
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
-  base::Status FillPriorityClasses(PlanInput& in);
 
   const ControllerOptions& options_;
   const base::Logger& log_;
   kube::Client client_;
   Metrics metrics_;
-  Api api_;
+  KubeApi api_;
   RecentWrites recent_;
   WorkQueue queue_;
   Caches caches_;
@@ -166,25 +163,6 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
   }
 }
 
-base::Status Controller::FillPriorityClasses(PlanInput& in) {
-  const std::string* pcn = workloadbuilder::AsString(workloadbuilder::MemberPath(
-      *in.deployment, {"spec", "template", "spec", "priorityClassName"}));
-  if (pcn == nullptr || pcn->empty()) return base::Status::Ok();
-  const std::string uid = UidOf(*in.deployment);
-  for (const Object& w : in.workloads) {
-    if (ControllerUid(*w) == uid) return base::Status::Ok();  // only needed to create the Workload
-  }
-  base::Result<json> pc = api_.Get(PriorityClasses(), "", *pcn);
-  // M3: only a class that does not exist may be left out (the plan says so);
-  // any other failure retries — the Workload's template is immutable, so a
-  // guess would stick for the Deployment's life.
-  if (!pc.ok()) return pc.status().not_found() ? base::Status::Ok() : pc.status();
-  if (const auto value = workloadbuilder::AsInt(workloadbuilder::Member(pc.value(), "value"))) {
-    in.priority_classes.emplace(*pcn, *value);
-  }
-  return base::Status::Ok();
-}
-
 bool Controller::WaitForSync(const std::stop_token& stop) {
   bool logged = false;
   while (!Synced()) {
@@ -217,27 +195,8 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     }
     return result;
   }
-  for (int round = 0; round < kMaxPlanRounds; ++round) {
-    PlanInput in = caches_.Assemble(ns, name);
-    if (in.deployment == nullptr) return result;
-    if (base::Status pcs = FillPriorityClasses(in); !pcs.ok()) {
-      result.status = pcs;
-      return result;
-    }
-    const Plan plan = PlanDeployment(in);
-    if (!plan.note.empty()) log_.Debug("plan", {{"deployment", key}, {"note", plan.note}});
-    if (plan.empty()) return result;
-    const ExecuteOutcome out = executor_.Execute(*in.deployment, plan);
-    if (out.requeue_after) result.requeue_after = out.requeue_after;
-    if (!out.status.ok()) {
-      result.status = out.status;
-      return result;
-    }
-    if (out.not_leader || !(out.replan || plan.needs_replan)) return result;
-  }
-  // Still changing after every round: look again shortly.
-  result.requeue_after = std::chrono::milliseconds(1000);
-  return result;
+  return RunPlanRounds(
+      key, [&] { return caches_.Assemble(ns, name); }, api_, executor_, log_);
 }
 
 void Controller::Worker() {

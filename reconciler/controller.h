@@ -23,14 +23,14 @@
 #include "base/listen.h"
 #include "base/log.h"
 #include "kube/config.h"
-#include "reconciler/leader_election.h"
+#include "planner/leader_election.h"
 
 namespace wasd::reconciler {
 
 struct ControllerOptions {
   kube::Config kube;
   bool leader_elect = true;
-  LeaderElectionConfig election;          // lease namespace and identity filled by the caller
+  planner::LeaderElectionConfig election;  // lease namespace and identity filled by the caller
   base::ListenAddress probe_address{"0.0.0.0", 8081, true};    // enabled false = off
   base::ListenAddress metrics_address{"0.0.0.0", 8080, true};  // enabled false = off
   // Concurrent reconciles. Two keep a slow API call from stalling everything
@@ -42,11 +42,6 @@ struct ControllerOptions {
   // DESIGN.md: re-check a scheduling API that is not served every 30 s.
   std::chrono::milliseconds api_check_interval{std::chrono::seconds(30)};
 };
-
-// Plans per reconcile: create Workload → plan → create PodGroups, lift gates
-// → (a conflict) → plan again. Four covers every chain the planner makes;
-// more would hide a loop.
-inline constexpr int kMaxPlanRounds = 4;
 
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.

@@ -4,9 +4,15 @@
 #include <ctime>
 
 #include "kube/backoff.h"
-#include "reconciler/object_util.h"
+#include "planner/object_util.h"
 
 namespace wasd::reconciler {
+
+using planner::Key;
+using planner::NameOf;
+using planner::NamespaceOf;
+using planner::ResourceVersionOf;
+using planner::UidOf;
 
 using nlohmann::json;
 

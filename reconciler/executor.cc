@@ -7,6 +7,25 @@
 
 namespace wasd::reconciler {
 
+using planner::Action;
+using planner::ActionKind;
+using planner::ActionKindName;
+using planner::ControllerKind;
+using planner::ControllerName;
+using planner::ControllerRef;
+using planner::ControllerUid;
+using planner::IsTerminating;
+using planner::kReasonClaimsStripped;
+using planner::kReasonFailedPodGroupCreate;
+using planner::kReasonFailedWorkloadCreate;
+using planner::NameOf;
+using planner::NamespaceOf;
+using planner::Object;
+using planner::Plan;
+using planner::ReplicasOf;
+using planner::StrippedClaims;
+using planner::UidOf;
+
 using nlohmann::json;
 
 namespace {
@@ -24,14 +43,13 @@ bool Stale(const base::Status& s) {
 }  // namespace
 
 bool Executor::OwnerAlive(const std::string& ns, const json& object) {
-  const json* ref = ControllerRef(object);
-  if (ref == nullptr) return true;
-  const std::string kind = ref->value("kind", "");
-  const kube::Resource resource = kind == "Deployment" ? kube::Deployments() : kube::ReplicaSets();
-  base::Result<json> owner = api_.Get(resource, ns, ref->value("name", ""));
+  if (ControllerRef(object) == nullptr) return true;
+  const kube::Resource resource =
+      ControllerKind(object) == "Deployment" ? kube::Deployments() : kube::ReplicaSets();
+  base::Result<json> owner = api_.Get(resource, ns, ControllerName(object));
   if (!owner.ok()) return !owner.status().not_found();  // unsure (API error): let the write decide
-  const json& o = owner.value();
-  return UidOf(o) == ref->value("uid", "") && !o["metadata"].contains("deletionTimestamp");
+  // find/value only (IsTerminating): the answer is untrusted JSON.
+  return UidOf(owner.value()) == ControllerUid(object) && !IsTerminating(owner.value());
 }
 
 void Executor::Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
@@ -172,7 +190,8 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action, Exec
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
     const json& body = deleted.value();
-    if (body.is_object() && body.value("kind", "") == "PodGroup" && UidOf(body) == action.uid) {
+    const std::string* body_kind = workloadbuilder::AsString(workloadbuilder::Member(body, "kind"));
+    if (body_kind != nullptr && *body_kind == "PodGroup" && UidOf(body) == action.uid) {
       recent_.Record(Kind::kPodGroup, Share(body));  // still Terminating behind its finalizer
     } else {
       recent_.RecordDeleted(Kind::kPodGroup, ns, action.name, action.uid);

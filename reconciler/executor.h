@@ -24,11 +24,11 @@
 #include <optional>
 
 #include "base/status.h"
+#include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
 #include "base/log.h"
 #include "reconciler/metrics.h"
-#include "reconciler/plan.h"
 #include "reconciler/recent_writes.h"
 
 namespace wasd::reconciler {
@@ -52,18 +52,20 @@ class Executor {
         log_(log),
         may_write_(std::move(may_write)) {}
 
-  ExecuteOutcome Execute(const nlohmann::json& deployment, const Plan& plan);
+  ExecuteOutcome Execute(const nlohmann::json& deployment, const planner::Plan& plan);
 
  private:
   // Each returns false when execution must stop (outcome says why).
-  bool Create(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
-  bool Patch(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
-  bool DeletePodGroup(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
-  bool ReleasePodGroup(const nlohmann::json& deployment, const Action& action, ExecuteOutcome& out);
+  bool Create(const nlohmann::json& deployment, const planner::Action& action, ExecuteOutcome& out);
+  bool Patch(const nlohmann::json& deployment, const planner::Action& action, ExecuteOutcome& out);
+  bool DeletePodGroup(const nlohmann::json& deployment, const planner::Action& action,
+                      ExecuteOutcome& out);
+  bool ReleasePodGroup(const nlohmann::json& deployment, const planner::Action& action,
+                       ExecuteOutcome& out);
   // Q13: true when the live ReplicaSet still needs the PodGroup (or the read
   // failed: `out` carries the error), so the delete must not happen.
-  bool OwnerStillNeeds(const std::string& ns, const Action& action, ExecuteOutcome& out);
-  void ReportStrippedClaims(const nlohmann::json& deployment, const Action& action,
+  bool OwnerStillNeeds(const std::string& ns, const planner::Action& action, ExecuteOutcome& out);
+  void ReportStrippedClaims(const nlohmann::json& deployment, const planner::Action& action,
                             const nlohmann::json& stored);
   // After a failed conditional write: re-read the object and record it.
   // False when the controller owner of `object` (a Deployment or ReplicaSet)

@@ -4,6 +4,15 @@
 
 namespace wasd::reconciler {
 
+using planner::ElectionStep;
+using planner::LeaderElectionConfig;
+using planner::LeaderElectionState;
+using planner::LeaseObject;
+using planner::LeaseRecord;
+using planner::LeaseRecordFrom;
+using planner::LeaseWrite;
+using planner::WithinRenewDeadline;
+
 using nlohmann::json;
 
 LeaderElector::LeaderElector(Api& api, const base::Logger& log, LeaderElectionConfig config,

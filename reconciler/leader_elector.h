@@ -17,15 +17,15 @@
 #include <mutex>
 #include <thread>
 
+#include "planner/leader_election.h"
 #include "reconciler/api.h"
-#include "reconciler/leader_election.h"
 #include "base/log.h"
 
 namespace wasd::reconciler {
 
 class LeaderElector {
  public:
-  LeaderElector(Api& api, const base::Logger& log, LeaderElectionConfig config,
+  LeaderElector(Api& api, const base::Logger& log, planner::LeaderElectionConfig config,
                 std::function<void(bool leading)> on_change);
   ~LeaderElector();
   LeaderElector(const LeaderElector&) = delete;
@@ -50,7 +50,7 @@ class LeaderElector {
   const base::Logger& log_;
   std::function<void(bool)> on_change_;
   std::mutex mu_;  // guards state_ and lease_ between Round() and Release()
-  LeaderElectionState state_;
+  planner::LeaderElectionState state_;
   nlohmann::json lease_;  // the Lease as last read or written
   std::atomic<bool> leading_{false};
   // When the round of the last successful Lease write started (steady clock,

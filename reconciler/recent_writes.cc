@@ -5,6 +5,12 @@
 
 namespace wasd::reconciler {
 
+using planner::NameOf;
+using planner::NamespaceOf;
+using planner::Object;
+using planner::ResourceVersionOf;
+using planner::UidOf;
+
 namespace {
 
 bool ParseVersion(const std::string& s, std::uint64_t* out) {

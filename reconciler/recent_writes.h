@@ -20,7 +20,7 @@
 #include <string>
 #include <utility>
 
-#include "reconciler/object_util.h"
+#include "planner/object_util.h"
 
 namespace wasd::reconciler {
 
@@ -43,7 +43,7 @@ class RecentWrites {
   // deleted: an answer that arrives after the DELETED event must not bring
   // the object back (a PodGroup deleted behind its finalizer would look
   // "still Terminating" for kRecentWriteTtl).
-  void Record(Kind kind, const Object& object);
+  void Record(Kind kind, const planner::Object& object);
   // We deleted (ns, name) with this uid and the server no longer has it.
   void RecordDeleted(Kind kind, const std::string& ns, const std::string& name,
                      const std::string& uid);
@@ -54,14 +54,14 @@ class RecentWrites {
 
   // The object to plan with: the cached one, or ours when the cache lags.
   // nullptr = absent.
-  Object Resolve(Kind kind, const std::string& ns, const std::string& name,
-                 const Object& cached) const;
+  planner::Object Resolve(Kind kind, const std::string& ns, const std::string& name,
+                          const planner::Object& cached) const;
 
   std::size_t size() const;
 
  private:
   struct Entry {
-    Object object;    // nullptr: deleted by us
+    planner::Object object;  // nullptr: deleted by us
     std::string uid;  // of the object written/deleted
     std::string resource_version;
     Clock::time_point at;

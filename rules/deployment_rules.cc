@@ -2,8 +2,8 @@
 #include "rules/deployment_rules.h"
 
 #include "rules/rule_context.h"
+#include "rules/usable_config.h"
 #include "workloadbuilder/json_util.h"
-#include "workloadbuilder/validate.h"
 
 namespace wasd::rules {
 
@@ -18,18 +18,10 @@ DeploymentView ViewOf(const nlohmann::json& deployment) {
 }
 
 FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old_view) {
-  FieldErrorList errors;
-  if (!view.config.present()) return errors;
-  errors = view.config.errors;
-  if (view.config.usable()) {
-    // Only the annotation alone needs S17: the API server has already decoded
-    // spec.scheduling against its schema (and an equal annotation with it).
-    const bool strict = view.config.carrier == wb::Carrier::kAnnotation;
-    const nlohmann::json* old_config =
-        old_view != nullptr && old_view->config.usable() ? &old_view->config.config : nullptr;
-    wb::Append(errors,
-               wb::ValidateSchedulingConfig(view.config.config, view.config.path, strict, old_config));
-  }
+  if (!view.config.present()) return {};
+  const nlohmann::json* old_config =
+      old_view != nullptr && old_view->config.usable() ? &old_view->config.config : nullptr;
+  FieldErrorList errors = CheckSchedulingConfig(view.config, old_config).errors;  // usable_config.h
   CheckMinCountWithinReplicas(view, errors);   // H1
   CheckStrategyForGang(view, errors);          // H2
   CheckTemplateSchedulingGroup(view, errors);  // H3

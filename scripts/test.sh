@@ -57,6 +57,13 @@ else
   failed=$((failed + 1))
   status=1
 fi
+echo "=== clang-format on every C++ file"
+if "$root/scripts/format.sh" --check; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
 if [ "$sanitize" = 1 ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -8,6 +8,8 @@
 #include "reconciler/object_index.h"
 
 namespace wasd::reconciler {
+
+using planner::Object;
 namespace {
 
 using nlohmann::json;

@@ -1,11 +1,11 @@
-#include "reconciler/leader_election.h"
+#include "planner/leader_election.h"
 
 #include <cstdio>
 #include <ctime>
 
 #include "workloadbuilder/json_util.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 using nlohmann::json;
 using workloadbuilder::AsInt;
@@ -39,7 +39,8 @@ json LeaseObject(const json& base, const LeaderElectionConfig& config, const Lea
   json lease = base.is_object() ? base : json::object();
   lease["apiVersion"] = "coordination.k8s.io/v1";
   lease["kind"] = "Lease";
-  if (!lease.contains("metadata") || !lease["metadata"].is_object()) lease["metadata"] = json::object();
+  if (!lease.contains("metadata") || !lease["metadata"].is_object())
+    lease["metadata"] = json::object();
   lease["metadata"]["name"] = config.lease_name;
   lease["metadata"]["namespace"] = config.lease_namespace;
   json spec = json::object();
@@ -69,7 +70,8 @@ std::string FormatMicroTime(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-LeaderElectionState::LeaderElectionState(LeaderElectionConfig config) : config_(std::move(config)) {}
+LeaderElectionState::LeaderElectionState(LeaderElectionConfig config)
+    : config_(std::move(config)) {}
 
 void LeaderElectionState::CheckRenewDeadline(Steady::time_point now) {
   if (leader_ && now - last_renew_ > config_.renew_deadline) leader_ = false;
@@ -112,7 +114,8 @@ ElectionStep LeaderElectionState::Step(const std::optional<LeaseRecord>& observe
   return step;
 }
 
-void LeaderElectionState::OnWriteResult(bool ok, const LeaseRecord& written, Steady::time_point now) {
+void LeaderElectionState::OnWriteResult(bool ok, const LeaseRecord& written,
+                                        Steady::time_point now) {
   if (ok) {
     leader_ = true;
     last_renew_ = now;
@@ -141,4 +144,4 @@ void LeaderElectionState::OnReleased() {
   observed_.holder.clear();
 }
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

@@ -2,7 +2,7 @@
 // opted-in Deployment (its Workload candidates, ReplicaSets, the PodGroups
 // that matter, its gated pods, the PriorityClass values it needs) goes in; an
 // ordered list of actions comes out. No I/O, no clock: every case the
-// controller meets is tested without an API server (tests/reconciler).
+// controller meets is tested without an API server (tests/planner).
 //
 // What the plan does (DESIGN.md "Reconciler" and the decisions table):
 //  1. Workload `GenerateWorkloadName(deployment, uid)`, found by its
@@ -30,8 +30,8 @@
 //     patch removing only the gate `wasd.io/pod-group`.
 //
 // Thread-safe: pure functions over const inputs.
-#ifndef WASD_RECONCILER_PLAN_H_
-#define WASD_RECONCILER_PLAN_H_
+#ifndef WASD_PLANNER_PLAN_H_
+#define WASD_PLANNER_PLAN_H_
 
 #include <chrono>
 #include <cstdint>
@@ -42,9 +42,10 @@
 #include <string_view>
 #include <vector>
 
-#include "reconciler/object_util.h"
+#include "planner/action.h"
+#include "planner/object_util.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 // Event reasons (DESIGN.md "Events"; a contract for users and tests).
 inline constexpr std::string_view kReasonWorkloadCreated = "WorkloadCreated";
@@ -74,6 +75,11 @@ inline constexpr std::int64_t kMaxTemplatePriority = 1'000'000'000;
 // Terminating (its podgroup-protection finalizer waits for pods to finish;
 // the watch event of its removal normally wakes us first).
 inline constexpr std::chrono::milliseconds kTerminatingRecheck{5'000};
+// A ReplicaSet scaled up while the cached Deployment still says 0 replicas:
+// the Deployment's own update is a moment behind in the cache (or the
+// ReplicaSet is on its way down). Look again this soon instead of creating a
+// PodGroup with the minCount of a Deployment at zero.
+inline constexpr std::chrono::milliseconds kStaleDeploymentRecheck{1'000};
 
 struct PlanInput {
   Object deployment;                // the apps/v1 Deployment; null when gone
@@ -86,45 +92,6 @@ struct PlanInput {
   std::vector<Object> pods;
   // Known PriorityClass values by name (only the pod template's class matters).
   std::map<std::string, std::int64_t, std::less<>> priority_classes;
-};
-
-enum class ActionKind {
-  kCreateWorkload,         // object
-  kPatchWorkloadMinCount,  // name, uid, min_count, patch (JSON patch)
-  kCreatePodGroup,         // name, object
-  kPatchPodGroupMinCount,  // name, uid, min_count, patch (JSON patch)
-  kPatchPodGroupOwners,    // name, uid, patch (JSON patch): Workload reference or adoption
-  // name, uid + resource_version (preconditions); owner_name/owner_uid: the
-  // controlling ReplicaSet the executor re-reads first (Q13), unless
-  // owner_may_be_active (a superseded name)
-  kDeletePodGroup,
-  kReleasePodGroup,  // name, uid, patch: removes podgroup-protection (Q14)
-  kLiftGate,         // name (pod), uid (pod), gate_index, patch (JSON patch)
-  kEvent,            // event_type, reason, message
-  kRequeueAfter,     // delay
-};
-
-std::string_view ActionKindName(ActionKind kind);
-
-struct Action {
-  ActionKind kind = ActionKind::kEvent;
-  std::string name;
-  std::string uid;
-  nlohmann::json object;  // created object (create actions)
-  nlohmann::json patch;   // RFC 6902 patch (patch actions)
-  std::int64_t min_count = 0;
-  std::size_t gate_index = 0;
-  std::string resource_version;  // delete precondition
-  std::string owner_name;        // delete: the ReplicaSet to re-read
-  std::string owner_uid;
-  bool owner_may_be_active = false;
-  std::string event_type;  // "Normal" or "Warning"
-  std::string reason;
-  std::string message;
-  std::chrono::milliseconds delay{0};
-
-  // One line for logs and test failure messages.
-  std::string ToString() const;
 };
 
 struct Plan {
@@ -166,6 +133,6 @@ nlohmann::json LiftGatePatch(std::size_t gate_index);
 // answer lacks (names, in sent order); empty when nothing was stripped.
 std::vector<std::string> StrippedClaims(const nlohmann::json& sent, const nlohmann::json& stored);
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner
 
-#endif  // WASD_RECONCILER_PLAN_H_
+#endif  // WASD_PLANNER_PLAN_H_

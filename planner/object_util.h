@@ -1,23 +1,23 @@
-// Object helpers for the reconciler: reading the few metadata facts the
-// planner and the caches key on (names, UIDs, controller ownerReferences,
-// deletion marks, scheduling gates) from untrusted JSON objects.
+// Object helpers for the planner and the reconciler: reading the few
+// metadata facts the planner and the caches key on (names, UIDs, controller
+// ownerReferences, deletion marks, scheduling gates) from untrusted JSON
+// objects.
 //
 // Every function tolerates malformed objects (a missing or mistyped member
 // reads as absent) and never throws.
 //
 // Pure functions; thread-safe.
-#ifndef WASD_RECONCILER_OBJECT_UTIL_H_
-#define WASD_RECONCILER_OBJECT_UTIL_H_
+#ifndef WASD_PLANNER_OBJECT_UTIL_H_
+#define WASD_PLANNER_OBJECT_UTIL_H_
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 // Cached objects are shared and immutable.
 using Object = std::shared_ptr<const nlohmann::json>;
@@ -67,6 +67,6 @@ bool SplitKey(std::string_view key, std::string* ns, std::string* name);
 // ownerReferences and use this only as a fallback).
 std::string StripHashSuffix(std::string_view name);
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner
 
-#endif  // WASD_RECONCILER_OBJECT_UTIL_H_
+#endif  // WASD_PLANNER_OBJECT_UTIL_H_

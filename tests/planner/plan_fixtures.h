@@ -1,19 +1,19 @@
 // Test fixtures for the planner: small builders of the objects an API server
 // would hold for one Deployment (Deployment, Workload, ReplicaSets,
 // PodGroups, pods), so each test states only what differs.
-#ifndef WASD_TESTS_RECONCILER_PLAN_FIXTURES_H_
-#define WASD_TESTS_RECONCILER_PLAN_FIXTURES_H_
+#ifndef WASD_TESTS_PLANNER_PLAN_FIXTURES_H_
+#define WASD_TESTS_PLANNER_PLAN_FIXTURES_H_
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/names.h"
 
-namespace wasd::reconciler::testing {
+namespace wasd::planner::testing {
 
 using nlohmann::json;
 
@@ -130,6 +130,6 @@ inline std::vector<std::string> Summary(const Plan& plan) {
   return out;
 }
 
-}  // namespace wasd::reconciler::testing
+}  // namespace wasd::planner::testing
 
-#endif  // WASD_TESTS_RECONCILER_PLAN_FIXTURES_H_
+#endif  // WASD_TESTS_PLANNER_PLAN_FIXTURES_H_

@@ -1,8 +1,8 @@
-#include "reconciler/object_util.h"
+#include "planner/object_util.h"
 
 #include "workloadbuilder/json_util.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 using nlohmann::json;
 using workloadbuilder::AsInt;
@@ -97,4 +97,4 @@ std::string StripHashSuffix(std::string_view name) {
   return std::string(name.substr(0, dash));
 }
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

@@ -1,12 +1,12 @@
 // The planner against every case of KEP-6276's integration/e2e lists and the
 // DESIGN.md decisions: observed objects in, ordered actions out.
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 
 #include <catch2/catch.hpp>
 
 #include "plan_fixtures.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 namespace {
 
 using namespace testing;  // NOLINT: test fixtures
@@ -167,6 +167,23 @@ TEST_CASE("back from zero: Workload patched, PodGroup re-created before gates li
   CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "CreatePodGroup " + kPgA,
                            "Event PodGroupCreated", "LiftGate web-aaaa-1", "LiftGate web-aaaa-2"});
   CHECK(plan.actions[1].object["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2);
+}
+
+TEST_CASE("back from zero, Deployment update not yet cached: no PodGroup, look again soon",
+          "[unit]") {
+  // The ReplicaSet's scale-up reached the cache before the Deployment's own
+  // update: a PodGroup created now would carry the minCount kept at zero (5)
+  // for a gang of 2.
+  const json w = StoredWorkload(Deployment(5));
+  const json rs = ReplicaSet("aaaa", "rs-a", 2);
+  PlanInput in = Input(Deployment(0));
+  in.workloads = {Obj(w)};
+  in.replicasets = {Obj(rs)};
+  in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
+  const Plan plan = PlanDeployment(in);
+  CHECK(Summary(plan) == V{"RequeueAfter"});
+  CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kStaleDeploymentRecheck);
+  CHECK(plan.note.find("waiting for the Deployment's update") != std::string::npos);
 }
 
 TEST_CASE("Recreate rollout: old PodGroup released, new one created", "[unit]") {
@@ -635,4 +652,4 @@ TEST_CASE("Q11: stripped claims are the sent names missing from the answer", "[u
 }
 
 }  // namespace
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

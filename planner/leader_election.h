@@ -17,8 +17,8 @@
 //  * Release: the leader writes an empty holder so a successor need not wait.
 //
 // Thread-compatible: one owner thread (the elector loop) drives it.
-#ifndef WASD_RECONCILER_LEADER_ELECTION_H_
-#define WASD_RECONCILER_LEADER_ELECTION_H_
+#ifndef WASD_PLANNER_LEADER_ELECTION_H_
+#define WASD_PLANNER_LEADER_ELECTION_H_
 
 #include <chrono>
 #include <cstdint>
@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 struct LeaderElectionConfig {
   std::string lease_name = "wasd-reconciler";
@@ -112,6 +112,6 @@ class LeaderElectionState {
   Steady::time_point last_renew_{};
 };
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner
 
-#endif  // WASD_RECONCILER_LEADER_ELECTION_H_
+#endif  // WASD_PLANNER_LEADER_ELECTION_H_

@@ -1,12 +1,12 @@
 // The JSON patches and small helpers of the plan (see plan.h).
 #include <string>
 
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 
 using nlohmann::json;
 using workloadbuilder::AsString;
@@ -30,63 +30,6 @@ json WorkloadOwnerRef(const json& workload) {
 }
 
 }  // namespace
-
-std::string_view ActionKindName(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kCreateWorkload:
-      return "CreateWorkload";
-    case ActionKind::kPatchWorkloadMinCount:
-      return "PatchWorkloadMinCount";
-    case ActionKind::kCreatePodGroup:
-      return "CreatePodGroup";
-    case ActionKind::kPatchPodGroupMinCount:
-      return "PatchPodGroupMinCount";
-    case ActionKind::kPatchPodGroupOwners:
-      return "PatchPodGroupOwners";
-    case ActionKind::kDeletePodGroup:
-      return "DeletePodGroup";
-    case ActionKind::kReleasePodGroup:
-      return "ReleasePodGroup";
-    case ActionKind::kLiftGate:
-      return "LiftGate";
-    case ActionKind::kEvent:
-      return "Event";
-    case ActionKind::kRequeueAfter:
-      return "RequeueAfter";
-  }
-  return "Unknown";
-}
-
-std::string Action::ToString() const {
-  std::string out(ActionKindName(kind));
-  switch (kind) {
-    case ActionKind::kCreateWorkload:
-    case ActionKind::kCreatePodGroup:
-      out += " " + NameOf(object);
-      break;
-    case ActionKind::kPatchWorkloadMinCount:
-    case ActionKind::kPatchPodGroupMinCount:
-      out += " " + name + " minCount=" + std::to_string(min_count);
-      break;
-    case ActionKind::kPatchPodGroupOwners:
-    case ActionKind::kReleasePodGroup:
-      out += " " + name + " uid=" + uid;
-      break;
-    case ActionKind::kDeletePodGroup:
-      out += " " + name + " uid=" + uid + " resourceVersion=" + resource_version;
-      break;
-    case ActionKind::kLiftGate:
-      out += " " + name + " gate[" + std::to_string(gate_index) + "]";
-      break;
-    case ActionKind::kEvent:
-      out += " " + event_type + " " + reason + ": " + message;
-      break;
-    case ActionKind::kRequeueAfter:
-      out += " " + std::to_string(delay.count()) + "ms";
-      break;
-  }
-  return out;
-}
 
 json RemoveFinalizerPatch(std::string_view uid, std::size_t index, std::string_view finalizer) {
   const std::string at = "/metadata/finalizers/" + std::to_string(index);
@@ -192,4 +135,4 @@ std::vector<std::string> StrippedClaims(const json& sent, const json& stored) {
   return stripped;
 }
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

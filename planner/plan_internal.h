@@ -1,7 +1,7 @@
 // Internal to the planner (plan.cc, plan_podgroups.cc): shared helpers and
 // the PodGroup/gate step. Not for other callers. Pure; thread-safe.
-#ifndef WASD_RECONCILER_PLAN_INTERNAL_H_
-#define WASD_RECONCILER_PLAN_INTERNAL_H_
+#ifndef WASD_PLANNER_PLAN_INTERNAL_H_
+#define WASD_PLANNER_PLAN_INTERNAL_H_
 
 #include <chrono>
 #include <cstdint>
@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "reconciler/plan.h"
+#include "planner/plan.h"
 
-namespace wasd::reconciler::internal {
+namespace wasd::planner::internal {
 
 void AddEvent(Plan& plan, std::string_view type, std::string_view reason, std::string message);
 // Adds one RequeueAfter (the first delay wins).
@@ -36,6 +36,6 @@ void PlanPodGroups(const PlanInput& in, const nlohmann::json& deployment,
                    const nlohmann::json& workload, std::optional<std::int64_t> min_count,
                    const std::vector<std::string>& missing_claims, Plan& plan);
 
-}  // namespace wasd::reconciler::internal
+}  // namespace wasd::planner::internal
 
-#endif  // WASD_RECONCILER_PLAN_INTERNAL_H_
+#endif  // WASD_PLANNER_PLAN_INTERNAL_H_

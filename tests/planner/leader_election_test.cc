@@ -1,10 +1,10 @@
 // The Lease state machine: acquire, renew, wait, take over after expiry or
 // release, lose leadership past the renew deadline.
-#include "reconciler/leader_election.h"
+#include "planner/leader_election.h"
 
 #include <catch2/catch.hpp>
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 namespace {
 
 using namespace std::chrono_literals;
@@ -110,9 +110,9 @@ TEST_CASE("leader election: release clears the holder", "[unit]") {
 }
 
 }  // namespace
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner
 
-namespace wasd::reconciler {
+namespace wasd::planner {
 namespace {
 
 TEST_CASE("L5: a leader acts only within the renew deadline of its last renewal", "[unit]") {
@@ -128,4 +128,4 @@ TEST_CASE("L5: a leader acts only within the renew deadline of its last renewal"
 }
 
 }  // namespace
-}  // namespace wasd::reconciler
+}  // namespace wasd::planner

@@ -1,0 +1,273 @@
+// PlanDeployment: the Workload step here, the PodGroup and gate steps in
+// plan_podgroups.cc (see plan.h for the rules).
+#include "planner/plan.h"
+
+#include <algorithm>
+#include <string>
+
+#include "planner/plan_internal.h"
+#include "rules/usable_config.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/names.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::planner {
+
+using nlohmann::json;
+using workloadbuilder::AsString;
+using workloadbuilder::MemberPath;
+
+namespace internal {
+
+void AddEvent(Plan& plan, std::string_view type, std::string_view reason, std::string message) {
+  plan.actions.push_back(Action::Event(type, reason, std::move(message)));
+}
+
+void AddRequeue(Plan& plan, std::chrono::milliseconds delay) {
+  for (const Action& a : plan.actions) {
+    if (a.kind == ActionKind::kRequeueAfter) return;
+  }
+  plan.actions.push_back(Action::RequeueAfter(delay));
+}
+
+std::vector<const json*> SortedByName(const std::vector<Object>& objects) {
+  std::vector<const json*> out;
+  out.reserve(objects.size());
+  for (const Object& o : objects) {
+    if (o != nullptr && o->is_object()) out.push_back(o.get());
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const json* a, const json* b) { return NameOf(*a) < NameOf(*b); });
+  return out;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::AddEvent;
+
+// Our Workload: controlled by the Deployment's UID; the one with the
+// generated name first when (against all expectations) there are several.
+const json* FindOurWorkload(const PlanInput& in, std::string_view deployment_uid,
+                            std::string_view wanted_name) {
+  const json* found = nullptr;
+  for (const json* w : internal::SortedByName(in.workloads)) {
+    if (ControllerUid(*w) != deployment_uid) continue;
+    if (NameOf(*w) == wanted_name) return w;
+    if (found == nullptr) found = w;
+  }
+  return found;
+}
+
+const json* FindByName(const std::vector<Object>& objects, std::string_view name) {
+  for (const Object& o : objects) {
+    if (o != nullptr && NameOf(*o) == name) return o.get();
+  }
+  return nullptr;
+}
+
+// Q10: the pod template's priorityClassName, when the class is known and low
+// enough for a Workload template; otherwise a Warning Event says why it was
+// left out.
+workloadbuilder::BuildOptions PriorityOptions(const PlanInput& in, const json& deployment,
+                                              Plan& plan) {
+  workloadbuilder::BuildOptions options;
+  const std::string* pcn =
+      AsString(MemberPath(deployment, {"spec", "template", "spec", "priorityClassName"}));
+  if (pcn == nullptr || pcn->empty()) return options;
+  const auto it = in.priority_classes.find(*pcn);
+  if (it == in.priority_classes.end()) {
+    AddEvent(plan, "Warning", kReasonPriorityClassSkipped,
+             "PriorityClass " + *pcn +
+                 " was not found; the Workload is created without priorityClassName");
+  } else if (it->second > kMaxTemplatePriority) {
+    AddEvent(plan, "Warning", kReasonPriorityClassSkipped,
+             "PriorityClass " + *pcn + " has value " + std::to_string(it->second) +
+                 ", above the 1000000000 a Workload accepts; the Workload is created without "
+                 "priorityClassName");
+  } else {
+    options.priority_class_name = *pcn;
+  }
+  return options;
+}
+
+// The index of template "pgt-0" in the Workload, if any.
+std::optional<std::size_t> TemplateIndex(const json& workload) {
+  const json* templates = MemberPath(workload, {"spec", "podGroupTemplates"});
+  if (templates == nullptr || !templates->is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < templates->size(); ++i) {
+    const std::string* name = AsString(workloadbuilder::Member((*templates)[i], "name"));
+    if (name != nullptr && *name == workloadbuilder::kPodGroupTemplateName) return i;
+  }
+  return std::nullopt;
+}
+
+// The Deployment to plan for, or nullptr (with plan.note saying why) when
+// there is nothing to plan: it is gone, being deleted, or has no name or UID.
+const json* Plannable(const PlanInput& in, Plan& plan) {
+  if (in.deployment == nullptr || !in.deployment->is_object()) {
+    plan.note = "the Deployment is gone";
+    return nullptr;
+  }
+  const json& deployment = *in.deployment;
+  if (IsTerminating(deployment)) {
+    plan.note = "the Deployment is being deleted; garbage collection removes its objects";
+    return nullptr;
+  }
+  if (UidOf(deployment).empty() || NameOf(deployment).empty()) {
+    plan.note = "the Deployment has no metadata.name or metadata.uid";
+    return nullptr;
+  }
+  return &deployment;
+}
+
+// Q15: pods marked for wasd whose Deployment lost its carrier (removed
+// through /status, an exported manifest without the annotation) would wait
+// forever: release them.
+void PlanWithoutConfig(const PlanInput& in, const json& deployment, Plan& plan) {
+  plan.note = "the Deployment has no scheduling configuration";
+  const std::size_t n = internal::LiftAllGates(in, deployment, plan);
+  if (n == 0) return;
+  AddEvent(plan, "Warning", kReasonGatesLifted,
+           "The Deployment has no " + std::string(workloadbuilder::kSchedulingAnnotation) +
+               " annotation or spec.scheduling, but " + std::to_string(n) +
+               " of its pods carry the " + std::string(workloadbuilder::kPodGroupGate) +
+               " scheduling gate: wasd lifted it, and they are scheduled without a "
+               "PodGroup. Remove the " +
+               std::string(workloadbuilder::kManagedLabel) +
+               " label from the pod template, or add the annotation back");
+}
+
+// A configuration stored without the webhook's check (written through a path
+// it did not see, or while it failed open): say so, and do not hold pods for
+// it.
+void PlanInvalidConfig(const PlanInput& in, const json& deployment,
+                       const workloadbuilder::FieldErrorList& errors, Plan& plan) {
+  plan.note =
+      "the scheduling configuration is invalid: " + workloadbuilder::AggregateMessage(errors);
+  const std::size_t n = internal::LiftAllGates(in, deployment, plan);
+  std::string message =
+      "The stored scheduling configuration is invalid, so wasd manages no "
+      "Workload or PodGroups for this Deployment";
+  if (n > 0) message += " and lifted the scheduling gate of " + std::to_string(n) + " pod(s)";
+  AddEvent(plan, "Warning", kReasonInvalidConfiguration,
+           message + ": " + workloadbuilder::AggregateMessage(errors));
+}
+
+// Step 1 without our Workload: a foreign object with its name stops
+// everything; otherwise create it, and plan again once its UID is known.
+void PlanNewWorkload(const PlanInput& in, const json& deployment, const json& config,
+                     const std::string& wanted, Plan& plan) {
+  if (const json* other = FindByName(in.workloads, wanted)) {
+    AddEvent(plan, "Warning", kReasonForeignObject,
+             "Workload " + wanted + " exists but is not controlled by this Deployment" +
+                 (ControllerUid(*other).empty() ? std::string(" (it has no controller)")
+                                                : " (controller: " + ControllerKind(*other) + " " +
+                                                      ControllerName(*other) + ")") +
+                 "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates "
+                 "for this Deployment until it is removed");
+    plan.note = "foreign Workload " + wanted;
+    return;
+  }
+  const workloadbuilder::BuildOptions options = PriorityOptions(in, deployment, plan);
+  workloadbuilder::BuildResult built = workloadbuilder::BuildWorkload(deployment, config, options);
+  if (!built.ok()) {
+    plan.actions.clear();
+    plan.note = "cannot build the Workload: " + built.error;
+    return;
+  }
+  const std::optional<std::int64_t> min_count =
+      GangMinCount(MemberPath(built.object, {"spec", "podGroupTemplates"})->at(0));
+  plan.actions.insert(plan.actions.begin(), Action::CreateWorkload(wanted, std::move(built.object),
+                                                                   min_count.value_or(0)));
+  AddEvent(plan, "Normal", kReasonWorkloadCreated,
+           "Created Workload " + wanted +
+               (min_count ? " (gang, minCount " + std::to_string(*min_count) + ")" : " (basic)"));
+  plan.needs_replan = true;
+  plan.note = "Workload created; PodGroups follow once its UID is known";
+}
+
+// gang.minCount of our Workload's template `index`: explicit, else replicas;
+// an existing Workload keeps its value when the Deployment is at zero. Plans
+// the patch when it changes and applies it to `workload` (the Workload as it
+// will be, for building PodGroups). nullopt for the basic policy.
+std::optional<std::int64_t> PlanWorkloadMinCount(const json& deployment, const json& config,
+                                                 std::size_t index, json& workload, Plan& plan) {
+  json& tmpl = workload["spec"]["podGroupTemplates"][index];
+  const std::optional<std::int64_t> current = GangMinCount(tmpl);
+  if (!current || !workloadbuilder::IsGang(config)) return std::nullopt;
+  const std::int64_t replicas = ReplicasOf(deployment);
+  const std::optional<std::int64_t> explicit_count = workloadbuilder::ExplicitMinCount(config);
+  const std::int64_t desired =
+      explicit_count ? *explicit_count : (replicas > 0 ? replicas : *current);
+  if (desired != *current && desired >= 1) {
+    plan.actions.push_back(
+        Action::PatchWorkloadMinCount(NameOf(workload), UidOf(workload), index, desired));
+    tmpl["schedulingPolicy"]["gang"]["minCount"] = desired;
+  }
+  return GangMinCount(tmpl);
+}
+
+// Q11: claims the intent asks for that the stored Workload template lacks
+// (the API server strips them when DRAWorkloadResourceClaims is off).
+// PodGroups are built from the stored Workload, so their own create would
+// never show the loss: compare with the intent here.
+std::vector<std::string> MissingClaims(const json& config, const json& workload,
+                                       std::size_t index) {
+  const json* intent = workloadbuilder::Member(config, "resourceClaims");
+  if (intent == nullptr) return {};
+  return StrippedClaims({{"spec", {{"resourceClaims", *intent}}}},
+                        {{"spec", MemberPath(workload, {"spec", "podGroupTemplates"})->at(index)}});
+}
+
+}  // namespace
+
+Plan PlanDeployment(const PlanInput& in) {
+  Plan plan;
+  const json* deployment = Plannable(in, plan);
+  if (deployment == nullptr) return plan;
+  const workloadbuilder::SchedulingConfig cfg = workloadbuilder::ReadSchedulingConfig(*deployment);
+  if (!cfg.present()) {
+    PlanWithoutConfig(in, *deployment, plan);
+    return plan;
+  }
+  // V6: rules/ decides whether the stored configuration is usable, as the
+  // webhook's CREATE rules do.
+  const rules::ConfigVerdict verdict = rules::CheckSchedulingConfig(cfg);
+  if (!verdict.usable) {
+    PlanInvalidConfig(in, *deployment, verdict.errors, plan);
+    return plan;
+  }
+
+  // Step 1: the Workload.
+  const std::string uid = UidOf(*deployment);
+  const std::string wanted = workloadbuilder::GenerateWorkloadName(NameOf(*deployment), uid);
+  const json* ours = FindOurWorkload(in, uid, wanted);
+  if (ours == nullptr) {
+    PlanNewWorkload(in, *deployment, cfg.config, wanted, plan);
+    return plan;
+  }
+  if (IsTerminating(*ours)) {
+    plan.note = "Workload " + NameOf(*ours) + " is being deleted; waiting to re-create it";
+    internal::AddRequeue(plan, kTerminatingRecheck);
+    return plan;
+  }
+  json workload = *ours;  // with the minCount this plan sets, for building PodGroups
+  const std::optional<std::size_t> index = TemplateIndex(workload);
+  if (!index) {
+    plan.note = "Workload " + NameOf(workload) + " has no template " +
+                std::string(workloadbuilder::kPodGroupTemplateName);
+    return plan;
+  }
+  const std::optional<std::int64_t> min_count =
+      PlanWorkloadMinCount(*deployment, cfg.config, *index, workload, plan);
+
+  // Steps 2 and 3: PodGroups and gates.
+  internal::PlanPodGroups(in, *deployment, workload, min_count,
+                          MissingClaims(cfg.config, workload, *index), plan);
+  return plan;
+}
+
+}  // namespace wasd::planner

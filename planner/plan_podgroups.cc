@@ -1,0 +1,322 @@
+// The PodGroup and gate steps of PlanDeployment (plan.h, steps 2 and 3).
+#include <map>
+#include <set>
+#include <string>
+
+#include "planner/plan_internal.h"
+#include "workloadbuilder/builder.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/names.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::planner::internal {
+
+using nlohmann::json;
+using workloadbuilder::AsString;
+using workloadbuilder::Member;
+
+namespace {
+
+// A PodGroup belongs to this Deployment when it references our Workload (by
+// name or UID: a re-created Workload keeps its name) or one of the
+// Deployment's ReplicaSets controls it.
+bool IsOurPodGroup(const json& pg, const json& workload,
+                   const std::map<std::string, const json*>& rs_by_uid) {
+  const OwnerRefAt ref = FindOwnerRef(pg, "Workload");
+  if (ref.ref != nullptr) {
+    const std::string* n = AsString(Member(*ref.ref, "name"));
+    const std::string* u = AsString(Member(*ref.ref, "uid"));
+    if ((n != nullptr && *n == NameOf(workload)) || (u != nullptr && *u == UidOf(workload))) {
+      return true;
+    }
+  }
+  const std::string controller = ControllerUid(pg);
+  return !controller.empty() && rs_by_uid.count(controller) > 0;
+}
+
+bool Active(const json& rs) { return ReplicasOf(rs) > 0 && !IsTerminating(rs); }
+
+bool Finished(const json& pod) {
+  const std::string* phase = AsString(workloadbuilder::MemberPath(pod, {"status", "phase"}));
+  return phase != nullptr && (*phase == "Succeeded" || *phase == "Failed");
+}
+
+// The pods that name PodGroup `pg_name` and have not finished.
+std::vector<const json*> PodsNaming(const PlanInput& in, std::string_view pg_name) {
+  std::vector<const json*> out;
+  for (const Object& pod : in.pods) {
+    if (pod == nullptr) continue;
+    const std::string* group =
+        AsString(workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
+    if (group == nullptr || *group != pg_name || Finished(*pod)) continue;
+    out.push_back(pod.get());
+  }
+  return out;
+}
+
+// True while a pod that has not finished names the PodGroup: the
+// podgroup-protection finalizer keeps a deleted PodGroup until then, and a
+// pod created meanwhile (the ReplicaSet scaled up again) would name the dying
+// object. So a PodGroup is deleted only once no such pod is left.
+bool InUse(const PlanInput& in, std::string_view pg_name) {
+  return !PodsNaming(in, pg_name).empty();
+}
+
+// Q14: a Terminating PodGroup protects nothing when every unfinished pod that
+// names it still carries wasd's gate and was never bound to a node: those
+// pods never ran and cannot run while it is Terminating, and the
+// podgroup-protection controller keeps it as long as they exist. Then (and
+// only then) wasd may remove that finalizer itself.
+bool ProtectsNothing(const PlanInput& in, std::string_view pg_name) {
+  for (const json* pod : PodsNaming(in, pg_name)) {
+    if (!GateIndex(*pod, workloadbuilder::kPodGroupGate)) return false;
+    const std::string* node = AsString(workloadbuilder::MemberPath(*pod, {"spec", "nodeName"}));
+    if (node != nullptr && !node->empty()) return false;
+  }
+  return true;
+}
+
+// Index of the podgroup-protection finalizer in the PodGroup, if present.
+std::optional<std::size_t> ProtectionFinalizerIndex(const json& pg) {
+  const json* finalizers = workloadbuilder::MemberPath(pg, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < finalizers->size(); ++i) {
+    const std::string* f = AsString(&(*finalizers)[i]);
+    if (f != nullptr && *f == kPodGroupProtectionFinalizer) return i;
+  }
+  return std::nullopt;
+}
+
+std::string ForeignMessage(const std::string& name, const json& pg) {
+  return "PodGroup " + name + " exists but does not belong to this Deployment" +
+         (ControllerUid(pg).empty()
+              ? std::string(" (it has no controller)")
+              : " (controller: " + ControllerKind(pg) + " " + ControllerName(pg) + ")") +
+         "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
+         "this Deployment until it is removed";
+}
+
+// A Terminating PodGroup that an active ReplicaSet needs (the name is its
+// incarnation's, so this is the scale-to-zero/scale-up race of M6, or a
+// PodGroup deleted by hand): recover when nothing is protected, else wait.
+// Returns true when the plan waits.
+bool PlanTerminating(const PlanInput& in, const std::string& pg_name, const json& pg,
+                     const json& rs, Plan& plan) {
+  const std::optional<std::size_t> finalizer = ProtectionFinalizerIndex(pg);
+  if (finalizer && ProtectsNothing(in, pg_name)) {
+    plan.actions.push_back(Action::ReleasePodGroup(pg_name, UidOf(pg), *finalizer));
+    AddEvent(plan, "Normal", kReasonPodGroupReleased,
+             "PodGroup " + pg_name + " is Terminating and only pods that never ran (still gated) " +
+                 "name it: removed its " + std::string(kPodGroupProtectionFinalizer) +
+                 " finalizer so that it is re-created for ReplicaSet " + NameOf(rs));
+    plan.needs_replan = true;
+    return true;
+  }
+  std::string message = "PodGroup " + pg_name;
+  message
+      .append(finalizer ? " is Terminating while pods that ran or are bound still name it (its "
+                          "podgroup-protection finalizer waits for them)"
+                        : " is Terminating, held by finalizers wasd does not own")
+      .append("; it is re-created as soon as it is gone, and the new pods of ReplicaSet ")
+      .append(NameOf(rs))
+      .append(" stay gated until then");
+  AddEvent(plan, "Warning", kReasonPodGroupTerminating, std::move(message));
+  return true;
+}
+
+// What the PodGroup step works from: the Deployment's ReplicaSets by UID,
+// the observed PodGroups by name, and the PodGroup name each active
+// ReplicaSet needs (Q12: its incarnation's).
+struct PodGroupScene {
+  std::map<std::string, const json*> rs_by_uid;
+  std::map<std::string, const json*> pg_by_name;
+  std::map<std::string, const json*> wanted;  // PodGroup name -> ReplicaSet
+};
+
+PodGroupScene SceneOf(const PlanInput& in, const json& deployment) {
+  PodGroupScene scene;
+  const std::string deployment_uid = UidOf(deployment);
+  for (const json* rs : SortedByName(in.replicasets)) {
+    if (ControllerUid(*rs) != deployment_uid) continue;
+    scene.rs_by_uid[UidOf(*rs)] = rs;
+    if (Active(*rs)) {
+      scene.wanted.emplace(workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs)), rs);
+    }
+  }
+  for (const json* pg : SortedByName(in.podgroups)) scene.pg_by_name.emplace(NameOf(*pg), pg);
+  return scene;
+}
+
+// Foreign objects first: a PodGroup with a needed name that is not ours
+// stops every PodGroup write and gate lift of the Deployment. True when there
+// is one (each gets a Warning Event).
+bool PlanForeign(const PodGroupScene& scene, const json& workload, Plan& plan) {
+  bool foreign = false;
+  for (const auto& [pg_name, rs] : scene.wanted) {
+    const auto it = scene.pg_by_name.find(pg_name);
+    if (it == scene.pg_by_name.end() || IsOurPodGroup(*it->second, workload, scene.rs_by_uid)) {
+      continue;
+    }
+    foreign = true;
+    AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
+  }
+  if (foreign) plan.note = "foreign PodGroup";
+  return foreign;
+}
+
+// The PodGroupDeleted message: why PodGroup `name` goes (`rs`: its
+// controlling ReplicaSet of this Deployment, or nullptr when gone).
+std::string DeletedMessage(const std::string& name, const json* rs, bool rs_active) {
+  std::string why = "Deleted PodGroup " + name;
+  if (rs == nullptr) {
+    why += ": its ReplicaSet no longer exists";
+  } else if (rs_active) {
+    why.append(": ReplicaSet ")
+        .append(NameOf(*rs))
+        .append(" uses PodGroup ")
+        .append(workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs)))
+        .append(" instead");
+  } else {
+    why.append(": ReplicaSet ").append(NameOf(*rs)).append(" has no replicas");
+  }
+  return why;
+}
+
+// Deletions: our PodGroups that no active ReplicaSet needs (its ReplicaSet is
+// at zero, Terminating or gone, or the PodGroup has a name of an earlier
+// naming scheme), once no unfinished pod names them. The executor confirms
+// with a live read of the ReplicaSet before it deletes (Q13).
+void PlanDeletions(const PlanInput& in, const PodGroupScene& scene, const json& workload,
+                   Plan& plan) {
+  for (const auto& [name, pg] : scene.pg_by_name) {
+    if (!IsOurPodGroup(*pg, workload, scene.rs_by_uid) || IsTerminating(*pg)) continue;
+    if (scene.wanted.count(name) > 0) continue;
+    if (InUse(in, name)) continue;  // deleted once its last pod is gone (pod events wake us)
+    const auto rs = scene.rs_by_uid.find(ControllerUid(*pg));
+    const json* owner = rs != scene.rs_by_uid.end() ? rs->second : nullptr;
+    const bool rs_active = owner != nullptr && Active(*owner);
+    // A superseded name: the ReplicaSet is active but needs another PodGroup.
+    plan.actions.push_back(Action::DeletePodGroup(*pg, rs_active));
+    AddEvent(plan, "Normal", kReasonPodGroupDeleted, DeletedMessage(name, owner, rs_active));
+  }
+}
+
+// The ClaimsStripped Warning that goes with a PodGroup create when the
+// stored Workload lacks claims the Deployment asks for.
+std::string ClaimsStrippedMessage(const json& workload, const std::string& pg_name,
+                                  const std::vector<std::string>& missing_claims) {
+  std::string names;
+  for (const std::string& n : missing_claims) names += (names.empty() ? "" : ", ") + n;
+  std::string warning = "Workload " + NameOf(workload);
+  warning.append(" was stored without the resourceClaims the Deployment asks for (")
+      .append(names)
+      .append("), so PodGroup ")
+      .append(pg_name)
+      .append(
+          " has none either: the API server dropped them (is the DRAWorkloadResourceClaims "
+          "feature gate off?); pods still reference the claims by name");
+  return warning;
+}
+
+// An active ReplicaSet without its PodGroup: create it, then lift the gates.
+void PlanCreatePodGroup(const PlanInput& in, const std::string& pg_name, const json& rs,
+                        const json& workload, std::optional<std::int64_t> min_count,
+                        const std::vector<std::string>& missing_claims, Plan& plan) {
+  workloadbuilder::BuildResult built = workloadbuilder::BuildPodGroup(workload, rs);
+  if (!built.ok()) {
+    plan.note = "cannot build PodGroup " + pg_name + ": " + built.error;
+    return;
+  }
+  plan.actions.push_back(
+      Action::CreatePodGroup(pg_name, std::move(built.object), min_count.value_or(0)));
+  std::string message = "Created PodGroup " + pg_name;
+  message.append(" for ReplicaSet ").append(NameOf(rs));
+  if (min_count) {
+    message.append(" (gang, minCount ").append(std::to_string(*min_count)).append(")");
+  } else {
+    message.append(" (basic)");
+  }
+  AddEvent(plan, "Normal", kReasonPodGroupCreated, std::move(message));
+  if (!missing_claims.empty()) {
+    AddEvent(plan, "Warning", kReasonClaimsStripped,
+             ClaimsStrippedMessage(workload, pg_name, missing_claims));
+  }
+  AddLiftGates(in, rs, plan);
+}
+
+// An active ReplicaSet with its (live) PodGroup: adopt it, keep minCount and
+// the Workload reference in step, then lift the gates.
+void PlanKeepInStep(const PlanInput& in, const std::string& pg_name, const json& pg, const json& rs,
+                    const json& workload, std::optional<std::int64_t> min_count, Plan& plan) {
+  if (ControllerUid(pg) != UidOf(rs)) {
+    // Ours (it references our Workload) under this incarnation's name but
+    // controlled by nothing alive: the ReplicaSet takes it, as it adopts
+    // orphans.
+    plan.actions.push_back(
+        Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupAdoptPatch(pg, rs)));
+  }
+  const json* spec = workloadbuilder::Member(pg, "spec");
+  if (min_count && (spec == nullptr || GangMinCount(*spec) != min_count)) {
+    plan.actions.push_back(Action::PatchPodGroupMinCount(pg_name, UidOf(pg), *min_count));
+  }
+  const OwnerRefAt wref = FindOwnerRef(pg, "Workload");
+  const std::string* wref_uid = wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
+  if (wref_uid == nullptr || *wref_uid != UidOf(workload)) {
+    plan.actions.push_back(
+        Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupOwnerPatch(pg, workload)));
+  }
+  AddLiftGates(in, rs, plan);
+}
+
+}  // namespace
+
+void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
+  const std::string rs_uid = UidOf(rs);
+  for (const json* pod : SortedByName(in.pods)) {
+    if (ControllerUid(*pod) != rs_uid || IsTerminating(*pod)) continue;
+    const std::optional<std::size_t> index = GateIndex(*pod, workloadbuilder::kPodGroupGate);
+    if (!index) continue;
+    plan.actions.push_back(Action::LiftGate(NameOf(*pod), UidOf(*pod), *index));
+  }
+}
+
+std::size_t LiftAllGates(const PlanInput& in, const json& deployment, Plan& plan) {
+  const std::size_t before = plan.actions.size();
+  const std::string deployment_uid = UidOf(deployment);
+  for (const json* rs : SortedByName(in.replicasets)) {
+    if (ControllerUid(*rs) == deployment_uid) AddLiftGates(in, *rs, plan);
+  }
+  return plan.actions.size() - before;
+}
+
+void PlanPodGroups(const PlanInput& in, const json& deployment, const json& workload,
+                   std::optional<std::int64_t> min_count,
+                   const std::vector<std::string>& missing_claims, Plan& plan) {
+  const PodGroupScene scene = SceneOf(in, deployment);
+  if (PlanForeign(scene, workload, plan)) return;
+  PlanDeletions(in, scene, workload, plan);
+
+  // Active ReplicaSets: create, keep in step, lift gates.
+  bool waiting = false;
+  bool stale = false;
+  for (const auto& [pg_name, rs] : scene.wanted) {
+    const auto it = scene.pg_by_name.find(pg_name);
+    if (it == scene.pg_by_name.end() && ReplicasOf(deployment) == 0) {
+      // The minCount of a Deployment at zero is the one it had before; a
+      // PodGroup created with it would hold a smaller gang until patched.
+      plan.note = "ReplicaSet " + NameOf(*rs) + " has replicas while the Deployment has none; " +
+                  "waiting for the Deployment's update";
+      stale = true;
+    } else if (it == scene.pg_by_name.end()) {
+      PlanCreatePodGroup(in, pg_name, *rs, workload, min_count, missing_claims, plan);
+    } else if (IsTerminating(*it->second)) {
+      waiting = PlanTerminating(in, pg_name, *it->second, *rs, plan) || waiting;
+    } else {
+      PlanKeepInStep(in, pg_name, *it->second, *rs, workload, min_count, plan);
+    }
+  }
+  if (waiting) AddRequeue(plan, kTerminatingRecheck);
+  if (stale) AddRequeue(plan, kStaleDeploymentRecheck);
+}
+
+}  // namespace wasd::planner::internal

@@ -1,0 +1,65 @@
+#include "reconciler/kube_api.h"
+
+namespace wasd::reconciler {
+
+namespace {
+
+kube::RequestOptions CallOptions() {
+  kube::RequestOptions o;
+  o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kCallTimeout);
+  return o;
+}
+
+}  // namespace
+
+template <typename T>
+base::Result<T> KubeApi::Count(std::string_view verb, base::Result<T> result) {
+  const base::Status& s = result.status();
+  const int code = s.ok() ? 200 : s.http_code();
+  metrics_.CountApiRequest(verb, code);
+  return result;
+}
+
+base::Result<nlohmann::json> KubeApi::Get(const kube::Resource& r, std::string_view ns,
+                                          std::string_view name) {
+  return Count("get", client_.Get(r, ns, name, CallOptions()));
+}
+
+base::Result<kube::ListResult> KubeApi::ListPage(const kube::Resource& r, std::string_view ns,
+                                                 std::int64_t limit) {
+  kube::ListOptions o;
+  o.limit = limit;
+  o.request = CallOptions();
+  return Count("list", client_.ListPage(r, ns, o));
+}
+
+base::Result<nlohmann::json> KubeApi::Create(const kube::Resource& r, std::string_view ns,
+                                             const nlohmann::json& object) {
+  return Count("create", client_.Create(r, ns, object, CallOptions()));
+}
+
+base::Result<nlohmann::json> KubeApi::Update(const kube::Resource& r, std::string_view ns,
+                                             std::string_view name, const nlohmann::json& object) {
+  return Count("update", client_.Update(r, ns, name, object, CallOptions()));
+}
+
+base::Result<nlohmann::json> KubeApi::JsonPatch(const kube::Resource& r, std::string_view ns,
+                                                std::string_view name,
+                                                const nlohmann::json& patch) {
+  kube::PatchOptions o;
+  o.request = CallOptions();
+  return Count("patch", client_.Patch(r, ns, name, kube::PatchType::kJson, patch, o));
+}
+
+base::Result<nlohmann::json> KubeApi::Delete(const kube::Resource& r, std::string_view ns,
+                                             std::string_view name,
+                                             std::string_view precondition_uid,
+                                             std::string_view precondition_resource_version) {
+  kube::DeleteOptions o;
+  o.precondition_uid = std::string(precondition_uid);
+  o.precondition_resource_version = std::string(precondition_resource_version);
+  o.request = CallOptions();
+  return Count("delete", client_.Delete(r, ns, name, o));
+}
+
+}  // namespace wasd::reconciler
