@@ -19,8 +19,8 @@ struct Verdict {
   bool allowed = true;
   workloadbuilder::FieldErrorList errors;  // set when denied
   std::vector<std::string> warnings;
-  JsonPatch patch;                         // mutating handlers only
-  std::string bad_request;                 // non-empty: answer HTTP 400 with this line
+  JsonPatch patch;          // mutating handlers only
+  std::string bad_request;  // non-empty: answer HTTP 400 with this line
 };
 
 // /validate-apps-v1-deployment for the Deployment itself (not the scale

@@ -20,5 +20,4 @@ void JsonPatch::Remove(std::string_view path) {
   ++ops_;
 }
 
-
 }  // namespace wasd::admission

@@ -33,7 +33,6 @@ class JsonPatch {
   int ops_ = 0;
 };
 
-
 }  // namespace wasd::admission
 
 #endif  // WASD_ADMISSION_JSON_PATCH_H_

@@ -31,10 +31,10 @@ unsigned PlainPrefix8(const char* p) {
   std::memcpy(&w, p, sizeof w);
   const std::uint64_t quote = w ^ (kOnes * '"');
   const std::uint64_t backslash = w ^ (kOnes * '\\');
-  const std::uint64_t special = (((quote - kOnes) & ~quote)              // a '"'
-                                 | ((backslash - kOnes) & ~backslash)    // a '\\'
-                                 | ((w - kOnes * 0x20) & ~w)             // a byte < 0x20
-                                 | w) &                                  // a byte >= 0x80
+  const std::uint64_t special = (((quote - kOnes) & ~quote)            // a '"'
+                                 | ((backslash - kOnes) & ~backslash)  // a '\\'
+                                 | ((w - kOnes * 0x20) & ~w)           // a byte < 0x20
+                                 | w) &                                // a byte >= 0x80
                                 kHighBits;
   if (special == 0) return 8;
   if constexpr (std::endian::native == std::endian::little) {
@@ -54,7 +54,6 @@ int HexValue(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-
 
 // One pass over the text. Skip validates a value and moves past it; Build
 // validates and builds it; Select walks an object building only the
@@ -234,7 +233,8 @@ class Scanner {
       } else if (c < 0x20) {
         return Invalid();  // control characters must be escaped
       } else {
-        const std::size_t n = base::Utf8SequenceLength(std::string_view(p_, static_cast<std::size_t>(end_ - p_)), 0);
+        const std::size_t n =
+            base::Utf8SequenceLength(std::string_view(p_, static_cast<std::size_t>(end_ - p_)), 0);
         if (n == 0) return Invalid();
         p_ += n;
       }
@@ -256,13 +256,16 @@ class Scanner {
   bool SkipEscape() {
     if (end_ - p_ < 2) return false;
     switch (p_[1]) {
-      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        p_ += 2;
-        return true;
-      case 'u':
-        break;
-      default:
-        return false;
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't': p_ += 2; return true;
+      case 'u': break;
+      default: return false;
     }
     const int unit = CodeUnit();
     if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return false;  // a lone low surrogate

@@ -30,6 +30,7 @@ constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 // pruned and whole (Options::prune_unread_fields) to catch a missing one.
 // The annotation on the pod template is read only to warn that it does
 // nothing there (rules::AnnotationWarnings).
+// clang-format off
 constexpr Selection kTemplateAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}};
 constexpr Selection kTemplateMetadata[] = {{"labels"}, {"annotations", kTemplateAnnotations}};
 constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}};
@@ -69,6 +70,7 @@ constexpr Selection kRequestOf[] = {
 template <const auto& kObjectSelection>
 constexpr Selection kReviewOf[] = {
     {"apiVersion"}, {"kind"}, {"request", kRequestOf<kObjectSelection>}};
+// clang-format on
 
 std::span<const Selection> SelectionFor(Webhook w) {
   if (w == Webhook::kMutateDeployment) return kReviewOf<kObjectWholeTemplate>;
@@ -90,8 +92,8 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   if (options.prune_unread_fields) {
     const PruneStatus status = PrunedParse(body, selection, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
-    *error = status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep()
-                                                                  : "body is not valid JSON";
+    *error =
+        status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep() : "body is not valid JSON";
     return {};
   }
   if (nests_too_deep()) {
@@ -198,9 +200,8 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
   if (!with_causes) return status;
   json causes = json::array();
   for (const auto& e : errors) {
-    causes.push_back({{"reason", ErrorTypeReason(e.type)},
-                      {"message", e.Body()},
-                      {"field", e.path.String()}});
+    causes.push_back(
+        {{"reason", ErrorTypeReason(e.type)}, {"message", e.Body()}, {"field", e.path.String()}});
   }
   json details = {{"causes", std::move(causes)}};
   const std::string_view name = StringOr(Member(&request, "name"));
@@ -320,19 +321,14 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
           r.scale_namespace = summary.namespace_;
           r.scale_name = summary.name;
           if (r.scale_name.empty()) return BadRequest("scale request has no name", summary);
-          r.pending = std::make_shared<const PendingScale>(
-              PendingScale{std::move(env), std::move(*request), std::move(summary),
-                           options.denial_causes});
+          r.pending = std::make_shared<const PendingScale>(PendingScale{
+              std::move(env), std::move(*request), std::move(summary), options.denial_causes});
           return r;
         }
         v = ValidateDeployment(*request);
         break;
-      case Webhook::kMutateDeployment:
-        v = MutateDeployment(*request);
-        break;
-      case Webhook::kMutatePod:
-        v = MutatePod(*request, options);
-        break;
+      case Webhook::kMutateDeployment: v = MutateDeployment(*request); break;
+      case Webhook::kMutatePod: v = MutatePod(*request, options); break;
     }
     return Encode(env, *request, v, std::move(summary), options.denial_causes);
   } catch (const std::exception& e) {

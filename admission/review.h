@@ -42,9 +42,9 @@ std::string_view WebhookName(Webhook w);  // "validate-deployment", … (metric 
 struct Summary {
   std::string uid, kind, namespace_, name, operation, sub_resource;
   bool allowed = false;
-  int code = 200;         // status.code of the response (200 allowed, 422 denied), or the HTTP status
+  int code = 200;  // status.code of the response (200 allowed, 422 denied), or the HTTP status
   bool patched = false;
-  std::string error;      // one line, for 4xx answers
+  std::string error;  // one line, for 4xx answers
   // Set when the request is not for this path's resource (a misregistered
   // webhook, DESIGN.md Q18): it was allowed without a patch and not judged.
   // Names what was sent, e.g. "apps/v1 statefulsets (kind apps/v1

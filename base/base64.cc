@@ -50,7 +50,8 @@ std::string Base64Encode(std::string_view data) {
 Result<std::string> Base64Decode(std::string_view text) {
   if (text.size() % 4 != 0) return Invalid("length not a multiple of 4");
   std::size_t pad = 0;
-  if (!text.empty() && text.back() == '=') pad = text.size() >= 2 && text[text.size() - 2] == '=' ? 2 : 1;
+  if (!text.empty() && text.back() == '=')
+    pad = text.size() >= 2 && text[text.size() - 2] == '=' ? 2 : 1;
   std::string out;
   out.reserve(text.size() / 4 * 3);
   for (std::size_t i = 0; i < text.size(); i += 4) {

@@ -17,7 +17,8 @@ Status Bad(std::string_view text, const std::string& why) {
 // Nanoseconds per unit, or 0 for an unknown unit.
 std::int64_t UnitNanos(std::string_view unit) {
   if (unit == "ns") return 1;
-  if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") return 1'000;  // µ (U+00B5, U+03BC)
+  if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs")
+    return 1'000;  // µ (U+00B5, U+03BC)
   if (unit == "ms") return 1'000'000;
   if (unit == "s") return 1'000'000'000;
   if (unit == "m") return 60'000'000'000;
@@ -31,7 +32,8 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 Result<nanoseconds> ParseDuration(std::string_view text) {
   const std::string_view original = text;
-  if (text.empty()) return Bad(original, "empty; want a number with a unit such as 30s, 5m or 1h30m");
+  if (text.empty())
+    return Bad(original, "empty; want a number with a unit such as 30s, 5m or 1h30m");
   bool negative = false;
   if (text.front() == '-' || text.front() == '+') {
     negative = text.front() == '-';
@@ -72,10 +74,13 @@ Result<nanoseconds> ParseDuration(std::string_view text) {
     while (u < text.size() && !IsDigit(text[u]) && text[u] != '.') ++u;
     const std::string_view unit = text.substr(i, u - i);
     if (unit.empty()) {
-      return Bad(original, "missing unit; write it with one such as 30s, 500ms, 5m or 1h (ns, us, ms, s, m, h)");
+      return Bad(
+          original,
+          "missing unit; write it with one such as 30s, 500ms, 5m or 1h (ns, us, ms, s, m, h)");
     }
     const std::int64_t per = UnitNanos(unit);
-    if (per == 0) return Bad(original, "unknown unit \"" + std::string(unit) + "\" (ns, us, ms, s, m, h)");
+    if (per == 0)
+      return Bad(original, "unknown unit \"" + std::string(unit) + "\" (ns, us, ms, s, m, h)");
     total += (whole + fraction) * static_cast<long double>(per);
     if (total > kLimit) return Bad(original, "too large (at most 876000h, 100 years)");
     text.remove_prefix(u);

@@ -79,9 +79,9 @@ class FlagSet {
   FlagSet& LogFlags(LogOptions* target);
 
   // Modifiers of the flag registered last.
-  FlagSet& Alias(char short_name);            // -x
-  FlagSet& Required();                        // Parse fails without it
-  FlagSet& Default(std::string text);         // shown as "(default text)"; "" hides it
+  FlagSet& Alias(char short_name);     // -x
+  FlagSet& Required();                 // Parse fails without it
+  FlagSet& Default(std::string text);  // shown as "(default text)"; "" hides it
 
   // Text after the flags in --help (durations, signals, exit codes).
   void SetEpilog(std::string text) { epilog_ = std::move(text); }

@@ -54,7 +54,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     try {
       const auto& req = parser_->get();
-      HttpResponse r = server_->handler()(req.method(), std::string_view(req.target().data(), req.target().size()));
+      HttpResponse r = server_->handler()(
+          req.method(), std::string_view(req.target().data(), req.target().size()));
       response_ = {};
       response_.result(static_cast<http::status>(r.status));
       response_.version(11);
@@ -102,7 +103,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 }  // namespace
 
 HttpServer::HttpServer(net::io_context& ioc, std::string name, HttpHandler handler,
-                                 const Logger& logger, Limits limits)
+                       const Logger& logger, Limits limits)
     : ioc_(ioc),
       strand_(net::make_strand(ioc)),
       acceptor_(strand_),
@@ -159,9 +160,8 @@ void HttpServer::OnAccept(beast::error_code ec, tcp::socket socket) {
 
 HttpServerThread::~HttpServerThread() { Stop(); }
 
-Status HttpServerThread::Start(const ListenAddress& address, std::string name,
-                               HttpHandler handler, const Logger& logger,
-                               HttpServer::Limits limits) {
+Status HttpServerThread::Start(const ListenAddress& address, std::string name, HttpHandler handler,
+                               const Logger& logger, HttpServer::Limits limits) {
   Result<tcp::endpoint> endpoint = MakeEndpoint(address.host, address.port);
   if (!endpoint.ok()) return endpoint.status();
   server_ = std::make_shared<HttpServer>(ioc_, std::move(name), std::move(handler), logger, limits);
@@ -174,7 +174,8 @@ Status HttpServerThread::Start(const ListenAddress& address, std::string name,
     try {
       ioc_.run();
     } catch (const std::exception& e) {
-      server_->logger().Error("probe server stopped", {{"server", server_->name()}, {"error", e.what()}});
+      server_->logger().Error("probe server stopped",
+                              {{"server", server_->name()}, {"error", e.what()}});
     }
   });
   return Status::Ok();

@@ -54,7 +54,7 @@ class HttpServer : public std::enable_shared_from_this<HttpServer> {
 
   // `name` appears in logs ("probes", "metrics").
   HttpServer(boost::asio::io_context& ioc, std::string name, HttpHandler handler,
-                  const Logger& logger, Limits limits);
+             const Logger& logger, Limits limits);
 
   Status Open(const boost::asio::ip::tcp::endpoint& endpoint);
   void Start();

@@ -75,12 +75,8 @@ void AppendValue(std::string* out, const LogField& f, LogFormat format) {
         AppendString(out, f.string_value());
       }
       return;
-    case LogField::Kind::kJson:
-      out->append(JsonText(f.json_value()));
-      return;
-    case LogField::Kind::kBool:
-      out->append(f.bool_value() ? "true" : "false");
-      return;
+    case LogField::Kind::kJson: out->append(JsonText(f.json_value())); return;
+    case LogField::Kind::kBool: out->append(f.bool_value() ? "true" : "false"); return;
     case LogField::Kind::kInt:
       n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(f.int_value()));
       break;
@@ -112,14 +108,10 @@ void AppendField(std::string* out, const LogField& f, LogFormat format) {
 
 std::string_view LogLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
   }
   return "info";
 }
@@ -161,21 +153,11 @@ void AppendJsonEscaped(std::string* out, std::string_view value) {
       continue;
     }
     switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
       default:
         if (c < 0x20 || c == 0x7F) {
           const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};

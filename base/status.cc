@@ -40,28 +40,20 @@ Status Status::FromStatusObject(const nlohmann::json& status, int http_code) {
 
 std::string Status::ToString() const {
   switch (kind_) {
-    case Kind::kOk:
-      return "OK";
+    case Kind::kOk: return "OK";
     case Kind::kHttp: {
       std::string s = std::to_string(http_code_);
       if (!reason_.empty()) s += " " + reason_;
       if (!message_.empty()) s += ": " + message_;
       return s;
     }
-    case Kind::kUnreachable:
-      return "unreachable: " + message_;
-    case Kind::kTimeout:
-      return "timed out: " + message_;
-    case Kind::kTlsVerify:
-      return "TLS verification failed: " + message_;
-    case Kind::kBadResponse:
-      return "bad response: " + message_;
-    case Kind::kInvalidArgument:
-      return "invalid argument: " + message_;
-    case Kind::kCancelled:
-      return "cancelled: " + message_;
-    case Kind::kFailed:
-      return message_;
+    case Kind::kUnreachable: return "unreachable: " + message_;
+    case Kind::kTimeout: return "timed out: " + message_;
+    case Kind::kTlsVerify: return "TLS verification failed: " + message_;
+    case Kind::kBadResponse: return "bad response: " + message_;
+    case Kind::kInvalidArgument: return "invalid argument: " + message_;
+    case Kind::kCancelled: return "cancelled: " + message_;
+    case Kind::kFailed: return message_;
   }
   return message_;
 }

@@ -54,7 +54,7 @@ class Status {
 
   bool ok() const { return kind_ == Kind::kOk; }
   Kind kind() const { return kind_; }
-  int http_code() const { return http_code_; }       // 0 unless kind() == kHttp
+  int http_code() const { return http_code_; }  // 0 unless kind() == kHttp
   const std::string& reason() const { return reason_; }
   const std::string& message() const { return message_; }
   // The server's Retry-After (429, some 5xx), when it sent one.
@@ -92,7 +92,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit on purpose
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit on purpose
 
   bool ok() const { return status_.ok() && value_.has_value(); }

@@ -6,8 +6,6 @@
 
 namespace wasd::certs {
 
-
-
 Status BuildCaBundlePatch(const nlohmann::json& config, std::string_view ca_pem,
                           nlohmann::json* patch) {
   *patch = nlohmann::json::array();
@@ -35,8 +33,8 @@ Status BuildCaBundlePatch(const nlohmann::json& config, std::string_view ca_pem,
       continue;
     }
     const bool present = current != client_config->end();
-    ops.push_back({{"op", present ? "replace" : "add"}, {"path", base + "/caBundle"},
-                   {"value", bundle}});
+    ops.push_back(
+        {{"op", present ? "replace" : "add"}, {"path", base + "/caBundle"}, {"value", bundle}});
   }
   if (ops.empty()) return Status::Ok();
 

@@ -30,8 +30,8 @@ Status ParsePrivateKeyPem(std::string_view pem, PkeyPtr* out) {
   BioPtr bio = MemBio(pem);
   if (!bio) return Status::Error(OpenSslError("cannot read private key"));
   // An empty passphrase callback result: encrypted keys fail instead of prompting.
-  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr,
-                                      [](char*, int, int, void*) { return 0; }, nullptr));
+  PkeyPtr key(PEM_read_bio_PrivateKey(
+      bio.get(), nullptr, [](char*, int, int, void*) { return 0; }, nullptr));
   if (!key) return Status::Error(OpenSslError("not a PEM private key"));
   *out = std::move(key);
   return Status::Ok();

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "certs/openssl_handles.h"
 #include "base/status.h"
+#include "certs/openssl_handles.h"
 
 namespace wasd::certs {
 

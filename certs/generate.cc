@@ -126,8 +126,7 @@ Status WritePair(const std::string& dir, const char* cert_name, const char* key_
 
 Status CollectSans(const GenerateOptions& o, std::vector<std::string>* dns,
                    std::vector<std::string>* ips) {
-  if (o.service.empty() || o.service.find('.') != std::string::npos ||
-      !IsValidDnsName(o.service)) {
+  if (o.service.empty() || o.service.find('.') != std::string::npos || !IsValidDnsName(o.service)) {
     return Status::Error("--service must be a DNS label (a Service name), got \"" + o.service +
                          "\"");
   }

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "certs/issuer.h"
 #include "base/status.h"
+#include "certs/issuer.h"
 
 namespace wasd::certs {
 

@@ -51,8 +51,8 @@ std::string_view WebhookKindPlural(WebhookKind kind) {
                                         : "validatingwebhookconfigurations";
 }
 
-Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names,
-                      std::string_view ca_pem, std::vector<InjectOutcome>* outcomes) {
+Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names, std::string_view ca_pem,
+                      std::vector<InjectOutcome>* outcomes) {
   for (const std::string& name : names) {
     bool found = false;
     for (WebhookKind kind : {WebhookKind::kMutating, WebhookKind::kValidating}) {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "certs/cert_api.h"
 #include "base/status.h"
+#include "certs/cert_api.h"
 
 namespace wasd::certs {
 
@@ -36,8 +36,8 @@ struct InjectOutcome {
 // exists as neither kind, on an API error, on a malformed configuration, or
 // when kMaxPatchAttempts conflicts in a row were hit; outcomes gathered
 // before the failure are kept.
-Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names,
-                      std::string_view ca_pem, std::vector<InjectOutcome>* outcomes);
+Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names, std::string_view ca_pem,
+                      std::vector<InjectOutcome>* outcomes);
 
 }  // namespace wasd::certs
 

@@ -22,9 +22,7 @@ constexpr std::size_t kMaxCommonName = 64;  // X.520 ub-common-name; OpenSSL rej
 Status GenerateKey(KeyType type, PkeyPtr* out) {
   EVP_PKEY* raw = nullptr;
   switch (type) {
-    case KeyType::kEcdsaP256:
-      raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
-      break;
+    case KeyType::kEcdsaP256: raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"); break;
     case KeyType::kRsa2048:
       raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<std::size_t>(2048));
       break;
@@ -110,8 +108,8 @@ Status AddSubjectAltNames(X509* cert, const std::vector<std::string>& dns,
     }
   }
   for (const std::string& ip : ips) {
-    GENERAL_NAME* gn = a2i_GENERAL_NAME(nullptr, nullptr, nullptr, GEN_IPADD,
-                                        const_cast<char*>(ip.c_str()), 0);
+    GENERAL_NAME* gn =
+        a2i_GENERAL_NAME(nullptr, nullptr, nullptr, GEN_IPADD, const_cast<char*>(ip.c_str()), 0);
     if (gn == nullptr) return Status::Error(OpenSslError("cannot encode IP address " + ip));
     if (sk_GENERAL_NAME_push(names.get(), gn) == 0) {
       GENERAL_NAME_free(gn);
@@ -129,8 +127,7 @@ Status SetValidity(X509* cert, SystemTime now, int days, const ASN1_TIME* cap) {
     return Status::Error("validity must be between 1 and " + std::to_string(kMaxDays) + " days");
   }
   const std::time_t start = std::chrono::system_clock::to_time_t(now - kBackdate);
-  const std::time_t end =
-      std::chrono::system_clock::to_time_t(now + std::chrono::hours(24) * days);
+  const std::time_t end = std::chrono::system_clock::to_time_t(now + std::chrono::hours(24) * days);
   if (ASN1_TIME_set(X509_getm_notBefore(cert), start) == nullptr ||
       ASN1_TIME_set(X509_getm_notAfter(cert), end) == nullptr) {
     return Status::Error(OpenSslError("cannot set the validity period"));
@@ -144,8 +141,8 @@ Status SetValidity(X509* cert, SystemTime now, int days, const ASN1_TIME* cap) {
 
 // Fills the parts every certificate shares: version 3, serial, subject,
 // validity, public key.
-Status StartCertificate(X509* cert, EVP_PKEY* key, const std::string& cn, SystemTime now,
-                        int days, const ASN1_TIME* cap) {
+Status StartCertificate(X509* cert, EVP_PKEY* key, const std::string& cn, SystemTime now, int days,
+                        const ASN1_TIME* cap) {
   if (X509_set_version(cert, X509_VERSION_3) != 1 || X509_set_pubkey(cert, key) != 1) {
     return Status::Error(OpenSslError("cannot start certificate"));
   }
@@ -184,9 +181,7 @@ bool ParseKeyType(std::string_view text, KeyType* out) {
   return false;
 }
 
-std::string_view KeyTypeName(KeyType type) {
-  return type == KeyType::kRsa2048 ? "rsa" : "ecdsa";
-}
+std::string_view KeyTypeName(KeyType type) { return type == KeyType::kRsa2048 ? "rsa" : "ecdsa"; }
 
 std::vector<std::string> ServiceDnsNames(std::string_view service, std::string_view ns) {
   const std::string base = std::string(service) + "." + std::string(ns);

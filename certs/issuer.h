@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "certs/cert_info.h"
 #include "base/status.h"
+#include "certs/cert_info.h"
 
 namespace wasd::certs {
 

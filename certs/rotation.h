@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "certs/cert_api.h"
 #include "certs/injector.h"
 #include "certs/issuer.h"
-#include "base/status.h"
 #include "certs/tls_secret.h"
 
 namespace wasd::certs {

@@ -36,7 +36,6 @@ namespace wasd::certs {
 using base::Result;
 using base::Status;
 
-
 struct ServingCertFiles {
   std::string cert_file;       // PEM: the leaf first, then intermediates
   std::string key_file;        // PEM private key of the leaf
@@ -61,8 +60,7 @@ class ServingCert {
   const std::string& subject() const { return subject_; }          // leaf subject, one line
 
  private:
-  friend Result<std::shared_ptr<const ServingCert>> LoadServingCert(
-      const ServingCertFiles& files);
+  friend Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFiles& files);
   ServingCert() = default;
 
   SSL_CTX* ctx_ = nullptr;

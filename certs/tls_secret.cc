@@ -54,7 +54,8 @@ std::string LeafProblem(const SecretPems& p, const WantedNames& wanted, SystemTi
   for (const std::string& ip : wanted.ips) {
     if (!Contains(ips, ip)) return "tls.crt lacks IP address " + ip;
   }
-  if (NeedsRenewal(p.leaf.cert_pem, now, renew_before)) return "tls.crt expires within renew-before";
+  if (NeedsRenewal(p.leaf.cert_pem, now, renew_before))
+    return "tls.crt expires within renew-before";
   return {};
 }
 
@@ -95,7 +96,8 @@ RotationDecision DecideRotation(const nlohmann::json* secret, const WantedNames&
   if (secret == nullptr) return {RotationAction::kCreate, "secret does not exist"};
   if (!IsManagedSecret(*secret)) {
     return {RotationAction::kLeaveForeign, std::string("secret lacks the annotation ") +
-                                               kManagedAnnotation + ": \"true\"; not ours to write"};
+                                               kManagedAnnotation +
+                                               ": \"true\"; not ours to write"};
   }
   const SecretPems pems = ReadSecretPems(*secret);
   std::string problem = CaProblem(pems.ca, now, renew_before);
@@ -111,7 +113,8 @@ nlohmann::json BuildTlsSecret(const std::string& ns, const std::string& name,
   s["apiVersion"] = "v1";
   s["kind"] = "Secret";
   s["type"] = kTlsSecretType;
-  if (!s.contains("metadata") || !s["metadata"].is_object()) s["metadata"] = nlohmann::json::object();
+  if (!s.contains("metadata") || !s["metadata"].is_object())
+    s["metadata"] = nlohmann::json::object();
   nlohmann::json& metadata = s["metadata"];
   metadata["name"] = name;
   metadata["namespace"] = ns;

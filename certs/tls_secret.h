@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "certs/cert_info.h"
 #include "certs/issuer.h"
-#include "base/status.h"
 
 namespace wasd::certs {
 
@@ -39,11 +39,11 @@ SecretPems ReadSecretPems(const nlohmann::json& secret);
 bool IsManagedSecret(const nlohmann::json& secret);
 
 enum class RotationAction {
-  kNone,              // everything is valid for longer than renew_before
-  kCreate,            // no Secret yet: make CA + leaf and create it
-  kRenewLeaf,         // sign a new leaf with the Secret's CA
-  kRenewCaAndLeaf,    // the CA itself is missing, broken or expiring
-  kLeaveForeign,      // not ours: never written
+  kNone,            // everything is valid for longer than renew_before
+  kCreate,          // no Secret yet: make CA + leaf and create it
+  kRenewLeaf,       // sign a new leaf with the Secret's CA
+  kRenewCaAndLeaf,  // the CA itself is missing, broken or expiring
+  kLeaveForeign,    // not ours: never written
 };
 
 std::string_view RotationActionName(RotationAction action);

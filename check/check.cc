@@ -115,14 +115,10 @@ struct Verdict {
 
 std::string_view ResultName(Result r) {
   switch (r) {
-    case Result::kAllowed:
-      return "allowed";
-    case Result::kIgnored:
-      return "ignored";
-    case Result::kDenied:
-      return "denied";
-    case Result::kSkipped:
-      return "skipped";
+    case Result::kAllowed: return "allowed";
+    case Result::kIgnored: return "ignored";
+    case Result::kDenied: return "denied";
+    case Result::kSkipped: return "skipped";
   }
   return "allowed";
 }
@@ -226,21 +222,11 @@ std::string XmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
       default:
         // XML 1.0 has no place for other control characters.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {

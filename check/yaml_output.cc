@@ -14,7 +14,8 @@ bool Ambiguous(const std::string& s) {
   std::string lower(s);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  static const char* const kWords[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"};
+  static const char* const kWords[] = {"true", "false", "yes", "no", "on",
+                                       "off",  "null",  "~",   "y",  "n"};
   for (const char* w : kWords) {
     if (lower == w) return true;
   }
@@ -51,12 +52,8 @@ void Emit(YAML::Emitter& out, const nlohmann::json& v) {
       out << s;
       return;
     }
-    case nlohmann::json::value_t::null:
-      out << YAML::Null;
-      return;
-    default:
-      out << v.dump();
-      return;
+    case nlohmann::json::value_t::null: out << YAML::Null; return;
+    default: out << v.dump(); return;
   }
 }
 

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -34,7 +34,6 @@
 namespace wasd::cmd {
 namespace {
 
-
 using base::Logger;
 
 constexpr char kCertsUsage[] =
@@ -44,7 +43,6 @@ constexpr char kCertsUsage[] =
     "  rotate     keep a TLS Secret renewed and its CA injected\n"
     "  uninstall  delete the webhook configurations and the Secret rotate made\n\n"
     "Run 'wasd certs <subcommand> --help' for its flags.\n";
-
 
 std::string IsoTime(certs::SystemTime t) {
   const std::time_t secs = std::chrono::system_clock::to_time_t(t);
@@ -69,13 +67,12 @@ int RunGenerate(int argc, const char* const* argv) {
     logger.Error("certs generate failed", {{"error", st.message()}, {"outDir", o.out_dir}});
     return base::kExitFailed;
   }
-  logger.Info("certificates written",
-              {{"outDir", o.out_dir},
-               {"caCreated", result.ca_created},
-               {"keyType", certs::KeyTypeName(o.key_type)},
-               {"days", o.leaf_days},
-               {"dnsNames", result.dns_names},
-               {"ipAddresses", result.ip_addresses}});
+  logger.Info("certificates written", {{"outDir", o.out_dir},
+                                       {"caCreated", result.ca_created},
+                                       {"keyType", certs::KeyTypeName(o.key_type)},
+                                       {"days", o.leaf_days},
+                                       {"dnsNames", result.dns_names},
+                                       {"ipAddresses", result.ip_addresses}});
   return base::kExitOk;
 }
 
@@ -247,7 +244,8 @@ int RunCerts(int argc, const char* const* argv) {
   if (sub == "inject-ca") return RunInjectCa(argc - 1, argv + 1);
   if (sub == "rotate") return RunRotate(argc - 1, argv + 1);
   if (sub == "uninstall") return RunCertsUninstall(argc - 1, argv + 1);
-  std::fprintf(stderr, "wasd certs: unknown subcommand \"%s\"\nRun 'wasd certs --help' for usage.\n",
+  std::fprintf(stderr,
+               "wasd certs: unknown subcommand \"%s\"\nRun 'wasd certs --help' for usage.\n",
                sub.c_str());
   return base::kExitUsage;
 }

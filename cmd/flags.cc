@@ -24,11 +24,13 @@ constexpr int kMaxWorkers = 64;
 // The smallest deadline a flag takes: anything shorter is a typo (1ms for 1m).
 constexpr milliseconds kMinDeadline{1};
 
-constexpr char kKubeconfigHelp[] = "API server config (else $KUBECONFIG, in-cluster, ~/.kube/config)";
+constexpr char kKubeconfigHelp[] =
+    "API server config (else $KUBECONFIG, in-cluster, ~/.kube/config)";
 
 base::FlagSet::Apply AddressTo(base::ListenAddress* target) {
   return [target](std::string_view v) -> std::string {
-    if (!base::ParseListenAddress(v, target)) return "want HOST:PORT with an IP address, :PORT, or 0";
+    if (!base::ParseListenAddress(v, target))
+      return "want HOST:PORT with an IP address, :PORT, or 0";
     return {};
   };
 }
@@ -67,12 +69,13 @@ void AddIssueFlags(base::FlagSet& flags, certs::KeyType* key_type, int* days, in
 }  // namespace
 
 base::FlagSet WebhookFlags(server::WebhookConfig* c) {
-  base::FlagSet f("wasd webhook", "wasd webhook --tls-cert-file FILE --tls-key-file FILE [flags]",
-                  "HTTPS admission server for AdmissionReview admission.k8s.io/v1:\n"
-                  "  POST /validate-apps-v1-deployment   Deployments and deployments/scale\n"
-                  "  POST /mutate-apps-v1-deployment     Deployments (pod-template marker label)\n"
-                  "  POST /mutate-v1-pod                 Pods (PodGroup reference, scheduling gate)\n"
-                  "Probes (/healthz, /readyz) and /metrics are plain HTTP on their own addresses.");
+  base::FlagSet f(
+      "wasd webhook", "wasd webhook --tls-cert-file FILE --tls-key-file FILE [flags]",
+      "HTTPS admission server for AdmissionReview admission.k8s.io/v1:\n"
+      "  POST /validate-apps-v1-deployment   Deployments and deployments/scale\n"
+      "  POST /mutate-apps-v1-deployment     Deployments (pod-template marker label)\n"
+      "  POST /mutate-v1-pod                 Pods (PodGroup reference, scheduling gate)\n"
+      "Probes (/healthz, /readyz) and /metrics are plain HTTP on their own addresses.");
   f.String("tls-cert-file", &c->tls_cert_file, "FILE",
            "PEM serving certificate (chain); reloaded on change")
       .Required();
@@ -81,8 +84,9 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
       .Required();
   f.String("client-ca-file", &c->client_ca_file, "FILE",
            "require client certificates signed by this CA");
-  f.String("kubeconfig", &c->kubeconfig, "FILE",
-           "API server access for deployments/scale lookups\n(default: in-cluster service account)");
+  f.String(
+      "kubeconfig", &c->kubeconfig, "FILE",
+      "API server access for deployments/scale lookups\n(default: in-cluster service account)");
   f.Custom("bind-address", "ADDR", "admission listen address (an IP literal)",
            [c](std::string_view v) -> std::string {
              std::string host(v);
@@ -106,15 +110,14 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
   AddProbeFlags(f, &c->health_probe_address, &c->metrics_address);
   f.Uint64("max-request-bytes", &c->max_request_bytes, 1024, kMaxRequestBytesCeiling,
            "largest request body in bytes");
-  f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate,
-         "add the wasd.io/pod-group gate to pods");
+  f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate, "add the wasd.io/pod-group gate to pods");
   f.Bool("denial-causes", &c->denial_causes,
          "denials carry one status cause per field error, so kubectl prints\n"
          "them like API-server validation errors; false: the message only");
-  f.Duration("tls-handshake-timeout", &c->handshake_timeout, kMinDeadline, "TLS handshake deadline");
+  f.Duration("tls-handshake-timeout", &c->handshake_timeout, kMinDeadline,
+             "TLS handshake deadline");
   f.Duration("read-timeout", &c->read_timeout, kMinDeadline, "deadline for reading one request");
-  f.Duration("write-timeout", &c->write_timeout, kMinDeadline,
-             "deadline for writing one response");
+  f.Duration("write-timeout", &c->write_timeout, kMinDeadline, "deadline for writing one response");
   f.Duration("idle-timeout", &c->idle_timeout, kMinDeadline, "keep-alive wait between requests");
   f.Duration("shutdown-delay", &c->shutdown_delay, milliseconds(0),
              "SIGTERM: keep accepting and answering this long after readiness\n"
@@ -145,25 +148,24 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
   f.Bool("leader-elect", &o.leader_elect,
          "hold the Lease before writing (false for a single replica)");
-  f.String("lease-namespace", &s->lease_namespace, "NS",
-           "namespace of the Lease wasd-reconciler")
+  f.String("lease-namespace", &s->lease_namespace, "NS", "namespace of the Lease wasd-reconciler")
       .Default("own namespace in-cluster, else wasd-system");
   AddProbeFlags(f, &o.probe_address, &o.metrics_address);
   f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
   f.LogFlags(&s->log);
-  f.SetEpilog("Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on "
-              "stderr.\nSIGTERM/SIGINT: readiness off, workers stop, the Lease is released, exit 0.\n");
+  f.SetEpilog(
+      "Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on "
+      "stderr.\nSIGTERM/SIGINT: readiness off, workers stop, the Lease is released, exit 0.\n");
   return f;
 }
 
 base::FlagSet CheckFlags(CheckSettings* s) {
-  base::FlagSet f(
-      "wasd check", "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit]",
-      "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
-      "applying the defaults the API server applies (replicas 1, strategy\n"
-      "RollingUpdate, ...), and shows the Workload and PodGroup wasd would create.");
+  base::FlagSet f("wasd check", "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit]",
+                  "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
+                  "applying the defaults the API server applies (replicas 1, strategy\n"
+                  "RollingUpdate, ...), and shows the Workload and PodGroup wasd would create.");
   f.List("filename", &s->files, "FILE",
          "manifest file (YAML stream or JSON; '-' for stdin), or a directory\n"
          "(its *.yaml, *.yml and *.json files); more files may follow",
@@ -192,7 +194,8 @@ base::FlagSet CheckFlags(CheckSettings* s) {
 base::FlagSet GenerateFlags(GenerateSettings* s) {
   certs::GenerateOptions& o = s->options;
   base::FlagSet f(
-      "wasd certs generate", "wasd certs generate --service NAME --namespace NS --out-dir DIR [flags]",
+      "wasd certs generate",
+      "wasd certs generate --service NAME --namespace NS --out-dir DIR [flags]",
       "Makes a CA (or reuses ca.crt/ca.key already in DIR) and a serving certificate for\n"
       "NAME, NAME.NS, NAME.NS.svc and NAME.NS.svc.cluster.local. Writes ca.crt, ca.key,\n"
       "tls.crt and tls.key (keys 0600), each replaced atomically. Files not written by\n"
@@ -236,8 +239,8 @@ base::FlagSet RotateFlags(RotateSettings* s) {
   f.String("namespace", &o.ns, "NS", "namespace of the Service and Secret")
       .Default("the client's namespace");
   f.String("secret", &o.secret_name, "NAME", "the TLS Secret").Required();
-  f.List("webhook-config", &o.webhook_configs, "NAME", "configuration to inject the CA into",
-         true, true);
+  f.List("webhook-config", &o.webhook_configs, "NAME", "configuration to inject the CA into", true,
+         true);
   f.Duration("renew-before", &o.renew_before, seconds(1),
              "renew this long before notAfter (2160h = 90 days)");
   f.Duration("check-interval", &s->interval, seconds(1), "time between checks");
@@ -266,13 +269,13 @@ base::FlagSet UninstallFlags(UninstallSettings* s) {
 }
 
 base::FlagSet SelftestFlags(SelftestSettings* s) {
-  base::FlagSet f(
-      "wasd selftest", "wasd selftest [--namespace NS] [--kubeconfig FILE] [--timeout DURATION]",
-      "Checks an installed wasd end to end with two server-side dry-run creates\n"
-      "(nothing is stored): a Deployment opting in with gang minCount above its\n"
-      "replicas must be denied by wasd, a valid one must come back with the marker\n"
-      "label wasd.io/managed added by wasd's mutating webhook. Exit 0: both held;\n"
-      "1: a check failed; 2: bad flags or no client configuration.");
+  base::FlagSet f("wasd selftest",
+                  "wasd selftest [--namespace NS] [--kubeconfig FILE] [--timeout DURATION]",
+                  "Checks an installed wasd end to end with two server-side dry-run creates\n"
+                  "(nothing is stored): a Deployment opting in with gang minCount above its\n"
+                  "replicas must be denied by wasd, a valid one must come back with the marker\n"
+                  "label wasd.io/managed added by wasd's mutating webhook. Exit 0: both held;\n"
+                  "1: a check failed; 2: bad flags or no client configuration.");
   f.String("namespace", &s->ns, "NS", "namespace wasd serves to submit to");
   f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
   f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
@@ -281,8 +284,7 @@ base::FlagSet SelftestFlags(SelftestSettings* s) {
 }
 
 base::FlagSet VersionFlags() {
-  return base::FlagSet("wasd version", "wasd version",
-                       "Prints the version and build information.");
+  return base::FlagSet("wasd version", "wasd version", "Prints the version and build information.");
 }
 
 }  // namespace wasd::cmd

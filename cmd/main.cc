@@ -7,8 +7,8 @@
 #include <exception>
 #include <string_view>
 
-#include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
 #include "base/flags.h"
+#include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 

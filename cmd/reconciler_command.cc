@@ -64,10 +64,10 @@ int RunReconciler(int argc, const char* const* argv) {
   options.election.lease_namespace =
       settings.lease_namespace.empty() ? OwnNamespace() : settings.lease_namespace;
   options.election.identity = Identity();
-  log.Info("configuration", {{"source", options.kube.source},
-                             {"server", options.kube.server},
-                             {"lease", options.election.lease_namespace + "/" +
-                                           options.election.lease_name}});
+  log.Info("configuration",
+           {{"source", options.kube.source},
+            {"server", options.kube.server},
+            {"lease", options.election.lease_namespace + "/" + options.election.lease_name}});
 
   // Signals are taken by one thread with sigtimedwait: block them everywhere
   // before any thread starts.
@@ -83,7 +83,8 @@ int RunReconciler(int argc, const char* const* argv) {
     while (!done) {
       const int sig = sigtimedwait(&signals, nullptr, &tick);
       if (sig == SIGTERM || sig == SIGINT) {
-        log.Info("signal received; shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        log.Info("signal received; shutting down",
+                 {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
         stop.request_stop();
         return;
       }

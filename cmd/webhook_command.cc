@@ -40,12 +40,13 @@ std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& conf
     }
     logger.Warn("no Kubernetes API access: deployments/scale reviews will be answered 503",
                 {{"reason", reason}});
-    return std::make_unique<server::UnavailableDeploymentSource>("no Kubernetes API access: " + reason);
+    return std::make_unique<server::UnavailableDeploymentSource>("no Kubernetes API access: " +
+                                                                 reason);
   }
   logger.Info("Kubernetes API access for deployments/scale reviews",
               {{"server", kube_config.value().server}, {"source", kube_config.value().source}});
   return std::make_unique<server::KubeDeploymentSource>(std::move(kube_config).value(),
-                                                config.lookup_timeout);
+                                                        config.lookup_timeout);
 }
 
 }  // namespace

@@ -41,8 +41,7 @@ bool SleepUnlessStopped(std::chrono::milliseconds d, const std::stop_token& stop
 namespace {
 
 bool AllDigits(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // Parses "Sun, 06 Nov 1994 08:49:37 GMT" (IMF-fixdate) to seconds since the epoch.

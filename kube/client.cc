@@ -21,7 +21,8 @@ Status BadArgument(std::string why) {
 Status CheckName(const Resource& resource, std::string_view ns, std::string_view name) {
   if (name.empty()) return BadArgument("empty name for " + resource.plural);
   if (resource.namespaced && ns.empty()) {
-    return BadArgument("namespace required for " + resource.plural + " \"" + std::string(name) + "\"");
+    return BadArgument("namespace required for " + resource.plural + " \"" + std::string(name) +
+                       "\"");
   }
   return Status::Ok();
 }
@@ -45,14 +46,10 @@ std::string Field(const nlohmann::json& j, const char* outer, const char* inner)
 
 std::string_view PatchContentType(PatchType type) {
   switch (type) {
-    case PatchType::kMerge:
-      return "application/merge-patch+json";
-    case PatchType::kJson:
-      return "application/json-patch+json";
-    case PatchType::kStrategicMerge:
-      return "application/strategic-merge-patch+json";
-    case PatchType::kApply:
-      return "application/apply-patch+yaml";
+    case PatchType::kMerge: return "application/merge-patch+json";
+    case PatchType::kJson: return "application/json-patch+json";
+    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+    case PatchType::kApply: return "application/apply-patch+yaml";
   }
   return "application/merge-patch+json";
 }
@@ -116,15 +113,14 @@ Result<ListResult> Client::List(const Resource& resource, std::string_view ns,
     }
     page_options.continue_token = p.continue_token;
   }
-  return Status::Error(Status::Kind::kBadResponse,
-                       "LIST " + resource.plural + ": more than " +
-                           std::to_string(kMaxListPages) + " pages");
+  return Status::Error(Status::Kind::kBadResponse, "LIST " + resource.plural + ": more than " +
+                                                       std::to_string(kMaxListPages) + " pages");
 }
 
 Result<nlohmann::json> Client::Create(const Resource& resource, std::string_view ns,
-                                      const nlohmann::json& object,
-                                      const RequestOptions& options) {
-  if (resource.namespaced && ns.empty()) return BadArgument("namespace required to create " + resource.plural);
+                                      const nlohmann::json& object, const RequestOptions& options) {
+  if (resource.namespaced && ns.empty())
+    return BadArgument("namespace required to create " + resource.plural);
   return impl_->Call(http::verb::post, ResourcePath(resource, ns, ""), DryRunQuery(options),
                      object.dump(), "application/json", options);
 }

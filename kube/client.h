@@ -51,9 +51,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/status.h"
 #include "kube/config.h"
 #include "kube/resource.h"
-#include "base/status.h"
 #include "kube/watch_decoder.h"
 
 namespace wasd::kube {
@@ -163,9 +163,9 @@ class Client {
                                 std::string_view name, const nlohmann::json& object,
                                 const RequestOptions& options = {});
   // PATCH with the given patch type; returns the patched object.
-  Result<nlohmann::json> Patch(const Resource& resource, std::string_view ns,
-                               std::string_view name, PatchType type,
-                               const nlohmann::json& patch, const PatchOptions& options = {});
+  Result<nlohmann::json> Patch(const Resource& resource, std::string_view ns, std::string_view name,
+                               PatchType type, const nlohmann::json& patch,
+                               const PatchOptions& options = {});
   // DELETE. Returns the server's body (the object, or a Status). A failed
   // precondition gives conflict().
   Result<nlohmann::json> Delete(const Resource& resource, std::string_view ns,

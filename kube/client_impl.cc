@@ -4,8 +4,8 @@
 
 #include <boost/asio/buffer.hpp>
 
-#include "kube/backoff.h"
 #include "base/file_util.h"
+#include "kube/backoff.h"
 
 namespace wasd::kube {
 

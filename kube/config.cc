@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kube/config.h"
 #include "base/file_util.h"
+#include "kube/config.h"
 
 namespace wasd::kube {
 namespace {
@@ -61,7 +61,8 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
   }
   if (!p.config.token_file.empty()) {
     Result<std::string> token = base::ReadSmallFile(p.config.token_file, kMaxTokenBytes);
-    if (!token.ok()) return Invalid(origin + " " + file + ": tokenFile: " + token.status().message());
+    if (!token.ok())
+      return Invalid(origin + " " + file + ": tokenFile: " + token.status().message());
     p.config.token = Trim(*token);
   }
   p.config.source = "kubeconfig " + file + " (context " + p.context + ")";
@@ -105,7 +106,8 @@ ConfigSources SourcesFromEnvironment(std::string kubeconfig_flag, std::string co
 }
 
 Result<Config> LoadConfig(const ConfigSources& s) {
-  if (!s.kubeconfig_flag.empty()) return LoadKubeconfigFile(s.kubeconfig_flag, s.context, "--kubeconfig");
+  if (!s.kubeconfig_flag.empty())
+    return LoadKubeconfigFile(s.kubeconfig_flag, s.context, "--kubeconfig");
   if (!s.kubeconfig_env.empty()) {
     std::string list = s.kubeconfig_env;
     std::size_t start = 0;
@@ -113,7 +115,8 @@ Result<Config> LoadConfig(const ConfigSources& s) {
       const auto colon = list.find(':', start);
       const std::string item =
           list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!item.empty() && base::RegularFileExists(item)) return LoadKubeconfigFile(item, s.context, "$KUBECONFIG");
+      if (!item.empty() && base::RegularFileExists(item))
+        return LoadKubeconfigFile(item, s.context, "$KUBECONFIG");
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
@@ -122,7 +125,8 @@ Result<Config> LoadConfig(const ConfigSources& s) {
   if (!s.service_host.empty() && !s.service_port.empty()) return LoadInCluster(s);
   if (!s.home.empty()) {
     const std::string home_config = s.home + "/.kube/config";
-    if (base::RegularFileExists(home_config)) return LoadKubeconfigFile(home_config, s.context, "~/.kube/config");
+    if (base::RegularFileExists(home_config))
+      return LoadKubeconfigFile(home_config, s.context, "~/.kube/config");
   }
   return Invalid(
       "no Kubernetes configuration: no --kubeconfig, $KUBECONFIG unset, not in a cluster "

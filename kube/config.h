@@ -36,9 +36,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "kube/backoff.h"
 #include "kube/exec_credential.h"
-#include "base/status.h"
 
 namespace wasd::kube {
 

@@ -48,11 +48,13 @@ Status Connection::Run(const char* phase, Clock::time_point deadline, const std:
   asio::steady_timer timer(ioc_);
   timer.expires_at(deadline);
   ioc_.restart();
-  start([&](error_code ec, auto&&...) {
-    result = ec;
-    done = true;
-    timer.cancel();
-  }, cancel_io);
+  start(
+      [&](error_code ec, auto&&...) {
+        result = ec;
+        done = true;
+        timer.cancel();
+      },
+      cancel_io);
   timer.async_wait([&](error_code ec) {
     if (!ec && !done) {
       timed_out = true;
@@ -86,9 +88,10 @@ Status Connection::Run(const char* phase, Clock::time_point deadline, const std:
 }
 
 Status Connection::Connect(const ServerUrl& url, const std::string& verify_name, bool verify,
-                           Clock::time_point connect_deadline,
-                           Clock::time_point handshake_deadline, const std::stop_token& stop) {
-  peer_ = url.HostHeader() + (url.HostHeader().find(':') == std::string::npos ? ":" + url.port : "");
+                           Clock::time_point connect_deadline, Clock::time_point handshake_deadline,
+                           const std::stop_token& stop) {
+  peer_ =
+      url.HostHeader() + (url.HostHeader().find(':') == std::string::npos ? ":" + url.port : "");
   tcp::resolver resolver(ioc_);
   tcp::resolver::results_type endpoints;
   resolving_ = &resolver;
@@ -106,9 +109,8 @@ Status Connection::Connect(const ServerUrl& url, const std::string& verify_name,
   } else {
     plain_ = std::make_unique<tcp::socket>(ioc_);
   }
-  s = Run("connect", connect_deadline, stop, [&](auto handler, auto&&) {
-    asio::async_connect(Socket(), endpoints, handler);
-  });
+  s = Run("connect", connect_deadline, stop,
+          [&](auto handler, auto&&) { asio::async_connect(Socket(), endpoints, handler); });
   if (!s.ok() || !tls_) return s;
   error_code ignored;
   Socket().set_option(tcp::no_delay(true), ignored);
@@ -138,10 +140,10 @@ Status Connection::Connect(const ServerUrl& url, const std::string& verify_name,
   if (!s.ok() && s.kind() == Status::Kind::kUnreachable && verify) {
     const long v = SSL_get_verify_result(ssl);
     if (v != X509_V_OK) {
-      return Status::Error(Status::Kind::kTlsVerify,
-                           "server certificate of " + peer_ + " did not verify" +
-                               " (checked name " + verify_name + "): " +
-                               X509_verify_cert_error_string(v));
+      return Status::Error(Status::Kind::kTlsVerify, "server certificate of " + peer_ +
+                                                         " did not verify" + " (checked name " +
+                                                         verify_name +
+                                                         "): " + X509_verify_cert_error_string(v));
     }
   }
   return s;
@@ -169,8 +171,8 @@ bool IsClosedBeforeResponse(const Status& s, std::size_t buffered) {
 }  // namespace
 
 template <typename Parser, typename ReadOp>
-Status Connection::ReadWith(Parser& parser, Clock::time_point deadline,
-                            const std::stop_token& stop, ReadOp read) {
+Status Connection::ReadWith(Parser& parser, Clock::time_point deadline, const std::stop_token& stop,
+                            ReadOp read) {
   parser.header_limit(kMaxHeaderBytes);
   bool got_bytes = false;
   Status s = Run("read from", deadline, stop, [&](auto handler, auto&&) {

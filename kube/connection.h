@@ -25,8 +25,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
-#include "kube/resource.h"
 #include "base/status.h"
+#include "kube/resource.h"
 
 namespace wasd::kube {
 
@@ -89,7 +89,7 @@ class Connection {
   std::unique_ptr<boost::asio::ip::tcp::socket> plain_;
   boost::beast::flat_buffer buffer_;
   boost::asio::ip::tcp::resolver* resolving_ = nullptr;  // set while resolving
-  std::string peer_;  // "host:port" for messages
+  std::string peer_;                                     // "host:port" for messages
   bool broken_ = false;
   bool failed_before_response_ = false;
 };

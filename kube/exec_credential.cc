@@ -53,7 +53,6 @@ bool ParseTime(const std::string& text, std::chrono::system_clock::time_point* o
   return true;
 }
 
-
 std::string ExecInfo(const ExecConfig& config, const std::string& server,
                      const std::string& ca_pem) {
   json info = {{"apiVersion", config.api_version},

@@ -30,8 +30,7 @@ using base::Status;
 
 struct Resource {
   Resource() = default;
-  Resource(std::string gv, std::string plural_name, bool is_namespaced = true,
-           std::string sub = {})
+  Resource(std::string gv, std::string plural_name, bool is_namespaced = true, std::string sub = {})
       : group_version(std::move(gv)),
         plural(std::move(plural_name)),
         namespaced(is_namespaced),
@@ -40,7 +39,7 @@ struct Resource {
   std::string group_version;  // "v1" (core) or "group/version", as in apiVersion
   std::string plural;         // "deployments"
   bool namespaced = true;
-  std::string subresource;    // "", "status", "scale", …
+  std::string subresource;  // "", "status", "scale", …
 
   Resource Sub(std::string sub) const {
     Resource r = *this;
@@ -77,10 +76,10 @@ std::string QueryString(const Query& query);
 
 // A parsed Config::server.
 struct ServerUrl {
-  bool tls = true;          // https
-  std::string host;         // without brackets for IPv6
-  std::string port;         // "443" / "80" when the URL gave none
-  std::string base_path;    // "" or "/prefix" (no trailing slash)
+  bool tls = true;                 // https
+  std::string host;                // without brackets for IPv6
+  std::string port;                // "443" / "80" when the URL gave none
+  std::string base_path;           // "" or "/prefix" (no trailing slash)
   std::string HostHeader() const;  // "host[:port]", IPv6 bracketed
 };
 // Accepts http:// and https:// URLs (no user info); a bare host[:port] is

@@ -102,26 +102,16 @@ Action Action::RequeueAfter(std::chrono::milliseconds delay) {
 
 std::string_view ActionKindName(ActionKind kind) {
   switch (kind) {
-    case ActionKind::kCreateWorkload:
-      return "CreateWorkload";
-    case ActionKind::kPatchWorkloadMinCount:
-      return "PatchWorkloadMinCount";
-    case ActionKind::kCreatePodGroup:
-      return "CreatePodGroup";
-    case ActionKind::kPatchPodGroupMinCount:
-      return "PatchPodGroupMinCount";
-    case ActionKind::kPatchPodGroupOwners:
-      return "PatchPodGroupOwners";
-    case ActionKind::kDeletePodGroup:
-      return "DeletePodGroup";
-    case ActionKind::kReleasePodGroup:
-      return "ReleasePodGroup";
-    case ActionKind::kLiftGate:
-      return "LiftGate";
-    case ActionKind::kEvent:
-      return "Event";
-    case ActionKind::kRequeueAfter:
-      return "RequeueAfter";
+    case ActionKind::kCreateWorkload: return "CreateWorkload";
+    case ActionKind::kPatchWorkloadMinCount: return "PatchWorkloadMinCount";
+    case ActionKind::kCreatePodGroup: return "CreatePodGroup";
+    case ActionKind::kPatchPodGroupMinCount: return "PatchPodGroupMinCount";
+    case ActionKind::kPatchPodGroupOwners: return "PatchPodGroupOwners";
+    case ActionKind::kDeletePodGroup: return "DeletePodGroup";
+    case ActionKind::kReleasePodGroup: return "ReleasePodGroup";
+    case ActionKind::kLiftGate: return "LiftGate";
+    case ActionKind::kEvent: return "Event";
+    case ActionKind::kRequeueAfter: return "RequeueAfter";
   }
   return "Unknown";
 }
@@ -130,29 +120,21 @@ std::string Action::ToString() const {
   std::string out(ActionKindName(kind));
   switch (kind) {
     case ActionKind::kCreateWorkload:
-    case ActionKind::kCreatePodGroup:
-      out += " " + NameOf(object);
-      break;
+    case ActionKind::kCreatePodGroup: out += " " + NameOf(object); break;
     case ActionKind::kPatchWorkloadMinCount:
     case ActionKind::kPatchPodGroupMinCount:
       out += " " + name + " minCount=" + std::to_string(min_count);
       break;
     case ActionKind::kPatchPodGroupOwners:
-    case ActionKind::kReleasePodGroup:
-      out += " " + name + " uid=" + uid;
-      break;
+    case ActionKind::kReleasePodGroup: out += " " + name + " uid=" + uid; break;
     case ActionKind::kDeletePodGroup:
       out += " " + name + " uid=" + uid + " resourceVersion=" + resource_version;
       break;
     case ActionKind::kLiftGate:
       out += " " + name + " gate[" + std::to_string(gate_index) + "]";
       break;
-    case ActionKind::kEvent:
-      out += " " + event_type + " " + reason + ": " + message;
-      break;
-    case ActionKind::kRequeueAfter:
-      out += " " + std::to_string(delay.count()) + "ms";
-      break;
+    case ActionKind::kEvent: out += " " + event_type + " " + reason + ": " + message; break;
+    case ActionKind::kRequeueAfter: out += " " + std::to_string(delay.count()) + "ms"; break;
   }
   return out;
 }

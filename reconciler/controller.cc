@@ -30,7 +30,6 @@ using planner::SplitKey;
 
 namespace {
 
-
 // Sleeps until `d` passed or `stop`; false when stopped.
 bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
   std::mutex m;
@@ -297,7 +296,8 @@ int Controller::Run(const std::stop_token& stop) {
 
 }  // namespace
 
-int RunController(const ControllerOptions& options, const std::stop_token& stop, const base::Logger& log) {
+int RunController(const ControllerOptions& options, const std::stop_token& stop,
+                  const base::Logger& log) {
   Controller controller(options, log);
   return controller.Run(stop);
 }

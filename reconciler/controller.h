@@ -45,7 +45,8 @@ struct ControllerOptions {
 
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.
-int RunController(const ControllerOptions& options, const std::stop_token& stop, const base::Logger& log);
+int RunController(const ControllerOptions& options, const std::stop_token& stop,
+                  const base::Logger& log);
 
 }  // namespace wasd::reconciler
 

@@ -82,17 +82,20 @@ bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::t
 
 bool EventRecorder::Record(const json& deployment, std::string_view type, std::string_view reason,
                            std::string_view message) {
-  const std::string key = UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
+  const std::string key =
+      UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
   {
     std::lock_guard lock(mu_);
     if (!repeats_.Admit(type, key, RepeatFilter::Clock::now())) return false;
   }
-  const json event = EventObject(deployment, type, reason, message, instance_, RandomHex(), NowSeconds());
+  const json event =
+      EventObject(deployment, type, reason, message, instance_, RandomHex(), NowSeconds());
   const auto result = api_.Create(kube::Events(), NamespaceOf(deployment), event);
   if (!result.ok()) {
-    log_.Warn("event not recorded", {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},
-                                     {"reason", reason},
-                                     {"error", result.status().ToString()}});
+    log_.Warn("event not recorded",
+              {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},
+               {"reason", reason},
+               {"error", result.status().ToString()}});
     return false;
   }
   log_.Info("event", {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},

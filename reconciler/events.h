@@ -20,8 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reconciler/api.h"
 #include "base/log.h"
+#include "reconciler/api.h"
 
 namespace wasd::reconciler {
 

@@ -256,23 +256,14 @@ ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
         events_.Record(deployment, action.event_type, action.reason, action.message);
         break;
       case ActionKind::kCreateWorkload:
-      case ActionKind::kCreatePodGroup:
-        go_on = Create(deployment, action, out);
-        break;
+      case ActionKind::kCreatePodGroup: go_on = Create(deployment, action, out); break;
       case ActionKind::kPatchWorkloadMinCount:
       case ActionKind::kPatchPodGroupMinCount:
       case ActionKind::kPatchPodGroupOwners:
-      case ActionKind::kLiftGate:
-        go_on = Patch(deployment, action, out);
-        break;
-      case ActionKind::kDeletePodGroup:
-        go_on = DeletePodGroup(deployment, action, out);
-        break;
-      case ActionKind::kReleasePodGroup:
-        go_on = ReleasePodGroup(deployment, action, out);
-        break;
-      case ActionKind::kRequeueAfter:
-        break;
+      case ActionKind::kLiftGate: go_on = Patch(deployment, action, out); break;
+      case ActionKind::kDeletePodGroup: go_on = DeletePodGroup(deployment, action, out); break;
+      case ActionKind::kReleasePodGroup: go_on = ReleasePodGroup(deployment, action, out); break;
+      case ActionKind::kRequeueAfter: break;
     }
     if (!go_on) {
       if (!out.status.ok()) {

@@ -23,11 +23,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
-#include "base/log.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
 
@@ -43,8 +43,8 @@ struct ExecuteOutcome {
 
 class Executor {
  public:
-  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics, const base::Logger& log,
-           std::function<bool()> may_write)
+  Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics,
+           const base::Logger& log, std::function<bool()> may_write)
       : api_(api),
         recent_(recent),
         events_(events),

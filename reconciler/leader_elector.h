@@ -17,9 +17,9 @@
 #include <mutex>
 #include <thread>
 
+#include "base/log.h"
 #include "planner/leader_election.h"
 #include "reconciler/api.h"
-#include "base/log.h"
 
 namespace wasd::reconciler {
 

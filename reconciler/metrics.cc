@@ -92,16 +92,12 @@ void Metrics::ReconcileFinished(Clock::time_point started, Outcome outcome) {
     running_.erase(it);
   }
   switch (outcome) {
-    case Outcome::kSuccess:
-      ++reconcile_ok_;
-      break;
+    case Outcome::kSuccess: ++reconcile_ok_; break;
     case Outcome::kRequeueAfter:
       ++reconcile_ok_;
       ++reconcile_requeue_after_;
       break;
-    case Outcome::kError:
-      ++reconcile_error_;
-      break;
+    case Outcome::kError: ++reconcile_error_; break;
   }
 }
 

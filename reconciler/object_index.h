@@ -27,7 +27,7 @@ class ObjectIndex {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, std::set<std::string>> by_index_;              // guarded by mu_
+  std::map<std::string, std::set<std::string>> by_index_;                 // guarded by mu_
   std::map<std::string, std::pair<std::string, std::string>> by_object_;  // key -> (index, name)
 };
 

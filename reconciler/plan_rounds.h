@@ -23,11 +23,11 @@
 #include <optional>
 #include <string>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/executor.h"
-#include "base/log.h"
 
 namespace wasd::reconciler {
 

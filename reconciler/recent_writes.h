@@ -62,7 +62,7 @@ class RecentWrites {
  private:
   struct Entry {
     planner::Object object;  // nullptr: deleted by us
-    std::string uid;  // of the object written/deleted
+    std::string uid;         // of the object written/deleted
     std::string resource_version;
     Clock::time_point at;
   };

@@ -8,8 +8,8 @@ std::chrono::milliseconds BackoffFor(const WorkQueueOptions& options, int failur
   // 2^31 ms is already far beyond any sensible max; stop doubling there.
   constexpr int kMaxShift = 31;
   const int shift = std::clamp(failures, 0, kMaxShift);
-  const long double delay =
-      static_cast<long double>(options.base_delay.count()) * static_cast<long double>(1ULL << shift);
+  const long double delay = static_cast<long double>(options.base_delay.count()) *
+                            static_cast<long double>(1ULL << shift);
   if (delay >= static_cast<long double>(options.max_delay.count())) return options.max_delay;
   return std::chrono::milliseconds(static_cast<std::int64_t>(delay));
 }

@@ -47,8 +47,9 @@ class WorkQueue {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit WorkQueue(WorkQueueOptions options = {},
-                     std::function<Clock::time_point()> now = [] { return Clock::now(); });
+  explicit WorkQueue(
+      WorkQueueOptions options = {},
+      std::function<Clock::time_point()> now = [] { return Clock::now(); });
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
@@ -93,9 +94,9 @@ class WorkQueue {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;                   // guarded by mu_
-  std::set<std::string, std::less<>> dirty_;        // queued or to re-queue; guarded by mu_
-  std::set<std::string, std::less<>> processing_;   // guarded by mu_
+  std::deque<std::string> queue_;                  // guarded by mu_
+  std::set<std::string, std::less<>> dirty_;       // queued or to re-queue; guarded by mu_
+  std::set<std::string, std::less<>> processing_;  // guarded by mu_
   std::map<std::string, Clock::time_point, std::less<>> ready_since_;  // guarded by mu_
   std::map<std::string, Clock::time_point, std::less<>> delayed_;      // key -> due; guarded by mu_
   std::map<std::string, int, std::less<>> failures_;                   // guarded by mu_

@@ -22,9 +22,9 @@ FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old
   const nlohmann::json* old_config =
       old_view != nullptr && old_view->config.usable() ? &old_view->config.config : nullptr;
   FieldErrorList errors = CheckSchedulingConfig(view.config, old_config).errors;  // usable_config.h
-  CheckMinCountWithinReplicas(view, errors);   // H1
-  CheckStrategyForGang(view, errors);          // H2
-  CheckTemplateSchedulingGroup(view, errors);  // H3
+  CheckMinCountWithinReplicas(view, errors);                                      // H1
+  CheckStrategyForGang(view, errors);                                             // H2
+  CheckTemplateSchedulingGroup(view, errors);                                     // H3
   return errors;
 }
 

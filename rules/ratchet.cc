@@ -56,7 +56,8 @@ bool RuleInputsUnchanged(const json& deployment, const json& old_deployment) {
   if (StrategyType(deployment) != StrategyType(old_deployment)) return false;
   if (!wb::SemanticEqual(
           OrNull(wb::MemberPath(deployment, {"spec", "template", "spec", "schedulingGroup"})),
-          OrNull(wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulingGroup"})))) {
+          OrNull(
+              wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulingGroup"})))) {
     return false;
   }
   if (!wb::SemanticEqual(OrNull(wb::MemberPath(deployment, {"spec", "scheduling"})),

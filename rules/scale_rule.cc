@@ -25,8 +25,7 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
   const auto min_count = wb::ExplicitMinCount(config.config);
   if (!min_count) return errors;
   // autoscaling/v1 Scale omits spec.replicas when it is 0.
-  const std::int64_t replicas =
-      wb::AsInt(wb::MemberPath(scale, {"spec", "replicas"})).value_or(0);
+  const std::int64_t replicas = wb::AsInt(wb::MemberPath(scale, {"spec", "replicas"})).value_or(0);
   if (replicas <= 0 || replicas >= *min_count) return errors;
   // Named where the user wrote it: the annotation or spec.scheduling.
   const wb::FieldPath min_count_path =

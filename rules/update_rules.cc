@@ -54,12 +54,9 @@ void Immutable(const json* old_value, const json* new_value, const wb::FieldPath
 // The carrier as the user wrote it, for the opt-in/opt-out hint.
 std::string_view CarrierWords(const wb::SchedulingConfig& config) {
   switch (config.carrier) {
-    case wb::Carrier::kAnnotation:
-      return "the wasd.io/scheduling annotation";
-    case wb::Carrier::kBoth:
-      return "spec.scheduling and the wasd.io/scheduling annotation";
-    default:
-      return "spec.scheduling";
+    case wb::Carrier::kAnnotation: return "the wasd.io/scheduling annotation";
+    case wb::Carrier::kBoth: return "spec.scheduling and the wasd.io/scheduling annotation";
+    default: return "spec.scheduling";
   }
 }
 

@@ -34,7 +34,8 @@ std::vector<std::string> WarningsOf(const DeploymentView& view) {
   if (const nlohmann::json* claims = wb::Member(config, "resourceClaims");
       claims != nullptr && claims->is_array() && !claims->empty()) {
     warnings.emplace_back(
-        "resourceClaims are dropped from PodGroups unless the DRAWorkloadResourceClaims gate is on");
+        "resourceClaims are dropped from PodGroups unless the DRAWorkloadResourceClaims gate is "
+        "on");
   }
   if (view.config.carrier == wb::Carrier::kBoth && view.config.errors.empty()) {
     warnings.emplace_back(

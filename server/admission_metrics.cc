@@ -12,12 +12,9 @@ constexpr admission::Webhook kWebhookOrder[] = {admission::Webhook::kValidateDep
 
 std::size_t WebhookIndex(admission::Webhook w) {
   switch (w) {
-    case admission::Webhook::kValidateDeployment:
-      return 0;
-    case admission::Webhook::kMutateDeployment:
-      return 1;
-    case admission::Webhook::kMutatePod:
-      return 2;
+    case admission::Webhook::kValidateDeployment: return 0;
+    case admission::Webhook::kMutateDeployment: return 1;
+    case admission::Webhook::kMutatePod: return 2;
   }
   return 0;
 }

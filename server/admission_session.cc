@@ -132,8 +132,8 @@ void AdmissionSession::WaitForRequest() {
   std::chrono::milliseconds deadline =
       served_ == 0 ? env_.config->read_timeout : env_.config->idle_timeout;
   if (Draining()) {
-    deadline = std::min(deadline,
-                        served_ > 0 ? kIdleConnectionDrainGrace : kFreshConnectionDrainGrace);
+    deadline =
+        std::min(deadline, served_ > 0 ? kIdleConnectionDrainGrace : kFreshConnectionDrainGrace);
   }
   beast::get_lowest_layer(stream_).expires_after(deadline);
   stream_.async_read_some(buffer_.prepare(kFirstReadBytes),

@@ -36,9 +36,9 @@
 #include <string>
 
 #include "admission/review.h"
+#include "base/log.h"
 #include "server/admission_metrics.h"
 #include "server/deployment_source.h"
-#include "base/log.h"
 #include "server/once_filter.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"

@@ -7,13 +7,11 @@
 namespace wasd::server {
 
 base::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
-                                 bool serve_probes, bool serve_metrics, const ServerState& state,
-                                 const AdmissionMetrics& metrics) {
+                                      bool serve_probes, bool serve_metrics,
+                                      const ServerState& state, const AdmissionMetrics& metrics) {
   base::HttpResponse r;
   switch (RoutePlain(method, target, serve_probes, serve_metrics)) {
-    case PlainPath::kHealthz:
-      r.body = "ok\n";
-      return r;
+    case PlainPath::kHealthz: r.body = "ok\n"; return r;
     case PlainPath::kReadyz: {
       if (state.Ready()) {
         r.body = "ok\n";
@@ -36,8 +34,7 @@ base::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::stri
       r.body = "405 method not allowed\n";
       r.allow = "GET, HEAD";
       return r;
-    case PlainPath::kNotFound:
-      break;
+    case PlainPath::kNotFound: break;
   }
   r.status = 404;
   r.body = "404 page not found\n";

@@ -16,8 +16,8 @@
 #include <memory>
 #include <string>
 
-#include "certs/serving_cert.h"
 #include "base/status.h"
+#include "certs/serving_cert.h"
 #include "server/admission_session.h"
 
 namespace wasd::server {

@@ -64,17 +64,18 @@ WebhookServer::~WebhookServer() { registry_.ClearOnEmpty(); }
 int WebhookServer::Run() {
   if (!Setup()) return 1;
   const auto cert = certs_.Current();
-  logger_.Info("webhook started",
-               {{"address", base::HostPort(listener_->local_endpoint())},
-                {"probes", probe_server_ ? base::HostPort(probe_server_->local_endpoint()) : "off"},
-                {"metrics", metrics_server_ ? base::HostPort(metrics_server_->local_endpoint()) : "off"},
-                {"certificateSerial", cert->serial_hex()},
-                {"certificateSubject", cert->subject()},
-                {"certificateNotAfter", cert->not_after_unix()},
-                {"clientCa", !config_.client_ca_file.empty()},
-                {"ioThreads", IoThreads(config_)},
-                {"maxRequestBytes", config_.max_request_bytes},
-                {"podSchedulingGate", config_.pod_scheduling_gate}});
+  logger_.Info(
+      "webhook started",
+      {{"address", base::HostPort(listener_->local_endpoint())},
+       {"probes", probe_server_ ? base::HostPort(probe_server_->local_endpoint()) : "off"},
+       {"metrics", metrics_server_ ? base::HostPort(metrics_server_->local_endpoint()) : "off"},
+       {"certificateSerial", cert->serial_hex()},
+       {"certificateSubject", cert->subject()},
+       {"certificateNotAfter", cert->not_after_unix()},
+       {"clientCa", !config_.client_ca_file.empty()},
+       {"ioThreads", IoThreads(config_)},
+       {"maxRequestBytes", config_.max_request_bytes},
+       {"podSchedulingGate", config_.pod_scheduling_gate}});
 
   std::vector<std::thread> threads;
   for (int i = 1; i < IoThreads(config_); ++i) threads.emplace_back([this] { RunIoThread(); });
@@ -222,8 +223,7 @@ void WebhookServer::PollCertificate() {
   try {
     base::Status error;
     switch (certs_.Poll(&error)) {
-      case certs::ServingCertReloader::PollResult::kUnchanged:
-        break;
+      case certs::ServingCertReloader::PollResult::kUnchanged: break;
       case certs::ServingCertReloader::PollResult::kReloaded: {
         const auto cert = certs_.Current();
         metrics_.SetCertificateExpiry(cert->not_after_unix());
@@ -234,8 +234,9 @@ void WebhookServer::PollCertificate() {
         break;
       }
       case certs::ServingCertReloader::PollResult::kRejected:
-        logger_.Error("new serving certificate rejected; keeping the one in use",
-                      {{"error", error.message()}, {"certificateSerial", certs_.Current()->serial_hex()}});
+        logger_.Error(
+            "new serving certificate rejected; keeping the one in use",
+            {{"error", error.message()}, {"certificateSerial", certs_.Current()->serial_hex()}});
         break;
     }
   } catch (const std::exception& e) {

@@ -20,12 +20,12 @@
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
 
+#include "base/http_server.h"
+#include "base/log.h"
 #include "certs/serving_cert.h"
 #include "server/admission_metrics.h"
 #include "server/admission_session.h"
 #include "server/deployment_source.h"
-#include "base/log.h"
-#include "base/http_server.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"
 #include "server/tls_listener.h"

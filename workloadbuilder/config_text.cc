@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "workloadbuilder/document_builder.h"
 #include "base/utf8.h"
+#include "workloadbuilder/document_builder.h"
 #include "workloadbuilder/yaml_prescan.h"
 #include "workloadbuilder/yaml_scalars.h"
 
@@ -216,11 +216,8 @@ class YamlEvents : public YAML::EventHandler {
     if (ok) return true;
     switch (b_.stop()) {
       case DocumentBuilder::Stop::kTooDeep:
-      case DocumentBuilder::Stop::kTooManyValues:
-        throw StopParsing{};
-      case DocumentBuilder::Stop::kDuplicateKey:
-        Reject(b_.Reason());
-        break;
+      case DocumentBuilder::Stop::kTooManyValues: throw StopParsing{};
+      case DocumentBuilder::Stop::kDuplicateKey: Reject(b_.Reason()); break;
       case DocumentBuilder::Stop::kNone:  // an event out of place
         Reject("not valid JSON or YAML");
         break;
@@ -270,9 +267,9 @@ ParsedText ParseYaml(std::string_view text, const TextOptions& options) {
     if (b.stop() != DocumentBuilder::Stop::kNone) return Stopped(b);
     return Failure(TextError::kInvalid, events.rejection());
   } catch (const YAML::Exception& e) {
-    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + base::OneLine(e.msg) + " at line " +
-                                            std::to_string(e.mark.line + 1) + ", column " +
-                                            std::to_string(e.mark.column + 1));
+    return Failure(TextError::kInvalid, "not valid JSON or YAML: " + base::OneLine(e.msg) +
+                                            " at line " + std::to_string(e.mark.line + 1) +
+                                            ", column " + std::to_string(e.mark.column + 1));
   } catch (const std::exception&) {
     return Failure(TextError::kInvalid, "not valid JSON or YAML");
   }

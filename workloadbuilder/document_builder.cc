@@ -102,12 +102,9 @@ FieldPath DocumentBuilder::PathOfOpenValue() const {
 
 std::string DocumentBuilder::Reason() const {
   switch (stop_) {
-    case Stop::kNone:
-      return {};
-    case Stop::kTooDeep:
-      return "nests deeper than " + std::to_string(max_depth_) + " levels";
-    case Stop::kTooManyValues:
-      return "holds more than " + std::to_string(max_values_) + " values";
+    case Stop::kNone: return {};
+    case Stop::kTooDeep: return "nests deeper than " + std::to_string(max_depth_) + " levels";
+    case Stop::kTooManyValues: return "holds more than " + std::to_string(max_values_) + " values";
     case Stop::kDuplicateKey: {
       constexpr std::size_t kMaxEcho = 40;  // keys are echoed, not dumped
       const std::string_view key = duplicate_key_;

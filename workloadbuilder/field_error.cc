@@ -42,7 +42,6 @@ bool OmitsValue(ErrorType t) {
          t == ErrorType::kInternal;
 }
 
-
 std::string RenderValue(const nlohmann::json& v) {
   if (v.is_null()) return "\"null\"";
   if (v.is_string()) return GoQuote(v.get_ref<const std::string&>());

@@ -53,8 +53,7 @@ void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
   options.base = path;
   ParsedText parsed = ParseConfigText(*text, options);
   switch (parsed.kind) {
-    case TextError::kNone:
-      break;
+    case TextError::kNone: break;
     case TextError::kTooLong:  // refused before any parse (DESIGN.md Q16)
       errors.push_back(TooLong(path, parsed.error));
       return;

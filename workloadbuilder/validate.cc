@@ -73,9 +73,9 @@ void ConfigChecker::Check(const json& config, const FieldPath& path, const json*
   RejectUnknown(config, path,
                 {"schedulingPolicy", "schedulingConstraints", "disruptionMode", "resourceClaims"});
 
-  const Policy policy = CheckPolicy(Member(config, "schedulingPolicy"),
-                                    OldMember(old_config, "schedulingPolicy"),
-                                    path.Child("schedulingPolicy"));
+  const Policy policy =
+      CheckPolicy(Member(config, "schedulingPolicy"), OldMember(old_config, "schedulingPolicy"),
+                  path.Child("schedulingPolicy"));
   if (const json* c = Member(config, "schedulingConstraints")) {
     CheckConstraints(*c, path.Child("schedulingConstraints"));
   }
@@ -135,8 +135,8 @@ void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& p
   const FieldPath topo_path = path.Child("topology");
   if (topology == nullptr || !ExpectList(*topology, topo_path)) return;
   if (topology->size() > kMaxTopologyItems) {  // S5; items are not checked past the limit
-    errors_.push_back(TooMany(topo_path, static_cast<std::int64_t>(topology->size()),
-                              kMaxTopologyItems));
+    errors_.push_back(
+        TooMany(topo_path, static_cast<std::int64_t>(topology->size()), kMaxTopologyItems));
     return;
   }
   for (std::size_t i = 0; i < topology->size(); ++i) {
@@ -147,9 +147,9 @@ void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& p
     const FieldPath key_path = item_path.Child("key");
     const json* key = Member(item, "key");
     const std::string* text = key != nullptr ? ExpectString(*key, key_path) : nullptr;
-    if (key != nullptr && text == nullptr) continue;       // wrong type
+    if (key != nullptr && text == nullptr) continue;  // wrong type
     if (text == nullptr || text->empty()) {
-      errors_.push_back(Required(key_path));               // S6
+      errors_.push_back(Required(key_path));  // S6
       continue;
     }
     CheckFormat(IsQualifiedName(*text), *text, key_path);  // S7
@@ -187,9 +187,10 @@ void ConfigChecker::CheckResourceClaims(const json& claims, const json* old_clai
     }
   }
   for (std::size_t i = 0; i < claims.size(); ++i) {
-    const json* old_claim = old_claims != nullptr && old_claims->is_array() && i < old_claims->size()
-                                ? &(*old_claims)[i]
-                                : nullptr;
+    const json* old_claim =
+        old_claims != nullptr && old_claims->is_array() && i < old_claims->size()
+            ? &(*old_claims)[i]
+            : nullptr;
     CheckResourceClaim(claims[i], old_claim, path.Index(i));
   }
 }
@@ -206,7 +207,8 @@ void ConfigChecker::CheckResourceClaim(const json& claim, const json* old_claim,
   } else if (name_text != nullptr) {
     CheckFormat(IsDNS1123Label(*name_text), *name_text, name_path);  // S13
   }
-  CheckUnion(claim, old_claim, path, {"resourceClaimName", "resourceClaimTemplateName"});  // S14, S15
+  CheckUnion(claim, old_claim, path,
+             {"resourceClaimName", "resourceClaimTemplateName"});  // S14, S15
   for (std::string_view member : {"resourceClaimName", "resourceClaimTemplateName"}) {
     const json* source = Member(claim, member);
     if (source == nullptr) continue;
@@ -272,8 +274,8 @@ int ConfigChecker::CheckUnion(const json& object, const json* old_object, const 
   return set;
 }
 
-void ConfigChecker::CheckFormat(const std::vector<std::string>& messages,
-                                const std::string& value, const FieldPath& path) {
+void ConfigChecker::CheckFormat(const std::vector<std::string>& messages, const std::string& value,
+                                const FieldPath& path) {
   for (const std::string& m : messages) errors_.push_back(Invalid(path, value, m));
 }
 

@@ -109,7 +109,9 @@ constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
 // Short excerpts keep error messages bounded.
 std::string Excerpt(std::string_view s) {
   constexpr std::size_t kMaxEcho = 40;
-  return "'" + (s.size() > kMaxEcho ? base::OneLine(s.substr(0, kMaxEcho)) + "..." : base::OneLine(s)) + "'";
+  return "'" +
+         (s.size() > kMaxEcho ? base::OneLine(s.substr(0, kMaxEcho)) + "..." : base::OneLine(s)) +
+         "'";
 }
 
 }  // namespace

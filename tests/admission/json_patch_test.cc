@@ -17,7 +17,8 @@ TEST_CASE("base64 matches RFC 4648 test vectors", "[unit]") {
   CHECK(base::Base64Encode("fooba") == "Zm9vYmE=");
   CHECK(base::Base64Encode("foobar") == "Zm9vYmFy");
   CHECK(base::Base64Encode(std::string("\xff\xfe\x00", 3)) == "//4A");
-  CHECK(wasd::testing::DecodeBase64(base::Base64Encode("any binary\x01\x02")) == "any binary\x01\x02");
+  CHECK(wasd::testing::DecodeBase64(base::Base64Encode("any binary\x01\x02")) ==
+        "any binary\x01\x02");
 }
 
 TEST_CASE("JsonPatch renders add operations with escaped values", "[unit]") {
@@ -29,7 +30,8 @@ TEST_CASE("JsonPatch renders add operations with escaped values", "[unit]") {
   CHECK(p.size() == 2);
   const auto doc = nlohmann::json::parse(p.Json());
   REQUIRE(doc.size() == 2);
-  CHECK(doc[0] == nlohmann::json{{"op", "add"}, {"path", "/metadata/labels/wasd.io~1managed"},
+  CHECK(doc[0] == nlohmann::json{{"op", "add"},
+                                 {"path", "/metadata/labels/wasd.io~1managed"},
                                  {"value", "true"}});
   CHECK(doc[1]["path"] == "/spec/schedulingGates/-");
   CHECK(doc[1]["value"]["name"] == "wasd.io/pod-group");

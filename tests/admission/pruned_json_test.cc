@@ -70,10 +70,12 @@ std::vector<std::string> Bodies() {
 // Deterministic damage to `text`: a byte replaced, removed or inserted, the
 // text cut short, or a tricky sequence spliced in.
 std::string Mutate(const std::string& text, std::mt19937& rng) {
+  // clang-format off
   static const std::vector<std::string> kSplices = {
       "\\", "\"", "\\u", "\\uD800", "\\uDC00", "\\uD800\\uDC00", "\xC0\x80", "\xED\xA0\x80",
       "\xF4\x90\x80\x80", "\xE2\x82", "1e999", "-", "0.", "01", "tru", "\x01", ",", ":", "{",
       "}", "[", "]", "null", " ", "\xEF\xBB\xBF", "1E+2", "-0.0e-0"};
+  // clang-format on
   std::string s = text;
   if (s.empty()) return kSplices[rng() % kSplices.size()];
   const std::size_t at = rng() % s.size();
@@ -90,6 +92,7 @@ std::string Mutate(const std::string& text, std::mt19937& rng) {
 }  // namespace
 
 TEST_CASE("PrunedParse accepts exactly what nlohmann accepts", "[unit]") {
+  // clang-format off
   const std::vector<std::string> texts = {
       "", " ", "{}", "[]", " {} ", "\xEF\xBB\xBF{}", "\xEF\xBB{}", "\xEF{}", "{} x", "{}{}",
       std::string("{}\0", 3), std::string("\0", 1), "0", "-0", "01", "-01", "1.", "1.5", ".5",
@@ -105,6 +108,7 @@ TEST_CASE("PrunedParse accepts exactly what nlohmann accepts", "[unit]") {
       "{\"obj\":{\"keep\":[1,{\"x\":2}],\"drop\":{\"y\":[3]}},\"b\":\"\\u00e9\"}",
       "{\"obj\":{\"keep\":1,\"drop\":[1 2]}}", "{\"obj\":{\"keep\":1,\"drop\":\"\x01\"}}",
       "{\"a\":1}\n\r\t ", "{\"obj\":7}", "[{\"a\":1}]"};
+  // clang-format on
   for (const std::string& t : texts) {
     INFO(json(t).dump(-1, ' ', true, json::error_handler_t::replace));
     CHECK(PrunedAccepts(t) == NlohmannAccepts(t));
@@ -117,9 +121,8 @@ TEST_CASE("PrunedParse keeps the selected members exactly as nlohmann reads them
   json pruned;
   REQUIRE(PrunedParse(text, kRoot, 200, &pruned) == PruneStatus::kOk);
   const json whole = json::parse(text);
-  const json want = {{"a", whole["a"]},
-                     {"obj", {{"keep", true}, {"x\"y", nullptr}}},
-                     {"wasd.io/scheduling", "s"}};
+  const json want = {
+      {"a", whole["a"]}, {"obj", {{"keep", true}, {"x\"y", nullptr}}}, {"wasd.io/scheduling", "s"}};
   CHECK(pruned == want);
 }
 
@@ -128,8 +131,7 @@ TEST_CASE("PrunedParse: repeated members keep the last, non-objects are kept who
   REQUIRE(PrunedParse(R"({"obj":{"keep":1},"obj":{"drop":2}})", kRoot, 200, &out) ==
           PruneStatus::kOk);
   CHECK(out == json::parse(R"({"obj":{}})"));
-  REQUIRE(PrunedParse(R"({"obj":[{"keep":1}],"a":1,"a":2})", kRoot, 200, &out) ==
-          PruneStatus::kOk);
+  REQUIRE(PrunedParse(R"({"obj":[{"keep":1}],"a":1,"a":2})", kRoot, 200, &out) == PruneStatus::kOk);
   CHECK(out == json::parse(R"({"obj":[{"keep":1}],"a":2})"));
   REQUIRE(PrunedParse(R"([{"a":1}])", kRoot, 200, &out) == PruneStatus::kOk);
   CHECK(out == json::parse(R"([{"a":1}])"));
@@ -180,7 +182,8 @@ TEST_CASE("Review answers the same with and without pruning", "[unit]") {
                                       R"({\"gang\":{\"minCount\":3}}}"}},"spec":{"replicas":4}})");
   std::size_t reviews = 0;
   for (const std::string& body : bodies) {
-    for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+    for (Webhook w :
+         {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
       for (bool causes : {true, false}) {
         Options pruned;
         pruned.denial_causes = causes;

@@ -14,12 +14,11 @@ TEST_CASE("ParseDuration reads Go's grammar", "[unit][base]") {
     const char* text;
     std::chrono::nanoseconds want;
   };
-  for (const Row& r : {Row{"0", 0ns}, Row{"0s", 0ns}, Row{"300ms", 300ms}, Row{"1.5s", 1500ms},
-                       Row{"1m30s", 90s}, Row{"1h30m", 90min}, Row{"2160h", 2160h},
-                       Row{"1.5h", 90min}, Row{"2h45m", 165min}, Row{"1m30.5s", 90500ms},
-                       Row{"10us", 10us}, Row{"10\xC2\xB5s", 10us}, Row{"7ns", 7ns},
-                       Row{".5s", 500ms}, Row{"5.s", 5s}, Row{"+1s", 1s}, Row{"-1s", -1s},
-                       Row{"1h1m1s", 3661s}}) {
+  for (const Row& r :
+       {Row{"0", 0ns}, Row{"0s", 0ns}, Row{"300ms", 300ms}, Row{"1.5s", 1500ms}, Row{"1m30s", 90s},
+        Row{"1h30m", 90min}, Row{"2160h", 2160h}, Row{"1.5h", 90min}, Row{"2h45m", 165min},
+        Row{"1m30.5s", 90500ms}, Row{"10us", 10us}, Row{"10\xC2\xB5s", 10us}, Row{"7ns", 7ns},
+        Row{".5s", 500ms}, Row{"5.s", 5s}, Row{"+1s", 1s}, Row{"-1s", -1s}, Row{"1h1m1s", 3661s}}) {
     INFO(r.text);
     Result<std::chrono::nanoseconds> d = ParseDuration(r.text);
     REQUIRE(d.ok());
@@ -48,8 +47,9 @@ TEST_CASE("FormatDuration writes what Go's Duration.String writes", "[unit][base
   CHECK(FormatDuration(10us) == "10\xC2\xB5s");
   CHECK(FormatDuration(7ns) == "7ns");
   CHECK(FormatDuration(-90s) == "-1m30s");
-  for (std::chrono::nanoseconds d : {1ns, std::chrono::nanoseconds(1500ms), std::chrono::nanoseconds(3661s),
-                                     std::chrono::nanoseconds(2160h), std::chrono::nanoseconds(90500ms)}) {
+  for (std::chrono::nanoseconds d :
+       {1ns, std::chrono::nanoseconds(1500ms), std::chrono::nanoseconds(3661s),
+        std::chrono::nanoseconds(2160h), std::chrono::nanoseconds(90500ms)}) {
     Result<std::chrono::nanoseconds> back = ParseDuration(FormatDuration(d));
     REQUIRE(back.ok());
     CHECK(*back == d);

@@ -60,9 +60,10 @@ TEST_CASE("levels", "[unit][base]") {
 TEST_CASE("text format: time, level, msg first, then key=value", "[unit][base]") {
   std::string line;
   const nlohmann::json labels = {{"app", "x"}};
-  FormatLogLine(&line, 1767323045000006000, LogLevel::kWarn, "gates lifted",
-                {{"deployment", "ns/web"}, {"pods", 3}, {"reason", "no carrier"}, {"labels", labels}},
-                LogFormat::kText);
+  FormatLogLine(
+      &line, 1767323045000006000, LogLevel::kWarn, "gates lifted",
+      {{"deployment", "ns/web"}, {"pods", 3}, {"reason", "no carrier"}, {"labels", labels}},
+      LogFormat::kText);
   CHECK(line ==
         "time=2026-01-02T03:04:05.000006Z level=warn msg=\"gates lifted\" deployment=ns/web pods=3 "
         "reason=\"no carrier\" labels={\"app\":\"x\"}\n");
@@ -72,8 +73,9 @@ TEST_CASE("JSON values are written compact in a JSON line", "[unit][base]") {
   std::string line;
   const nlohmann::json names = {"a", "b"};
   FormatLogLine(&line, 0, LogLevel::kInfo, "m", {{"dnsNames", names}});
-  CHECK(line == "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"info\",\"msg\":\"m\","
-                "\"dnsNames\":[\"a\",\"b\"]}\n");
+  CHECK(line ==
+        "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"info\",\"msg\":\"m\","
+        "\"dnsNames\":[\"a\",\"b\"]}\n");
 }
 
 TEST_CASE("log formats parse", "[unit][base]") {

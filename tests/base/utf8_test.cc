@@ -11,13 +11,13 @@ TEST_CASE("the one UTF-8 validator is RFC 3629's", "[unit][base]") {
   CHECK(IsValidUtf8("gr\xC3\xBC\xC3\x9F"));
   CHECK(IsValidUtf8("\xE2\x80\xA6"));
   CHECK(IsValidUtf8("\xF0\x9F\x98\x80"));
-  CHECK(IsValidUtf8("\xF4\x8F\xBF\xBF"));           // U+10FFFF
-  CHECK_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));     // above U+10FFFF
-  CHECK_FALSE(IsValidUtf8("\xED\xA0\x80"));         // a surrogate
-  CHECK_FALSE(IsValidUtf8("\xC0\xAF"));             // overlong '/'
-  CHECK_FALSE(IsValidUtf8("\xE0\x80\xAF"));         // overlong, three bytes
-  CHECK_FALSE(IsValidUtf8("\xF0\x80\x80\xAF"));     // overlong, four bytes
-  CHECK_FALSE(IsValidUtf8("cut\xC3"));              // truncated
+  CHECK(IsValidUtf8("\xF4\x8F\xBF\xBF"));        // U+10FFFF
+  CHECK_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  CHECK_FALSE(IsValidUtf8("\xED\xA0\x80"));      // a surrogate
+  CHECK_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong '/'
+  CHECK_FALSE(IsValidUtf8("\xE0\x80\xAF"));      // overlong, three bytes
+  CHECK_FALSE(IsValidUtf8("\xF0\x80\x80\xAF"));  // overlong, four bytes
+  CHECK_FALSE(IsValidUtf8("cut\xC3"));           // truncated
   CHECK_FALSE(IsValidUtf8("\xFF"));
   CHECK(Utf8SequenceLength("\xC3\xBC", 0) == 2);
   CHECK(Utf8SequenceLength("a", 0) == 1);

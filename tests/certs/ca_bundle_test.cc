@@ -29,8 +29,8 @@ json Svc() { return {{"service", {{"name", "wasd"}, {"namespace", "wasd-system"}
 TEST_CASE("BuildCaBundlePatch sets caBundle on every webhook", "[unit][certs]") {
   json with_old = Svc();
   with_old["caBundle"] = "b2xk";
-  const json config = Config({Hook("a.wasd.io", Svc()), Hook("b.wasd.io", with_old),
-                              json{{"name", "c.wasd.io"}}});
+  const json config =
+      Config({Hook("a.wasd.io", Svc()), Hook("b.wasd.io", with_old), json{{"name", "c.wasd.io"}}});
   json patch;
   REQUIRE(BuildCaBundlePatch(config, kCa, &patch).ok());
   const std::string b64 = base::Base64Encode(kCa);
@@ -49,8 +49,7 @@ TEST_CASE("BuildCaBundlePatch skips webhooks that already carry the bundle", "[u
   json patch;
 
   SECTION("all equal: empty patch, not even the test op") {
-    REQUIRE(BuildCaBundlePatch(Config({Hook("a", current), Hook("b", current)}), kCa, &patch)
-                .ok());
+    REQUIRE(BuildCaBundlePatch(Config({Hook("a", current), Hook("b", current)}), kCa, &patch).ok());
     CHECK(patch == json::array());
   }
   SECTION("only the stale one is patched") {

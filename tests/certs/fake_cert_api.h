@@ -106,9 +106,7 @@ class FakeCertApi : public CertApi {
   std::vector<Json> patches;
 
  private:
-  static std::string Key(const std::string& ns, const std::string& name) {
-    return ns + "/" + name;
-  }
+  static std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
   static std::string Kind(WebhookKind k) {
     return k == WebhookKind::kMutating ? "mutating" : "validating";
   }

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "certs/cert_info.h"
 #include "base/file_util.h"
+#include "certs/cert_info.h"
 #include "tests/certs/test_helpers.h"
 
 namespace wasd::certs {
@@ -147,8 +147,9 @@ TEST_CASE("Files not written by generate are not overwritten without force", "[u
   GenerateResult r;
   Status st = GenerateToDirectory(o, &r);
   REQUIRE_FALSE(st.ok());
-  CHECK(st.message() == o.out_dir + "/tls.crt exists and was not written by wasd certs generate; "
-                                    "refusing to overwrite it (pass --force to replace it)");
+  CHECK(st.message() == o.out_dir +
+                            "/tls.crt exists and was not written by wasd certs generate; "
+                            "refusing to overwrite it (pass --force to replace it)");
   CHECK(Read(o.out_dir + "/tls.crt") == "user certificate\n");
   CHECK_FALSE(base::PathExists(o.out_dir + "/ca.crt"));  // nothing written
 

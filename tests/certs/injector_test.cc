@@ -41,8 +41,7 @@ TEST_CASE("InjectCaBundle patches mutating and validating configs by name", "[un
   std::vector<InjectOutcome> outcomes;
   REQUIRE(InjectCaBundle(api, {"wasd", "only-validating"}, kCa, &outcomes).ok());
   const std::string b64 = base::Base64Encode(kCa);
-  CHECK(Bundles(*api.Config(WebhookKind::kMutating, "wasd")) ==
-        std::vector<std::string>{b64, b64});
+  CHECK(Bundles(*api.Config(WebhookKind::kMutating, "wasd")) == std::vector<std::string>{b64, b64});
   CHECK(Bundles(*api.Config(WebhookKind::kValidating, "wasd")) == std::vector<std::string>{b64});
   CHECK(Bundles(*api.Config(WebhookKind::kValidating, "only-validating")) ==
         std::vector<std::string>{b64, b64, b64});
@@ -53,8 +52,8 @@ TEST_CASE("InjectCaBundle patches mutating and validating configs by name", "[un
   CHECK(outcomes[2].webhooks == 3);
   CHECK(outcomes[2].patched == 3);
   // The service reference is untouched.
-  CHECK((*api.Config(WebhookKind::kMutating, "wasd"))["webhooks"][0]["clientConfig"]["service"]
-                                                                       ["name"] == "wasd");
+  CHECK((*api.Config(WebhookKind::kMutating,
+                     "wasd"))["webhooks"][0]["clientConfig"]["service"]["name"] == "wasd");
 }
 
 TEST_CASE("InjectCaBundle sends nothing when the bundle is already current", "[unit][certs]") {
@@ -89,8 +88,7 @@ TEST_CASE("InjectCaBundle re-reads and retries after a concurrent edit", "[unit]
   CHECK(outcomes[0].attempts == 2);
   CHECK(outcomes[0].patched == 2);  // the new webhook got the bundle as well
   const std::string b64 = base::Base64Encode(kCa);
-  CHECK(Bundles(*api.Config(WebhookKind::kMutating, "wasd")) ==
-        std::vector<std::string>{b64, b64});
+  CHECK(Bundles(*api.Config(WebhookKind::kMutating, "wasd")) == std::vector<std::string>{b64, b64});
 }
 
 TEST_CASE("InjectCaBundle gives up after kMaxPatchAttempts conflicts", "[unit][certs]") {
@@ -100,7 +98,8 @@ TEST_CASE("InjectCaBundle gives up after kMaxPatchAttempts conflicts", "[unit][c
   std::vector<InjectOutcome> outcomes;
   const Status st = InjectCaBundle(api, {"wasd"}, kCa, &outcomes);
   REQUIRE_FALSE(st.ok());
-  CHECK(st.message() == "mutatingwebhookconfigurations/wasd kept changing; gave up after 5 attempts");
+  CHECK(st.message() ==
+        "mutatingwebhookconfigurations/wasd kept changing; gave up after 5 attempts");
   CHECK(api.patches.size() == kMaxPatchAttempts);
 }
 
@@ -108,7 +107,8 @@ TEST_CASE("InjectCaBundle errors name the configuration", "[unit][certs]") {
   FakeCertApi api;
   std::vector<InjectOutcome> outcomes;
   Status st = InjectCaBundle(api, {"missing"}, kCa, &outcomes);
-  CHECK(st.message() == "webhook configuration \"missing\" not found (neither mutating nor validating)");
+  CHECK(st.message() ==
+        "webhook configuration \"missing\" not found (neither mutating nor validating)");
   api.down = true;
   st = InjectCaBundle(api, {"wasd"}, kCa, &outcomes);
   CHECK(st.message() == "reading mutatingwebhookconfigurations/wasd: unreachable: test");

@@ -88,7 +88,8 @@ TEST_CASE("a client CA turns on required client certificates", "[unit][certs]") 
   dir.Put("tls.crt", leaf.cert_pem);
   dir.Put("tls.key", leaf.key_pem);
   dir.Put("client-ca.crt", Ca().cert_pem);
-  auto cert = LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), dir.File("client-ca.crt")});
+  auto cert =
+      LoadServingCert({dir.File("tls.crt"), dir.File("tls.key"), dir.File("client-ca.crt")});
   REQUIRE(cert.ok());
   CHECK(SSL_CTX_get_verify_mode((*cert)->ssl_ctx()) ==
         (SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT));
@@ -113,20 +114,24 @@ TEST_CASE("unusable pairs are refused with the reason", "[unit][certs]") {
   SECTION("key of another certificate") {
     dir.Put("tls.crt", a.cert_pem);
     dir.Put("tls.key", b.key_pem);
-    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("does not match") != std::string::npos);
+    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("does not match") !=
+          std::string::npos);
   }
   SECTION("missing file") {
-    CHECK(error_of({dir.File("nope.crt"), dir.File("tls.key"), ""}).find("nope.crt") != std::string::npos);
+    CHECK(error_of({dir.File("nope.crt"), dir.File("tls.key"), ""}).find("nope.crt") !=
+          std::string::npos);
   }
   SECTION("empty file") {
     dir.Put("tls.crt", "");
     dir.Put("tls.key", a.key_pem);
-    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("is empty") != std::string::npos);
+    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("is empty") !=
+          std::string::npos);
   }
   SECTION("garbage") {
     dir.Put("tls.crt", "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n");
     dir.Put("tls.key", a.key_pem);
-    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("tls.crt") != std::string::npos);
+    CHECK(error_of({dir.File("tls.crt"), dir.File("tls.key"), ""}).find("tls.crt") !=
+          std::string::npos);
   }
 }
 

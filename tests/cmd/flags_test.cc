@@ -54,23 +54,48 @@ struct Fixture {
     using std::chrono::duration_cast;
     using std::chrono::milliseconds;
     return {
-        {"webhook", {"--tls-cert-file=c", "--tls-key-file=k"},
-         [this] { return WebhookFlags(&webhook); }, "read-timeout",
-         [this] { return webhook.read_timeout; }, [this] { return webhook.log; }},
-        {"reconciler", {}, [this] { return ReconcilerFlags(&reconciler); }, "resync-period",
-         [this] { return reconciler.options.resync; }, [this] { return reconciler.log; }},
-        {"certs generate", {"--service=s", "--namespace=n", "--out-dir=d"},
-         [this] { return GenerateFlags(&generate); }, "", nullptr,
+        {"webhook",
+         {"--tls-cert-file=c", "--tls-key-file=k"},
+         [this] { return WebhookFlags(&webhook); },
+         "read-timeout",
+         [this] { return webhook.read_timeout; },
+         [this] { return webhook.log; }},
+        {"reconciler",
+         {},
+         [this] { return ReconcilerFlags(&reconciler); },
+         "resync-period",
+         [this] { return reconciler.options.resync; },
+         [this] { return reconciler.log; }},
+        {"certs generate",
+         {"--service=s", "--namespace=n", "--out-dir=d"},
+         [this] { return GenerateFlags(&generate); },
+         "",
+         nullptr,
          [this] { return generate.log; }},
-        {"certs inject-ca", {"--ca-file=f", "--webhook-config=w"},
-         [this] { return InjectCaFlags(&inject); }, "", nullptr, [this] { return inject.log; }},
-        {"certs rotate", {"--service=s", "--secret=x"}, [this] { return RotateFlags(&rotate); },
-         "check-interval", [this] { return duration_cast<milliseconds>(rotate.interval); },
+        {"certs inject-ca",
+         {"--ca-file=f", "--webhook-config=w"},
+         [this] { return InjectCaFlags(&inject); },
+         "",
+         nullptr,
+         [this] { return inject.log; }},
+        {"certs rotate",
+         {"--service=s", "--secret=x"},
+         [this] { return RotateFlags(&rotate); },
+         "check-interval",
+         [this] { return duration_cast<milliseconds>(rotate.interval); },
          [this] { return rotate.log; }},
-        {"certs uninstall", {"--webhook-config=w"}, [this] { return UninstallFlags(&uninstall); },
-         "", nullptr, [this] { return uninstall.log; }},
-        {"selftest", {}, [this] { return SelftestFlags(&selftest); }, "timeout",
-         [this] { return selftest.timeout; }, [this] { return selftest.log; }},
+        {"certs uninstall",
+         {"--webhook-config=w"},
+         [this] { return UninstallFlags(&uninstall); },
+         "",
+         nullptr,
+         [this] { return uninstall.log; }},
+        {"selftest",
+         {},
+         [this] { return SelftestFlags(&selftest); },
+         "timeout",
+         [this] { return selftest.timeout; },
+         [this] { return selftest.log; }},
     };
   }
 };
@@ -81,8 +106,7 @@ std::vector<std::string> With(const Command& c, const std::vector<std::string>& 
   return all;
 }
 
-TEST_CASE("every command: required flags, --help, unknown flags, one error style",
-          "[unit][cmd]") {
+TEST_CASE("every command: required flags, --help, unknown flags, one error style", "[unit][cmd]") {
   Fixture fx;
   for (const Command& c : fx.Commands()) {
     INFO(c.name);
@@ -169,13 +193,13 @@ TEST_CASE("booleans: bare, =value, and a boolean word after the flag", "[unit][c
 
 TEST_CASE("webhook: defaults and values", "[unit][cmd]") {
   server::WebhookConfig c;
-  REQUIRE(ParseWith(WebhookFlags(&c),
-                    {"--tls-cert-file", "c.pem", "--tls-key-file=k.pem", "--port", "8443",
-                     "--bind-address=127.0.0.1", "--max-request-bytes", "4096",
-                     "--health-probe-bind-address", ":9000", "--metrics-bind-address=0",
-                     "--read-timeout=1500ms", "--idle-timeout", "2m", "--io-threads=3",
-                     "--shutdown-delay=0s"})
-              .outcome == Outcome::kRun);
+  REQUIRE(
+      ParseWith(WebhookFlags(&c), {"--tls-cert-file", "c.pem", "--tls-key-file=k.pem", "--port",
+                                   "8443", "--bind-address=127.0.0.1", "--max-request-bytes",
+                                   "4096", "--health-probe-bind-address", ":9000",
+                                   "--metrics-bind-address=0", "--read-timeout=1500ms",
+                                   "--idle-timeout", "2m", "--io-threads=3", "--shutdown-delay=0s"})
+          .outcome == Outcome::kRun);
   CHECK(c.tls_cert_file == "c.pem");
   CHECK(c.port == 8443);
   CHECK(c.bind_address == "127.0.0.1");
@@ -194,8 +218,7 @@ TEST_CASE("webhook: defaults and values", "[unit][cmd]") {
             .error.find("invalid value \"99999\" for --port") == 0);
   CHECK(ParseWith(WebhookFlags(&d), {"--tls-cert-file=c", "--tls-key-file=k", "--port"}).error ==
         "flag --port needs a value");
-  CHECK(ParseWith(WebhookFlags(&d),
-                  {"--tls-cert-file=c", "--tls-key-file=k", "--read-timeout=0s"})
+  CHECK(ParseWith(WebhookFlags(&d), {"--tls-cert-file=c", "--tls-key-file=k", "--read-timeout=0s"})
             .error.find("must be at least") != std::string::npos);
   CHECK(ParseWith(WebhookFlags(&d),
                   {"--tls-cert-file=c", "--tls-key-file=k", "--bind-address", "example.com"})
@@ -219,9 +242,9 @@ TEST_CASE("check: -f takes files that follow, -R and -o", "[unit][cmd]") {
 
 TEST_CASE("certs: days, key type, lists", "[unit][cmd]") {
   RotateSettings r;
-  REQUIRE(ParseWith(RotateFlags(&r), {"--service=s", "--secret=x", "--webhook-config", "a,b",
-                                      "--webhook-config=c", "--days=30", "--key-type", "rsa",
-                                      "--renew-before=240h"})
+  REQUIRE(ParseWith(RotateFlags(&r),
+                    {"--service=s", "--secret=x", "--webhook-config", "a,b", "--webhook-config=c",
+                     "--days=30", "--key-type", "rsa", "--renew-before=240h"})
               .outcome == Outcome::kRun);
   CHECK(r.options.webhook_configs == std::vector<std::string>{"a", "b", "c"});
   CHECK(r.options.leaf_days == 30);

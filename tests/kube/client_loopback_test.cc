@@ -1,7 +1,7 @@
 // Client against the loopback fake API server: CRUD, paging, typed errors,
 // retries, token rotation, client certificates, TLS verification.
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -21,8 +21,10 @@ using testing::FakeApiServer;
 const Resource kConfigMaps{"v1", "configmaps"};
 
 nlohmann::json ConfigMap(const std::string& name, const std::string& value = "1") {
-  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"uid", "uid-" + name}}}, {"data", {{"k", value}}}};
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"uid", "uid-" + name}}},
+          {"data", {{"k", value}}}};
 }
 
 std::string Rv(const nlohmann::json& obj) { return obj["metadata"]["resourceVersion"]; }
@@ -69,13 +71,16 @@ TEST_CASE("client: patch kinds are sent with their content types", "[loopback]")
   REQUIRE(merged.ok());
   CHECK(merged->at("data").at("m") == "x");
   CHECK(merged->at("data").at("k") == "1");
-  auto json_patched = client.Patch(kConfigMaps, "ns", "p", PatchType::kJson,
-                                   nlohmann::json::array({{{"op", "replace"}, {"path", "/data/k"}, {"value", "j"}}}));
+  auto json_patched = client.Patch(
+      kConfigMaps, "ns", "p", PatchType::kJson,
+      nlohmann::json::array({{{"op", "replace"}, {"path", "/data/k"}, {"value", "j"}}}));
   REQUIRE(json_patched.ok());
   CHECK(json_patched->at("data").at("k") == "j");
   PatchOptions po;
   po.field_manager = "wasd";
-  REQUIRE(client.Patch(kConfigMaps, "ns", "p", PatchType::kStrategicMerge, {{"data", {{"s", "y"}}}}, po).ok());
+  REQUIRE(
+      client.Patch(kConfigMaps, "ns", "p", PatchType::kStrategicMerge, {{"data", {{"s", "y"}}}}, po)
+          .ok());
 
   auto log = server.RequestsFor("PATCH", "/api/v1/namespaces/ns/configmaps/p");
   REQUIRE(log.size() == 3);
@@ -108,8 +113,8 @@ TEST_CASE("client: delete with preconditions and propagation policy", "[loopback
   // Foreground: the server keeps the object (deletionTimestamp, finalizer
   // foregroundDeletion) until its garbage collector, finding no dependents,
   // removes it.
-  CHECK(testing::Eventually(
-      [&] { return client.Get(kConfigMaps, "ns", "d").status().not_found(); }));
+  CHECK(
+      testing::Eventually([&] { return client.Get(kConfigMaps, "ns", "d").status().not_found(); }));
   auto log = server.RequestsFor("DELETE", "/api/v1/namespaces/ns/configmaps/d");
   REQUIRE(log.size() == 2);
   const auto& body = log[1]["body"];  // the audit keeps the JSON body decoded
@@ -121,7 +126,8 @@ TEST_CASE("client: delete with preconditions and propagation policy", "[loopback
 TEST_CASE("client: LIST follows continue tokens", "[loopback]") {
   FakeApiServer server;
   Client client(server.BaseConfig());
-  for (const char* n : {"a", "b", "c", "d", "e"}) REQUIRE(client.Create(kConfigMaps, "ns", ConfigMap(n)).ok());
+  for (const char* n : {"a", "b", "c", "d", "e"})
+    REQUIRE(client.Create(kConfigMaps, "ns", ConfigMap(n)).ok());
   REQUIRE(client.Create(kConfigMaps, "other", ConfigMap("z")).ok());
   ListOptions lo;
   lo.limit = 2;
@@ -186,7 +192,8 @@ TEST_CASE("client: 429 is retried after Retry-After, a bounded number of times",
   }
   SECTION("429 on a write is retried too (the server did not process it)") {
     server.AddFault({{"code", 429}, {"path", "^" + path + "$"}, {"count", 1}, {"retryAfter", 0}});
-    auto patched = client.Patch(kConfigMaps, "ns", "r", PatchType::kMerge, {{"data", {{"k", "9"}}}});
+    auto patched =
+        client.Patch(kConfigMaps, "ns", "r", PatchType::kMerge, {{"data", {{"k", "9"}}}});
     REQUIRE(patched.ok());
     CHECK(server.RequestsFor("PATCH", path).size() == 2);
   }
@@ -204,14 +211,22 @@ TEST_CASE("client: 5xx is returned as server_error; retried only for GET with Re
   CHECK(failed.status().http_code() == 500);
   CHECK(server.RequestsFor("GET", path).size() == 1);
 
-  server.AddFault({{"code", 503}, {"reason", "ServiceUnavailable"}, {"path", "^" + path + "$"},
-                  {"count", 1}, {"retryAfter", 0}});
+  server.AddFault({{"code", 503},
+                   {"reason", "ServiceUnavailable"},
+                   {"path", "^" + path + "$"},
+                   {"count", 1},
+                   {"retryAfter", 0}});
   CHECK(client.Get(kConfigMaps, "ns", "s").ok());
   CHECK(server.RequestsFor("GET", path).size() == 3);
 
-  server.AddFault({{"code", 503}, {"reason", "ServiceUnavailable"}, {"path", "^" + path + "$"},
-                  {"count", 1}, {"retryAfter", 0}});
-  CHECK(client.Patch(kConfigMaps, "ns", "s", PatchType::kMerge, {{"data", {{"k", "2"}}}}).status().server_error());
+  server.AddFault({{"code", 503},
+                   {"reason", "ServiceUnavailable"},
+                   {"path", "^" + path + "$"},
+                   {"count", 1},
+                   {"retryAfter", 0}});
+  CHECK(client.Patch(kConfigMaps, "ns", "s", PatchType::kMerge, {{"data", {{"k", "2"}}}})
+            .status()
+            .server_error());
   CHECK(server.RequestsFor("PATCH", path).size() == 1);
 }
 
@@ -274,9 +289,10 @@ TEST_CASE("client: server certificate verification", "[loopback]") {
     auto r = client.Get(kConfigMaps, "ns", "x");
     CHECK(r.status().kind() == Status::Kind::kTlsVerify);
     CHECK(r.status().unreachable());
-    CHECK_THAT(r.status().message(), Catch::Contains("did not verify") &&
-                                         Catch::Contains("127.0.0.1:" + std::to_string(server.port())) &&
-                                         Catch::Contains("certificate"));
+    CHECK_THAT(r.status().message(),
+               Catch::Contains("did not verify") &&
+                   Catch::Contains("127.0.0.1:" + std::to_string(server.port())) &&
+                   Catch::Contains("certificate"));
     CHECK(server.Requests().empty());  // nothing was sent
   }
   SECTION("the right CA but the wrong name fails") {
@@ -284,7 +300,8 @@ TEST_CASE("client: server certificate verification", "[loopback]") {
     c.tls_server_name = "api.example.com";
     auto r = Client(c).Get(kConfigMaps, "ns", "x");
     CHECK(r.status().kind() == Status::Kind::kTlsVerify);
-    CHECK_THAT(r.status().message(), Catch::Contains("api.example.com") && Catch::Contains("mismatch"));
+    CHECK_THAT(r.status().message(),
+               Catch::Contains("api.example.com") && Catch::Contains("mismatch"));
   }
   SECTION("a name in the certificate's SANs works") {
     Config c = server.BaseConfig();
@@ -330,7 +347,8 @@ TEST_CASE("client: unreachable and timed-out servers", "[loopback]") {
     c.server = "https://127.0.0.1:" + std::to_string(silent_port);
     auto r = Client(c).Get(Deployments(), "ns", "web");
     CHECK(r.status().kind() == Status::Kind::kUnreachable);
-    CHECK_THAT(r.status().message(), Catch::Contains("connect 127.0.0.1:" + std::to_string(silent_port)));
+    CHECK_THAT(r.status().message(),
+               Catch::Contains("connect 127.0.0.1:" + std::to_string(silent_port)));
   }
   SECTION("bad server URL") {
     c.server = "ftp://x";

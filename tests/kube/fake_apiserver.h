@@ -49,10 +49,10 @@ class FakeApiServer {
   void AddFault(const nlohmann::json& rule);  // POST /debug/faults
   // The accepted bearer tokens become exactly these (each for user admin).
   void SetTokens(const std::vector<std::string>& tokens);
-  void DropWatches();             // cut every open watch, no final chunk
-  void Bookmark();                // one BOOKMARK now on every open watch
-  void HoldWatches(bool on);      // new watches get 200, then wait (<= 30 s)
-  void Compact();                 // older resourceVersions become 410 Expired
+  void DropWatches();         // cut every open watch, no final chunk
+  void Bookmark();            // one BOOKMARK now on every open watch
+  void HoldWatches(bool on);  // new watches get 200, then wait (<= 30 s)
+  void Compact();             // older resourceVersions become 410 Expired
   // The audit: one record per request (method, path, query, time,
   // authorization, clientCert, contentType, peerPort, body, …) in order; a
   // watch is recorded when its response starts.

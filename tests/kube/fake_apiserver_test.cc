@@ -39,9 +39,20 @@ FakeApiServer::FakeApiServer(bool plain) : plain_(plain) {
   fs::create_directories(dir_);
   // tests/apiserver is the package `apiserver` under tests/ (WASD_TESTDATA is tests/testdata).
   const std::string tests_dir = fs::path(WASD_TESTDATA).parent_path().string();
-  std::vector<std::string> args = {"python3", "-m", "apiserver", "--dir", dir_, "--token", "token-a",
-                                   "--controllers", "gc", "--bookmark-interval", "0",
-                                   "--namespace-auto-provision", "--max-seconds", "240",
+  std::vector<std::string> args = {"python3",
+                                   "-m",
+                                   "apiserver",
+                                   "--dir",
+                                   dir_,
+                                   "--token",
+                                   "token-a",
+                                   "--controllers",
+                                   "gc",
+                                   "--bookmark-interval",
+                                   "0",
+                                   "--namespace-auto-provision",
+                                   "--max-seconds",
+                                   "240",
                                    "--exit-with-parent"};
   if (plain) args.push_back("--plain");
   std::vector<std::string> env = {"PYTHONPATH=" + tests_dir, "PYTHONDONTWRITEBYTECODE=1"};
@@ -132,7 +143,8 @@ nlohmann::json FakeApiServer::Control(const char* method, const std::string& pat
   Connection conn(plain_ ? nullptr : &tls);
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   const std::stop_token none;
-  Status s = conn.Connect(url.value(), url.value().host, /*verify=*/false, deadline, deadline, none);
+  Status s =
+      conn.Connect(url.value(), url.value().host, /*verify=*/false, deadline, deadline, none);
   INFO(method << " " << path << ": " << s.ToString());
   REQUIRE(s.ok());
   http::request<http::string_body> req{http::string_to_verb(method), path, 11};
@@ -169,7 +181,9 @@ void FakeApiServer::AddFault(const nlohmann::json& rule) { Control("POST", "/deb
 
 void FakeApiServer::SetTokens(const std::vector<std::string>& tokens) { WriteTokens(tokens); }
 
-void FakeApiServer::DropWatches() { Control("POST", "/debug/drop-watches", nlohmann::json::object()); }
+void FakeApiServer::DropWatches() {
+  Control("POST", "/debug/drop-watches", nlohmann::json::object());
+}
 
 void FakeApiServer::Bookmark() { Control("POST", "/debug/bookmark", nlohmann::json::object()); }
 
@@ -216,8 +230,9 @@ TEST_CASE("fake apiserver: plain HTTP (kubectl proxy style) works too", "[loopba
   REQUIRE(c.server.rfind("http://", 0) == 0);
   Client client(c);
   CHECK(client.Get(Resource{"v1", "configmaps"}, "ns", "missing").status().not_found());
-  CHECK(client.Create(Resource{"v1", "configmaps"}, "ns",
-                      {{"metadata", {{"name", "a"}}}, {"data", {{"k", "v"}}}})
+  CHECK(client
+            .Create(Resource{"v1", "configmaps"}, "ns",
+                    {{"metadata", {{"name", "a"}}}, {"data", {{"k", "v"}}}})
             .ok());
   CHECK(client.Get(Resource{"v1", "configmaps"}, "ns", "a").ok());
 }

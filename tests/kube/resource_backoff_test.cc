@@ -4,9 +4,9 @@
 
 #include <chrono>
 
+#include "base/status.h"
 #include "kube/backoff.h"
 #include "kube/resource.h"
-#include "base/status.h"
 
 namespace wasd::kube {
 namespace {
@@ -81,11 +81,11 @@ TEST_CASE("backoff grows, caps and jitters within bounds", "[unit][backoff]") {
   CHECK(BackoffDelay(p, 0, 0.0) == milliseconds(100));
   CHECK(BackoffDelay(p, 1, 0.0) == milliseconds(200));
   CHECK(BackoffDelay(p, 3, 0.0) == milliseconds(800));
-  CHECK(BackoffDelay(p, 4, 0.0) == milliseconds(1000));      // capped
+  CHECK(BackoffDelay(p, 4, 0.0) == milliseconds(1000));          // capped
   CHECK(BackoffDelay(p, 1'000'000, 0.0) == milliseconds(1000));  // no overflow
-  CHECK(BackoffDelay(p, 2, 0.5) == milliseconds(300));       // 400 - 400*0.5*0.5
+  CHECK(BackoffDelay(p, 2, 0.5) == milliseconds(300));           // 400 - 400*0.5*0.5
   CHECK(BackoffDelay(p, 2, 0.999) >= milliseconds(200));
-  CHECK(BackoffDelay(p, 2, 7.0) == milliseconds(200));        // random clamped to 1
+  CHECK(BackoffDelay(p, 2, 7.0) == milliseconds(200));  // random clamped to 1
   p.jitter = 0;
   CHECK(BackoffDelay(p, 2, 0.9) == milliseconds(400));
   for (int i = 0; i < 100; ++i) {
@@ -96,7 +96,8 @@ TEST_CASE("backoff grows, caps and jitters within bounds", "[unit][backoff]") {
 }
 
 TEST_CASE("Retry-After: seconds and HTTP dates, clamped", "[unit][backoff]") {
-  const auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
+  const auto now =
+      std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
   CHECK(ParseRetryAfter("3", now, seconds(30)) == seconds(3));
   CHECK(ParseRetryAfter(" 0 ", now, seconds(30)) == seconds(0));
   CHECK(ParseRetryAfter("120", now, seconds(30)) == seconds(30));
@@ -131,7 +132,8 @@ TEST_CASE("Status classification", "[unit][status]") {
         "404 NotFound: deployments.apps \"x\" not found");
   CHECK(Status::Error(Status::Kind::kUnreachable, "connect 1.2.3.4:443: refused").ToString() ==
         "unreachable: connect 1.2.3.4:443: refused");
-  Status from = Status::FromStatusObject({{"code", 410}, {"reason", "Expired"}, {"message", "old"}});
+  Status from =
+      Status::FromStatusObject({{"code", 410}, {"reason", "Expired"}, {"message", "old"}});
   CHECK(from.gone());
   CHECK(from.message() == "old");
   CHECK(Status::FromStatusObject(nlohmann::json::object(), 0).http_code() == 500);

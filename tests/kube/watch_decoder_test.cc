@@ -29,8 +29,8 @@ std::vector<std::string> Summary(const std::vector<WatchEvent>& events) {
   return out;
 }
 
-const std::vector<std::string> kExpected = {"ADDED@10", "MODIFIED@11", "BOOKMARK@15",
-                                            "DELETED@16", "ERROR@"};
+const std::vector<std::string> kExpected = {"ADDED@10", "MODIFIED@11", "BOOKMARK@15", "DELETED@16",
+                                            "ERROR@"};
 
 TEST_CASE("watch decoder: whole stream in one piece", "[unit][watch]") {
   WatchDecoder d;
@@ -84,8 +84,12 @@ TEST_CASE("watch decoder: blank lines and CRLF are tolerated; last line without 
   WatchDecoder d;
   std::vector<WatchEvent> events;
   REQUIRE(d.Feed("\n\r\n  \n", events).ok());
-  REQUIRE(d.Feed(R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}})j" "\r\n", events).ok());
-  REQUIRE(d.Feed(R"j({"type":"DELETED","object":{"metadata":{"resourceVersion":"2"}}})j", events).ok());
+  REQUIRE(d.Feed(R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}})j"
+                 "\r\n",
+                 events)
+              .ok());
+  REQUIRE(
+      d.Feed(R"j({"type":"DELETED","object":{"metadata":{"resourceVersion":"2"}}})j", events).ok());
   CHECK(events.size() == 1);
   CHECK(d.pending_bytes() > 0);
   REQUIRE(d.Finish(events).ok());
@@ -93,8 +97,10 @@ TEST_CASE("watch decoder: blank lines and CRLF are tolerated; last line without 
 }
 
 TEST_CASE("watch decoder: malformed lines end decoding with a sticky error", "[unit][watch]") {
-  const std::string good = R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}})j" "\n";
-  const std::string after = R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"2"}}})j" "\n";
+  const std::string good = R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}})j"
+                           "\n";
+  const std::string after = R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"2"}}})j"
+                            "\n";
   struct Case {
     std::string line;
     std::string expect;
@@ -102,10 +108,18 @@ TEST_CASE("watch decoder: malformed lines end decoding with a sticky error", "[u
   const std::vector<Case> cases = {
       {"{not json\n", "not JSON"},
       {"[1,2]\n", "not a JSON object"},
-      {R"j({"object":{}})j" "\n", "no \"type\""},
-      {R"j({"type":"ADDED"})j" "\n", "no \"object\""},
-      {R"j({"type":"ADDED","object":"x"})j" "\n", "no \"object\""},
-      {R"j({"type":"RENAMED","object":{}})j" "\n", "unknown type \"RENAMED\""},
+      {R"j({"object":{}})j"
+       "\n",
+       "no \"type\""},
+      {R"j({"type":"ADDED"})j"
+       "\n",
+       "no \"object\""},
+      {R"j({"type":"ADDED","object":"x"})j"
+       "\n",
+       "no \"object\""},
+      {R"j({"type":"RENAMED","object":{}})j"
+       "\n",
+       "unknown type \"RENAMED\""},
   };
   for (const Case& c : cases) {
     INFO(c.line);
@@ -136,7 +150,10 @@ TEST_CASE("watch decoder: a line over the limit is refused without buffering it 
           "[unit][watch]") {
   WatchDecoder d(64);
   std::vector<WatchEvent> events;
-  REQUIRE(d.Feed(R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}})j" "\n", events).ok());
+  REQUIRE(d.Feed(R"j({"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}})j"
+                 "\n",
+                 events)
+              .ok());
   REQUIRE(d.Feed(std::string(40, ' '), events).ok());
   Status s = d.Feed(std::string(40, ' '), events);
   CHECK(s.kind() == Status::Kind::kBadResponse);

@@ -25,7 +25,8 @@ TEST_CASE("repeat filter: a Warning once per window, a Normal event every time",
 
   // The same deletion message twice (scale to 0, later a rollout): both posted,
   // and nothing is remembered for Normal events.
-  const std::string deleted = "uid-1\nPodGroupDeleted\nDeleted PodGroup web-1: ReplicaSet web-1 has no replicas";
+  const std::string deleted =
+      "uid-1\nPodGroupDeleted\nDeleted PodGroup web-1: ReplicaSet web-1 has no replicas";
   const std::size_t before = filter.remembered();
   CHECK(filter.Admit("Normal", deleted, t0));
   CHECK(filter.Admit("Normal", deleted, t0 + std::chrono::seconds(5)));
@@ -42,7 +43,8 @@ TEST_CASE("repeat filter: memory stays bounded", "[unit]") {
   CHECK(filter.remembered() == kMaxRememberedEvents);
   // The oldest went first: the first key is admitted again at once, the newest is not.
   CHECK(filter.Admit("Warning", "uid-0\nForeignObject\nx", t));
-  CHECK_FALSE(filter.Admit("Warning", "uid-" + std::to_string(kMaxRememberedEvents + 9) + "\nForeignObject\nx", t));
+  CHECK_FALSE(filter.Admit(
+      "Warning", "uid-" + std::to_string(kMaxRememberedEvents + 9) + "\nForeignObject\nx", t));
 }
 
 }  // namespace

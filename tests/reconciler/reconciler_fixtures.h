@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/log.h"
 #include "planner/plan.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
-#include "base/log.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
 #include "tests/planner/plan_fixtures.h"

@@ -27,6 +27,7 @@ struct Row {
 
 void NoEdit(json&) {}
 
+// clang-format off
 const std::vector<Row> kRows = {
     // H1: explicit minCount ≤ replicas (3 in the base), replicas 0 allowed (Q5).
     {"H1 pass (equal)", R"({"schedulingPolicy":{"gang":{"minCount":3}}})", NoEdit, {}},
@@ -63,6 +64,7 @@ const std::vector<Row> kRows = {
      {{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"},
       {ErrorType::kInvalid, "spec.strategy.type"}}},
 };
+// clang-format on
 
 }  // namespace
 
@@ -133,7 +135,8 @@ TEST_CASE("S17 applies to the annotation only", "[unit]") {
   WASD_REQUIRE_ERRORS(
       wasd::rules::ValidateDeploymentCreate(WithConfig(BaseDeployment(), Via::kAnnotation, config)),
       {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"},
-       {ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount"}});
+       {ErrorType::kInvalid,
+        "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount"}});
   CHECK(wasd::rules::ValidateDeploymentCreate(WithConfig(BaseDeployment(), Via::kField, config))
             .empty());
 }
@@ -156,8 +159,9 @@ TEST_CASE("Golden create messages", "[unit]") {
 
   json h3 = WithConfig(BaseDeployment(), Via::kField, "{}");
   h3["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
-  CHECK(wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentCreate(h3)) ==
-        "spec.template.spec.schedulingGroup: Forbidden: may not be set when spec.scheduling is set");
+  CHECK(
+      wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentCreate(h3)) ==
+      "spec.template.spec.schedulingGroup: Forbidden: may not be set when spec.scheduling is set");
   // H3 names the carrier the user wrote.
   json h3_annotation = WithConfig(BaseDeployment(), Via::kAnnotation, "{}");
   h3_annotation["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "x"}};
@@ -184,8 +188,9 @@ TEST_CASE("Odd Deployments never throw", "[unit]") {
       json{{"metadata", {{"annotations", {{"wasd.io/scheduling", "{}"}}}}}, {"spec", 5}},
       json{{"metadata", {{"annotations", {{"wasd.io/scheduling", "{}"}}}}},
            {"spec", {{"replicas", "3"}, {"strategy", 1}, {"template", {{"spec", 2}}}}}},
-      json{{"spec", {{"scheduling", {{"schedulingPolicy", {{"gang", {{"minCount", 9}}}}}}},
-                     {"replicas", -1}}}},
+      json{{"spec",
+            {{"scheduling", {{"schedulingPolicy", {{"gang", {{"minCount", 9}}}}}}},
+             {"replicas", -1}}}},
   };
   for (const json& d : odd) {
     INFO(d.dump());

@@ -57,7 +57,8 @@ const std::vector<CreateRow> kCreateRows = {
     {"S17", R"({"schedulingPolicy":"gang"})", NoEdit, true},
     {"S17", R"(not: [valid)", NoEdit, true},
     // A repeated key, wherever it is (not S13/S7 for the field it names).
-    {"S17", R"({"resourceClaims":[{"name":"a","name":"b","resourceClaimName":"x"}]})", NoEdit, true},
+    {"S17", R"({"resourceClaims":[{"name":"a","name":"b","resourceClaimName":"x"}]})", NoEdit,
+     true},
     {"S17", "schedulingConstraints:\n  topology:\n  - {key: a, key: b}\n", NoEdit, true},
     {"H1", R"({"schedulingPolicy":{"gang":{"minCount":4}}})", NoEdit},
     {"H2", R"({"schedulingPolicy":{"gang":{}}})",

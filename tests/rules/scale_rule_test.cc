@@ -46,12 +46,15 @@ TEST_CASE("H4: scaling below an explicit minCount is rejected", "[unit]") {
 TEST_CASE("H4 passes without an explicit minCount", "[unit]") {
   CHECK(wasd::rules::ValidateScaleUpdate(Scale(1), BaseDeployment()).empty());
   CHECK(wasd::rules::ValidateScaleUpdate(
-            Scale(1), WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})"))
+            Scale(1),
+            WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})"))
             .empty());
   CHECK(wasd::rules::ValidateScaleUpdate(
-            Scale(1), WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})"))
+            Scale(1),
+            WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})"))
             .empty());
-  CHECK(wasd::rules::ValidateScaleUpdate(Scale(1), WithConfig(BaseDeployment(), Via::kAnnotation, "{bad"))
+  CHECK(wasd::rules::ValidateScaleUpdate(Scale(1),
+                                         WithConfig(BaseDeployment(), Via::kAnnotation, "{bad"))
             .empty());
   CHECK(wasd::rules::ValidateScaleUpdate(Scale(1), json(nullptr)).empty());
 }

@@ -37,6 +37,7 @@ constexpr const char* kZone =
 constexpr const char* kClaimA =
     R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})";
 
+// clang-format off
 const std::vector<Row> kRows = {
     {"U1 pass (no carrier either side)", nullptr, nullptr, {}},
     {"U1 fail", nullptr, "{}", {{ErrorType::kForbidden, "P"}}},
@@ -128,6 +129,7 @@ const std::vector<Row> kRows = {
      R"({"schedulingPolicy":{"basic":{},"gang":{"minCount":300}}})",
      {{ErrorType::kInvalid, "P.schedulingPolicy.gang.minCount"}}},
 };
+// clang-format on
 
 }  // namespace
 
@@ -174,13 +176,16 @@ TEST_CASE("Golden update messages", "[unit]") {
   CHECK(message(Deployment(kGang3, Via::kField), Deployment(kBasic, Via::kField)) ==
         "[spec.scheduling.schedulingPolicy.basic: Forbidden: field is immutable" + recreate +
             ", spec.scheduling.schedulingPolicy.gang: Forbidden: field cannot be set once "
-            "created" + recreate + "]");
+            "created" +
+            recreate + "]");
   // U5 in the other direction: gang cleared (and U4: basic added), via the annotation.
   CHECK(message(Deployment(kBasic, Via::kAnnotation), Deployment(kGang3, Via::kAnnotation)) ==
         "[metadata.annotations[wasd.io/scheduling].schedulingPolicy.basic: Forbidden: field is "
-        "immutable" + recreate +
+        "immutable" +
+            recreate +
             ", metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang: Forbidden: field "
-            "cannot be cleared once set" + recreate + "]");
+            "cannot be cleared once set" +
+            recreate + "]");
   // U5 alone, gang cleared next to a kept basic.
   CHECK(message(Deployment(kBasic, Via::kField),
                 Deployment(R"({"schedulingPolicy":{"basic":{},"gang":{}}})", Via::kField)) ==
@@ -189,7 +194,8 @@ TEST_CASE("Golden update messages", "[unit]") {
   // U3: schedulingPolicy set or cleared.
   CHECK(message(Deployment(kBasic, Via::kAnnotation), Deployment("{}", Via::kAnnotation)) ==
         "metadata.annotations[wasd.io/scheduling].schedulingPolicy: Forbidden: field cannot be set "
-        "once created" + recreate);
+        "once created" +
+            recreate);
   CHECK(message(Deployment("{}", Via::kField), Deployment(kBasic, Via::kField)) ==
         "spec.scheduling.schedulingPolicy: Forbidden: field cannot be cleared once set" + recreate);
   // U7, U8, U9: the whole member is immutable.
@@ -198,7 +204,8 @@ TEST_CASE("Golden update messages", "[unit]") {
                            Via::kAnnotation),
                 Deployment(kZone, Via::kAnnotation)) ==
         "metadata.annotations[wasd.io/scheduling].schedulingConstraints: Forbidden: field is "
-        "immutable" + recreate);
+        "immutable" +
+            recreate);
   CHECK(message(Deployment(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
                            Via::kAnnotation),
                 Deployment(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
@@ -225,9 +232,9 @@ TEST_CASE("Update errors name the carrier written and never print null", "[unit]
     if (row.expected.empty()) continue;
     for (Via via : {Via::kField, Via::kAnnotation}) {
       INFO(row.rule << " via " << wasd::testing::ViaName(via));
-      const std::string text = wasd::workloadbuilder::AggregateMessage(
-          wasd::rules::ValidateDeploymentUpdate(Deployment(row.new_config, via),
-                                                Deployment(row.old_config, via)));
+      const std::string text =
+          wasd::workloadbuilder::AggregateMessage(wasd::rules::ValidateDeploymentUpdate(
+              Deployment(row.new_config, via), Deployment(row.old_config, via)));
       CHECK(text.find("Invalid value: \"null\"") == std::string::npos);
       if (via == Via::kAnnotation) CHECK_FALSE(wasd::testing::NamesFieldCarrier(text));
     }
@@ -317,12 +324,15 @@ TEST_CASE("Ratcheting: controller-style updates of an invalid object pass", "[un
 TEST_CASE("Ratcheting compares the annotation parsed, not textually", "[unit]") {
   json old = Deployment(R"({"schedulingPolicy":{"gang":{"minCount":5}}})", Via::kAnnotation);
   json now = old;
-  now["metadata"]["annotations"]["wasd.io/scheduling"] = "schedulingPolicy:\n  gang:\n    minCount: 5\n";
+  now["metadata"]["annotations"]["wasd.io/scheduling"] =
+      "schedulingPolicy:\n  gang:\n    minCount: 5\n";
   CHECK(wasd::rules::ValidateDeploymentUpdate(now, old).empty());
-  now["metadata"]["annotations"]["wasd.io/scheduling"] = "schedulingPolicy:\n  gang:\n    minCount: 6\n";
-  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(now, old),
-                      {{ErrorType::kInvalid,
-                        "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount"}});
+  now["metadata"]["annotations"]["wasd.io/scheduling"] =
+      "schedulingPolicy:\n  gang:\n    minCount: 6\n";
+  WASD_REQUIRE_ERRORS(
+      wasd::rules::ValidateDeploymentUpdate(now, old),
+      {{ErrorType::kInvalid,
+        "metadata.annotations[wasd.io/scheduling].schedulingPolicy.gang.minCount"}});
 }
 
 TEST_CASE("Each ratchet input alone re-runs the rules", "[unit]") {

@@ -16,12 +16,15 @@ TEST_CASE("Warning when gang minCount is derived", "[unit]") {
         Warnings{"gang minCount not set: derived from spec.replicas (3)"});
   d["spec"]["replicas"] = 0;
   CHECK(wasd::rules::DeploymentWarnings(d) ==
-        Warnings{"gang minCount not set: 1 while spec.replicas is 0, then derived from spec.replicas"});
-  CHECK(wasd::rules::DeploymentWarnings(
-            WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{"minCount":2}}})"))
-            .empty());
+        Warnings{
+            "gang minCount not set: 1 while spec.replicas is 0, then derived from spec.replicas"});
+  CHECK(
+      wasd::rules::DeploymentWarnings(WithConfig(BaseDeployment(), Via::kField,
+                                                 R"({"schedulingPolicy":{"gang":{"minCount":2}}})"))
+          .empty());
   CHECK(wasd::rules::DeploymentWarnings(BaseDeployment()).empty());
-  CHECK(wasd::rules::DeploymentWarnings(WithConfig(BaseDeployment(), Via::kAnnotation, "[")).empty());
+  CHECK(
+      wasd::rules::DeploymentWarnings(WithConfig(BaseDeployment(), Via::kAnnotation, "[")).empty());
 }
 
 TEST_CASE("Warnings for claims and for two carriers; all short", "[unit]") {
@@ -49,9 +52,11 @@ TEST_CASE("Review entry points: warnings as DeploymentWarnings, only when allowe
       BaseDeployment(),
       WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})"),
       WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{"minCount":2}}})"),
-      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{"minCount":9}}})"),
       WithConfig(BaseDeployment(), Via::kAnnotation,
-                 R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})"),
+                 R"({"schedulingPolicy":{"gang":{"minCount":9}}})"),
+      WithConfig(
+          BaseDeployment(), Via::kAnnotation,
+          R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})"),
       WithConfig(BaseDeployment(), Via::kAnnotation, "["),
   };
   for (std::size_t i = 0; i < objects.size(); ++i) {

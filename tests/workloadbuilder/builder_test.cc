@@ -37,7 +37,8 @@ TEST_CASE("BuildWorkload from the YAML annotation equals the field carrier", "[u
   json deployment = LoadJson("workloadbuilder/kep-example-1-deployment.json");
   deployment["spec"].erase("scheduling");
   deployment["metadata"]["annotations"] = {
-      {"wasd.io/scheduling", wasd::testing::ReadTestFile("workloadbuilder/annotation-example-1.yaml")}};
+      {"wasd.io/scheduling",
+       wasd::testing::ReadTestFile("workloadbuilder/annotation-example-1.yaml")}};
   const wb::BuildResult built = wb::BuildWorkload(deployment, ConfigOf(deployment));
   REQUIRE(built.ok());
   CHECK(built.object == LoadJson("workloadbuilder/kep-example-1-workload.json"));
@@ -115,7 +116,8 @@ TEST_CASE("minCount resolution (explicit, replicas, 1 at zero)", "[unit]") {
   CHECK_FALSE(wb::IsGang(json("gang")));
   CHECK_FALSE(wb::ExplicitMinCount(gang));
   CHECK(wb::ExplicitMinCount(explicit4) == 4);
-  CHECK_FALSE(wb::ExplicitMinCount(json::parse(R"({"schedulingPolicy":{"gang":{"minCount":"4"}}})")));
+  CHECK_FALSE(
+      wb::ExplicitMinCount(json::parse(R"({"schedulingPolicy":{"gang":{"minCount":"4"}}})")));
   CHECK(wb::ResolveMinCount(gang, 5) == 5);
   CHECK(wb::ResolveMinCount(gang, 0) == 1);
   CHECK(wb::ResolveMinCount(explicit4, 9) == 4);

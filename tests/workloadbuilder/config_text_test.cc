@@ -65,7 +65,7 @@ TEST_CASE("ParseConfigText reports bad input without throwing", "[unit]") {
   CHECK_FALSE(wb::ParseConfigText("a: !custom 1\n").ok());
   CHECK_FALSE(wb::ParseConfigText("a: !!int abc\n").ok());
   CHECK_FALSE(wb::ParseConfigText("? [a, b]\n: 1\n").ok());  // non-scalar key
-  CHECK_FALSE(wb::ParseConfigText("a: b\xff\n").ok());  // invalid UTF-8
+  CHECK_FALSE(wb::ParseConfigText("a: b\xff\n").ok());       // invalid UTF-8
   // A scalar document parses; deciding that it is not an object is the caller's job.
   CHECK(wb::ParseConfigText("gang").value == "gang");
 }
@@ -77,7 +77,8 @@ TEST_CASE("Deep nesting is bounded for JSON and YAML", "[unit]") {
   const std::string unterminated = std::string(deep, '[');  // falls through to YAML
   CHECK_FALSE(wb::ParseConfigText(unterminated).ok());
   std::string yaml_block;
-  for (int i = 0; i < 100; ++i) yaml_block += std::string(static_cast<std::size_t>(i) * 2, ' ') + "a:\n";
+  for (int i = 0; i < 100; ++i)
+    yaml_block += std::string(static_cast<std::size_t>(i) * 2, ' ') + "a:\n";
   CHECK_FALSE(wb::ParseConfigText(yaml_block).ok());
   CHECK_FALSE(wb::ParseConfigText(std::string(70, '[') + std::string(70, ']')).ok());
   CHECK(wb::ParseConfigText(std::string(60, '[') + std::string(60, ']')).ok());

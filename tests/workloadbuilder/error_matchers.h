@@ -46,12 +46,13 @@ inline bool SameErrors(const workloadbuilder::FieldErrorList& errors, ExpectedEr
 }
 
 // Asserts SameErrors, printing both lists on failure.
-#define WASD_REQUIRE_ERRORS(errors, ...)                                               \
-  do {                                                                                 \
-    const ::wasd::testing::ExpectedErrors wasd_expected_ = __VA_ARGS__;                \
-    INFO("got:\n" << ::wasd::testing::Describe(errors) << "expected:\n"                \
-                  << ::wasd::testing::Describe(wasd_expected_));                       \
-    REQUIRE(::wasd::testing::SameErrors(errors, wasd_expected_));                      \
+#define WASD_REQUIRE_ERRORS(errors, ...)                                \
+  do {                                                                  \
+    const ::wasd::testing::ExpectedErrors wasd_expected_ = __VA_ARGS__; \
+    INFO("got:\n"                                                       \
+         << ::wasd::testing::Describe(errors) << "expected:\n"          \
+         << ::wasd::testing::Describe(wasd_expected_));                 \
+    REQUIRE(::wasd::testing::SameErrors(errors, wasd_expected_));       \
   } while (false)
 
 inline std::string ReadTestFile(const std::string& relative) {

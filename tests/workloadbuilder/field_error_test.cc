@@ -12,7 +12,7 @@ TEST_CASE("GoQuote escapes like Go's strconv.Quote", "[unit]") {
   CHECK(wb::GoQuote(std::string("\x01", 1)) == "\"\\x01\"");
   CHECK(wb::GoQuote("\x7f") == "\"\\x7f\"");
   CHECK(wb::GoQuote("z\xc3\xa9") == "\"z\xc3\xa9\"");  // valid UTF-8 stays as is
-  CHECK(wb::GoQuote("\xff") == "\"\\xff\"");            // invalid byte escaped
+  CHECK(wb::GoQuote("\xff") == "\"\\xff\"");           // invalid byte escaped
 }
 
 TEST_CASE("FieldError renders type words, values and details", "[unit]") {

@@ -12,8 +12,9 @@ TEST_CASE("FieldPath renders the Kubernetes form and a JSON Pointer", "[unit]") 
 }
 
 TEST_CASE("FieldPath map keys use brackets and escape the pointer", "[unit]") {
-  const wb::FieldPath p =
-      wb::FieldPath::Parse("metadata.annotations").Key("wasd.io/scheduling").Child("disruptionMode");
+  const wb::FieldPath p = wb::FieldPath::Parse("metadata.annotations")
+                              .Key("wasd.io/scheduling")
+                              .Child("disruptionMode");
   CHECK(p.String() == "metadata.annotations[wasd.io/scheduling].disruptionMode");
   CHECK(p.JsonPointer() == "/metadata/annotations/wasd.io~1scheduling/disruptionMode");
   CHECK(wb::FieldPath().Key("a~b/c").JsonPointer() == "/a~0b~1c");

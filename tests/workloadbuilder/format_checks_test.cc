@@ -63,10 +63,12 @@ TEST_CASE("IsQualifiedName (label keys)", "[unit]") {
   CHECK(wb::IsQualifiedName("/x") == Msgs{"prefix part must be non-empty"});
   CHECK(wb::IsQualifiedName("x/") == Msgs{"name part must be non-empty", kNamePart});
   CHECK(wb::IsQualifiedName("Example.com/x") == Msgs{"prefix part " + kSubdomainMessage});
-  CHECK(wb::IsQualifiedName(std::string(64, 'a')) == Msgs{"name part must be no more than 63 bytes"});
+  CHECK(wb::IsQualifiedName(std::string(64, 'a')) ==
+        Msgs{"name part must be no more than 63 bytes"});
   const Msgs three = wb::IsQualifiedName("a/b/c");
   REQUIRE(three.size() == 1);
   CHECK(three[0].rfind("a qualified name must consist of", 0) == 0);
-  CHECK(three[0].find("with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')") !=
-        std::string::npos);
+  CHECK(
+      three[0].find("with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')") !=
+      std::string::npos);
 }

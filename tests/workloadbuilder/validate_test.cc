@@ -32,6 +32,7 @@ wasd::testing::ExpectedErrors Rooted(const RelErrors& rel, const wb::FieldPath& 
   return out;
 }
 
+// clang-format off
 const std::vector<Row> kRows = {
     // S2 / S3: schedulingPolicy is a union of basic and gang.
     {"S2 pass", R"({"schedulingPolicy":{"gang":{}}})", {}},
@@ -142,9 +143,11 @@ const std::vector<Row> kRows = {
      {{ErrorType::kInvalid, ".schedulingPolicy.gang.minCount"},
       {ErrorType::kInvalid, ".disruptionMode"}}},
 };
+// clang-format on
 
 // S17: only the annotation carrier (strict) reports these; the field carrier
 // has been schema-checked by the API server and must simply not crash.
+// clang-format off
 const std::vector<Row> kStrictRows = {
     {"S17 pass", R"({"schedulingPolicy":{"gang":{"minCount":2}}})", {}},
     {"S17 unknown top-level", R"({"shedulingPolicy":{"gang":{}}})", {{ErrorType::kInvalid, ""}}},
@@ -187,6 +190,7 @@ const std::vector<Row> kStrictRows = {
     {"S17 source not a string", R"({"resourceClaims":[{"name":"a","resourceClaimName":[]}]})",
      {{ErrorType::kInvalid, ".resourceClaims[0].resourceClaimName"}}},
 };
+// clang-format on
 
 }  // namespace
 
@@ -253,9 +257,10 @@ TEST_CASE("Golden messages of the structural rules", "[unit]") {
   CHECK(message(R"({"schedulingPolicy":{"basic":{},"gang":{}}})") ==
         "spec.scheduling.schedulingPolicy: Invalid value: \"{basic, gang}\": must specify exactly "
         "one of: `basic`, `gang`");
-  CHECK(message(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{},"all":{}}})") ==
-        "spec.scheduling.disruptionMode: Invalid value: \"{single, all}\": must specify exactly one "
-        "of: `single`, `all`");
+  CHECK(
+      message(R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{},"all":{}}})") ==
+      "spec.scheduling.disruptionMode: Invalid value: \"{single, all}\": must specify exactly one "
+      "of: `single`, `all`");
   CHECK(message(R"({"resourceClaims":[{"name":"a"}]})") ==
         "spec.scheduling.resourceClaims[0]: Invalid value: \"\": must specify one of: "
         "`resourceClaimName`, `resourceClaimTemplateName`");
@@ -275,8 +280,8 @@ TEST_CASE("Golden messages of the structural rules", "[unit]") {
   CHECK(message(R"({"disruptionMode":{"all":{}}})") ==
         "spec.scheduling.disruptionMode: Invalid value: \"all\": the disruptionMode `all` is not "
         "supported with the Basic scheduling policy");
-  CHECK(wb::AggregateMessage(wb::ValidateSchedulingConfig(json::parse(R"({"x":1})"), kAnnotation,
-                                                          true)) ==
+  CHECK(wb::AggregateMessage(
+            wb::ValidateSchedulingConfig(json::parse(R"({"x":1})"), kAnnotation, true)) ==
         "metadata.annotations[wasd.io/scheduling]: Invalid value: \"x\": unknown field");
   // S6: Required prints neither a value nor a detail.
   CHECK(message(R"({"schedulingConstraints":{"topology":[{}]}})") ==
@@ -333,8 +338,9 @@ TEST_CASE("Golden messages of the structural rules", "[unit]") {
 }
 
 TEST_CASE("Wrong types anywhere never throw", "[unit]") {
-  const json values[] = {json(nullptr), json(1), json(-1.5), json("s"), json(true),
-                         json::array(), json::object(), json::array({1, "a", nullptr})};
+  const json values[] = {
+      json(nullptr), json(1),       json(-1.5),     json("s"),
+      json(true),    json::array(), json::object(), json::array({1, "a", nullptr})};
   const char* members[] = {"schedulingPolicy", "schedulingConstraints", "disruptionMode",
                            "resourceClaims"};
   for (const char* m : members) {
