@@ -9,31 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
+
 namespace wasd::testing {
 
+// The one base64 decoder (base/base64.h), throwing like the rest of this
+// helper when the webhook's patch is not valid base64.
 inline std::string DecodeBase64(const std::string& in) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (in.size() % 4 != 0) throw std::runtime_error("base64 length not a multiple of 4");
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 4) {
-    int v[4];
-    for (int k = 0; k < 4; ++k) v[k] = in[i + k] == '=' ? 0 : val(in[i + k]);
-    for (int k = 0; k < 4; ++k) {
-      if (v[k] < 0) throw std::runtime_error("bad base64 character");
-    }
-    const unsigned n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((n >> 16) & 0xff);
-    if (in[i + 2] != '=') out += static_cast<char>((n >> 8) & 0xff);
-    if (in[i + 3] != '=') out += static_cast<char>(n & 0xff);
-  }
-  return out;
+  base::Result<std::string> out = base::Base64Decode(in);
+  if (!out.ok()) throw std::runtime_error(out.status().message());
+  return std::move(out).value();
 }
 
 inline nlohmann::json ApplyAddPatch(nlohmann::json doc, const nlohmann::json& patch) {

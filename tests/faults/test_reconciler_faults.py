@@ -118,7 +118,10 @@ class ReconcilerFaultsTest(unittest.TestCase):
         world = World(self.env, "watch")
         rate = max(self.rate, 0.5)
         rounds = Knob("FAULT_WATCH_ROUNDS", 2)
-        self.env.srv.SetFaults(ApiFaultRules(0, watch_rate=rate))
+        # One watch fault of each kind first, so the assertion below never
+        # rests on chance; then faults at `rate` per watch.
+        self.env.srv.SetFaults([r for r in OneOfEachRules() if r["watch"]] +
+                               ApiFaultRules(0, watch_rate=rate))
         stop = threading.Event()
         compactions = [0]
 

@@ -159,31 +159,28 @@ TEST_CASE("scale to zero: the PodGroup is deleted, the Workload keeps its minCou
 TEST_CASE("back from zero: Workload patched, PodGroup re-created before gates lift", "[unit]") {
   const json w = StoredWorkload(Deployment(5));  // minCount 5 kept at zero
   const json rs = ReplicaSet("aaaa", "rs-a", 2);
-  PlanInput in = Input(Deployment(2));
-  in.workloads = {Obj(w)};
-  in.replicasets = {Obj(rs)};
-  in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
-  const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "CreatePodGroup " + kPgA,
-                           "Event PodGroupCreated", "LiftGate web-aaaa-1", "LiftGate web-aaaa-2"});
-  CHECK(plan.actions[1].object["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2);
-}
-
-TEST_CASE("back from zero, Deployment update not yet cached: no PodGroup, look again soon",
-          "[unit]") {
-  // The ReplicaSet's scale-up reached the cache before the Deployment's own
-  // update: a PodGroup created now would carry the minCount kept at zero (5)
-  // for a gang of 2.
-  const json w = StoredWorkload(Deployment(5));
-  const json rs = ReplicaSet("aaaa", "rs-a", 2);
-  PlanInput in = Input(Deployment(0));
-  in.workloads = {Obj(w)};
-  in.replicasets = {Obj(rs)};
-  in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
-  const Plan plan = PlanDeployment(in);
-  CHECK(Summary(plan) == V{"RequeueAfter"});
-  CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kStaleDeploymentRecheck);
-  CHECK(plan.note.find("waiting for the Deployment's update") != std::string::npos);
+  auto input = [&](int deployment_replicas) {
+    PlanInput in = Input(Deployment(deployment_replicas));
+    in.workloads = {Obj(w)};
+    in.replicasets = {Obj(rs)};
+    in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs))};
+    return in;
+  };
+  SECTION("the Deployment's update is cached") {
+    const Plan plan = PlanDeployment(input(2));
+    CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "CreatePodGroup " + kPgA,
+                             "Event PodGroupCreated", "LiftGate web-aaaa-1",
+                             "LiftGate web-aaaa-2"});
+    CHECK(plan.actions[1].object["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2);
+  }
+  SECTION("the ReplicaSet's scale-up is cached first: no PodGroup, look again soon") {
+    // A PodGroup created now would carry the minCount kept at zero (5) for
+    // a gang of 2.
+    const Plan plan = PlanDeployment(input(0));
+    CHECK(Summary(plan) == V{"RequeueAfter"});
+    CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kStaleDeploymentRecheck);
+    CHECK(plan.note.find("waiting for the Deployment's update") != std::string::npos);
+  }
 }
 
 TEST_CASE("Recreate rollout: old PodGroup released, new one created", "[unit]") {
