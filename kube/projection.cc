@@ -148,7 +148,8 @@ json Projection::Parse(std::string_view text) const {
   if (root_->keep_all) return json::parse(text, nullptr, /*allow_exceptions=*/false);
   Filter filter(root_.get());
   return json::parse(
-      text, [&filter](int depth, json::parse_event_t event, json& parsed) {
+      text,
+      [&filter](int depth, json::parse_event_t event, json& parsed) {
         return filter(depth, event, parsed);
       },
       /*allow_exceptions=*/false);

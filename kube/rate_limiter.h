@@ -23,7 +23,8 @@ class TokenBucket {
   using Now = std::function<Clock::time_point()>;
 
   // `burst` < 1 is taken as 1. The bucket starts full.
-  TokenBucket(double qps, int burst, Now now = [] { return Clock::now(); });
+  TokenBucket(
+      double qps, int burst, Now now = [] { return Clock::now(); });
 
   bool unlimited() const { return qps_ <= 0; }
   // Takes a token; the wait before the request may be sent (0 = now).

@@ -63,7 +63,7 @@ using asio::ip::tcp;
 using nlohmann::json;
 using Text = std::shared_ptr<const std::string>;
 
-constexpr std::size_t kHistory = 400'000;  // watch events kept per resource
+constexpr std::size_t kHistory = 50'000;  // watch events kept per resource (then 410)
 constexpr std::size_t kMaxBody = std::size_t{1} << 30;
 constexpr int kControllerBatch = 200;  // objects per controller turn
 
@@ -199,7 +199,7 @@ std::string Str(const json& j, std::initializer_list<const char*> path) {
 }
 
 std::string StatusBody(int code, const std::string& reason, const std::string& message) {
-  return json{{"kind", "Status"},   {"apiVersion", "v1"},   {"metadata", json::object()},
+  return json{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
               {"status", "Failure"}, {"message", message}, {"reason", reason},
               {"code", code}}
       .dump();
@@ -294,7 +294,8 @@ class Server {
   }
 
   // Handles one request; a watch registers `session` and returns code 0.
-  Reply Handle(const http::request<http::string_body>& req, const std::shared_ptr<Session>& session);
+  Reply Handle(const http::request<http::string_body>& req,
+               const std::shared_ptr<Session>& session);
 
  private:
   struct Target {
@@ -304,6 +305,8 @@ class Server {
     std::map<std::string, std::string> query;
   };
   bool ParseTarget(std::string_view target, Target& t) const;
+  Reply Dispatch(const http::request<http::string_body>& req, Target& t,
+                 const std::shared_ptr<Session>& session);
   Reply Get(const Target& t);
   Reply List(const Target& t);
   Reply Watch(const Target& t, const std::shared_ptr<Session>& session);
@@ -326,8 +329,7 @@ class Server {
   void SyncDeployment(const std::string& key);
   void SyncReplicaSet(const std::string& key);
   void PreparePodParts(json fixture);
-  std::string PodText(json& rs, const std::string& name, const std::string& uid,
-                      std::uint64_t rv);
+  std::string PodText(json& rs, const std::string& name, const std::string& uid, std::uint64_t rv);
 
   std::string NewUid() {
     char buf[40];
@@ -414,15 +416,23 @@ Reply Server::Handle(const http::request<http::string_body>& req,
   if (!ParseTarget(target, t)) {
     return {404, StatusBody(404, "NotFound", "the server could not find the requested resource")};
   }
+  Reply reply = Dispatch(req, t, session);
   const auto ua = req.find(http::field::user_agent);
   if (ua != req.end() && ua->value() == "wasd") {
     std::string verb(req.method_string());
     if (req.method() == http::verb::get) {
       verb = !t.name.empty() ? "GET" : (t.query.count("watch") ? "WATCH" : "LIST");
     }
-    ++wasd_requests_[verb + " " + kResources[std::size_t(t.res)].plural];
+    std::string label = verb + " " + kResources[std::size_t(t.res)].plural;
+    if (reply.code >= 400) label += " (failed " + std::to_string(reply.code) + ")";
+    ++wasd_requests_[label];
     ++wasd_total_;
   }
+  return reply;
+}
+
+Reply Server::Dispatch(const http::request<http::string_body>& req, Target& t,
+                       const std::shared_ptr<Session>& session) {
   switch (req.method()) {
     case http::verb::get:
       if (!t.name.empty()) return Get(t);
@@ -432,12 +442,14 @@ Reply Server::Handle(const http::request<http::string_body>& req,
       return List(t);
     case http::verb::post: {
       json obj = json::parse(req.body(), nullptr, false);
-      if (!obj.is_object()) return {400, StatusBody(400, "BadRequest", "body is not a JSON object")};
+      if (!obj.is_object())
+        return {400, StatusBody(400, "BadRequest", "body is not a JSON object")};
       return Create(t.res, t.ns, std::move(obj));
     }
     case http::verb::put: {
       json obj = json::parse(req.body(), nullptr, false);
-      if (!obj.is_object()) return {400, StatusBody(400, "BadRequest", "body is not a JSON object")};
+      if (!obj.is_object())
+        return {400, StatusBody(400, "BadRequest", "body is not a JSON object")};
       return Update(t, std::move(obj));
     }
     case http::verb::patch: {
@@ -453,8 +465,9 @@ Reply Server::Get(const Target& t) {
   const Store& st = stores_[std::size_t(t.res)];
   auto it = st.objects.find(t.ns.empty() ? t.name : t.ns + "/" + t.name);
   if (it == st.objects.end()) {
-    return {404, StatusBody(404, "NotFound",
-                            kResources[std::size_t(t.res)].plural + " \"" + t.name + "\" not found")};
+    return {404,
+            StatusBody(404, "NotFound",
+                       kResources[std::size_t(t.res)].plural + " \"" + t.name + "\" not found")};
   }
   return {200, *it->second.text};
 }
@@ -503,7 +516,8 @@ Reply Server::Watch(const Target& t, const std::shared_ptr<Session>& session) {
   const std::string prefix = t.ns.empty() ? "" : t.ns + "/";
   if (rv_text.empty() || rv_text == "0") {
     for (const auto& [key, s] : st.objects) {
-      if (key.starts_with(prefix) && Matches(w.selector, s.labels)) session->SendEvent("ADDED", s.text);
+      if (key.starts_with(prefix) && Matches(w.selector, s.labels))
+        session->SendEvent("ADDED", s.text);
     }
   } else {
     const std::uint64_t from = std::strtoull(rv_text.c_str(), nullptr, 10);
@@ -584,8 +598,8 @@ Reply Server::Create(int res, const std::string& ns, json obj) {
   const std::string key = info.namespaced ? ns + "/" + name : name;
   Store& st = stores_[std::size_t(res)];
   if (st.objects.count(key)) {
-    return {409, StatusBody(409, "AlreadyExists",
-                            info.plural + " \"" + name + "\" already exists")};
+    return {409,
+            StatusBody(409, "AlreadyExists", info.plural + " \"" + name + "\" already exists")};
   }
   const Stored& s = Put(res, key, obj, "ADDED");
   Changed(res, key);
@@ -596,7 +610,8 @@ Reply Server::Update(const Target& t, json obj) {
   Store& st = stores_[std::size_t(t.res)];
   const std::string key = t.ns.empty() ? t.name : t.ns + "/" + t.name;
   auto it = st.objects.find(key);
-  if (it == st.objects.end()) return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
+  if (it == st.objects.end())
+    return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
   const std::string rv = Str(obj, {"metadata", "resourceVersion"});
   if (!rv.empty() && rv != std::to_string(it->second.rv)) {
     return {409, StatusBody(409, "Conflict",
@@ -618,7 +633,8 @@ Reply Server::Patch(const Target& t, const std::string& content_type, const std:
   Store& st = stores_[std::size_t(t.res)];
   const std::string key = t.ns.empty() ? t.name : t.ns + "/" + t.name;
   auto it = st.objects.find(key);
-  if (it == st.objects.end()) return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
+  if (it == st.objects.end())
+    return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
   json patch = json::parse(body, nullptr, false);
   if (patch.is_discarded()) return {400, StatusBody(400, "BadRequest", "patch is not JSON")};
   json obj = json::parse(*it->second.text);
@@ -643,7 +659,8 @@ Reply Server::Delete(const Target& t, const std::string& body) {
   Store& st = stores_[std::size_t(t.res)];
   const std::string key = t.ns.empty() ? t.name : t.ns + "/" + t.name;
   auto it = st.objects.find(key);
-  if (it == st.objects.end()) return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
+  if (it == st.objects.end())
+    return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
   const json opts = body.empty() ? json::object() : json::parse(body, nullptr, false);
   const std::string uid = opts.is_object() ? Str(opts, {"preconditions", "uid"}) : "";
   const std::string rv = opts.is_object() ? Str(opts, {"preconditions", "resourceVersion"}) : "";
@@ -746,25 +763,24 @@ void Server::SyncDeployment(const std::string& key) {
   if (stores_[kReplicaSets].objects.count(rs_key)) return;
   tmpl["metadata"]["labels"]["pod-template-hash"] = hash;
   json labels = tmpl["metadata"]["labels"];
-  json rs = {{"apiVersion", "apps/v1"},
-             {"kind", "ReplicaSet"},
-             {"metadata",
-              {{"name", rs_name},
-               {"namespace", ns},
-               {"uid", NewUid()},
-               {"creationTimestamp", Now()},
-               {"labels", labels},
-               {"annotations", {{"deployment.kubernetes.io/revision", "1"}}},
-               {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
-                                                 {"kind", "Deployment"},
-                                                 {"name", name},
-                                                 {"uid", d["metadata"]["uid"]},
-                                                 {"controller", true},
-                                                 {"blockOwnerDeletion", true}}})}}},
-             {"spec",
-              {{"replicas", replicas},
-               {"selector", {{"matchLabels", labels}}},
-               {"template", tmpl}}}};
+  json rs = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "ReplicaSet"},
+      {"metadata",
+       {{"name", rs_name},
+        {"namespace", ns},
+        {"uid", NewUid()},
+        {"creationTimestamp", Now()},
+        {"labels", labels},
+        {"annotations", {{"deployment.kubernetes.io/revision", "1"}}},
+        {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                          {"kind", "Deployment"},
+                                          {"name", name},
+                                          {"uid", d["metadata"]["uid"]},
+                                          {"controller", true},
+                                          {"blockOwnerDeletion", true}}})}}},
+      {"spec",
+       {{"replicas", replicas}, {"selector", {{"matchLabels", labels}}}, {"template", tmpl}}}};
   Put(kReplicaSets, rs_key, rs, "ADDED");
   Changed(kReplicaSets, rs_key);
 }
@@ -802,9 +818,8 @@ void Server::SyncReplicaSet(const std::string& key) {
 void Server::PreparePodParts(json fixture) {
   if (!fixture.is_object()) fixture = json::object();
   json& md = fixture["metadata"];
-  pod_managed_fields_ = md.is_object() && md.contains("managedFields")
-                            ? md["managedFields"].dump()
-                            : std::string("[]");
+  pod_managed_fields_ = md.is_object() && md.contains("managedFields") ? md["managedFields"].dump()
+                                                                       : std::string("[]");
   json rest = fixture.value("spec", json::object());
   for (const char* k : {"containers", "nodeName", "schedulingGroup", "schedulingGates",
                         "schedulerName", "priorityClassName", "priority"}) {
@@ -937,12 +952,13 @@ void Session::WriteReply(Reply r, bool keep_alive) {
 
 void Session::StartWatch(std::uint64_t timeout_seconds) {
   watching_ = true;
-  queue_.push_back({"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    "Transfer-Encoding: chunked\r\n\r\n",
-                    nullptr, ""});
+  queue_.push_back(
+      {"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+       "Transfer-Encoding: chunked\r\n\r\n",
+       nullptr, ""});
   if (timeout_seconds > 0) {
     watch_timer_ = std::make_unique<asio::steady_timer>(socket_.get_executor(),
-                                                         std::chrono::seconds(timeout_seconds));
+                                                        std::chrono::seconds(timeout_seconds));
     watch_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec) self->EndWatch();
     });
@@ -1048,8 +1064,8 @@ int main(int argc, char** argv) {
     }
   }
   asio::io_context io(1);
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                           static_cast<unsigned short>(port)));
+  tcp::acceptor acceptor(
+      io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
   Server server(io, acceptor, std::move(fixture));
   server.Accept();
   asio::signal_set signals(io, SIGTERM, SIGINT);

@@ -76,15 +76,14 @@ TEST_CASE("projection: Project() on a decoded value equals Parse() of its text",
 TEST_CASE("projection: the identity keeps everything", "[unit][projection]") {
   CHECK(Projection().keeps_all());
   CHECK(Projection().Parse(kObject.dump()) == kObject);
-  CHECK(Projection({{}}).keeps_all());  // the empty path is the root
+  CHECK(Projection(std::vector<std::vector<std::string>>{{}}).keeps_all());  // the root path
 }
 
 TEST_CASE("projection: text nlohmann refuses is refused, whatever is dropped",
           "[unit][projection]") {
-  for (const std::string bad :
-       {R"({"metadata": {"name": "p"}, "spec": {"containers": [1, 2,]}})",
-        R"({"metadata": {"name": "p"}, "status": {"phase": "x"})",
-        R"({"spec": {"x": "\ud800"}})", R"({"spec": tru})", "", "{} {}"}) {
+  for (const std::string bad : {R"({"metadata": {"name": "p"}, "spec": {"containers": [1, 2,]}})",
+                                R"({"metadata": {"name": "p"}, "status": {"phase": "x"})",
+                                R"({"spec": {"x": "\ud800"}})", R"({"spec": tru})", "", "{} {}"}) {
     INFO(bad);
     CHECK(kProjection.Parse(bad).is_discarded());
     CHECK(json::parse(bad, nullptr, false).is_discarded());

@@ -28,10 +28,10 @@ using planner::PlanInput;
 // What a real API server adds around the members the fixtures set.
 json Noisy(json o) {
   json& md = o["metadata"];
-  md["managedFields"] = json::array(
-      {{{"manager", "kube-controller-manager"},
-        {"operation", "Update"},
-        {"fieldsV1", {{"f:metadata", {{"f:labels", {{".", json::object()}}}}}}}}});
+  md["managedFields"] =
+      json::array({{{"manager", "kube-controller-manager"},
+                    {"operation", "Update"},
+                    {"fieldsV1", {{"f:metadata", {{"f:labels", {{".", json::object()}}}}}}}}});
   md["generation"] = 4;
   md["creationTimestamp"] = "2026-11-30T09:12:44Z";
   if (!md.contains("resourceVersion")) md["resourceVersion"] = "123";
@@ -60,32 +60,39 @@ Object Projected(const json& full, const kube::Projection& p) {
   return Obj(std::move(got));
 }
 
-PlanInput ProjectedInput(const PlanInput& in) {
+// Every object of `in` as the API server would send it (Noisy), whole when
+// `project` is false, else as the caches keep it.
+PlanInput AsServed(const PlanInput& in, bool project) {
+  const kube::Projection whole;
+  auto one = [&](const Object& o, const std::shared_ptr<const kube::Projection>& p) {
+    return Projected(*o, project ? *p : whole);
+  };
   PlanInput out;
   out.priority_classes = in.priority_classes;
-  if (in.deployment) out.deployment = Projected(*in.deployment, *DeploymentProjection());
+  if (in.deployment) out.deployment = one(in.deployment, DeploymentProjection());
   for (const Object& o : in.workloads)
-    out.workloads.push_back(Projected(*o, *SchedulingObjectProjection()));
+    out.workloads.push_back(one(o, SchedulingObjectProjection()));
   for (const Object& o : in.podgroups)
-    out.podgroups.push_back(Projected(*o, *SchedulingObjectProjection()));
-  for (const Object& o : in.replicasets)
-    out.replicasets.push_back(Projected(*o, *ReplicaSetProjection()));
-  for (const Object& o : in.pods) out.pods.push_back(Projected(*o, *PodProjection()));
+    out.podgroups.push_back(one(o, SchedulingObjectProjection()));
+  for (const Object& o : in.replicasets) out.replicasets.push_back(one(o, ReplicaSetProjection()));
+  for (const Object& o : in.pods) out.pods.push_back(one(o, PodProjection()));
   return out;
 }
+
+PlanInput ProjectedInput(const PlanInput& in) { return AsServed(in, true); }
 
 std::vector<std::string> Everything(const Plan& plan) {
   std::vector<std::string> out{plan.note, plan.needs_replan ? "replan" : ""};
   for (const Action& a : plan.actions) {
-    out.push_back(a.ToString() + " | " + a.object.dump() + " | " + a.patch.dump() + " | " +
-                  a.name + "/" + a.uid + " | " + a.resource_version + " | " + a.owner_name + "/" +
+    out.push_back(a.ToString() + " | " + a.object.dump() + " | " + a.patch.dump() + " | " + a.name +
+                  "/" + a.uid + " | " + a.resource_version + " | " + a.owner_name + "/" +
                   a.owner_uid + " | " + a.message);
   }
   return out;
 }
 
 void CheckSamePlan(const PlanInput& in) {
-  const Plan full = PlanDeployment(in);
+  const Plan full = PlanDeployment(AsServed(in, false));
   const Plan projected = PlanDeployment(ProjectedInput(in));
   CHECK(Everything(projected) == Everything(full));
 }
@@ -153,7 +160,8 @@ TEST_CASE("projections: the planner plans the same on projected objects", "[unit
     in.priority_classes = {{"high", 1000}};
     CheckSamePlan(in);
     json ds = Deployment(2);
-    ds["spec"]["scheduling"] = json::parse(ds["metadata"]["annotations"]["wasd.io/scheduling"].get<std::string>());
+    ds["spec"]["scheduling"] =
+        json::parse(ds["metadata"]["annotations"]["wasd.io/scheduling"].get<std::string>());
     ds["metadata"]["annotations"].erase("wasd.io/scheduling");
     in.deployment = Obj(ds);
     CheckSamePlan(in);
@@ -197,8 +205,8 @@ TEST_CASE("projections: a 15 KB pod keeps its identity, links, gates and phase, 
                     {"name", full["metadata"]["ownerReferences"][0]["name"]},
                     {"uid", full["metadata"]["ownerReferences"][0]["uid"]},
                     {"controller", true}});
-  CHECK(got["metadata"]["labels"] == json{{"wasd.io/managed", "true"},
-                                          {"pod-template-hash", "6c9f7d8b5d"}});
+  CHECK(got["metadata"]["labels"] ==
+        json{{"wasd.io/managed", "true"}, {"pod-template-hash", "6c9f7d8b5d"}});
   CHECK(got["spec"]["schedulingGates"] == full["spec"]["schedulingGates"]);
   CHECK(got["spec"]["schedulingGroup"] == full["spec"]["schedulingGroup"]);
   CHECK(got["spec"]["nodeName"] == "gpu-node-017");
