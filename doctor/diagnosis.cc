@@ -98,7 +98,7 @@ std::string ConditionText(const json& c) {
 
 struct GroupStatus {
   std::string summary;
-  bool placed = false;       // the backend says the gang was placed (once)
+  bool placed = false;  // the backend says the gang was placed (once)
   bool queue_blocked = false;
   std::string unschedulable;  // the backend's "cannot place" message, "" when none
   std::string queue_message;
@@ -223,7 +223,8 @@ void AddTimeline(const json& pod, std::vector<TimelineEntry>* out) {
   const json* gates = MemberPath(pod, {"spec", "schedulingGates"});
   std::string gate_names;
   if (gates != nullptr && gates->is_array()) {
-    for (const json& g : *gates) gate_names += (gate_names.empty() ? "" : ", ") + Str(Member(g, "name"));
+    for (const json& g : *gates)
+      gate_names += (gate_names.empty() ? "" : ", ") + Str(Member(g, "name"));
   }
   const json* conds = MemberPath(pod, {"status", "conditions"});
   std::string scheduled_at;
@@ -250,8 +251,8 @@ void AddTimeline(const json& pod, std::vector<TimelineEntry>* out) {
   const std::string phase = Str(pod, {"status", "phase"});
   if (phase == "Running" || phase == "Failed") {
     const std::string start = Str(pod, {"status", "startTime"});
-    out->push_back({start.empty() ? scheduled_at : start, name,
-                    phase == "Running" ? "running" : "failed"});
+    out->push_back(
+        {start.empty() ? scheduled_at : start, name, phase == "Running" ? "running" : "failed"});
   }
 }
 
@@ -336,10 +337,10 @@ Diagnosis Diagnose(const GangInput& in) {
     return Finish(std::move(d), kScheduled, "scaled to 0: nothing to schedule", "none");
   }
   if (rs == nullptr) {
-    return Finish(std::move(d), kWaitingForQuorum,
-                  "0/" + std::to_string(d.counts.replicas) +
-                      " created: the Deployment has no ReplicaSet yet",
-                  "check the Deployment's conditions and events (kubectl describe deployment)");
+    return Finish(
+        std::move(d), kWaitingForQuorum,
+        "0/" + std::to_string(d.counts.replicas) + " created: the Deployment has no ReplicaSet yet",
+        "check the Deployment's conditions and events (kubectl describe deployment)");
   }
   const std::string rs_name = planner::NameOf(*rs);
   const std::string rs_uid = planner::UidOf(*rs);
@@ -380,8 +381,8 @@ Diagnosis Diagnose(const GangInput& in) {
     if (planner::NameOf(g) == d.group_name) group = &g;
   }
   if (info.has_workload && !in.workload.is_object()) {
-    const std::string wl = workloadbuilder::GenerateWorkloadName(planner::NameOf(dep),
-                                                                 planner::UidOf(dep));
+    const std::string wl =
+        workloadbuilder::GenerateWorkloadName(planner::NameOf(dep), planner::UidOf(dep));
     return Finish(std::move(d), kPodGroupMissing,
                   "Workload " + wl + " does not exist; " + JoinCounts(d.counts),
                   "check that the wasd reconciler is running and leading (its log says why it "
@@ -397,24 +398,24 @@ Diagnosis Diagnose(const GangInput& in) {
   }
   if (planner::ControllerUid(*group) != rs_uid) {
     const std::string owner = planner::ControllerKind(*group);
-    return Finish(std::move(d), kForeignObject,
-                  std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
-                      rs_name + " (controller: " +
-                      (owner.empty() ? std::string("none")
-                                     : owner + " " + planner::ControllerName(*group)) +
-                      "); wasd leaves it alone",
-                  "delete the foreign " + std::string(info.kind) +
-                      " so that wasd can create its own, or move the Deployment off wasd");
+    return Finish(
+        std::move(d), kForeignObject,
+        std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
+            rs_name + " (controller: " +
+            (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
+            "); wasd leaves it alone",
+        "delete the foreign " + std::string(info.kind) +
+            " so that wasd can create its own, or move the Deployment off wasd");
   }
   if (std::optional<std::int64_t> n = GroupMinCount(*group, *backend)) d.counts.min_count = *n;
   const GroupStatus gs = ReadGroupStatus(*group, *backend);
   d.group_summary = gs.summary;
   if (planner::IsTerminating(*group)) {
-    return Finish(std::move(d), kPodGroupTerminating,
-                  std::string(info.kind) + " " + d.group_name + " is being deleted; " +
-                      JoinCounts(d.counts),
-                  "wait for its old pods to finish (the deletion waits for them); the "
-                  "reconciler then creates it again");
+    return Finish(
+        std::move(d), kPodGroupTerminating,
+        std::string(info.kind) + " " + d.group_name + " is being deleted; " + JoinCounts(d.counts),
+        "wait for its old pods to finish (the deletion waits for them); the "
+        "reconciler then creates it again");
   }
 
   // The scheduler's newest word on the members.
@@ -444,8 +445,8 @@ Diagnosis Diagnose(const GangInput& in) {
   const Counts& c = d.counts;
   const bool placed = gs.placed || (c.bound >= c.min_count && c.bound > 0);
   const std::int64_t unbound = c.created - c.bound;
-  const std::int64_t ungated_unbound = std::max<std::int64_t>(
-      0, unbound - c.gated_wasd - c.gated_other);
+  const std::int64_t ungated_unbound =
+      std::max<std::int64_t>(0, unbound - c.gated_wasd - c.gated_other);
   const std::int64_t needed =
       placed ? ungated_unbound : std::max<std::int64_t>(0, c.min_count - c.bound);
   if (needed > 0 && !in.nodes.empty() && unbound > 0) {
@@ -503,10 +504,10 @@ Diagnosis Diagnose(const GangInput& in) {
 }
 
 nlohmann::json ToJson(const Diagnosis& d) {
-  json counts = {{"replicas", d.counts.replicas},   {"minCount", d.counts.min_count},
-                 {"created", d.counts.created},     {"gatedByWasd", d.counts.gated_wasd},
+  json counts = {{"replicas", d.counts.replicas},         {"minCount", d.counts.min_count},
+                 {"created", d.counts.created},           {"gatedByWasd", d.counts.gated_wasd},
                  {"gatedByOthers", d.counts.gated_other}, {"bound", d.counts.bound},
-                 {"running", d.counts.running},     {"failed", d.counts.failed}};
+                 {"running", d.counts.running},           {"failed", d.counts.failed}};
   json fit = json::object();
   if (d.fit.computed) {
     json requests = json::object();
@@ -517,9 +518,12 @@ nlohmann::json ToJson(const Diagnosis& d) {
     for (const DomainFit& dom : d.fit.domains) {
       domains.push_back({{"domain", dom.domain}, {"nodes", dom.nodes}, {"room", dom.room}});
     }
-    fit = {{"topologyKey", d.fit.topology_key}, {"needed", d.fit.needed},
-           {"requests", requests},              {"domains", domains},
-           {"short", short_by},                 {"fits", d.fit.fits},
+    fit = {{"topologyKey", d.fit.topology_key},
+           {"needed", d.fit.needed},
+           {"requests", requests},
+           {"domains", domains},
+           {"short", short_by},
+           {"fits", d.fit.fits},
            {"summary", d.fit.text}};
   }
   json timeline = json::array();

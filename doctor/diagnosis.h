@@ -82,11 +82,18 @@ inline constexpr std::string_view kScaleUpPending = "ScaleUpPending";
 inline constexpr std::string_view kScheduled = "Scheduled";
 
 // Every reason in dominance order (for tests and documentation).
-inline constexpr std::string_view kAllReasons[] = {
-    kInvalidSchedulingConfiguration, kAPINotAvailable, kUnsupportedProviderCapability,
-    kPodGroupMissing,                kForeignObject,   kPodGroupTerminating,
-    kWaitingForQuorum,               kGatedByOther,    kUnschedulable,
-    kQueueBlocked,                   kScaleUpPending,  kScheduled};
+inline constexpr std::string_view kAllReasons[] = {kInvalidSchedulingConfiguration,
+                                                   kAPINotAvailable,
+                                                   kUnsupportedProviderCapability,
+                                                   kPodGroupMissing,
+                                                   kForeignObject,
+                                                   kPodGroupTerminating,
+                                                   kWaitingForQuorum,
+                                                   kGatedByOther,
+                                                   kUnschedulable,
+                                                   kQueueBlocked,
+                                                   kScaleUpPending,
+                                                   kScheduled};
 
 // What the caller read. Objects are as the API server sends them; malformed
 // members read as absent.
@@ -131,7 +138,7 @@ struct FitPreview {
   // For the largest domain: what it lacks for `needed` members, summed over
   // its nodes (milli-units), by resource; empty when the total is there.
   std::vector<std::pair<std::string, std::int64_t>> short_by;
-  bool fits = false;  // the largest domain has room for `needed`
+  bool fits = false;        // the largest domain has room for `needed`
   std::string only_domain;  // PreviewFit's only_domain
   // "largest topology.kubernetes.io/zone (zone-a) has room for 6 of 8 members; short 3
   // nvidia.com/gpu"; with only_domain "topology.kubernetes.io/zone zone-a (where the gang
@@ -142,7 +149,8 @@ struct FitPreview {
 struct TimelineEntry {
   std::string time;  // RFC 3339 as the object says
   std::string pod;
-  std::string what;  // "created", "gated (wasd.io/pod-group)", "unschedulable", "bound to node-1", "running", "failed"
+  std::string what;  // "created", "gated (wasd.io/pod-group)", "unschedulable", "bound to node-1",
+                     // "running", "failed"
 };
 
 struct Diagnosis {

@@ -96,12 +96,14 @@ bool Tolerates(const json& toleration, const json& taint) {
 
 // May a member of `pod_spec` go to `node` (unschedulable, nodeSelector, taints)?
 bool Usable(const json& node, const json& pod_spec) {
-  if (const json* u = MemberPath(node, {"spec", "unschedulable"}); u != nullptr && u->is_boolean()) {
+  if (const json* u = MemberPath(node, {"spec", "unschedulable"});
+      u != nullptr && u->is_boolean()) {
     if (u->get<bool>()) return false;
   }
   if (const json* sel = Member(pod_spec, "nodeSelector"); sel != nullptr && sel->is_object()) {
     for (const auto& [key, value] : sel->items()) {
-      if (!value.is_string() || !HasLabel(node, key) || Label(node, key) != value.get<std::string>()) {
+      if (!value.is_string() || !HasLabel(node, key) ||
+          Label(node, key) != value.get<std::string>()) {
         return false;
       }
     }
@@ -202,17 +204,16 @@ FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_vie
   std::stable_sort(fit.domains.begin(), fit.domains.end(),
                    [](const DomainFit& a, const DomainFit& b) { return a.room > b.room; });
 
-  const std::string where =
-      topology_key.empty()   ? "the cluster"
-      : only_domain.empty() ? "largest " + std::string(topology_key) + " (%)"
-                            : std::string(topology_key) + " % (where the gang runs)";
+  const std::string where = topology_key.empty() ? "the cluster"
+                            : only_domain.empty()
+                                ? "largest " + std::string(topology_key) + " (%)"
+                                : std::string(topology_key) + " % (where the gang runs)";
   if (fit.domains.empty()) {
-    fit.text = topology_key.empty()
-                   ? "no node the members may use (nodeSelector, taints, unschedulable)"
-               : only_domain.empty()
-                   ? "no node the members may use carries " + std::string(topology_key)
-                   : "no node the members may use is in " + std::string(topology_key) + " " +
-                         std::string(only_domain) + " (where the gang runs)";
+    fit.text =
+        topology_key.empty()  ? "no node the members may use (nodeSelector, taints, unschedulable)"
+        : only_domain.empty() ? "no node the members may use carries " + std::string(topology_key)
+                              : "no node the members may use is in " + std::string(topology_key) +
+                                    " " + std::string(only_domain) + " (where the gang runs)";
     for (const auto& [res, per] : request) {
       fit.short_by.emplace_back(res, per > INT64_MAX / needed ? INT64_MAX : per * needed);
     }

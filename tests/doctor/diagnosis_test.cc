@@ -118,10 +118,12 @@ json Node(const std::string& name, const std::string& zone, const json& allocata
 }
 
 json BoundPod(const std::string& node, const json& requests, const std::string& phase = "Running") {
-  return {{"metadata", {{"name", "other-" + node}, {"namespace", "other"}}},
-          {"spec", {{"nodeName", node}, {"containers", json::array({{{"name", "c"},
-                                                                     {"resources", {{"requests", requests}}}}})}}},
-          {"status", {{"phase", phase}}}};
+  return {
+      {"metadata", {{"name", "other-" + node}, {"namespace", "other"}}},
+      {"spec",
+       {{"nodeName", node},
+        {"containers", json::array({{{"name", "c"}, {"resources", {{"requests", requests}}}}})}}},
+      {"status", {{"phase", phase}}}};
 }
 
 // A native gang of `replicas` with minCount `min_count` and its Workload.
@@ -163,7 +165,8 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     CHECK(d.message ==
           "the API scheduling.volcano.sh/v1beta1 podgroups of backend volcano is not served; "
           "wasd keeps the pods gated");
-    CHECK(d.next_step == "install volcano or choose another backend with the annotation wasd.io/backend");
+    CHECK(d.next_step ==
+          "install volcano or choose another backend with the annotation wasd.io/backend");
   }
   SECTION("UnsupportedProviderCapability: topology on coscheduling") {
     GangInput in = Native(4, 4);
@@ -178,8 +181,9 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     in.pods = {Pod("p1", Gate("wasd.io/pod-group")), Pod("p2", Gate("wasd.io/pod-group"))};
     Diagnosis d = Diagnose(in);
     CHECK(d.reason == kPodGroupMissing);
-    CHECK(d.message == "PodGroup " + kGroup + " of ReplicaSet web-aaaa does not exist; "
-                       "2/4 created, 2 gated by wasd, 0 bound, minCount 4");
+    CHECK(d.message == "PodGroup " + kGroup +
+                           " of ReplicaSet web-aaaa does not exist; "
+                           "2/4 created, 2 gated by wasd, 0 bound, minCount 4");
     in = Native(4, 4);
     in.workload = nullptr;
     d = Diagnose(in);
@@ -252,9 +256,12 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     GangInput in = Native(2, 2);
     in.deployment = Deployment(2, Config(2), "volcano");
     in.workload = nullptr;
-    in.group_objects = {{{"metadata", {{"name", kGroup}, {"ownerReferences", json::array({{{"uid", kRsUid}, {"controller", true}}})}}},
-                         {"spec", {{"minMember", 2}}},
-                         {"status", {{"phase", "Pending"}}}}};
+    in.group_objects = {
+        {{"metadata",
+          {{"name", kGroup},
+           {"ownerReferences", json::array({{{"uid", kRsUid}, {"controller", true}}})}}},
+         {"spec", {{"minMember", 2}}},
+         {"status", {{"phase", "Pending"}}}}};
     in.pods = {Pod("p1"), Pod("p2")};
     Diagnosis d = Diagnose(in);
     CHECK(d.reason == kQueueBlocked);
@@ -262,10 +269,11 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     in.deployment = Deployment(2, Config(2), "kai");
     in.group_objects[0]["status"] = {
         {"schedulingConditions",
-         json::array({{{"type", "UnschedulableOnNodePool"},
-                       {"nodePool", "default"},
-                       {"reasons", json::array({{{"reason", "QueueDoesNotExist"},
-                                                 {"message", "queue team-a does not exist"}}})}}})}};
+         json::array(
+             {{{"type", "UnschedulableOnNodePool"},
+               {"nodePool", "default"},
+               {"reasons", json::array({{{"reason", "QueueDoesNotExist"},
+                                         {"message", "queue team-a does not exist"}}})}}})}};
     d = Diagnose(in);
     CHECK(d.reason == kQueueBlocked);
     CHECK_THAT(d.message, Catch::EndsWith("QueueDoesNotExist: queue team-a does not exist"));
@@ -361,7 +369,8 @@ TEST_CASE("fit preview: nodeSelector, taints, tolerations, unschedulable", "[doc
   const json alloc = {{"cpu", "4"}, {"memory", "8Gi"}};
   const std::vector<json> nodes = {
       Node("tainted", "z", alloc,
-           {{"taints", json::array({{{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}}),
+           {{"taints",
+             json::array({{{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}}),
       Node("soft", "z", alloc,
            {{"taints", json::array({{{"key", "x"}, {"effect", "PreferNoSchedule"}}})}}),
       Node("cordoned", "z", alloc, {{"unschedulable", true}}),
@@ -374,7 +383,10 @@ TEST_CASE("fit preview: nodeSelector, taints, tolerations, unschedulable", "[doc
   CHECK(fit.domains[0].nodes == 2);
   CHECK(fit.text == "the cluster has room for 4 of 6 members; short 2Gi memory");
   // Tolerating the taint adds the tainted node.
-  const json tol = {{"tolerations", json::array({{{"key", "gpu"}, {"operator", "Equal"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}};
+  const json tol = {
+      {"tolerations",
+       json::array(
+           {{{"key", "gpu"}, {"operator", "Equal"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}};
   fit = PreviewFit(PodSpec(req, tol), 6, "", nodes, {});
   CHECK(fit.domains[0].room == 6);
   CHECK(fit.fits);
@@ -387,19 +399,23 @@ TEST_CASE("fit preview: nodeSelector, taints, tolerations, unschedulable", "[doc
 
 TEST_CASE("fit preview: fragmented capacity and the pods resource", "[doctor][fit]") {
   // Two nodes with 1.5 CPU free each: 3 CPU in total, but a 2-CPU member fits nowhere.
-  const std::vector<json> nodes = {Node("n1", "", {{"cpu", "1500m"}}), Node("n2", "", {{"cpu", "1500m"}})};
+  const std::vector<json> nodes = {Node("n1", "", {{"cpu", "1500m"}}),
+                                   Node("n2", "", {{"cpu", "1500m"}})};
   FitPreview fit = PreviewFit(PodSpec({{"cpu", "2"}}), 1, "", nodes, {});
-  CHECK(fit.text == "the cluster has room for 0 of 1 members; the free capacity is split across nodes");
+  CHECK(fit.text ==
+        "the cluster has room for 0 of 1 members; the free capacity is split across nodes");
   // With pods allocatable, the count is the only limit left.
   const std::vector<json> pods_nodes = {Node("n1", "", {{"cpu", "100"}, {"pods", "3"}})};
   fit = PreviewFit(PodSpec({{"cpu", "100m"}}), 5, "", pods_nodes, {});
   CHECK(fit.domains[0].room == 3);
 }
 
-TEST_CASE("PodRequests: containers summed, init containers at least, overhead added", "[doctor][fit]") {
+TEST_CASE("PodRequests: containers summed, init containers at least, overhead added",
+          "[doctor][fit]") {
   const json spec = {
-      {"containers", json::array({{{"resources", {{"requests", {{"cpu", "250m"}, {"memory", "1Gi"}}}}}},
-                                  {{"resources", {{"requests", {{"cpu", "250m"}}}}}}})},
+      {"containers",
+       json::array({{{"resources", {{"requests", {{"cpu", "250m"}, {"memory", "1Gi"}}}}}},
+                    {{"resources", {{"requests", {{"cpu", "250m"}}}}}}})},
       {"initContainers", json::array({{{"resources", {{"requests", {{"cpu", "2"}}}}}}})},
       {"overhead", {{"memory", "512Mi"}}}};
   const auto r = PodRequests(spec);
@@ -416,7 +432,8 @@ TEST_CASE("ScaleUpPending previews only the domain where the gang runs", "[docto
   in.pods = {Pod("p1", json::array(), "a1"), Pod("p2", json::array(), "a1"), Pod("p3"), Pod("p4")};
   in.nodes = {Node("a1", "zone-a", {{"nvidia.com/gpu", "2"}}),
               Node("b1", "zone-b", {{"nvidia.com/gpu", "8"}})};
-  in.bound_pods = {BoundPod("a1", {{"nvidia.com/gpu", "1"}}), BoundPod("a1", {{"nvidia.com/gpu", "1"}})};
+  in.bound_pods = {BoundPod("a1", {{"nvidia.com/gpu", "1"}}),
+                   BoundPod("a1", {{"nvidia.com/gpu", "1"}})};
   const Diagnosis d = Diagnose(in);
   CHECK(d.reason == kScaleUpPending);
   CHECK(d.fit.text ==

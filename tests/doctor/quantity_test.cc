@@ -28,9 +28,9 @@ TEST_CASE("ParseQuantityMilli reads Kubernetes quantities", "[quantity]") {
 }
 
 TEST_CASE("ParseQuantityMilli refuses what is not a quantity or does not fit", "[quantity]") {
-  for (const char* text : {"", "m", "1x", "1 Gi", "1GI", "1.2.3", "1e", "1e+", "1ee3", "Gi",
-                           "1Gie3", "--1", "9Ei", "9223372036854776", "1e1000",
-                           "1234567890123456789012345678901"}) {
+  for (const char* text :
+       {"", "m", "1x", "1 Gi", "1GI", "1.2.3", "1e", "1e+", "1ee3", "Gi", "1Gie3", "--1", "9Ei",
+        "9223372036854776", "1e1000", "1234567890123456789012345678901"}) {
     INFO(text);
     REQUIRE_FALSE(ParseQuantityMilli(text).has_value());
   }
