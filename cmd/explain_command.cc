@@ -125,7 +125,8 @@ void PrintText(const doctor::Diagnosis& d, const std::string& ns, const std::str
     std::size_t shown = 0;
     for (const doctor::TimelineEntry& e : d.timeline) {
       if (shown++ == kMaxTimelineLines) {
-        std::printf("  ... %zu more (-o json lists them all)\n", d.timeline.size() - kMaxTimelineLines);
+        std::printf("  ... %zu more (-o json lists them all)\n",
+                    d.timeline.size() - kMaxTimelineLines);
         break;
       }
       std::printf("  %-20s  %-32s  %s\n", e.time.c_str(), e.pod.c_str(), e.what.c_str());

@@ -273,12 +273,14 @@ std::string DomainOfBound(const std::vector<const json*>& members, const std::ve
   return domains.size() == 1 ? *domains.begin() : "";
 }
 
-Diagnosis Finish(Diagnosis d, std::string_view reason, std::string message, std::string next) {
+// Sets the verdict on `d` and moves it out: `return Finish(d, ...)`. (Taking
+// `d` by reference keeps the message, built from `d`, evaluated before any move.)
+Diagnosis Finish(Diagnosis& d, std::string_view reason, std::string message, std::string next) {
   d.reason = std::string(reason);
   d.scheduled = reason == kScheduled;
   d.message = std::move(message);
   d.next_step = std::move(next);
-  return d;
+  return std::move(d);
 }
 
 }  // namespace
@@ -289,14 +291,14 @@ Diagnosis Diagnose(const GangInput& in) {
   const workloadbuilder::SchedulingConfig sc = workloadbuilder::ReadSchedulingConfig(dep);
   d.counts.replicas = planner::ReplicasOf(dep);
   if (!sc.present()) {
-    return Finish(std::move(d), kInvalidSchedulingConfiguration,
+    return Finish(d, kInvalidSchedulingConfiguration,
                   "the Deployment does not opt in (no annotation wasd.io/scheduling, no "
                   "spec.scheduling)",
                   "add the scheduling configuration (see wasd check)");
   }
   const rules::ConfigVerdict verdict = rules::CheckSchedulingConfig(sc);
   if (!verdict.usable) {
-    return Finish(std::move(d), kInvalidSchedulingConfiguration,
+    return Finish(d, kInvalidSchedulingConfiguration,
                   workloadbuilder::AggregateMessage(verdict.errors),
                   "fix the scheduling configuration (`wasd check -f FILE` shows every error)");
   }
@@ -304,7 +306,7 @@ Diagnosis Diagnose(const GangInput& in) {
   const std::optional<Backend> backend =
       workloadbuilder::BackendOfLabels(tmpl_labels == nullptr ? kNullJson : *tmpl_labels);
   if (!backend) {
-    return Finish(std::move(d), kInvalidSchedulingConfiguration,
+    return Finish(d, kInvalidSchedulingConfiguration,
                   "spec.template.metadata.labels[wasd.io/backend]: Unsupported value: \"" +
                       Str(Member(*tmpl_labels, workloadbuilder::kBackendLabel)) +
                       "\": supported values: \"native\", \"volcano\", \"kai\", \"coscheduling\"",
@@ -314,7 +316,7 @@ Diagnosis Diagnose(const GangInput& in) {
   d.backend = std::string(info.name);
   d.group_kind = std::string(info.kind) + " (" + workloadbuilder::GroupVersion(*backend) + ")";
   if (!in.api_served) {
-    return Finish(std::move(d), kAPINotAvailable,
+    return Finish(d, kAPINotAvailable,
                   "the API " + workloadbuilder::GroupVersion(*backend) + " " +
                       std::string(info.resource) + " of backend " + d.backend +
                       " is not served; wasd keeps the pods gated",
@@ -325,7 +327,7 @@ Diagnosis Diagnose(const GangInput& in) {
                             " or choose another backend with the annotation wasd.io/backend");
   }
   if (const std::string what = Unsupported(sc.config, *backend); !what.empty()) {
-    return Finish(std::move(d), kUnsupportedProviderCapability,
+    return Finish(d, kUnsupportedProviderCapability,
                   "backend " + d.backend + " cannot express " + what,
                   "remove it from the scheduling configuration or choose the native backend");
   }
@@ -334,11 +336,11 @@ Diagnosis Diagnose(const GangInput& in) {
 
   const json* rs = CurrentReplicaSet(in.replicasets);
   if (d.counts.replicas == 0) {
-    return Finish(std::move(d), kScheduled, "scaled to 0: nothing to schedule", "none");
+    return Finish(d, kScheduled, "scaled to 0: nothing to schedule", "none");
   }
   if (rs == nullptr) {
     return Finish(
-        std::move(d), kWaitingForQuorum,
+        d, kWaitingForQuorum,
         "0/" + std::to_string(d.counts.replicas) + " created: the Deployment has no ReplicaSet yet",
         "check the Deployment's conditions and events (kubectl describe deployment)");
   }
@@ -383,13 +385,13 @@ Diagnosis Diagnose(const GangInput& in) {
   if (info.has_workload && !in.workload.is_object()) {
     const std::string wl =
         workloadbuilder::GenerateWorkloadName(planner::NameOf(dep), planner::UidOf(dep));
-    return Finish(std::move(d), kPodGroupMissing,
+    return Finish(d, kPodGroupMissing,
                   "Workload " + wl + " does not exist; " + JoinCounts(d.counts),
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the Workload)");
   }
   if (group == nullptr) {
-    return Finish(std::move(d), kPodGroupMissing,
+    return Finish(d, kPodGroupMissing,
                   std::string(info.kind) + " " + d.group_name + " of ReplicaSet " + rs_name +
                       " does not exist; " + JoinCounts(d.counts),
                   "check that the wasd reconciler is running and leading (its log says why it "
@@ -399,7 +401,7 @@ Diagnosis Diagnose(const GangInput& in) {
   if (planner::ControllerUid(*group) != rs_uid) {
     const std::string owner = planner::ControllerKind(*group);
     return Finish(
-        std::move(d), kForeignObject,
+        d, kForeignObject,
         std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
             rs_name + " (controller: " +
             (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
@@ -412,7 +414,7 @@ Diagnosis Diagnose(const GangInput& in) {
   d.group_summary = gs.summary;
   if (planner::IsTerminating(*group)) {
     return Finish(
-        std::move(d), kPodGroupTerminating,
+        d, kPodGroupTerminating,
         std::string(info.kind) + " " + d.group_name + " is being deleted; " + JoinCounts(d.counts),
         "wait for its old pods to finish (the deletion waits for them); the "
         "reconciler then creates it again");
@@ -458,45 +460,45 @@ Diagnosis Diagnose(const GangInput& in) {
   const std::string counts = JoinCounts(c);
 
   if (!placed && c.created < c.min_count) {
-    return Finish(std::move(d), kWaitingForQuorum, counts,
+    return Finish(d, kWaitingForQuorum, counts,
                   "the ReplicaSet has created fewer pods than minCount: kubectl describe "
                   "replicaset " +
                       rs_name + " shows why (quota, admission, pod creation errors)");
   }
   if (!placed && c.created - c.gated_wasd < c.min_count) {
-    return Finish(std::move(d), kWaitingForQuorum, counts,
+    return Finish(d, kWaitingForQuorum, counts,
                   "wasd lifts its gate once the " + std::string(info.kind) +
                       " exists: check that the wasd reconciler is running");
   }
   if (c.gated_other > 0) {
-    return Finish(std::move(d), kGatedByOther, counts,
+    return Finish(d, kGatedByOther, counts,
                   "another controller holds its scheduling gate on " +
                       std::to_string(c.gated_other) +
                       " members (Kueue's kueue.x-k8s.io/admission: the workload waits for quota "
                       "in its queue; kubectl get workloads.kueue.x-k8s.io)");
   }
   if (unbound == 0) {
-    return Finish(std::move(d), kScheduled, counts, "none");
+    return Finish(d, kScheduled, counts, "none");
   }
   if (gs.queue_blocked && !placed) {
-    return Finish(std::move(d), kQueueBlocked, counts + "; " + gs.queue_message,
+    return Finish(d, kQueueBlocked, counts + "; " + gs.queue_message,
                   "the backend's queue holds the gang: check the queue exists and has quota");
   }
   std::string detail;
   if (!d.scheduler_said.empty()) detail += "; scheduler: " + d.scheduler_said;
   if (d.fit.computed) detail += "; " + d.fit.text;
   if (placed) {
-    return Finish(std::move(d), kScaleUpPending,
+    return Finish(d, kScaleUpPending,
                   counts + "; the gang was placed, " + std::to_string(ungated_unbound) +
                       " newer members are not" + detail,
                   "free or add capacity for the new members, or scale back to the placed size");
   }
   if (!d.scheduler_said.empty() || (d.fit.computed && !d.fit.fits)) {
-    return Finish(std::move(d), kUnschedulable, counts + detail,
+    return Finish(d, kUnschedulable, counts + detail,
                   "free or add capacity where the fit preview says it is short, lower minCount, "
                   "or relax the pod template's nodeSelector/tolerations");
   }
-  return Finish(std::move(d), kWaitingForQuorum, counts + "; waiting for the scheduler" + detail,
+  return Finish(d, kWaitingForQuorum, counts + "; waiting for the scheduler" + detail,
                 "the scheduler has not placed the gang yet: check that " +
                     (info.scheduler_name.empty() ? std::string("kube-scheduler")
                                                  : std::string(info.scheduler_name)) +
