@@ -251,7 +251,9 @@ int RunExplain(int argc, const char* const* argv) {
   auto nodes = client.List(kube::Resource("v1", "nodes", false), "", r.List());
   if (nodes.ok()) {
     in.nodes = std::move(nodes.value().items);
-    auto bound = client.List(kube::Pods(), "", r.List("", "spec.nodeName!="));
+    auto bound =
+        client.List(kube::Pods(), "",
+                    r.List("", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"));
     if (bound.ok()) {
       in.bound_pods = std::move(bound.value().items);
     } else {

@@ -168,7 +168,8 @@ GroupStatus ReadGroupStatus(const json& group, Backend backend) {
                                          reason) != std::end(kKaiQueueReasons);
             if (queue) {
               g.queue_blocked = true;
-              g.queue_message = reason + (message.empty() ? "" : ": " + message);
+              g.queue_message = reason;
+              if (!message.empty()) g.queue_message += ": " + message;
             } else {
               g.unschedulable = message.empty() ? reason : message;
             }
