@@ -1,6 +1,7 @@
 #include "doctor/diagnosis.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -261,15 +262,15 @@ void AddTimeline(const json& pod, std::vector<TimelineEntry>* out) {
 std::string DomainOfBound(const std::vector<const json*>& members, const std::vector<json>& nodes,
                           const std::string& key) {
   if (key.empty()) return "";
+  std::map<std::string, std::string> domain_of;  // node name -> its domain
+  for (const json& n : nodes) {
+    domain_of.emplace(Str(n, {"metadata", "name"}),
+                      Str(MemberPath(n, {"metadata", "labels", key})));
+  }
   std::set<std::string> domains;
   for (const json* pod : members) {
-    const std::string node = Str(*pod, {"spec", "nodeName"});
-    if (node.empty()) continue;
-    for (const json& n : nodes) {
-      if (Str(n, {"metadata", "name"}) == node) {
-        domains.insert(Str(MemberPath(n, {"metadata", "labels", key})));
-      }
-    }
+    const auto it = domain_of.find(Str(*pod, {"spec", "nodeName"}));
+    if (it != domain_of.end()) domains.insert(it->second);
   }
   return domains.size() == 1 ? *domains.begin() : "";
 }
