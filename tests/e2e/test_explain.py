@@ -3,7 +3,7 @@
 (`--gang-scheduler`, tests/apiserver/scheduler.py) and three Nodes, the real webhook and
 reconciler, and a scenario per reason of the gang doctor — with the exact diagnosis,
 the exit codes (0 scheduled, 3 pending, 1 error) and the same answer through
-`kubectl wasd explain` with the plugin link on PATH.
+`kubectl wasd explain` with the plugin link that `cmake --install` puts on PATH.
 
 Nodes: zone-a holds a1 (4 GPUs) and a2 (2 GPUs), zone-b holds b1 (4 GPUs); the server's own
 apiserver-test-node has no zone (and no allocatable). Scenarios,
@@ -18,6 +18,7 @@ in this order because they share the nodes:
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -28,7 +29,7 @@ import yaml
 from apiserver.harness import KUBECTL
 from lib.cluster import Env
 from lib.manifests import NS, deployment, pod_group_name
-from lib.paths import WASD
+from lib.paths import BUILD_DIR, WASD
 from lib.scripted_webhook import ScriptedWebhook
 from lib.wait import wait_for
 
@@ -88,10 +89,13 @@ class ExplainTest(unittest.TestCase):
             for n in (node("a1", "zone-a", 4), node("a2", "zone-a", 2), node("b1", "zone-b", 4)):
                 cls.env.apply(n)
             cls.reconciler = cls.env.start_reconciler()
-            # The plugin: kubectl runs `kubectl-wasd` from PATH; a link to wasd is all it takes.
-            cls.plugin_dir = os.path.join(cls.tmp, "bin")
-            os.makedirs(cls.plugin_dir)
-            os.symlink(os.path.abspath(WASD), os.path.join(cls.plugin_dir, "kubectl-wasd"))
+            # The plugin: kubectl runs `kubectl-wasd` from PATH. The build's install rule puts
+            # wasd and the link kubectl-wasd -> wasd in PREFIX/bin.
+            prefix = os.path.join(cls.tmp, "prefix")
+            subprocess.run(["cmake", "--install", BUILD_DIR, "--prefix", prefix], check=True,
+                           capture_output=True, timeout=120)
+            cls.plugin_dir = os.path.join(prefix, "bin")
+            assert os.readlink(os.path.join(cls.plugin_dir, "kubectl-wasd")) == "wasd"
         except BaseException:
             cls.env.__exit__(None, None, None)
             raise
@@ -101,6 +105,7 @@ class ExplainTest(unittest.TestCase):
         if cls.hook is not None:
             cls.hook.stop()
         cls.env.__exit__(None, None, None)
+        shutil.rmtree(os.path.join(cls.tmp, "prefix"), ignore_errors=True)  # a copy of wasd
 
     # ------------------------------------------------------------------ helpers
 
