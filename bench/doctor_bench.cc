@@ -20,9 +20,7 @@ constexpr int kNodes = 1000;
 constexpr int kBound = 10000;
 constexpr int kRuns = 20;
 
-json Owner(const std::string& uid) {
-  return json::array({{{"uid", uid}, {"controller", true}}});
-}
+json Owner(const std::string& uid) { return json::array({{{"uid", uid}, {"controller", true}}}); }
 
 wasd::doctor::GangInput Input() {
   wasd::doctor::GangInput in;
@@ -41,10 +39,10 @@ wasd::doctor::GangInput Input() {
                        {"annotations", {{"deployment.kubernetes.io/revision", "1"}}}}},
                      {"spec", {{"template", {{"spec", spec}}}}}}};
   in.workload = {{"metadata", {{"name", "w"}}}};
-  in.group_objects = {
-      {{"metadata",
-        {{"name", wasd::workloadbuilder::PodGroupName("web-a", "rs")}, {"ownerReferences", Owner("rs")}}},
-       {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", kMembers}}}}}}}}};
+  in.group_objects = {{{"metadata",
+                        {{"name", wasd::workloadbuilder::PodGroupName("web-a", "rs")},
+                         {"ownerReferences", Owner("rs")}}},
+                       {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", kMembers}}}}}}}}};
   for (int i = 0; i < kMembers; ++i) {
     in.pods.push_back({{"metadata",
                         {{"name", "p" + std::to_string(i)},
@@ -53,12 +51,13 @@ wasd::doctor::GangInput Input() {
                          {"ownerReferences", Owner("rs")}}},
                        {"status", {{"phase", "Pending"}}}});
   }
-  const json allocatable = {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}};
+  const json allocatable = {
+      {"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}};
   for (int i = 0; i < kNodes; ++i) {
-    in.nodes.push_back(
-        {{"metadata",
-          {{"name", "n" + std::to_string(i)}, {"labels", {{"zone", "z" + std::to_string(i % 10)}}}}},
-         {"status", {{"allocatable", allocatable}}}});
+    in.nodes.push_back({{"metadata",
+                         {{"name", "n" + std::to_string(i)},
+                          {"labels", {{"zone", "z" + std::to_string(i % 10)}}}}},
+                        {"status", {{"allocatable", allocatable}}}});
   }
   // 10 pods per node, every second one with a GPU: 3 of 8 GPUs free per node.
   for (int i = 0; i < kBound; ++i) {

@@ -422,28 +422,36 @@ Diagnosis Diagnose(const GangInput& in) {
         "reconciler then creates it again");
   }
 
-  // The scheduler's newest word on the members.
-  std::string newest;
-  for (const json& ev : in.events) {
-    if (Str(Member(ev, "reason")) != "FailedScheduling") continue;
-    if (member_uids.count(Str(ev, {"involvedObject", "uid"})) == 0) continue;
-    const std::string t = EventTime(ev);
-    if (d.scheduler_said.empty() || t >= newest) {
-      newest = t;
-      d.scheduler_said = Str(Member(ev, "message"));
-    }
-  }
+  // The scheduler's newest word on the members. A pending member's
+  // PodScheduled=False/Unschedulable condition is its current state (the
+  // scheduler writes there what its FailedScheduling Event says), so the
+  // conditions win over Events, which pile up and carry one-second times; the
+  // newest (time, message) pair is taken, so equal times still give one answer.
+  std::optional<std::pair<std::string, std::string>> said;
+  const auto consider = [&said](std::string time, std::string message) {
+    std::pair<std::string, std::string> key{std::move(time), std::move(message)};
+    if (!said || key > *said) said = std::move(key);
+  };
   for (const json* pod : members) {
-    if (!d.scheduler_said.empty()) break;
     const json* conds = MemberPath(*pod, {"status", "conditions"});
-    if (conds == nullptr || !conds->is_array()) continue;
+    if (conds == nullptr || !conds->is_array() || !Str(*pod, {"spec", "nodeName"}).empty()) {
+      continue;
+    }
     for (const json& c : *conds) {
       if (Str(Member(c, "type")) == "PodScheduled" && Str(Member(c, "status")) == "False" &&
           Str(Member(c, "reason")) == "Unschedulable") {
-        d.scheduler_said = Str(Member(c, "message"));
+        consider(Str(Member(c, "lastTransitionTime")), Str(Member(c, "message")));
       }
     }
   }
+  if (!said) {
+    for (const json& ev : in.events) {
+      if (Str(Member(ev, "reason")) != "FailedScheduling") continue;
+      if (member_uids.count(Str(ev, {"involvedObject", "uid"})) == 0) continue;
+      consider(EventTime(ev), Str(Member(ev, "message")));
+    }
+  }
+  if (said) d.scheduler_said = said->second;
   if (d.scheduler_said.empty()) d.scheduler_said = gs.unschedulable;
 
   const Counts& c = d.counts;

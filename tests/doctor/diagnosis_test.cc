@@ -251,6 +251,17 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     d = Diagnose(in);
     CHECK(d.reason == kUnschedulable);
     CHECK(d.scheduler_said == "new");
+
+    // A pending member's PodScheduled condition is its current state: it wins
+    // over the Events, whatever their times.
+    in.pods[0]["status"]["conditions"] =
+        json::array({{{"type", "PodScheduled"},
+                      {"status", "False"},
+                      {"reason", "Unschedulable"},
+                      {"message", "current"},
+                      {"lastTransitionTime", "2026-12-02T06:00:05Z"}}});
+    d = Diagnose(in);
+    CHECK(d.scheduler_said == "current");
   }
   SECTION("QueueBlocked: a Volcano PodGroup still Pending, a KAI queue reason") {
     GangInput in = Native(2, 2);

@@ -211,14 +211,16 @@ class ExplainTest(unittest.TestCase):
         # Scale to 8: zone-a (where the gang runs) has room for 4 more; zone-b is not an option.
         self.env.scale("small", 8)
         d = self.wait_reason("small", "ScaleUpPending")
-        wait_for(lambda: self.diagnosis("small")[1]["counts"]["bound"] == 6, what="4 more bound")
-        d = self.diagnosis("small")[1]
         _, pg = self.names("small")
-        self.assertEqual(d["message"],
-                         "8/8 created, 0 gated by wasd, 6 bound, minCount 2; the gang was placed, 2 newer "
-                         f'members are not; scheduler: 0/4 nodes are available: gang "{pg}" needs 2 pods, '
-                         f"room for 0; 2 Insufficient {GPU}, 2 node(s) didn't match pod topology.; "
-                         f"{ZONE} zone-a (where the gang runs) has room for 0 of 2 members; short 2 {GPU}")
+        # Members arrive one by one; the scheduler's word settles once the last two are
+        # pending together.
+        want = ("8/8 created, 0 gated by wasd, 6 bound, minCount 2; the gang was placed, 2 newer "
+                f'members are not; scheduler: 0/4 nodes are available: gang "{pg}" needs 2 pods, '
+                f"room for 0; 2 Insufficient {GPU}, 2 node(s) didn't match pod topology.; "
+                f"{ZONE} zone-a (where the gang runs) has room for 0 of 2 members; short 2 {GPU}")
+        d = wait_for(lambda: (lambda d: d if d["message"] == want else None)(self.diagnosis("small")[1]),
+                     what=want)
+        self.assertEqual(d["reason"], "ScaleUpPending")
         code, out, err = self.plugin("deployment/small", "-n", NS)
         self.assertEqual(code, 3, err)
         self.assertIn("Reason:      ScaleUpPending\n", out)
