@@ -11,9 +11,11 @@ in this order because they share the nodes:
   Unschedulable    8 members of 1 GPU in one zone: zone-a has room for 6 of 8
   Scheduled        2 members of 1 GPU, placed in zone-a
   ScaleUpPending   the same scaled to 8: 4 more fit in zone-a, 2 do not
-  GatedByOther     a Kueue-style gate kueue.x-k8s.io/admission on the members
+  GatedByOther     a Kueue-style gate kueue.x-k8s.io/admission on the members, then lifted
   WaitingForQuorum a quota-like admission refuses the 3rd of 3 members (minCount 3)
+  PodGroupTerminating  the Scheduled gang's PodGroup deleted while its pods run
   PodGroupMissing  the reconciler stopped: no Workload, members gated by wasd
+  ForeignObject    then a PodGroup of the expected name made by someone else
 """
 import json
 import os
@@ -34,6 +36,7 @@ from lib.scripted_webhook import ScriptedWebhook
 from lib.wait import wait_for
 
 ZONE = "topology.kubernetes.io/zone"
+PODGROUPS = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups"
 GPU = "nvidia.com/gpu"
 
 
@@ -239,6 +242,13 @@ class ExplainTest(unittest.TestCase):
             self.env.patch(f"/api/v1/namespaces/{NS}/pods/{p['metadata']['name']}",
                            {"spec": {"schedulingGates": []}})
         self.wait_reason("kueued", "Scheduled")
+        # Someone deletes the PodGroup: podgroup-protection holds it while its pods run.
+        rs, pg = self.names("kueued")
+        self.assertEqual(self.env.delete(f"{PODGROUPS}/{pg}"), 200)
+        d = self.wait_reason("kueued", "PodGroupTerminating")
+        self.assertEqual(d["message"], f"PodGroup {pg} is being deleted; 2/2 created, 0 gated by wasd, "
+                                       "2 bound, minCount 2")
+        self.assertEqual(self.explain("deployment/kueued")[0], 3)
         self.delete("kueued")
 
     def test_4_waiting_for_quorum(self):
@@ -277,6 +287,17 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(d["message"], f"Workload {workload_name('orphan', uid)} does not exist; "
                                        "2/2 created, 2 gated by wasd, 0 bound, minCount 2")
         self.assertEqual(self.explain("deployment/orphan")[0], 3)
+        # A PodGroup of that name made by someone else, then the reconciler back: it makes
+        # the Workload, leaves the foreign PodGroup alone, and the gang stays gated.
+        rs, pg = self.names("orphan")
+        self.env.create(PODGROUPS, {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                                    "metadata": {"name": pg, "namespace": NS},
+                                    "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
+        self.env.start_reconciler()
+        d = self.wait_reason("orphan", "ForeignObject")
+        self.assertEqual(d["message"], f"PodGroup {pg} is not controlled by ReplicaSet {rs} (controller: "
+                                       "none); wasd leaves it alone")
+        self.assertEqual(d["counts"]["gatedByWasd"], 2)
 
     def test_errors(self):
         code, out, err = self.explain("deployment/nope")
