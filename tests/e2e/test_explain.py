@@ -16,6 +16,7 @@ in this order because they share the nodes:
   PodGroupTerminating  the Scheduled gang's PodGroup deleted while its pods run
   PodGroupMissing  the reconciler stopped: no Workload, members gated by wasd
   ForeignObject    then a PodGroup of the expected name made by someone else
+  InvalidSchedulingConfiguration  a bad annotation stored with wasd's validating webhook gone
 """
 import json
 import os
@@ -314,6 +315,19 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertIn("Exit status: 0 the gang is scheduled, 3 it is pending", out)
         self.env.srv.Kubectl("delete", "deployment", "plain")
+
+    def test_invalid_configuration(self):
+        """A configuration the webhook would deny, stored while it was not asked (its
+        validating configuration removed): the diagnosis names the field error."""
+        self.env.apply(gang("broken", 2, 2, gpus=0))
+        self.wait_reason("broken", "Scheduled")
+        self.env.srv.Kubectl("delete", "validatingwebhookconfiguration", "wasd")
+        self.env.patch(f"/apis/apps/v1/namespaces/{NS}/deployments/broken",
+                       {"metadata": {"annotations": {"wasd.io/scheduling": '{"schedulingPolicy": 3}'}}})
+        d = self.wait_reason("broken", "InvalidSchedulingConfiguration")
+        self.assertIn("schedulingPolicy", d["message"])
+        self.assertEqual(d["nextStep"], "fix the scheduling configuration (`wasd check -f FILE` shows every error)")
+        self.assertEqual(self.explain("deployment/broken")[0], 3)
 
 
 if __name__ == "__main__":
