@@ -42,16 +42,22 @@ constexpr int kExitPending = 3;
 // Timeline lines printed in text; the JSON output has all of them.
 constexpr std::size_t kMaxTimelineLines = 40;
 
-// "deployment/web", "deploy/web", "deployments/web", "deployment.apps/web".
-bool IsDeploymentRef(std::string_view arg, std::string* name) {
-  for (std::string_view prefix :
-       {"deployment/", "deployments/", "deploy/", "deployment.apps/", "deployments.apps/"}) {
-    if (arg.substr(0, prefix.size()) == prefix) {
-      *name = std::string(arg.substr(prefix.size()));
-      return true;
-    }
+constexpr std::string_view kDeploymentTypes[] = {"deployment", "deployments", "deploy",
+                                                 "deployment.apps", "deployments.apps"};
+
+bool IsDeploymentType(std::string_view arg) {
+  for (std::string_view type : kDeploymentTypes) {
+    if (arg == type) return true;
   }
   return false;
+}
+
+// "deployment/web", "deploy/web", "deployments.apps/web", ... (kubectl's TYPE/NAME).
+bool IsDeploymentRef(std::string_view arg, std::string* name) {
+  const std::size_t slash = arg.find('/');
+  if (slash == std::string_view::npos || !IsDeploymentType(arg.substr(0, slash))) return false;
+  *name = std::string(arg.substr(slash + 1));
+  return true;
 }
 
 std::string Selector(const json& deployment) {
@@ -152,6 +158,12 @@ int RunExplain(int argc, const char* const* argv) {
       have_target = true;
       continue;
     }
+    // kubectl's other form, TYPE NAME: "deployment web".
+    if (!have_target && IsDeploymentType(argv[i]) && i + 1 < argc && argv[i + 1][0] != '-') {
+      name = argv[++i];
+      have_target = true;
+      continue;
+    }
     rest.push_back(argv[i]);
   }
   ExplainSettings s;
@@ -159,7 +171,10 @@ int RunExplain(int argc, const char* const* argv) {
   if (const std::optional<int> rc = flags.ParseOrExit(static_cast<int>(rest.size()), rest.data())) {
     return *rc;
   }
-  if (!have_target) return flags.UsageError("no Deployment given (wasd explain deployment/NAME)");
+  if (!have_target) {
+    return flags.UsageError(
+        "no Deployment given (wasd explain deployment/NAME, or deployment NAME)");
+  }
   if (name.empty() || name.find('/') != std::string::npos) {
     return flags.UsageError("want deployment/NAME, got deployment/" + name);
   }

@@ -285,7 +285,8 @@ base::FlagSet SelftestFlags(SelftestSettings* s) {
 
 base::FlagSet ExplainFlags(ExplainSettings* s) {
   base::FlagSet f("wasd explain",
-                  "wasd explain deployment/NAME [-n NS] [-o text|json|yaml] [--kubeconfig FILE]",
+                  "wasd explain deployment/NAME|deployment NAME [-n NS] [-o text|json|yaml] "
+                  "[--kubeconfig FILE]",
                   "Answers \"why is my gang Pending?\" for an opted-in Deployment: reads it, its\n"
                   "ReplicaSets and pods, the group object of its backend (and the native\n"
                   "Workload), the pods' FailedScheduling Events, the Nodes and the pods bound to\n"

@@ -310,11 +310,16 @@ class ExplainTest(unittest.TestCase):
                                                    "spec.scheduling)\n"))
         code, _, err = self.explain()
         self.assertEqual(code, 2)
-        self.assertIn("no Deployment given (wasd explain deployment/NAME)", err)
+        self.assertIn("no Deployment given (wasd explain deployment/NAME, or deployment NAME)", err)
+        # kubectl's TYPE NAME form and the other spellings of the type name the same object.
+        for target in (["deployment", "plain"], ["deploy/plain"], ["deployments.apps", "plain"]):
+            self.assertIn("is not opted in", self.explain(*target)[2])
         code, out, _ = self.explain("--help")
         self.assertEqual(code, 0)
         self.assertIn("Exit status: 0 the gang is scheduled, 3 it is pending", out)
         self.env.srv.Kubectl("delete", "deployment", "plain")
+        code, _, err = self.explain("deployment/a/b")
+        self.assertEqual((code, err.splitlines()[0]), (2, "wasd explain: want deployment/NAME, got deployment/a/b"))
 
     def test_invalid_configuration(self):
         """A configuration the webhook would deny, stored while it was not asked (its
