@@ -11,6 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from apiserver import registry  # noqa: E402
 from apiserver.harness import ApiServer  # noqa: E402
 from apiserver.scheduler import Quantity  # noqa: E402
 from lib.wait import wait_for  # noqa: E402
@@ -132,6 +133,23 @@ class GangSchedulerTest(unittest.TestCase):
         self.assertIsNone(self.get_pod("lost")["spec"].get("nodeName"))
         self.assertEqual(self.events("lost"), [])
         self.assertIsNone(self.get_pod("gated")["spec"].get("nodeName"))
+
+    @unittest.skipUnless("scheduling.volcano.sh/podgroups" in registry.BY_KEY,
+                         "this server does not store Volcano PodGroups (tests/apiserver/crds.py)")
+    def test_volcano_gang_by_annotation_and_min_member(self):
+        self.create("/api/v1/nodes", node("n1", "a", "2"))
+        self.create("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+                    {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                     "metadata": {"name": "v", "namespace": NS}, "spec": {"minMember": 3}})
+        for i in (1, 2, 3):
+            p = pod(f"v-{i}")
+            p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "v"}
+            self.create(PODS, p)
+        # 3 members of 1 CPU, 2 CPUs: the whole gang waits, each member told why.
+        ev = wait_for(lambda: self.events("v-3"), what="FailedScheduling")
+        self.assertEqual(ev[0]["message"], '0/2 nodes are available: gang "v" needs 3 pods, room for 2; '
+                                           "2 Insufficient cpu.")
+        self.assertIsNone(self.get_pod("v-1")["spec"].get("nodeName"))
 
     def test_quantity(self):
         self.assertEqual(Quantity("500m") * 2, 1)
