@@ -4,7 +4,6 @@ plain pods and PodGroups (no wasd): quorum waits silently, a gang binds only who
 filters (nodeSelector, taints and tolerations, unschedulable), requests against
 allocatable minus bound pods, the topology key, FailedScheduling once per change, the
 PodGroup condition (terminal once True), and the quantity parser."""
-import json
 import os
 import sys
 import unittest

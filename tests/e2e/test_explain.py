@@ -31,7 +31,7 @@ import yaml
 
 from apiserver.harness import KUBECTL
 from lib.cluster import Env
-from lib.manifests import NS, deployment, pod_group_name
+from lib.manifests import NS, deployment, pod_group_name, workload_name
 from lib.paths import BUILD_DIR, WASD
 from lib.scripted_webhook import ScriptedWebhook
 from lib.wait import wait_for
@@ -284,7 +284,6 @@ class ExplainTest(unittest.TestCase):
         wait_for(lambda: self.diagnosis("orphan")[1]["counts"]["gatedByWasd"] == 2, what="2 gated pods")
         d = self.diagnosis("orphan")[1]
         uid = json.loads(self.env.srv.Kubectl("get", "deployment", "orphan", "-o", "json").stdout)["metadata"]["uid"]
-        from lib.manifests import workload_name
         self.assertEqual(d["message"], f"Workload {workload_name('orphan', uid)} does not exist; "
                                        "2/2 created, 2 gated by wasd, 0 bound, minCount 2")
         self.assertEqual(self.explain("deployment/orphan")[0], 3)
