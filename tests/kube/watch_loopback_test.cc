@@ -231,9 +231,11 @@ TEST_CASE("informer: a projected, compact cache keeps and delivers only the proj
   big["data"]["bulk"] = std::string(4096, 'x');
   REQUIRE(client.Create(kConfigMaps, "inf", big).ok());
   InformerOptions o = Options();
-  o.projection = std::make_shared<const Projection>(std::vector<std::vector<std::string>>{
-      {"metadata", "name"}, {"metadata", "namespace"}, {"metadata", "resourceVersion"},
-      {"data", "k"}});
+  o.projection = std::make_shared<const Projection>(
+      std::vector<std::vector<std::string>>{{"metadata", "name"},
+                                            {"metadata", "namespace"},
+                                            {"metadata", "resourceVersion"},
+                                            {"data", "k"}});
   o.compact = true;
   Informer informer(client, o);
   std::vector<nlohmann::json> seen;
