@@ -80,8 +80,8 @@ echo "# $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinf
 echo "# server: wasd webhook on CPU $SERVER_CPU; generator: wasd-openloop on CPU $LOAD_CPU, $CONNS connections, warm-up $WARMUP, measured $DURATION per cell"
 echo "# latency in ms from each request's scheduled send time; floor = same body and rate POSTed to a 404 path"
 echo
-echo "| fixture | req/s offered | req/s answered | p50 | p90 | p99 | p99.9 | max | errors | floor p50 | floor p99 | floor p99.9 | floor max | server CPU µs/req |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| fixture | req/s offered | req/s answered | p50 | p90 | p99 | p99.9 | max | errors | floor p50 | floor p99 | floor p99.9 | floor max | send lag p99 | server CPU µs/req |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 HZ=$(getconf CLK_TCK)
 status=0
 for fixture in $FIXTURES; do
@@ -93,18 +93,17 @@ for fixture in $FIXTURES; do
     t0=$(cpu_ticks)
     real=$(openloop "$path" "$fixture" "$rate" 200) || status=1
     t1=$(cpu_ticks)
-    python3 - "$fixture ($size KB)" "$rate" "$real" "$floor" "$t0" "$t1" "$HZ" "$WARMUP" "$DURATION" <<'EOF'
-import json, re, sys
-name, rate, real, floor, t0, t1, hz, warmup, duration = sys.argv[1:]
+    python3 - "$fixture ($size KB)" "$rate" "$real" "$floor" "$t0" "$t1" "$HZ" <<'EOF'
+import json, sys
+name, rate, real, floor, t0, t1, hz = sys.argv[1:]
 r, f = json.loads(real), json.loads(floor)
-secs = lambda d: float(re.sub(r"(ms|s)$", "", d)) / (1000 if d.endswith("ms") else 1)
-# CPU of the whole run (warm-up + measured) over the requests of the whole run
-requests = float(rate) * (secs(warmup) + secs(duration))
-cpu_us = (int(t1) - int(t0)) / int(hz) * 1e6 / requests
+# CPU of the whole run (warm-up + measured) over the answers of the whole run
+cpu_us = (int(t1) - int(t0)) / int(hz) * 1e6 / max(1, r["answeredTotal"])
 ms = lambda v: f"{v:.2f}" if v < 10 else f"{v:.1f}"
 print(f"| {name} | {int(rate):,} | {r['achievedRate']:,.0f} | {ms(r['p50Ms'])} | {ms(r['p90Ms'])} | "
       f"{ms(r['p99Ms'])} | {ms(r['p999Ms'])} | {ms(r['maxMs'])} | {r['errors']} | {ms(f['p50Ms'])} | "
-      f"{ms(f['p99Ms'])} | {ms(f['p999Ms'])} | {ms(f['maxMs'])} | {cpu_us:.0f} |")
+      f"{ms(f['p99Ms'])} | {ms(f['p999Ms'])} | {ms(f['maxMs'])} | {ms(max(r['sendLagP99Ms'], f['sendLagP99Ms']))} | "
+      f"{cpu_us:.0f} |")
 EOF
   done
 done

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include <openssl/ssl.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -51,7 +52,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <nlohmann/json.hpp>
-#include <openssl/ssl.h>
 
 #include "base/flags.h"
 
@@ -82,8 +82,8 @@ class Histogram {
   // holds the ceil(q × count)-th smallest value, never above the maximum.
   std::uint64_t Quantile(double q) const {
     if (total_ == 0) return 0;
-    const auto rank =
-        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(total_))));
+    const auto rank = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(total_))));
     std::uint64_t seen = 0;
     for (std::size_t i = 0; i < counts_.size(); ++i) {
       seen += counts_[i];
@@ -93,7 +93,7 @@ class Histogram {
   }
 
  private:
-  static constexpr int kSubBits = 6;  // 64 buckets per power of two
+  static constexpr int kSubBits = 6;                        // 64 buckets per power of two
   static constexpr std::uint64_t kLinear = 2u << kSubBits;  // 0..127 exact
   static std::size_t Index(std::uint64_t v) {
     if (v < kLinear) return static_cast<std::size_t>(v);
@@ -137,8 +137,8 @@ struct Connection {
   std::unique_ptr<Stream> stream;
   beast::flat_buffer buffer;
   std::optional<http::response_parser<http::string_body>> parser;
-  Clock::time_point due{};   // when the request in flight was due
-  std::uint64_t seq = 0;     // its number in the schedule
+  Clock::time_point due{};  // when the request in flight was due
+  std::uint64_t seq = 0;    // its number in the schedule
   bool busy = false;
   bool up = false;
 };
@@ -186,11 +186,13 @@ class Generator {
 
   void Report(std::ostream& out) const {
     const double ms = 1e-6;
-    const auto q = [&](const Histogram& h, double p) { return static_cast<double>(h.Quantile(p)) * ms; };
-    const double achieved =
-        measured_done_span_ > nanoseconds(0)
-            ? static_cast<double>(latency_.count()) / (static_cast<double>(measured_done_span_.count()) * 1e-9)
-            : 0.0;
+    const auto q = [&](const Histogram& h, double p) {
+      return static_cast<double>(h.Quantile(p)) * ms;
+    };
+    const double achieved = measured_done_span_ > nanoseconds(0)
+                                ? static_cast<double>(latency_.count()) /
+                                      (static_cast<double>(measured_done_span_.count()) * 1e-9)
+                                : 0.0;
     nlohmann::ordered_json j;
     j["rate"] = config_.rate;
     j["durationSeconds"] = static_cast<double>(config_.duration.count()) / 1000.0;
@@ -203,6 +205,7 @@ class Generator {
     j["ioErrors"] = io_errors_;
     j["unanswered"] = unanswered_;
     j["reconnects"] = reconnects_;
+    j["answeredTotal"] = answered_total_;  // warm-up included: the server's work
     j["achievedRate"] = std::round(achieved * 10) / 10;
     j["p50Ms"] = q(latency_, 0.50);
     j["p90Ms"] = q(latency_, 0.90);
@@ -234,7 +237,9 @@ class Generator {
   bool ok() const { return status_errors_ + io_errors_ + unanswered_ == 0; }
 
  private:
-  Clock::time_point Due(std::uint64_t seq) const { return t0_ + interval_ * static_cast<std::int64_t>(seq); }
+  Clock::time_point Due(std::uint64_t seq) const {
+    return t0_ + interval_ * static_cast<std::int64_t>(seq);
+  }
 
   // A new TCP connection and TLS handshake (a stream is never reused after
   // a failure).
@@ -243,14 +248,19 @@ class Generator {
     c.buffer.clear();
     beast::error_code ec;
     asio::connect(c.stream->next_layer(), endpoints_, ec);
-    if (ec) return "connecting to " + config_.host + ":" + std::to_string(config_.port) + ": " + ec.message();
+    if (ec)
+      return "connecting to " + config_.host + ":" + std::to_string(config_.port) + ": " +
+             ec.message();
     c.stream->next_layer().set_option(tcp::no_delay(true), ec);
     // SSL_set_tlsext_host_name without the macro's C cast.
     SSL_ctrl(c.stream->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
              const_cast<char*>(config_.server_name.c_str()));
-    if (!config_.insecure) c.stream->set_verify_callback(ssl::host_name_verification(config_.server_name));
+    if (!config_.insecure)
+      c.stream->set_verify_callback(ssl::host_name_verification(config_.server_name));
     c.stream->handshake(ssl::stream_base::client, ec);
-    if (ec) return "TLS handshake with " + config_.host + ":" + std::to_string(config_.port) + ": " + ec.message();
+    if (ec)
+      return "TLS handshake with " + config_.host + ":" + std::to_string(config_.port) + ": " +
+             ec.message();
     c.up = true;
     return "";
   }
@@ -295,20 +305,23 @@ class Generator {
       send_lag_.Record((Clock::now() - c.due).count());
     }
     ++in_flight_;
-    asio::async_write(*c.stream, asio::buffer(request_), [this, &c](beast::error_code ec, std::size_t) {
-      if (ec) return Failed(c, ec);
-      c.parser.emplace();
-      c.parser->body_limit(64 * 1024 * 1024);
-      http::async_read(*c.stream, c.buffer, *c.parser, [this, &c](beast::error_code ec2, std::size_t) {
-        if (ec2) return Failed(c, ec2);
-        Answered(c);
-      });
-    });
+    asio::async_write(*c.stream, asio::buffer(request_),
+                      [this, &c](beast::error_code ec, std::size_t) {
+                        if (ec) return Failed(c, ec);
+                        c.parser.emplace();
+                        c.parser->body_limit(64 * 1024 * 1024);
+                        http::async_read(*c.stream, c.buffer, *c.parser,
+                                         [this, &c](beast::error_code ec2, std::size_t) {
+                                           if (ec2) return Failed(c, ec2);
+                                           Answered(c);
+                                         });
+                      });
   }
 
   void Answered(Connection& c) {
     const auto done = Clock::now();
     --in_flight_;
+    ++answered_total_;
     if (c.seq >= measure_from_) {
       const bool good = static_cast<int>(c.parser->get().result_int()) == config_.expect_status;
       if (good) {
@@ -380,8 +393,9 @@ class Generator {
   void Stop() {
     if (stopping_) return;
     stopping_ = true;
-    unanswered_ = measured_requests_ - std::min<std::uint64_t>(measured_requests_,
-                                                                latency_.count() + status_errors_ + io_errors_);
+    unanswered_ =
+        measured_requests_ -
+        std::min<std::uint64_t>(measured_requests_, latency_.count() + status_errors_ + io_errors_);
     timer_.cancel();
     for (auto& c : conns_) {
       beast::error_code ignored;
@@ -416,6 +430,7 @@ class Generator {
   Histogram latency_;
   Histogram send_lag_;
   std::uint64_t measured_sent_ = 0;
+  std::uint64_t answered_total_ = 0;
   std::uint64_t status_errors_ = 0;
   std::uint64_t io_errors_ = 0;
   std::uint64_t unanswered_ = 0;
@@ -436,12 +451,17 @@ int main(int argc, char** argv) {
   flags.String("host", &config.host, "HOST", "server address");
   flags.Int("port", &config.port, 1, 65535, "server port").Required();
   flags.String("path", &config.path, "PATH", "request path");
-  flags.String("body", &config.body_file, "FILE", "request body (sent as application/json)").Required();
-  flags.String("cacert", &config.cacert, "FILE", "CA bundle that verifies the server's certificate");
+  flags.String("body", &config.body_file, "FILE", "request body (sent as application/json)")
+      .Required();
+  flags.String("cacert", &config.cacert, "FILE",
+               "CA bundle that verifies the server's certificate");
   flags.Bool("insecure", &config.insecure, "do not verify the server's certificate");
-  flags.String("server-name", &config.server_name, "NAME", "TLS server name (SNI and verification)");
-  flags.Int("rate", &config.rate, 1, 1'000'000, "requests per second, in total over all connections");
-  flags.Duration("duration", &config.duration, std::chrono::milliseconds(100), "how long to measure");
+  flags.String("server-name", &config.server_name, "NAME",
+               "TLS server name (SNI and verification)");
+  flags.Int("rate", &config.rate, 1, 1'000'000,
+            "requests per second, in total over all connections");
+  flags.Duration("duration", &config.duration, std::chrono::milliseconds(100),
+                 "how long to measure");
   flags.Duration("warmup", &config.warmup, std::chrono::milliseconds(0),
                  "how long to send at the same rate before measuring");
   flags.Duration("drain", &config.drain, std::chrono::milliseconds(100),
@@ -451,16 +471,18 @@ int main(int argc, char** argv) {
             "the HTTP status every answer must have (others are counted as errors)");
   flags.Bool("json", &config.json, "print the result as one JSON object");
   if (auto code = flags.ParseOrExit(argc, argv)) return *code;
-  if (config.cacert.empty() && !config.insecure) return flags.UsageError("give --cacert FILE or --insecure");
+  if (config.cacert.empty() && !config.insecure)
+    return flags.UsageError("give --cacert FILE or --insecure");
 
   std::ifstream in(config.body_file, std::ios::binary);
   if (!in) return flags.UsageError("cannot read --body " + config.body_file);
   std::stringstream body;
   body << in.rdbuf();
   const std::string text = body.str();
-  std::string request = "POST " + config.path + " HTTP/1.1\r\nHost: " + config.server_name +
-                        "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: " +
-                        std::to_string(text.size()) + "\r\n\r\n" + text;
+  std::string request =
+      "POST " + config.path + " HTTP/1.1\r\nHost: " + config.server_name +
+      "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: " +
+      std::to_string(text.size()) + "\r\n\r\n" + text;
 
   try {
     Generator generator(config, std::move(request));
@@ -470,7 +492,8 @@ int main(int argc, char** argv) {
     }
     generator.Report(std::cout);
     if (!generator.first_status_error_.empty())
-      std::cerr << "wasd-openloop: first unexpected answer: " << generator.first_status_error_ << "\n";
+      std::cerr << "wasd-openloop: first unexpected answer: " << generator.first_status_error_
+                << "\n";
     if (!generator.first_io_error_.empty())
       std::cerr << "wasd-openloop: first I/O error: " << generator.first_io_error_ << "\n";
     return generator.ok() ? 0 : 1;

@@ -32,8 +32,8 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include "admission/pruned_json.h"
 
@@ -50,20 +50,31 @@ constexpr Selection kTemplateMetadata[] = {{"labels"}, {"annotations", kTemplate
 constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}};
 constexpr Selection kTemplate[] = {{"metadata", kTemplateMetadata}, {"spec", kTemplateSpec}};
 constexpr Selection kStrategy[] = {{"type"}};
-constexpr Selection kSpec[] = {{"replicas"},        {"strategy", kStrategy}, {"scheduling"},
-                               {"template", kTemplate}, {"schedulingGroup"}, {"schedulingGates"}};
+constexpr Selection kSpec[] = {{"replicas"},        {"strategy", kStrategy},
+                               {"scheduling"},      {"template", kTemplate},
+                               {"schedulingGroup"}, {"schedulingGates"}};
 constexpr Selection kAnnotations[] = {{kAnn}, {"wasd.io/*"}};
-constexpr Selection kMetadata[] = {{"name"},   {"generateName"},             {"namespace"},      {"uid"},
-                                   {"labels"}, {"annotations", kAnnotations}, {"ownerReferences"}};
-constexpr Selection kObject[] = {{"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
-constexpr Selection kRequest[] = {{"uid"},       {"kind"},      {"resource"},    {"name"},
-                                  {"namespace"}, {"operation"}, {"subResource"}, {"object", kObject},
+constexpr Selection kMetadata[] = {{"name"},           {"generateName"},
+                                   {"namespace"},      {"uid"},
+                                   {"labels"},         {"annotations", kAnnotations},
+                                   {"ownerReferences"}};
+constexpr Selection kObject[] = {
+    {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
+constexpr Selection kRequest[] = {{"uid"},
+                                  {"kind"},
+                                  {"resource"},
+                                  {"name"},
+                                  {"namespace"},
+                                  {"operation"},
+                                  {"subResource"},
+                                  {"object", kObject},
                                   {"oldObject", kObject}};
 constexpr Selection kReview[] = {{"apiVersion"}, {"kind"}, {"request", kRequest}};
 
 const Selection* Find(std::span<const Selection> sel, std::string_view key) {
   for (const Selection& s : sel) {
-    if (s.key.ends_with('*') ? key.starts_with(s.key.substr(0, s.key.size() - 1)) : key == s.key) return &s;
+    if (s.key.ends_with('*') ? key.starts_with(s.key.substr(0, s.key.size() - 1)) : key == s.key)
+      return &s;
   }
   return nullptr;
 }
@@ -110,12 +121,16 @@ error_code Build(od::value v, json* out) {
     case od::json_type::number: {
       od::number n;
       if (auto e = v.get_number().get(n)) return e;
-      if (n.is_uint64()) *out = n.get_uint64();
+      if (n.is_uint64())
+        *out = n.get_uint64();
       else if (n.is_int64()) {
         const std::int64_t i = n.get_int64();
-        if (i >= 0) *out = static_cast<std::uint64_t>(i);
-        else *out = i;
-      } else *out = n.get_double();
+        if (i >= 0)
+          *out = static_cast<std::uint64_t>(i);
+        else
+          *out = i;
+      } else
+        *out = n.get_double();
       return SUCCESS;
     }
     case od::json_type::boolean: {
@@ -204,13 +219,15 @@ error_code Select(od::value v, std::span<const Selection> sel, bool validate_ski
       continue;  // On-Demand skips it structurally on the next step
     }
     json& slot = (*out)[std::string(key)];
-    if (auto e = s->members.empty() ? Build(child, &slot) : Select(child, s->members, validate_skipped, &slot))
+    if (auto e = s->members.empty() ? Build(child, &slot)
+                                    : Select(child, s->members, validate_skipped, &slot))
       return e;
   }
   return SUCCESS;
 }
 
-bool DecodeOnDemand(od::parser& parser, const simdjson::padded_string& body, bool validate_skipped, json* out) {
+bool DecodeOnDemand(od::parser& parser, const simdjson::padded_string& body, bool validate_skipped,
+                    json* out) {
   od::document doc;
   if (parser.iterate(body).get(doc)) return false;
   od::value root;
@@ -232,7 +249,8 @@ double BestNs(F&& f, int iterations) {
   for (int round = 0; round < 7; ++round) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) f();
-    const auto ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+    const auto ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, ns / iterations);
   }
   return best;
@@ -249,7 +267,8 @@ int main(int argc, char** argv) {
     bool ok = false;
     for (int i = 0; i < 100; ++i) {  // 100 decodes: divide callgrind's total by 100
       if (variant == "pruned") {
-        ok = wasd::admission::PrunedParse(text, kReview, 100, &out) == wasd::admission::PruneStatus::kOk;
+        ok = wasd::admission::PrunedParse(text, kReview, 100, &out) ==
+             wasd::admission::PruneStatus::kOk;
       } else if (variant == "od-select" || variant == "od-full") {
         const simdjson::padded_string padded(text);  // the copy that gives simdjson its padding
         ok = DecodeOnDemand(parser, padded, variant == "od-full", &out);
@@ -290,11 +309,12 @@ int main(int argc, char** argv) {
           DecodeOnDemand(parser, padded, true, &out);
         },
         iterations);
-    const double whole = BestNs([&] { json out = json::parse(text, nullptr, false); }, iterations / 4 + 1);
+    const double whole =
+        BestNs([&] { json out = json::parse(text, nullptr, false); }, iterations / 4 + 1);
     std::string name = argv[i];
     name = name.substr(name.find_last_of('/') + 1);
-    std::printf("%-36s %8zu %12.0f %12.0f %12.0f %12.0f  %s\n", name.c_str(), text.size(), pruned, select, full,
-                whole, a == b && a == c ? "yes" : "NO");
+    std::printf("%-36s %8zu %12.0f %12.0f %12.0f %12.0f  %s\n", name.c_str(), text.size(), pruned,
+                select, full, whole, a == b && a == c ? "yes" : "NO");
   }
   return 0;
 }
