@@ -11,7 +11,10 @@
 # counted, no coordinated omission). Beside every figure it prints the generator's floor: the
 # same body, at the same rate, on the same connections, POSTed to a path wasd answers with a
 # 404 (TLS, HTTP, the wake-ups of both processes, and the generator itself; no JSON, no rules).
-# "server CPU" is wasd's user+system time during the measured run divided by the requests.
+# "server CPU" is wasd's user+system time during the run (warm-up included) divided by its answers;
+# "generator CPU" the same for wasd-openloop: at R req/s it must stay well below 1e6/R µs, and
+# "send lag" (how late the generator sent, p99 of the worse of the two runs) near zero, or the
+# figures are the generator's, not the server's.
 #
 # Environment (all optional):
 #   WASD_BIN      the binary (default build/wasd)    OPENLOOP_BIN  default build/wasd-openloop
@@ -80,8 +83,8 @@ echo "# $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinf
 echo "# server: wasd webhook on CPU $SERVER_CPU; generator: wasd-openloop on CPU $LOAD_CPU, $CONNS connections, warm-up $WARMUP, measured $DURATION per cell"
 echo "# latency in ms from each request's scheduled send time; floor = same body and rate POSTed to a 404 path"
 echo
-echo "| fixture | req/s offered | req/s answered | p50 | p90 | p99 | p99.9 | max | errors | floor p50 | floor p99 | floor p99.9 | floor max | send lag p99 | server CPU µs/req |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| fixture | req/s offered | req/s answered | p50 | p90 | p99 | p99.9 | max | errors | floor p50 | floor p99 | floor p99.9 | floor max | send lag p99 | server CPU µs/req | generator CPU µs/req |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 HZ=$(getconf CLK_TCK)
 status=0
 for fixture in $FIXTURES; do
@@ -103,7 +106,7 @@ ms = lambda v: f"{v:.2f}" if v < 10 else f"{v:.1f}"
 print(f"| {name} | {int(rate):,} | {r['achievedRate']:,.0f} | {ms(r['p50Ms'])} | {ms(r['p90Ms'])} | "
       f"{ms(r['p99Ms'])} | {ms(r['p999Ms'])} | {ms(r['maxMs'])} | {r['errors']} | {ms(f['p50Ms'])} | "
       f"{ms(f['p99Ms'])} | {ms(f['p999Ms'])} | {ms(f['maxMs'])} | {ms(max(r['sendLagP99Ms'], f['sendLagP99Ms']))} | "
-      f"{cpu_us:.0f} |")
+      f"{cpu_us:.0f} | {r['generatorCpuUsPerAnswer']:.0f} |")
 EOF
   done
 done

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include <openssl/ssl.h>
+#include <sys/resource.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -215,6 +216,15 @@ class Generator {
     j["sendLagP99Ms"] = q(send_lag_, 0.99);
     j["sendLagMaxMs"] = static_cast<double>(send_lag_.max()) * ms;
     j["maxQueued"] = max_queued_;
+    // The generator's own CPU per answer (user + system, whole run): at a
+    // rate R it must stay well under 1e6 / R µs, or the generator is the bound.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double cpu_us = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
+                          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    j["generatorCpuUsPerAnswer"] =
+        answered_total_ > 0 ? std::round(cpu_us / static_cast<double>(answered_total_) * 10) / 10
+                            : 0.0;
     if (config_.json) {
       out << j.dump() << "\n";
       return;
