@@ -319,7 +319,7 @@ class Generator {
                       [this, &c](beast::error_code ec, std::size_t) {
                         if (ec) return Failed(c, ec);
                         c.parser.emplace();
-                        c.parser->body_limit(64 * 1024 * 1024);
+                        c.parser->body_limit(std::uint64_t{64} * 1024 * 1024);
                         http::async_read(*c.stream, c.buffer, *c.parser,
                                          [this, &c](beast::error_code ec2, std::size_t) {
                                            if (ec2) return Failed(c, ec2);
