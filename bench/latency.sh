@@ -71,11 +71,14 @@ path_of() { awk -F'\t' -v f="$1" '$1 == f {print $2}' "$FIXDIR/expect.tsv"; }
 # user+system ticks of the server
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
 
-# openloop PATH FIXTURE RATE EXPECT_STATUS -> JSON on stdout
+# allowed of a fixture's answer, from expect.tsv
+allowed_of() { awk -F'\t' -v f="$1" '$1 == f {print $3}' "$FIXDIR/expect.tsv"; }
+
+# openloop PATH FIXTURE RATE EXPECT_STATUS [EXPECT_SUBSTRING] -> JSON on stdout
 openloop() {
   taskset -c "$LOAD_CPU" "$OPENLOOP_BIN" --port "$PORT" --path "$1" --body "$FIXDIR/$2" \
     --cacert "$TMP/certs/ca.crt" --rate "$3" --duration "$DURATION" --warmup "$WARMUP" \
-    --connections "$CONNS" --expect-status "$4" --json
+    --connections "$CONNS" --expect-status "$4" ${5:+--expect-substring "$5"} --json
 }
 
 echo "# wasd open-loop latency, $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -90,11 +93,12 @@ status=0
 for fixture in $FIXTURES; do
   path=$(path_of "$fixture")
   [[ -n $path ]] || die "no row for $fixture in $FIXDIR/expect.tsv"
-  size=$(($(stat -c %s "$FIXDIR/$fixture") / 1024))
+  size=$((($(stat -c %s "$FIXDIR/$fixture") + 512) / 1024))
   for rate in $RATES; do
     floor=$(openloop /latency-floor-404 "$fixture" "$rate" 404) || status=1
     t0=$(cpu_ticks)
-    real=$(openloop "$path" "$fixture" "$rate" 200) || status=1
+    # every answer must be the fixture's verdict, not just a 200
+    real=$(openloop "$path" "$fixture" "$rate" 200 "\"allowed\":$(allowed_of "$fixture")") || status=1
     t1=$(cpu_ticks)
     python3 - "$fixture ($size KB)" "$rate" "$real" "$floor" "$t0" "$t1" "$HZ" <<'EOF'
 import json, sys

@@ -21,9 +21,11 @@
 // power of two: ≤ 1.6 % relative error, the upper edge of a bucket reported).
 //
 // Output: one line of `key=value` pairs on stdout, or a JSON object with
-// --json. Exit 0 when every measured request got the expected status, 1 when
-// some did not (errors are counted and reported, never hidden), 2 on a usage
-// error. Loopback or any host: it connects where it is told.
+// --json. Exit 0 when every measured request got the expected answer
+// (--expect-status, and --expect-substring in its body), 1 when some did not
+// (wrong answers, I/O errors and requests unanswered --drain after the
+// schedule are counted and reported, never hidden), 2 on a usage error. Loopback or any host: it
+// connects where it is told.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -127,6 +129,7 @@ struct Config {
   std::chrono::milliseconds drain{5000};
   int connections = 32;
   int expect_status = 200;
+  std::string expect_substring;  // every answer's body must contain it
   bool json = false;
 };
 
@@ -201,8 +204,8 @@ class Generator {
     j["scheduled"] = measured_requests_;
     j["sent"] = measured_sent_;
     j["completed"] = latency_.count();
-    j["errors"] = status_errors_ + io_errors_ + unanswered_;
-    j["statusErrors"] = status_errors_;
+    j["errors"] = wrong_answers_ + io_errors_ + unanswered_;
+    j["wrongAnswers"] = wrong_answers_;
     j["ioErrors"] = io_errors_;
     j["unanswered"] = unanswered_;
     j["reconnects"] = reconnects_;
@@ -244,7 +247,7 @@ class Generator {
     out << "\n";
   }
 
-  bool ok() const { return status_errors_ + io_errors_ + unanswered_ == 0; }
+  bool ok() const { return wrong_answers_ + io_errors_ + unanswered_ == 0; }
 
  private:
   Clock::time_point Due(std::uint64_t seq) const {
@@ -333,14 +336,17 @@ class Generator {
     --in_flight_;
     ++answered_total_;
     if (c.seq >= measure_from_) {
-      const bool good = static_cast<int>(c.parser->get().result_int()) == config_.expect_status;
+      const auto& answer = c.parser->get();
+      const bool good = static_cast<int>(answer.result_int()) == config_.expect_status &&
+                        (config_.expect_substring.empty() ||
+                         answer.body().find(config_.expect_substring) != std::string::npos);
       if (good) {
         latency_.Record((done - c.due).count());
         measured_done_span_ = done - Due(measure_from_);
       } else {
-        ++status_errors_;
-        if (first_status_error_.empty()) {
-          first_status_error_ = std::to_string(c.parser->get().result_int()) + " " +
+        ++wrong_answers_;
+        if (first_wrong_answer_.empty()) {
+          first_wrong_answer_ = std::to_string(c.parser->get().result_int()) + " " +
                                 c.parser->get().body().substr(0, 200);
         }
       }
@@ -405,7 +411,7 @@ class Generator {
     stopping_ = true;
     unanswered_ =
         measured_requests_ -
-        std::min<std::uint64_t>(measured_requests_, latency_.count() + status_errors_ + io_errors_);
+        std::min<std::uint64_t>(measured_requests_, latency_.count() + wrong_answers_ + io_errors_);
     timer_.cancel();
     for (auto& c : conns_) {
       beast::error_code ignored;
@@ -415,7 +421,7 @@ class Generator {
   }
 
  public:
-  std::string first_status_error_;
+  std::string first_wrong_answer_;
   std::string first_io_error_;
 
  private:
@@ -441,7 +447,7 @@ class Generator {
   Histogram send_lag_;
   std::uint64_t measured_sent_ = 0;
   std::uint64_t answered_total_ = 0;
-  std::uint64_t status_errors_ = 0;
+  std::uint64_t wrong_answers_ = 0;
   std::uint64_t io_errors_ = 0;
   std::uint64_t unanswered_ = 0;
   std::uint64_t reconnects_ = 0;
@@ -479,6 +485,8 @@ int main(int argc, char** argv) {
   flags.Int("connections", &config.connections, 1, 10'000, "kept-alive TLS connections");
   flags.Int("expect-status", &config.expect_status, 100, 599,
             "the HTTP status every answer must have (others are counted as errors)");
+  flags.String("expect-substring", &config.expect_substring, "TEXT",
+               "text every answer's body must contain (others are counted as errors)");
   flags.Bool("json", &config.json, "print the result as one JSON object");
   if (auto code = flags.ParseOrExit(argc, argv)) return *code;
   if (config.cacert.empty() && !config.insecure)
@@ -501,8 +509,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     generator.Report(std::cout);
-    if (!generator.first_status_error_.empty())
-      std::cerr << "wasd-openloop: first unexpected answer: " << generator.first_status_error_
+    if (!generator.first_wrong_answer_.empty())
+      std::cerr << "wasd-openloop: first unexpected answer: " << generator.first_wrong_answer_
                 << "\n";
     if (!generator.first_io_error_.empty())
       std::cerr << "wasd-openloop: first I/O error: " << generator.first_io_error_ << "\n";

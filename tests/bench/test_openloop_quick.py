@@ -3,9 +3,9 @@ for CI: a short run at a low rate against a real `wasd webhook`. It asserts what
 generator reports about itself, never a latency: every percentile present and
 ordered, no error, the number of requests it scheduled, sent and saw answered equal
 to rate × duration, and the webhook's own request counter agreeing with it (warm-up
-included). Then the error accounting: answers with another status than the expected
-one are counted, reported and fail the run, and a usage mistake is refused with
-exit 2. bench/latency.sh is the measurement (bench/README.md)."""
+included). Then the error accounting: answers with another status or verdict than
+the expected one are counted, reported and fail the run, and a usage mistake is
+refused with exit 2. bench/latency.sh is the measurement (bench/README.md)."""
 import json
 import os
 import shutil
@@ -59,7 +59,7 @@ class OpenLoopQuick(unittest.TestCase):
 
     def test_reports_every_percentile_and_sends_rate_times_duration(self):
         before = admission_requests(self.hook)
-        run = self.openloop()
+        run = self.openloop("--expect-substring", '"allowed":true')
         self.assertEqual(run.returncode, 0, run.stderr)
         result = json.loads(run.stdout)
         expected = RATE * SECONDS
@@ -69,7 +69,7 @@ class OpenLoopQuick(unittest.TestCase):
         self.assertLessEqual(abs(result["sent"] - expected), 2, result)
         self.assertLessEqual(abs(result["completed"] - expected), 2, result)
         self.assertEqual(result["errors"], 0, result)
-        self.assertEqual(result["statusErrors"] + result["ioErrors"] + result["unanswered"], 0, result)
+        self.assertEqual(result["wrongAnswers"] + result["ioErrors"] + result["unanswered"], 0, result)
         values = [result[k] for k in PERCENTILES]
         for key, value in zip(PERCENTILES, values):
             self.assertIsInstance(value, float, key)
@@ -80,11 +80,19 @@ class OpenLoopQuick(unittest.TestCase):
         served = admission_requests(self.hook) - before
         self.assertEqual(served, RATE * (SECONDS + WARMUP_SECONDS), result)
 
+    def test_wrong_verdict_is_counted_as_an_error(self):
+        run = self.openloop("--expect-substring", '"allowed":false')  # the fixture is allowed
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        result = json.loads(run.stdout)
+        self.assertEqual(result["wrongAnswers"], RATE * SECONDS, result)
+        self.assertEqual(result["errors"], RATE * SECONDS, result)
+        self.assertIn('first unexpected answer: 200 {"apiVersion"', run.stderr)
+
     def test_unexpected_status_is_counted_as_an_error(self):
         run = self.openloop(path="/no-such-path")  # answered 404, 200 expected
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
         result = json.loads(run.stdout)
-        self.assertEqual(result["statusErrors"], RATE * SECONDS, result)
+        self.assertEqual(result["wrongAnswers"], RATE * SECONDS, result)
         self.assertEqual(result["completed"], 0, result)
         self.assertIn("first unexpected answer: 404", run.stderr)
         # The same path with the status it really gets is the generator's floor run.
