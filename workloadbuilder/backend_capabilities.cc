@@ -159,7 +159,9 @@ void CheckDisruptionMode(Backend backend, const json& config, const FieldPath& p
   switch (backend) {
     case Backend::kNative: return;
     case Backend::kVolcano:
-    case Backend::kCoscheduling: errors.push_back(Denied(mode_path, backend, kDisruptionRow)); return;
+    case Backend::kCoscheduling:
+      errors.push_back(Denied(mode_path, backend, kDisruptionRow));
+      return;
     case Backend::kKai:
       if (Member(*mode, "all") != nullptr) {
         if (IsGang(config) && !ExplicitMinCount(config)) return;
@@ -196,8 +198,8 @@ void CheckResourceList(const json& list, const FieldPath& path, FieldErrorList& 
     for (const std::string& m : IsQualifiedName(name)) errors.push_back(Invalid(item, name, m));
     if (quantity.is_string()) {
       if (!IsQuantity(quantity.get_ref<const std::string&>())) {
-        errors.push_back(Invalid(item, quantity,
-                                 "must be a quantity such as 500m, 2, 1.5Gi (non-negative)"));
+        errors.push_back(
+            Invalid(item, quantity, "must be a quantity such as 500m, 2, 1.5Gi (non-negative)"));
       }
     } else if (quantity.is_number()) {
       if ((quantity.is_number_integer() && quantity.get<double>() < 0) ||
@@ -262,7 +264,8 @@ FieldErrorList CheckBackendCapabilities(Backend backend, const json& config, con
   CheckTopology(backend, config, path, facts, errors);
   CheckDisruptionMode(backend, config, path, errors);
   if (const json* claims = Member(config, "resourceClaims");
-      backend != Backend::kNative && claims != nullptr && !(claims->is_array() && claims->empty())) {
+      backend != Backend::kNative && claims != nullptr &&
+      !(claims->is_array() && claims->empty())) {
     errors.push_back(Denied(path.Child("resourceClaims"), backend, kClaimsRow));
   }
   if (const json* backends = Member(config, kBackendsMember);
@@ -365,8 +368,8 @@ bool IsQuantity(std::string_view s) {
   if (!digits) return false;
   const std::string_view suffix = s.substr(i);
   if (suffix.empty()) return true;
-  for (std::string_view ok : {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G",
-                              "T", "P", "E"}) {
+  for (std::string_view ok :
+       {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"}) {
     if (suffix == ok) return true;
   }
   if (suffix[0] != 'e' && suffix[0] != 'E') return false;

@@ -117,8 +117,8 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
       if (topology_key != nullptr) {
         const VolcanoTier* tier = facts.VolcanoTierFor(*topology_key);
         if (tier == nullptr) {
-          return Error("no Volcano HyperNode tier is configured for topology key " +
-                       *topology_key + " (--volcano-topology-tiers)");
+          return Error("no Volcano HyperNode tier is configured for topology key " + *topology_key +
+                       " (--volcano-topology-tiers)");
         }
         json topology = {{"mode", "hard"}};
         if (tier->number) {

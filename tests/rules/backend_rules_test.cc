@@ -48,24 +48,30 @@ struct Denial {
 
 const std::vector<Denial> kDenials = {
     // topology: Volcano and KAI without the facts for the key; never coscheduling.
-    {"volcano", R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
+    {"volcano",
+     R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
      "P.schedulingConstraints.topology"},
-    {"kai", R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
+    {"kai",
+     R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
      "P.schedulingConstraints.topology"},
     {"coscheduling",
      R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
      "P.schedulingConstraints.topology"},
     // disruptionMode: native only; KAI under its conditions.
-    {"volcano", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})", "P.disruptionMode"},
+    {"volcano", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+     "P.disruptionMode"},
     {"coscheduling", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
      "P.disruptionMode"},
     {"kai", R"({"schedulingPolicy":{"gang":{"minCount":2}},"disruptionMode":{"all":{}}})",
      "P.disruptionMode"},
-    {"kai", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})", "P.disruptionMode"},
+    {"kai", R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"single":{}}})",
+     "P.disruptionMode"},
     // resourceClaims: native only.
-    {"volcano", R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})",
+    {"volcano",
+     R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})",
      "P.resourceClaims"},
-    {"kai", R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})",
+    {"kai",
+     R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})",
      "P.resourceClaims"},
     {"coscheduling",
      R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})",
@@ -119,18 +125,21 @@ TEST_CASE("topology on Volcano and KAI with the cluster facts", "[unit][backend]
       R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})");
   CHECK(wasd::rules::ValidateDeploymentCreate(OnBackend(d, "volcano"), settings).empty());
   CHECK(wasd::rules::ValidateDeploymentCreate(OnBackend(d, "kai"), settings).empty());
-  CHECK_FALSE(wasd::rules::ValidateDeploymentCreate(OnBackend(d, "coscheduling"), settings).empty());
+  CHECK_FALSE(
+      wasd::rules::ValidateDeploymentCreate(OnBackend(d, "coscheduling"), settings).empty());
 }
 
 TEST_CASE("wasd.io/backend: unknown names, backends not allowed", "[unit][backend]") {
   wb::BackendSettings settings;
   settings.backend = wb::Backend::kVolcano;
   settings.allowed = {wb::Backend::kNative, wb::Backend::kVolcano};
-  const json d = WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
+  const json d =
+      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
   CHECK(wasd::rules::ValidateDeploymentCreate(OnBackend(d, "volcano"), settings).empty());
   CHECK(wasd::rules::ValidateDeploymentCreate(OnBackend(d, "native"), settings).empty());
 
-  wb::FieldErrorList errors = wasd::rules::ValidateDeploymentCreate(OnBackend(d, "slurm"), settings);
+  wb::FieldErrorList errors =
+      wasd::rules::ValidateDeploymentCreate(OnBackend(d, "slurm"), settings);
   WASD_REQUIRE_ERRORS(errors, {{ET::kNotSupported, kBackendPath}});
   CHECK(errors[0].ToString() ==
         "metadata.annotations[wasd.io/backend]: Unsupported value: \"slurm\": supported values: "
@@ -155,7 +164,8 @@ TEST_CASE("wasd.io/backend: unknown names, backends not allowed", "[unit][backen
 
 TEST_CASE("wasd.io/backend is immutable", "[unit][backend]") {
   const wb::BackendSettings settings = AllBackends();
-  const json d = WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
+  const json d =
+      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
   const json volcano = OnBackend(d, "volcano");
   CHECK(wasd::rules::ValidateDeploymentUpdate(volcano, volcano, settings).empty());
   for (const json& now : {OnBackend(d, "kai"), d}) {
@@ -173,7 +183,8 @@ TEST_CASE("wasd.io/backend is immutable", "[unit][backend]") {
 TEST_CASE("a non-native template names no third scheduler", "[unit][backend]") {
   wb::BackendSettings settings = AllBackends();
   settings.facts.coscheduling_scheduler_name = "gang-scheduler";
-  const json d = WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
+  const json d =
+      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
   const auto with_scheduler = [](json x, const char* name) {
     x["spec"]["template"]["spec"]["schedulerName"] = name;
     return x;
@@ -203,9 +214,9 @@ TEST_CASE("a non-native template names no third scheduler", "[unit][backend]") {
   CHECK(Ids(errors) == std::vector<std::string>{"K4"});
   // A change of schedulerName on UPDATE is checked too (ratchet input).
   const json stored = OnBackend(d, "kai");
-  CHECK_FALSE(wasd::rules::ValidateDeploymentUpdate(with_scheduler(stored, "volcano"), stored,
-                                                    settings)
-                  .empty());
+  CHECK_FALSE(
+      wasd::rules::ValidateDeploymentUpdate(with_scheduler(stored, "volcano"), stored, settings)
+          .empty());
 }
 
 TEST_CASE("the backends block through the rules", "[unit][backend]") {
@@ -216,17 +227,19 @@ TEST_CASE("the backends block through the rules", "[unit][backend]") {
   d = WithConfig(BaseDeployment(), Via::kAnnotation,
                  R"({"schedulingPolicy":{"gang":{}},"backends":{"kai":{"queue":"Team A"}}})");
   wb::FieldErrorList errors = wasd::rules::ValidateDeploymentCreate(OnBackend(d, "kai"), settings);
-  WASD_REQUIRE_ERRORS(errors, AtCarrier({{ET::kInvalid, "P.backends.kai.queue"}}, Via::kAnnotation));
+  WASD_REQUIRE_ERRORS(errors,
+                      AtCarrier({{ET::kInvalid, "P.backends.kai.queue"}}, Via::kAnnotation));
   CHECK(Ids(errors) == std::vector<std::string>{"K5"});
-  d = WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}},"backends":{}})");
+  d = WithConfig(BaseDeployment(), Via::kField,
+                 R"({"schedulingPolicy":{"gang":{}},"backends":{}})");
   errors = wasd::rules::ValidateDeploymentCreate(OnBackend(d, "kai"), settings);
   WASD_REQUIRE_ERRORS(errors, {{ET::kForbidden, "spec.scheduling.backends"}});
   CHECK(Ids(errors) == std::vector<std::string>{"K5"});
   // A changed block is re-validated on UPDATE (ratchet input), and may change.
-  const json stored = OnBackend(
-      WithConfig(BaseDeployment(), Via::kAnnotation,
-                 R"({"schedulingPolicy":{"gang":{}},"backends":{"kai":{"queue":"a"}}})"),
-      "kai");
+  const json stored =
+      OnBackend(WithConfig(BaseDeployment(), Via::kAnnotation,
+                           R"({"schedulingPolicy":{"gang":{}},"backends":{"kai":{"queue":"a"}}})"),
+                "kai");
   json now = stored;
   now["metadata"]["annotations"]["wasd.io/scheduling"] =
       R"({"schedulingPolicy":{"gang":{}},"backends":{"kai":{"queue":"b"}}})";

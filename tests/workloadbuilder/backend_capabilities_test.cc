@@ -13,8 +13,8 @@ using ET = wb::ErrorType;
 
 namespace {
 
-const wb::FieldPath kP = wb::FieldPath::Parse("metadata").Child("annotations").Key(
-    "wasd.io/scheduling");
+const wb::FieldPath kP =
+    wb::FieldPath::Parse("metadata").Child("annotations").Key("wasd.io/scheduling");
 const std::string kPs = "metadata.annotations[wasd.io/scheduling]";
 
 wb::FieldErrorList Check(wb::Backend b, const json& config, const wb::ClusterFacts& facts = {}) {
@@ -124,7 +124,8 @@ TEST_CASE("resourceClaims only on native", "[capabilities]") {
 TEST_CASE("a backends block for another backend is denied", "[capabilities]") {
   const json config = With(kGang, "backends", {{"volcano", {{"queue", "q"}}}});
   CHECK(Check(wb::Backend::kVolcano, config).empty());
-  WASD_REQUIRE_ERRORS(Check(wb::Backend::kKai, config), {{ET::kForbidden, kPs + ".backends.volcano"}});
+  WASD_REQUIRE_ERRORS(Check(wb::Backend::kKai, config),
+                      {{ET::kForbidden, kPs + ".backends.volcano"}});
   WASD_REQUIRE_ERRORS(Check(wb::Backend::kNative, config),
                       {{ET::kForbidden, kPs + ".backends.volcano"}});
 }
@@ -159,9 +160,8 @@ TEST_CASE("ValidateBackendKnobs: types, ranges, unknown keys, other backends' kn
   CHECK(kai_min[0].detail ==
         "not supported by backend \"kai\"; remove it or use backend \"volcano\" or "
         "\"coscheduling\"");
-  WASD_REQUIRE_ERRORS(
-      wb::ValidateBackendKnobs({{"volcano", {{"scheduleTimeoutSeconds", 5}}}}, p),
-      {{ET::kForbidden, ps + ".volcano.scheduleTimeoutSeconds"}});
+  WASD_REQUIRE_ERRORS(wb::ValidateBackendKnobs({{"volcano", {{"scheduleTimeoutSeconds", 5}}}}, p),
+                      {{ET::kForbidden, ps + ".volcano.scheduleTimeoutSeconds"}});
   WASD_REQUIRE_ERRORS(wb::ValidateBackendKnobs({{"coscheduling", {{"queue", "q"}}}}, p),
                       {{ET::kForbidden, ps + ".coscheduling.queue"}});
   for (const json& bad : {json(0), json(-1), json(2147483648LL), json("60"), json(1.5)}) {
@@ -174,14 +174,14 @@ TEST_CASE("ValidateBackendKnobs: types, ranges, unknown keys, other backends' kn
       {{ET::kInvalid, ps + ".volcano.minResources[cpu]"}});
   WASD_REQUIRE_ERRORS(wb::ValidateBackendKnobs({{"volcano", {{"minResources", {{"cpu", -1}}}}}}, p),
                       {{ET::kInvalid, ps + ".volcano.minResources[cpu]"}});
-  WASD_REQUIRE_ERRORS(wb::ValidateBackendKnobs({{"volcano", {{"minResources", {{"a b", "1"}}}}}}, p),
-                      {{ET::kInvalid, ps + ".volcano.minResources[a b]"}});
+  WASD_REQUIRE_ERRORS(
+      wb::ValidateBackendKnobs({{"volcano", {{"minResources", {{"a b", "1"}}}}}}, p),
+      {{ET::kInvalid, ps + ".volcano.minResources[a b]"}});
   WASD_REQUIRE_ERRORS(wb::ValidateBackendKnobs({{"volcano", {{"minResources", "4"}}}}, p),
                       {{ET::kInvalid, ps + ".volcano.minResources"}});
 }
 
-TEST_CASE("the annotation accepts a valid backends block and reports a bad one",
-          "[capabilities]") {
+TEST_CASE("the annotation accepts a valid backends block and reports a bad one", "[capabilities]") {
   const json good = With(kGang, "backends", {{"kai", {{"queue", "q"}}}});
   CHECK(wb::ValidateSchedulingConfig(good, kP, /*strict=*/true).empty());
   const json bad = With(kGang, "backends", {{"kai", {{"queue", 1}}}});

@@ -95,13 +95,13 @@ TEST_CASE("BuildBackendPodGroup: gang minMember follows replicas, 1 at zero", "[
   json deployment = LoadJson("workloadbuilder/backends/coscheduling-deployment.json");
   const json config = ConfigOf(deployment);
   deployment["spec"]["replicas"] = 7;
-  auto built = wb::BuildBackendPodGroup(wb::Backend::kCoscheduling, deployment, config,
-                                        ReplicaSet(), {});
+  auto built =
+      wb::BuildBackendPodGroup(wb::Backend::kCoscheduling, deployment, config, ReplicaSet(), {});
   REQUIRE(built.ok());
   CHECK(built.object["spec"]["minMember"] == 7);
   deployment["spec"]["replicas"] = 0;
-  built = wb::BuildBackendPodGroup(wb::Backend::kCoscheduling, deployment, config, ReplicaSet(),
-                                   {});
+  built =
+      wb::BuildBackendPodGroup(wb::Backend::kCoscheduling, deployment, config, ReplicaSet(), {});
   REQUIRE(built.ok());
   CHECK(built.object["spec"]["minMember"] == 1);
 }
