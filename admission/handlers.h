@@ -31,7 +31,8 @@ Verdict ValidateDeployment(const nlohmann::json& request, const Options& options
 
 // /mutate-apps-v1-deployment: marks opted-in Deployments with wasd.io/managed
 // and stamps the resolved backend (wasd.io/backend, else --backend) into the
-// pod template's labels at CREATE, keeping the stored value on UPDATE.
+// pod template's labels at CREATE, keeping the stored value on UPDATE
+// (native only where a label is already there: absent means native).
 Verdict MutateDeployment(const nlohmann::json& request, const Options& options);
 
 // /mutate-v1-pod: ties a pod of an opted-in ReplicaSet to its PodGroup, by

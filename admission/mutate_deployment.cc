@@ -99,13 +99,20 @@ std::string NoCarrierWarning(const std::string& name, bool removed) {
          name + "); until then the wasd reconciler releases its pods";
 }
 
-// Sets label `key` to `value` on the metadata object at `meta_pointer`
+// Sets the label wasd.io/backend on the metadata object at `meta_pointer`
 // (`meta` its value before this patch, may be null) after MarkLabels has
 // run on it: MarkLabels has created the metadata and labels maps if they
 // were missing, so an add into the labels map is always valid.
-void SetLabel(const json* meta, const std::string& meta_pointer, std::string_view key,
-              std::string_view value, JsonPatch& patch) {
-  const std::string* now = workloadbuilder::AsString(Member(Member(meta, "labels"), key));
+// Native is not stamped into a template without the label: absent means
+// native, and native Deployments keep the template they had before backends
+// existed (no new pod-template hash on upgrade).
+void StampBackend(const json* meta, const std::string& meta_pointer,
+                  workloadbuilder::Backend backend, JsonPatch& patch) {
+  const std::string_view key = workloadbuilder::kBackendLabel;
+  const json* label = Member(Member(meta, "labels"), key);
+  if (label == nullptr && backend == workloadbuilder::Backend::kNative) return;
+  const std::string_view value = workloadbuilder::BackendName(backend);
+  const std::string* now = workloadbuilder::AsString(label);
   if (now != nullptr && *now == value) return;
   patch.Add(meta_pointer + "/labels/" + EscapeJsonPointerToken(key), value);
 }
@@ -163,8 +170,7 @@ Verdict MutateDeployment(const json& request, const Options& options) {
     }
     if (has_template && may_edit_template) {
       if (const auto backend = BackendToStamp(request, *object, op, options.backends)) {
-        SetLabel(tmeta, "/spec/template/metadata", workloadbuilder::kBackendLabel,
-                 workloadbuilder::BackendName(*backend), v.patch);
+        StampBackend(tmeta, "/spec/template/metadata", *backend, v.patch);
       }
     }
     return v;
