@@ -430,6 +430,37 @@ base::FlagSet SelftestFlags(SelftestSettings* s) {
   return f;
 }
 
+base::FlagSet ExplainFlags(ExplainSettings* s) {
+  base::FlagSet f("wasd explain",
+                  "wasd explain deployment/NAME|deployment NAME [-n NS] [-o text|json|yaml] "
+                  "[--kubeconfig FILE]",
+                  "Answers \"why is my gang Pending?\" for an opted-in Deployment: reads it, its\n"
+                  "ReplicaSets and pods, the group object of its backend (and the native\n"
+                  "Workload), the pods' FailedScheduling Events, the Nodes and the pods bound to\n"
+                  "them, and prints one diagnosis: a stable reason, the member counts, the next\n"
+                  "step, the group object's status, a fit preview of the members still to place\n"
+                  "and the gang's timeline. Also runs as `kubectl wasd explain` (installed as\n"
+                  "kubectl-wasd).");
+  f.String("namespace", &s->ns, "NS",
+           "the Deployment's namespace (default: the kubeconfig context's)")
+      .Alias('n')
+      .Default("");
+  f.Choice("output", &s->output, {"text", "json", "yaml"},
+           "text: for people; json and yaml: the diagnosis as one object for scripts\n"
+           "(status, reason, message, nextStep, counts, group, fit, timeline)")
+      .Alias('o');
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
+  f.SetEpilog(
+      "Reasons, most dominant first: InvalidSchedulingConfiguration, APINotAvailable,\n"
+      "UnsupportedProviderCapability, PodGroupMissing, ForeignObject, PodGroupTerminating,\n"
+      "WaitingForQuorum, GatedByOther, Unschedulable, QueueBlocked, ScaleUpPending, Scheduled.\n"
+      "\n"
+      "Exit status: 0 the gang is scheduled, 3 it is pending, 1 an error (not found, no\n"
+      "access, not opted in), 2 bad flags.\n");
+  return f;
+}
+
 base::FlagSet VersionFlags() {
   return base::FlagSet("wasd version", "wasd version", "Prints the version and build information.");
 }

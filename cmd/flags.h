@@ -111,6 +111,16 @@ struct SelftestSettings {
 };
 base::FlagSet SelftestFlags(SelftestSettings* settings);
 
+// `wasd explain`.
+struct ExplainSettings {
+  std::string ns;  // "" = the kubeconfig context's namespace
+  std::string output = "text";
+  std::string kubeconfig;
+  // Deadline of each request.
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+};
+base::FlagSet ExplainFlags(ExplainSettings* settings);
+
 // `wasd version`.
 base::FlagSet VersionFlags();
 

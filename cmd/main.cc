@@ -42,18 +42,24 @@ int RunVersion(int argc, const char* const* argv) {
 
 namespace {
 
+// How the binary was invoked: "kubectl wasd" when kubectl runs it as the
+// plugin kubectl-wasd (a link to wasd), else "wasd". Both behave alike.
+const char* g_program = "wasd";
+
 void Usage(std::FILE* out) {
   std::fprintf(out,
                "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
-               "Usage: wasd <command> [flags]\n\n"
+               "Usage: %s <command> [flags]\n\n"
                "Commands:\n"
                "  webhook     HTTPS admission server (AdmissionReview v1)\n"
                "  reconciler  companion controller: Workloads and PodGroups\n"
                "  certs       generate certificates, inject the CA bundle\n"
                "  check       run the admission rules on manifests offline\n"
                "  selftest    check an installed wasd end to end (helm test)\n"
+               "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
                "  version     print version information\n\n"
-               "Run 'wasd <command> --help' for the flags of a command.\n");
+               "Run '%s <command> --help' for the flags of a command.\n",
+               g_program, g_program);
 }
 
 }  // namespace
@@ -75,8 +81,10 @@ int Dispatch(int argc, const char* const* argv) {
   if (cmd == "certs") return wasd::cmd::RunCerts(argc - 1, argv + 1);
   if (cmd == "reconciler") return wasd::cmd::RunReconciler(argc - 1, argv + 1);
   if (cmd == "selftest") return wasd::cmd::RunSelftest(argc - 1, argv + 1);
+  if (cmd == "explain") return wasd::cmd::RunExplain(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") return wasd::cmd::RunVersion(argc - 1, argv + 1);
-  std::fprintf(stderr, "wasd: unknown command \"%s\"\nRun 'wasd --help' for usage.\n", argv[1]);
+  std::fprintf(stderr, "%s: unknown command \"%s\"\nRun '%s --help' for usage.\n", g_program,
+               argv[1], g_program);
   return 2;
 }
 
@@ -85,6 +93,13 @@ int Dispatch(int argc, const char* const* argv) {
 // No crash from the command line, whatever the input: anything a subcommand
 // did not handle becomes "error: ..." and exit code 2 (unusable input).
 int main(int argc, char** argv) {
+  if (argc > 0 && argv[0] != nullptr) {
+    const std::string_view self = argv[0];
+    const std::size_t slash = self.rfind('/');
+    if (self.substr(slash == std::string_view::npos ? 0 : slash + 1) == "kubectl-wasd") {
+      g_program = "kubectl wasd";
+    }
+  }
   try {
     return Dispatch(argc, argv);
   } catch (const std::exception& e) {

@@ -17,7 +17,7 @@ fi
 [ -f "$build/compile_commands.json" ] || { echo "tidy: no $build/compile_commands.json (build first)"; exit 1; }
 mapfile -t files < <(git diff --name-only --diff-filter=ACMR "$base" HEAD -- \
   'base/*.cc' 'cmd/*.cc' 'check/*.cc' 'workloadbuilder/*.cc' 'rules/*.cc' 'admission/*.cc' 'server/*.cc' 'certs/*.cc' 'kube/*.cc' \
-  'reconciler/*.cc' 'planner/*.cc' 'metrics/*.cc')
+  'reconciler/*.cc' 'planner/*.cc' 'doctor/*.cc' 'metrics/*.cc')
 if [ ${#files[@]} -eq 0 ]; then
   echo "tidy: no C++ sources changed since $base"
   exit 0

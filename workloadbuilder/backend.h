@@ -2,13 +2,17 @@
 // (the KEP-shaped scheduling configuration) compiled to the group object of
 // the scheduler the cluster runs.
 //
-//   backend       group object (one per ReplicaSet)        pod link                                 schedulerName
-//   native        scheduling.k8s.io/v1beta1 PodGroup        spec.schedulingGroup.podGroupName        (kept)
-//                 (+ one Workload per Deployment)
-//   volcano       scheduling.volcano.sh/v1beta1 PodGroup    annotation scheduling.k8s.io/group-name  volcano
-//   kai           scheduling.run.ai/v2alpha2 PodGroup       annotation pod-group-name                kai-scheduler
-//                                                           (+ kai.scheduler/skip-podgrouper "true")
-//   coscheduling  scheduling.x-k8s.io/v1alpha1 PodGroup     label scheduling.x-k8s.io/pod-group      scheduler-plugins-scheduler
+//   native        scheduling.k8s.io/v1beta1 PodGroup (+ one Workload per
+//                 Deployment); pod link spec.schedulingGroup.podGroupName;
+//                 schedulerName kept
+//   volcano       scheduling.volcano.sh/v1beta1 PodGroup; annotation
+//                 scheduling.k8s.io/group-name; schedulerName volcano
+//   kai           scheduling.run.ai/v2alpha2 PodGroup; annotation
+//                 pod-group-name (+ kai.scheduler/skip-podgrouper "true");
+//                 schedulerName kai-scheduler
+//   coscheduling  scheduling.x-k8s.io/v1alpha1 PodGroup; label
+//                 scheduling.x-k8s.io/pod-group; schedulerName
+//                 scheduler-plugins-scheduler
 //
 // Every backend's group object is named PodGroupName(rs name, rs uid) (Q12),
 // lives in the ReplicaSet's namespace and is controller-owned by it.
@@ -47,13 +51,14 @@ inline constexpr std::string_view kBackendLabel = "wasd.io/backend";
 // What the rest of wasd needs to know about a backend's API.
 struct BackendInfo {
   Backend backend;
-  std::string_view name;            // "native", "volcano", "kai", "coscheduling"
-  std::string_view api_group;       // e.g. "scheduling.volcano.sh"
-  std::string_view api_version;     // e.g. "v1beta1" (the version part only)
-  std::string_view resource;        // "podgroups" for every backend
-  std::string_view kind;            // "PodGroup" for every backend
-  std::string_view scheduler_name;  // set on pods that carry "default-scheduler"; "" = keep (native)
-  bool has_workload;                // true only for native (a Workload per Deployment)
+  std::string_view name;         // "native", "volcano", "kai", "coscheduling"
+  std::string_view api_group;    // e.g. "scheduling.volcano.sh"
+  std::string_view api_version;  // e.g. "v1beta1" (the version part only)
+  std::string_view resource;     // "podgroups" for every backend
+  std::string_view kind;         // "PodGroup" for every backend
+  std::string_view
+      scheduler_name;  // set on pods that carry "default-scheduler"; "" = keep (native)
+  bool has_workload;   // true only for native (a Workload per Deployment)
   // JSON pointer of the gang minimum in the group object's spec, for the
   // minCount patch: "/spec/schedulingPolicy/gang/minCount" (native) or
   // "/spec/minMember" (the others).

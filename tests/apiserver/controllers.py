@@ -88,8 +88,13 @@ def _Resolve(value, total, round_up):
 
 
 class Controllers:
-    def __init__(self, api, audit, enabled=ALL, resync=0.5):
+    def __init__(self, api, audit, enabled=ALL, resync=0.5, gang_scheduler=False):
         self.api = api
+        # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum.
+        self.gang = None
+        if gang_scheduler:
+            from .scheduler import GangScheduler
+            self.gang = GangScheduler(self)
         self.audit = audit
         self.enabled = set(enabled)
         self.resync = resync
@@ -120,7 +125,8 @@ class Controllers:
     def Pass(self):
         for name, fn in (("namespace", self._Namespaces), ("gc", self._Gc),
                          ("deployment", self._Deployments), ("replicaset", self._ReplicaSets),
-                         ("scheduler", self._Scheduler), ("podgroup", self._PodGroups),
+                         ("scheduler", self.gang.Pass if self.gang else self._Scheduler),
+                         ("podgroup", self._PodGroups),
                          ("kubelet", self._Kubelet)):
             if name in self.enabled:
                 fn()
@@ -558,16 +564,16 @@ class Controllers:
         new["status"] = st
         self._Update("default-scheduler", POD, new, "status")
 
-    def _BindAndRun(self, p):
-        """Bind to the one fake node and report the pod Running and Ready."""
+    def _BindAndRun(self, p, node=NODE):
+        """Bind to `node` (the one fake node by default) and report the pod Running and Ready."""
         now = Now()
         new = copy.deepcopy(p)
-        new["spec"]["nodeName"] = NODE
+        new["spec"]["nodeName"] = node
         m = new["metadata"]
         self.audit({"method": "POST", "path": POD.prefix(m["namespace"]) + f"/{m['name']}/binding",
                     "query": {}, "user": "system:serviceaccount:kube-system:default-scheduler",
                     "status": 201, "source": "controller",
-                    "body": {"target": {"kind": "Node", "name": NODE}}})
+                    "body": {"target": {"kind": "Node", "name": node}}})
         new["status"] = {
             "phase": "Running", "qosClass": (p.get("status") or {}).get("qosClass", "BestEffort"),
             "hostIP": "127.0.0.1", "podIP": "10.0.0.1", "startTime": now,

@@ -752,7 +752,8 @@ class App:
                 f.write(f"{self.token},admin,admin-uid,system:masters\n")
         self.controllers = controllers.Controllers(
             self.api, self.audit.Record,
-            enabled=[c for c in args.controllers.split(",") if c] if args.controllers is not None else controllers.ALL)
+            enabled=[c for c in args.controllers.split(",") if c] if args.controllers is not None else controllers.ALL,
+            gang_scheduler=args.gang_scheduler)
 
     def Log(self, msg):
         with self.log_lock:
@@ -800,6 +801,9 @@ def ParseArgs(argv):
     ap.add_argument("--history", type=int, default=2000, help="watch events kept (older rv → 410)")
     ap.add_argument("--controllers", default=None,
                     help="comma list of " + ",".join(controllers.ALL) + " (default all; '' none)")
+    ap.add_argument("--gang-scheduler", action="store_true",
+                    help="the scheduler controller places pods on the Node objects, gangs only when "
+                         "their quorum fits (scheduler.py)")
     ap.add_argument("--fault", action="append", help="a fault rule as JSON (repeatable)")
     ap.add_argument("--pod-grace-period", type=float, default=0.0,
                     help="longest termination grace of a bound pod, seconds (0: pods go at once)")

@@ -366,3 +366,28 @@ TEST_CASE("backend flags: the same on webhook, reconciler and check", "[unit][cm
 
 }  // namespace
 }  // namespace wasd::cmd
+
+namespace wasd::cmd {
+namespace {
+
+TEST_CASE("explain: -n, -o text|json|yaml, --kubeconfig, --timeout", "[unit][cmd]") {
+  ExplainSettings s;
+  REQUIRE(ParseWith(ExplainFlags(&s), {"-n", "ml", "-o", "yaml", "--kubeconfig=k", "--timeout=5s"})
+              .outcome == Outcome::kRun);
+  CHECK(s.ns == "ml");
+  CHECK(s.output == "yaml");
+  CHECK(s.kubeconfig == "k");
+  CHECK(s.timeout == std::chrono::seconds(5));
+  ExplainSettings t;
+  REQUIRE(ParseWith(ExplainFlags(&t), {}).outcome == Outcome::kRun);
+  CHECK(t.ns.empty());  // the kubeconfig context's namespace
+  CHECK(t.output == "text");
+  CHECK(ParseWith(ExplainFlags(&t), {"-o", "wide"}).outcome == Outcome::kError);
+  CHECK(ParseWith(ExplainFlags(&t), {"--timeout=30"}).outcome == Outcome::kError);
+  const std::string usage = ExplainFlags(&t).Usage();
+  CHECK(usage.rfind("Usage: wasd explain deployment/NAME", 0) == 0);
+  CHECK(usage.find("Exit status: 0 the gang is scheduled, 3 it is pending") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace wasd::cmd
