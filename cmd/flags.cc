@@ -288,6 +288,8 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
       .Default("own namespace in-cluster, else wasd-system");
   AddProbeFlags(f, &o.probe_address, &o.metrics_address);
   f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
+  f.Duration("api-check-interval", &o.api_check_interval, seconds(1),
+             "re-check a backend's scheduling API that is not served this often");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
   AddBackendFlags(f, &s->backends);

@@ -65,6 +65,7 @@ int RunReconciler(int argc, const char* const* argv) {
   options.election.lease_namespace =
       settings.lease_namespace.empty() ? OwnNamespace() : settings.lease_namespace;
   options.election.identity = Identity();
+  options.backends = settings.backends;
   log.Info("configuration",
            {{"source", options.kube.source},
             {"server", options.kube.server},

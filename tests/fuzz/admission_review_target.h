@@ -20,7 +20,9 @@
 //  - the validating webhook never patches; a pending scale request has an
 //    empty body and a name, FinishScale without a Deployment allows, and
 //    Unavailable answers 503; a scale UPDATE answered at once (the ratchet)
-//    is allowed.
+//    is allowed;
+//  - the answer text written directly equals the json document's dump()
+//    (Options::write_answer_directly), with and without denial causes.
 // The Deployment given to FinishScale is the input's top-level member
 // "fuzzDeployment" when it is an object (Review ignores unknown members), else
 // a gang Deployment with minCount 3.
@@ -343,6 +345,29 @@ inline int AdmissionReviewOneInput(const std::uint8_t* data, std::size_t size) {
   options.pod_scheduling_gate = false;
   for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutatePod}) {
     admission_review_detail::CheckAnswer(admission::Review(w, body, options), body, w, options);
+  }
+  // The answer text written directly is, byte for byte, what the json
+  // document and nlohmann's dump() give (Options::write_answer_directly).
+  for (bool causes : {true, false}) {
+    admission::Options direct;
+    direct.denial_causes = causes;
+    admission::Options reference = direct;
+    reference.write_answer_directly = false;
+    for (Webhook w :
+         {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+      const admission::Result a = admission::Review(w, body, direct);
+      const admission::Result b = admission::Review(w, body, reference);
+      FUZZ_CHECK(a.http_status == b.http_status && a.body == b.body,
+                 admission_review_detail::Excerpt(a.body) + " | " +
+                     admission_review_detail::Excerpt(b.body));
+      FUZZ_CHECK((a.pending == nullptr) == (b.pending == nullptr), "");
+      if (a.pending != nullptr) {
+        const auto& d = admission_review_detail::DefaultScaleDeployment();
+        FUZZ_CHECK(admission::FinishScale(*a.pending, &d).body ==
+                       admission::FinishScale(*b.pending, &d).body,
+                   "FinishScale");
+      }
+    }
   }
   return 0;
 }
