@@ -64,7 +64,7 @@ class OneErrorStyle(unittest.TestCase):
     def test_unknown_flags_and_missing_values(self):
         cases = [
             (["check", "--nope"], mistake("wasd check", "unknown flag --nope")),
-            (["check"], mistake("wasd check", "no manifests given (use -f FILE)")),
+            (["check"], mistake("wasd check", "no manifests given (use -f FILE, or --capabilities)")),
             (["webhook"], mistake("wasd webhook", "flag --tls-cert-file is required")),
             (["certs", "inject-ca", "--ca-file"],
              mistake("wasd certs inject-ca", "flag --ca-file needs a value")),

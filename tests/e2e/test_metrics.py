@@ -113,7 +113,7 @@ class WebhookMetrics(unittest.TestCase, TableCheck):
         denials = f["wasd_admission_denials_total"]
         self.assertEqual(denials.value(rule="H1"), 1)
         self.assertEqual(sum(v for _, _, v in denials.samples), 1)
-        self.assertEqual(len(denials.samples), 35)  # every rule id, from 0
+        self.assertEqual(len(denials.samples), 40)  # every rule id (K1–K5 the backends), from 0
         latency = f["wasd_admission_request_duration_seconds"]
         self.assertEqual(latency.value("_count", webhook="validate-deployment"), 2)
         self.assertEqual(latency.value("_bucket", webhook="validate-deployment", le="10"), 2)
