@@ -25,12 +25,18 @@ struct Verdict {
 
 // /validate-apps-v1-deployment for the Deployment itself (not the scale
 // subresource): CREATE and UPDATE run the rules; other operations are allowed.
-Verdict ValidateDeployment(const nlohmann::json& request);
+// `options.backends`: which backends wasd.io/backend may name, and what each
+// can express.
+Verdict ValidateDeployment(const nlohmann::json& request, const Options& options);
 
-// /mutate-apps-v1-deployment: marks opted-in Deployments with wasd.io/managed.
-Verdict MutateDeployment(const nlohmann::json& request);
+// /mutate-apps-v1-deployment: marks opted-in Deployments with wasd.io/managed
+// and stamps the resolved backend (wasd.io/backend, else --backend) into the
+// pod template's labels at CREATE, keeping the stored value on UPDATE
+// (native only where a label is already there: absent means native).
+Verdict MutateDeployment(const nlohmann::json& request, const Options& options);
 
-// /mutate-v1-pod: ties a pod of an opted-in ReplicaSet to its PodGroup.
+// /mutate-v1-pod: ties a pod of an opted-in ReplicaSet to its PodGroup, by
+// the link of the backend its label wasd.io/backend names.
 Verdict MutatePod(const nlohmann::json& request, const Options& options);
 
 }  // namespace wasd::admission

@@ -11,8 +11,12 @@
 //     config would gate pods nobody releases), under the same rule for the
 //     template: on an UPDATE that leaves it alone, both labels stay and a
 //     warning says why (the reconciler releases such pods, Q15).
+#include <optional>
+
 #include "admission/handlers.h"
 #include "admission/json_access.h"
+#include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/field_path.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
@@ -95,9 +99,51 @@ std::string NoCarrierWarning(const std::string& name, bool removed) {
          name + "); until then the wasd reconciler releases its pods";
 }
 
+// Sets the label wasd.io/backend on the metadata object at `meta_pointer`
+// (`meta` its value before this patch, may be null) after MarkLabels has
+// run on it: MarkLabels has created the metadata and labels maps if they
+// were missing, so an add into the labels map is always valid.
+// Native is not stamped into a template without the label: absent means
+// native, and native Deployments keep the template they had before backends
+// existed (no new pod-template hash on upgrade).
+void StampBackend(const json* meta, const std::string& meta_pointer,
+                  workloadbuilder::Backend backend, JsonPatch& patch) {
+  const std::string_view key = workloadbuilder::kBackendLabel;
+  const json* label = Member(Member(meta, "labels"), key);
+  if (label == nullptr && backend == workloadbuilder::Backend::kNative) return;
+  const std::string_view value = workloadbuilder::BackendName(backend);
+  const std::string* now = workloadbuilder::AsString(label);
+  if (now != nullptr && *now == value) return;
+  patch.Add(meta_pointer + "/labels/" + EscapeJsonPointerToken(key), value);
+}
+
+// The backend to stamp into the template (DESIGN.md Q19), or nullopt for
+// none. CREATE: the annotation wasd.io/backend, else --backend (an
+// annotation that names no backend: none; validation denies it). UPDATE:
+// what the stored template says, so a rollout never moves a Deployment to
+// another scheduler; a stored template without the label (made before
+// backends existed) is native and stays unlabelled, unless the (immutable)
+// annotation names a backend.
+std::optional<workloadbuilder::Backend> BackendToStamp(const json& request, const json& object,
+                                                       std::string_view op,
+                                                       const workloadbuilder::BackendSettings& s) {
+  namespace wb = workloadbuilder;
+  if (op == "UPDATE") {
+    const json* old_label = Path(Member(&request, "oldObject"),
+                                 {"spec", "template", "metadata", "labels", wb::kBackendLabel});
+    if (const std::string* name = wb::AsString(old_label)) return wb::ParseBackend(*name);
+  }
+  if (const json* annotation = Path(&object, {"metadata", "annotations", wb::kBackendAnnotation})) {
+    const std::string* name = wb::AsString(annotation);
+    return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
+  }
+  if (op == "UPDATE") return std::nullopt;
+  return s.backend;
+}
+
 }  // namespace
 
-Verdict MutateDeployment(const json& request) {
+Verdict MutateDeployment(const json& request, const Options& options) {
   Verdict v;
   const std::string_view op = StringOr(Member(&request, "operation"));
   if (op != "CREATE" && op != "UPDATE") return v;
@@ -120,6 +166,11 @@ Verdict MutateDeployment(const json& request) {
         MarkLabels(tmeta, "/spec/template/metadata", v.patch);
       } else {
         v.warnings.push_back(UnmarkedTemplateWarning(NameOf(request, *object)));
+      }
+    }
+    if (has_template && may_edit_template) {
+      if (const auto backend = BackendToStamp(request, *object, op, options.backends)) {
+        StampBackend(tmeta, "/spec/template/metadata", *backend, v.patch);
       }
     }
     return v;

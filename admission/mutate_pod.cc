@@ -1,5 +1,14 @@
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "admission/handlers.h"
 #include "admission/json_access.h"
+#include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_compile.h"
+#include "workloadbuilder/field_path.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -7,6 +16,8 @@ namespace wasd::admission {
 
 namespace {
 
+using workloadbuilder::Backend;
+using workloadbuilder::kBackendLabel;
 using workloadbuilder::kManagedLabel;
 using workloadbuilder::kPodGroupGate;
 using workloadbuilder::kPodTemplateHashLabel;
@@ -32,6 +43,74 @@ ReplicaSetRef ControllingReplicaSet(const nlohmann::json* meta) {
     return rs;
   }
   return {};
+}
+
+const nlohmann::json& OrNull(const nlohmann::json* value) {
+  static const nlohmann::json kNull;
+  return value != nullptr ? *value : kNull;
+}
+
+std::vector<std::string> BackendNames() {
+  std::vector<std::string> names;
+  for (Backend b : workloadbuilder::kAllBackends) {
+    names.emplace_back(workloadbuilder::BackendName(b));
+  }
+  return names;
+}
+
+// Adds `entries` (key → value) to the string map `map_name` ("labels" or
+// "annotations") of the pod's metadata `meta` (an object).
+void AddToMap(const nlohmann::json* meta, std::string_view map_name,
+              std::initializer_list<std::pair<std::string_view, std::string_view>> entries,
+              JsonPatch& patch) {
+  const nlohmann::json* map = Member(meta, map_name);
+  const std::string map_pointer = "/metadata/" + std::string(map_name);
+  if (map == nullptr || !map->is_object()) {
+    nlohmann::json value = nlohmann::json::object();
+    for (const auto& [k, val] : entries) value[std::string(k)] = val;
+    patch.Add(map_pointer, value);
+    return;
+  }
+  for (const auto& [k, val] : entries) {
+    patch.Add(map_pointer + "/" + workloadbuilder::EscapeJsonPointerToken(k), val);
+  }
+}
+
+// The link of a non-native backend (research/gang-schedulers.md §A.6) and,
+// in place of the API server's default-scheduler, the backend's scheduler
+// (§A.8: done on the pod, so the template hash and GitOps manifests stay as
+// they are). False when the pod already names a group: it is left alone.
+// No queue label: Volcano and KAI read the queue from a PodGroup that
+// someone else made (spec.queue), and only their own PodGroup makers read
+// it from pods.
+bool LinkBackend(Backend backend, const nlohmann::json* meta, const nlohmann::json& spec,
+                 const std::string& group, const workloadbuilder::ClusterFacts& facts,
+                 JsonPatch& patch) {
+  const nlohmann::json* annotations = Member(meta, "annotations");
+  const nlohmann::json* labels = Member(meta, "labels");
+  switch (backend) {
+    case Backend::kNative: return false;
+    case Backend::kVolcano:
+      if (IsSet(Member(annotations, workloadbuilder::kVolcanoGroupAnnotation))) return false;
+      AddToMap(meta, "annotations", {{workloadbuilder::kVolcanoGroupAnnotation, group}}, patch);
+      break;
+    case Backend::kKai:
+      if (IsSet(Member(annotations, workloadbuilder::kKaiGroupAnnotation))) return false;
+      AddToMap(meta, "annotations",
+               {{workloadbuilder::kKaiGroupAnnotation, group},
+                {workloadbuilder::kKaiSkipPodgrouperAnnotation, "true"}},
+               patch);
+      break;
+    case Backend::kCoscheduling:
+      if (IsSet(Member(labels, workloadbuilder::kCoschedulingGroupLabel))) return false;
+      AddToMap(meta, "labels", {{workloadbuilder::kCoschedulingGroupLabel, group}}, patch);
+      break;
+  }
+  const std::string_view scheduler = StringOr(Member(&spec, "schedulerName"));
+  if (scheduler.empty() || scheduler == workloadbuilder::kDefaultSchedulerName) {
+    patch.Add("/spec/schedulerName", workloadbuilder::SchedulerNameFor(backend, facts));
+  }
+  return true;
 }
 
 bool HasGate(const nlohmann::json& gates) {
@@ -60,12 +139,29 @@ Verdict MutatePod(const nlohmann::json& request, const Options& options) {
   if (rs.name.empty()) return v;
   const nlohmann::json* spec = Member(pod, "spec");
   if (spec == nullptr || !spec->is_object()) return v;
-  if (IsSet(Member(spec, "schedulingGroup"))) return v;  // already tied to a group: leave it
+  // The backend stamped into the template by the Deployment webhook; absent
+  // = native (a Deployment from before backends existed).
+  const std::optional<Backend> backend = workloadbuilder::BackendOfLabels(OrNull(labels));
+  if (!backend) {
+    // Never a silent fall back to pod-by-pod scheduling: the ReplicaSet's
+    // pods are refused until the label is a backend again.
+    v.allowed = false;
+    v.errors.push_back(workloadbuilder::NotSupported(
+        workloadbuilder::FieldPath::Parse("metadata").Child("labels").Key(kBackendLabel),
+        *Member(labels, kBackendLabel), BackendNames()));
+    return v;
+  }
 
   // Q12: one name per ReplicaSet incarnation, never the name of a PodGroup
   // left Terminating by an earlier ReplicaSet of the same name.
-  v.patch.Add("/spec/schedulingGroup",
-              {{"podGroupName", workloadbuilder::PodGroupName(rs.name, rs.uid)}});
+  if (*backend == Backend::kNative) {
+    if (IsSet(Member(spec, "schedulingGroup"))) return v;  // already tied to a group: leave it
+    v.patch.Add("/spec/schedulingGroup",
+                {{"podGroupName", workloadbuilder::PodGroupName(rs.name, rs.uid)}});
+  } else if (!LinkBackend(*backend, meta, *spec, workloadbuilder::PodGroupName(rs.name, rs.uid),
+                          options.backends.facts, v.patch)) {
+    return v;  // already tied to a group: leave it
+  }
   if (options.pod_scheduling_gate) {
     const nlohmann::json gate = {{"name", kPodGroupGate}};
     const nlohmann::json* gates = Member(spec, "schedulingGates");

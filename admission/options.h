@@ -6,10 +6,16 @@
 
 #include <cstddef>
 
+#include "workloadbuilder/backend_compile.h"
+
 namespace wasd::admission {
 
 struct Options {
   bool pod_scheduling_gate = true;  // --pod-scheduling-gate
+  // --backend, --allowed-backends and the cluster facts: which backends a
+  // Deployment may choose, what each can express, and the scheduler name a
+  // pod of each gets.
+  workloadbuilder::BackendSettings backends;
   // Nesting limit for untrusted JSON: Kubernetes objects nest ~20 deep; 200
   // leaves room for any real object and stops stack/time abuse long before.
   std::size_t max_json_depth = 200;

@@ -9,6 +9,7 @@
 #include "base/base64.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
@@ -33,7 +34,7 @@ constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 // clang-format off
 constexpr Selection kTemplateAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}};
 constexpr Selection kTemplateMetadata[] = {{"labels"}, {"annotations", kTemplateAnnotations}};
-constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}};
+constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}, {"schedulerName"}};
 constexpr Selection kTemplate[] = {{"metadata", kTemplateMetadata}, {"spec", kTemplateSpec}};
 constexpr Selection kStrategy[] = {{"type"}};
 constexpr Selection kSpec[] = {
@@ -43,9 +44,14 @@ constexpr Selection kSpec[] = {
     {"template", kTemplate},
     {"schedulingGroup"},   // Pod
     {"schedulingGates"},   // Pod
+    {"schedulerName"},     // Pod
 };
-// The carrier, and every other wasd.io/ key (warned about as a likely typo).
-constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}, {"wasd.io/*"}};
+// The carrier, and every other wasd.io/ key (warned about as a likely typo;
+// wasd.io/backend is read). A pod's link to a Volcano or KAI PodGroup.
+constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation},
+                                      {"wasd.io/*"},
+                                      {workloadbuilder::kVolcanoGroupAnnotation},
+                                      {workloadbuilder::kKaiGroupAnnotation}};
 constexpr Selection kMetadata[] = {
     {"name"},   {"generateName"}, {"namespace"},       {"uid"},
     {"labels"}, {"annotations", kAnnotations}, {"ownerReferences"},
@@ -325,9 +331,9 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
               std::move(env), std::move(*request), std::move(summary), options.denial_causes});
           return r;
         }
-        v = ValidateDeployment(*request);
+        v = ValidateDeployment(*request, options);
         break;
-      case Webhook::kMutateDeployment: v = MutateDeployment(*request); break;
+      case Webhook::kMutateDeployment: v = MutateDeployment(*request, options); break;
       case Webhook::kMutatePod: v = MutatePod(*request, options); break;
     }
     return Encode(env, *request, v, std::move(summary), options.denial_causes);

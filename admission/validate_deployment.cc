@@ -6,7 +6,7 @@
 
 namespace wasd::admission {
 
-Verdict ValidateDeployment(const nlohmann::json& request) {
+Verdict ValidateDeployment(const nlohmann::json& request, const Options& options) {
   Verdict v;
   const std::string_view op = StringOr(Member(&request, "operation"));
   if (op != "CREATE" && op != "UPDATE") return v;  // DELETE, CONNECT: nothing to check
@@ -17,14 +17,14 @@ Verdict ValidateDeployment(const nlohmann::json& request) {
   }
   rules::DeploymentReview review;
   if (op == "CREATE") {
-    review = rules::ReviewDeploymentCreate(*object);
+    review = rules::ReviewDeploymentCreate(*object, options.backends);
   } else {
     const nlohmann::json* old = Member(&request, "oldObject");
     if (old == nullptr || !old->is_object()) {
       v.bad_request = "request.oldObject must be an object for UPDATE";
       return v;
     }
-    review = rules::ReviewDeploymentUpdate(*object, *old);
+    review = rules::ReviewDeploymentUpdate(*object, *old, options.backends);
   }
   v.errors = std::move(review.errors);
   v.warnings = std::move(review.warnings);

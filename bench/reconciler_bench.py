@@ -5,13 +5,16 @@ once on the test API server (tests/apiserver) with the real `wasd webhook`. Repo
   * time to converge (every pod Running with its gate lifted, one Workload per
     Deployment, one PodGroup per ReplicaSet);
   * the reconciler's API writes per Deployment, by kind (goal: exactly 1 Workload
-    create + 1 PodGroup create + 1 gate lift per pod), and failed writes;
+    create + 1 PodGroup create + 1 gate lift per pod; with --backend volcano|kai|
+    coscheduling no Workload: 1 create of the backend's PodGroup + 1 gate lift per
+    pod), and failed writes;
   * writes during a full resync after convergence (goal: 0);
   * the reconciler's peak RSS (VmHWM from /proc/<pid>/status).
 
 No timing assertions: it prints figures (and a JSON line with --json).
 
     WASD_BIN=build/wasd python3 bench/reconciler_bench.py [--n 1000] [--quick] [--workers 2]
+                                                          [--backend native|volcano|kai|coscheduling]
 """
 import argparse
 import concurrent.futures
@@ -26,7 +29,7 @@ os.environ.setdefault("WASD_SOURCE_DIR", os.path.dirname(HERE))
 
 from lib import paths  # noqa: E402
 from lib.cluster import RECONCILER_USER, WRITES, Env  # noqa: E402
-from lib.manifests import NS, deployment, pod_gated  # noqa: E402
+from lib.manifests import BACKENDS, NS, deployment, pod_gated  # noqa: E402
 
 REPLICAS = 4
 
@@ -42,13 +45,14 @@ def VmHWM(pid):
     return None
 
 
-def Converged(env, n):
-    deployments = {f"bench-{i}" for i in range(n)}
-    workloads = env.workloads()
-    owners = [o["name"] for w in workloads for o in w["metadata"].get("ownerReferences", [])]
-    if len(workloads) != n or set(owners) != deployments:
-        return False, f"{len(workloads)}/{n} Workloads"
-    pgs = env.pod_groups()
+def Converged(env, n, backend="native"):
+    if backend == "native":
+        deployments = {f"bench-{i}" for i in range(n)}
+        workloads = env.workloads()
+        owners = [o["name"] for w in workloads for o in w["metadata"].get("ownerReferences", [])]
+        if len(workloads) != n or set(owners) != deployments:
+            return False, f"{len(workloads)}/{n} Workloads"
+    pgs = env.pod_groups(BACKENDS[backend]["gv"])
     if len(pgs) != n:
         return False, f"{len(pgs)}/{n} PodGroups"
     pods = env.list("pods", selector="wasd.io/managed=true")
@@ -65,6 +69,8 @@ def Classify(entries):
         if "leases" in parts:
             continue
         resource = parts[-1] if e["method"] == "POST" else parts[-2]
+        if resource == "podgroups" and parts[1] != "scheduling.k8s.io":
+            resource += "." + parts[1]  # a gang scheduler's PodGroup
         ok = 200 <= e.get("status", 0) < 300
         key = f"{e['method']} {resource}" + ("" if ok else f" (failed {e.get('status')})")
         counts[key] = counts.get(key, 0) + 1
@@ -78,15 +84,20 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="reconciler --workers")
     ap.add_argument("--resync", type=int, default=20, help="reconciler --resync-period in seconds")
     ap.add_argument("--timeout", type=float, default=1800, help="give up converging after this many seconds")
+    ap.add_argument("--backend", choices=sorted(BACKENDS), default="native",
+                    help="gang-scheduling backend of every Deployment (--backend of both components)")
     ap.add_argument("--json", action="store_true", help="also print one JSON line of results")
     args = ap.parse_args()
     n = 50 if args.quick else args.n
     if not os.path.exists(paths.WASD):
         sys.exit(f"wasd binary not found: set WASD_BIN (tried {paths.WASD!r})")
 
-    with Env(apiserver_args=("--bookmark-interval", "1.0", "--history", "200000")) as env:
+    backend_flags = [] if args.backend == "native" else ["--backend", args.backend]
+    with Env(apiserver_args=("--bookmark-interval", "1.0", "--history", "200000"),
+             webhook_args=backend_flags) as env:
         rec = env.start_reconciler("--leader-elect=false", "--workers", str(args.workers),
-                                  "--resync-period", f"{args.resync}s", "--log-level", "warn")
+                                  "--resync-period", f"{args.resync}s", "--log-level", "warn",
+                                  *backend_flags)
         seq0 = env.srv.LastSeq()
         start = time.time()
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
@@ -97,7 +108,7 @@ def main():
         peak = 0
         while time.time() - start < args.timeout:
             peak = max(peak, VmHWM(rec.proc.pid) or 0)
-            done, status = Converged(env, n)
+            done, status = Converged(env, n, args.backend)
             if done:
                 break
             time.sleep(1.0)
@@ -119,19 +130,25 @@ def main():
         late = env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES)
 
     per = {k: v / n for k, v in sorted(by_kind.items())}
-    print(f"deployments: {n} x {REPLICAS} replicas; reconciler --workers {args.workers}")
+    print(f"deployments: {n} x {REPLICAS} replicas; backend {args.backend}; "
+          f"reconciler --workers {args.workers}")
     print(f"create requests sent in: {created:.1f} s")
     print(f"time to converge: {converge:.1f} s")
     print("reconciler writes per Deployment (until converged):")
     for k, v in per.items():
         print(f"  {k:40s} {v:.3f}")
-    print(f"  goal: POST workloads 1, POST podgroups 1, PATCH pods {REPLICAS}, POST events 2")
+    if args.backend == "native":
+        print(f"  goal: POST workloads 1, POST podgroups 1, PATCH pods {REPLICAS}, POST events 2")
+    else:
+        group = BACKENDS[args.backend]["gv"].split("/")[0]
+        print(f"  goal: POST podgroups.{group} 1, PATCH pods {REPLICAS}, POST events 1")
     print(f"writes after convergence (before the resync window): {len(late) - len(resync_writes)}")
     print(f"writes during a full resync ({args.resync} s period, {int(reconciles_resync)} reconciles): "
           f"{len(resync_writes)}")
     print(f"reconciler peak RSS (VmHWM): {peak / 1024:.1f} MiB")
     if args.json:
-        print(json.dumps({"n": n, "replicas": REPLICAS, "converge_seconds": round(converge, 2),
+        print(json.dumps({"n": n, "replicas": REPLICAS, "backend": args.backend,
+                          "converge_seconds": round(converge, 2),
                           "writes_per_deployment": per, "resync_writes": len(resync_writes),
                           "resync_reconciles": reconciles_resync, "peak_rss_kib": peak}))
 

@@ -13,6 +13,8 @@
 #include "check/manifest_reader.h"
 #include "check/yaml_output.h"
 #include "rules/deployment_rules.h"
+#include "workloadbuilder/backend_capabilities.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -54,6 +56,67 @@ std::string KubectlDenial(const std::string& name, const workloadbuilder::FieldE
   return out;
 }
 
+// The would-be ReplicaSet of `deployment` (placeholder hash and UID).
+json PlaceholderReplicaSet(const json& deployment) {
+  const std::string name = StringAt(deployment, {"metadata", "name"});
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata",
+           {{"name", name + "-" + kPlaceholderHash},
+            {"namespace", StringAt(deployment, {"metadata", "namespace"})},
+            {"uid", kPlaceholderUid}}},
+          {"spec", {{"replicas", deployment["spec"]["replicas"]}}}};
+}
+
+// The pod link a pod of the would-be ReplicaSet gets from the pod webhook,
+// as a note (pods are not objects wasd creates).
+std::string PodLinkNote(workloadbuilder::Backend backend, const std::string& group,
+                        const workloadbuilder::ClusterFacts& facts) {
+  namespace wb = workloadbuilder;
+  std::string link;
+  switch (backend) {
+    case wb::Backend::kNative: link = "spec.schedulingGroup.podGroupName: " + group; break;
+    case wb::Backend::kVolcano:
+      link = "annotation " + std::string(wb::kVolcanoGroupAnnotation) + ": " + group;
+      break;
+    case wb::Backend::kKai:
+      link = "annotations " + std::string(wb::kKaiGroupAnnotation) + ": " + group + ", " +
+             std::string(wb::kKaiSkipPodgrouperAnnotation) + ": \"true\"";
+      break;
+    case wb::Backend::kCoscheduling:
+      link = "label " + std::string(wb::kCoschedulingGroupLabel) + ": " + group;
+      break;
+  }
+  std::string note = "backend " + std::string(wb::BackendName(backend)) + ": each pod gets " +
+                     link + ", the scheduling gate " + std::string(wb::kPodGroupGate);
+  const std::string_view scheduler = wb::SchedulerNameFor(backend, facts);
+  if (!scheduler.empty()) {
+    note += " and schedulerName " + std::string(scheduler) + " (in place of default-scheduler)";
+  }
+  return note;
+}
+
+// The group object a non-native backend gets for an allowed Deployment.
+bool PreviewBackend(workloadbuilder::Backend backend, const json& deployment,
+                    const workloadbuilder::SchedulingConfig& cfg,
+                    const workloadbuilder::ClusterFacts& facts, json& objects,
+                    std::vector<std::string>& notes, std::string& error) {
+  const json rs = PlaceholderReplicaSet(deployment);
+  const std::string name = StringAt(deployment, {"metadata", "name"});
+  notes.push_back(std::string("the PodGroup is named after the ReplicaSet ") + name + "-" +
+                  kPlaceholderHash +
+                  " and its UID: the pod-template-hash and the UID are only known in a cluster");
+  workloadbuilder::BuildResult pg =
+      workloadbuilder::BuildBackendPodGroup(backend, deployment, cfg.config, rs, facts);
+  if (!pg.ok()) {
+    error = pg.error;
+    return false;
+  }
+  notes.push_back(PodLinkNote(backend, pg.object["metadata"]["name"].get<std::string>(), facts));
+  objects.push_back(std::move(pg.object));
+  return true;
+}
+
 // The Workload and PodGroup wasd would create for an allowed Deployment.
 // `notes` collects what was made up for lack of an API server.
 bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json& objects,
@@ -71,13 +134,7 @@ bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json
     return false;
   }
   const std::string name = StringAt(deployment, {"metadata", "name"});
-  json rs = {{"apiVersion", "apps/v1"},
-             {"kind", "ReplicaSet"},
-             {"metadata",
-              {{"name", name + "-" + kPlaceholderHash},
-               {"namespace", StringAt(deployment, {"metadata", "namespace"})},
-               {"uid", kPlaceholderUid}}},
-             {"spec", {{"replicas", deployment["spec"]["replicas"]}}}};
+  const json rs = PlaceholderReplicaSet(deployment);
   notes.push_back(std::string("the PodGroup is named after the ReplicaSet ") + name + "-" +
                   kPlaceholderHash +
                   " and its UID: the pod-template-hash and the UID are only known in a cluster");
@@ -125,7 +182,8 @@ std::string_view ResultName(Result r) {
 
 // The webhook's verdict on manifest `m` (CREATE, after the API server's
 // defaults). `error` is set only when the Workload cannot be built at all.
-Verdict Judge(const Manifest& m, std::string& error) {
+Verdict Judge(const Manifest& m, const workloadbuilder::BackendSettings& backends,
+              std::string& error) {
   Verdict v;
   v.manifest = &m;
   v.kind = StringAt(m.object, {"kind"});
@@ -140,7 +198,7 @@ Verdict Judge(const Manifest& m, std::string& error) {
   v.ns = StringAt(d, {"metadata", "namespace"});
   v.warnings = rules::AnnotationWarnings(d);
   // The webhook's own verdict: errors, or the warnings of an allowed object.
-  rules::DeploymentReview review = rules::ReviewDeploymentCreate(d);
+  rules::DeploymentReview review = rules::ReviewDeploymentCreate(d, backends);
   v.errors = std::move(review.errors);
   if (!v.errors.empty()) {
     v.result = Result::kDenied;
@@ -152,8 +210,14 @@ Verdict Judge(const Manifest& m, std::string& error) {
     return v;
   }
   for (std::string& w : review.warnings) v.warnings.push_back(std::move(w));
-  if (!Preview(d, cfg, v.objects, v.notes, error)) {
-    error = "deployment.apps/" + v.name + ": cannot build the Workload: " + error;
+  const workloadbuilder::Backend backend = workloadbuilder::DeploymentBackend(d, backends.backend);
+  if (backend == workloadbuilder::Backend::kNative) {
+    if (!Preview(d, cfg, v.objects, v.notes, error)) {
+      error = "deployment.apps/" + v.name + ": cannot build the Workload: " + error;
+    }
+  } else if (!PreviewBackend(backend, d, cfg, backends.facts, v.objects, v.notes, error)) {
+    error = "deployment.apps/" + v.name + ": cannot build the " +
+            std::string(workloadbuilder::BackendName(backend)) + " PodGroup: " + error;
   }
   return v;
 }
@@ -289,7 +353,7 @@ int Run(const Options& options) {
   verdicts.reserve(manifests.size());
   for (const Manifest& m : manifests) {
     std::string error;
-    Verdict v = Judge(m, error);
+    Verdict v = Judge(m, options.backends, error);
     if (!error.empty()) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 2;
@@ -319,6 +383,13 @@ int Run(const Options& options) {
     std::fprintf(report, "%d Deployment(s) checked, %d denied\n", checked, denied);
   }
   return denied > 0 ? 1 : 0;
+}
+
+int PrintCapabilities(const workloadbuilder::BackendSettings& settings, bool only_chosen) {
+  const std::string text =
+      workloadbuilder::CapabilityTableText(only_chosen ? &settings.backend : nullptr);
+  std::fputs(text.c_str(), stdout);
+  return 0;
 }
 
 }  // namespace wasd::check

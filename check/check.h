@@ -14,15 +14,24 @@
 #include <string>
 #include <vector>
 
+#include "workloadbuilder/backend_compile.h"
+
 namespace wasd::check {
 
 struct Options {
   std::vector<std::string> files;  // files, directories, or "-" for stdin
   bool recursive = false;          // read subdirectories of a directory
   std::string output = "text";     // text, yaml, json or junit
+  // --backend, --allowed-backends and the cluster facts, as the webhook has
+  // them: which backend a Deployment gets and what it may express.
+  workloadbuilder::BackendSettings backends;
 };
 
 int Run(const Options& options);
+
+// The capability table on stdout: every backend, or only
+// `settings.backend` when `only_chosen`. Returns 0.
+int PrintCapabilities(const workloadbuilder::BackendSettings& settings, bool only_chosen);
 
 }  // namespace wasd::check
 

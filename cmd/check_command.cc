@@ -9,8 +9,17 @@ int RunCheck(int argc, const char* const* argv) {
   CheckSettings settings;
   base::FlagSet flags = CheckFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
-  if (settings.files.empty()) return flags.UsageError("no manifests given (use -f FILE)");
-  return check::Run({settings.files, settings.recursive, settings.output});
+  if (std::string e = BackendFlagsError(settings.backends); !e.empty()) {
+    return flags.UsageError(e);
+  }
+  if (settings.capabilities || (settings.files.empty() && flags.Given("backend"))) {
+    if (!settings.files.empty()) return flags.UsageError("--capabilities takes no -f");
+    return check::PrintCapabilities(settings.backends, flags.Given("backend"));
+  }
+  if (settings.files.empty()) {
+    return flags.UsageError("no manifests given (use -f FILE, or --capabilities)");
+  }
+  return check::Run({settings.files, settings.recursive, settings.output, settings.backends});
 }
 
 }  // namespace wasd::cmd

@@ -4,6 +4,7 @@
 
 #include "base/listen.h"
 #include "certs/issuer.h"
+#include "workloadbuilder/validate.h"
 
 namespace wasd::cmd {
 
@@ -66,7 +67,141 @@ void AddIssueFlags(base::FlagSet& flags, certs::KeyType* key_type, int* days, in
              "additional subjectAltName (e.g. localhost, 127.0.0.1)", true, true);
 }
 
+// Splits a list value at commas; empty items are an error.
+bool SplitList(std::string_view v, std::vector<std::string_view>* out) {
+  while (true) {
+    const std::size_t comma = v.find(',');
+    const std::string_view item = v.substr(0, comma);
+    if (item.empty()) return false;
+    out->push_back(item);
+    if (comma == std::string_view::npos) return true;
+    v.remove_prefix(comma + 1);
+  }
+}
+
+std::string BackendNames() {
+  std::string out;
+  for (workloadbuilder::Backend b : workloadbuilder::kAllBackends) {
+    out += (out.empty() ? "" : ", ") + std::string(workloadbuilder::BackendName(b));
+  }
+  return out;
+}
+
+// "" when `key` is a node-label key (a qualified name), else why not.
+std::string LabelKeyError(std::string_view key) {
+  const std::vector<std::string> problems = workloadbuilder::IsQualifiedName(key);
+  if (problems.empty()) return {};
+  return "\"" + std::string(key) + "\" is not a node-label key: " + problems.front();
+}
+
+std::string NameError(std::string_view name) {
+  const std::vector<std::string> problems = workloadbuilder::IsDNS1123Subdomain(name);
+  if (problems.empty()) return {};
+  return problems.front();
+}
+
 }  // namespace
+
+void AddBackendFlags(base::FlagSet& f, workloadbuilder::BackendSettings* s) {
+  namespace wb = workloadbuilder;
+  f.Custom("backend", "NAME",
+           "gang scheduler of a Deployment without the annotation wasd.io/backend:\n"
+           "native (scheduling.k8s.io Workload + PodGroup), volcano, kai or coscheduling",
+           [s](std::string_view v) -> std::string {
+             const std::optional<wb::Backend> b = wb::ParseBackend(v);
+             if (!b) return "want one of " + BackendNames();
+             s->backend = *b;
+             return {};
+           })
+      .Default(std::string(wb::BackendName(s->backend)));
+  f.Custom("allowed-backends", "NAME,...",
+           "backends the annotation wasd.io/backend may name; must include --backend",
+           [s](std::string_view v) -> std::string {
+             std::vector<std::string_view> items;
+             if (!SplitList(v, &items)) return "want backend names separated by commas";
+             for (std::string_view item : items) {
+               const std::optional<wb::Backend> b = wb::ParseBackend(item);
+               if (!b) return "\"" + std::string(item) + "\": want one of " + BackendNames();
+               if (!s->Allows(*b) || s->allowed.empty()) s->allowed.push_back(*b);
+             }
+             return {};
+           })
+      .Default("the --backend value");
+  f.Custom("volcano-topology-tiers", "KEY=TIER,...",
+           "Volcano: the HyperNode tier built from node label KEY, by number\n"
+           "(networkTopology.highestTierAllowed) or tier name (highestTierName);\n"
+           "a topology key not listed is denied on Volcano",
+           [s](std::string_view v) -> std::string {
+             std::vector<std::string_view> items;
+             if (!SplitList(v, &items)) return "want KEY=TIER items separated by commas";
+             for (std::string_view item : items) {
+               const std::size_t eq = item.find('=');
+               if (eq == std::string_view::npos || eq + 1 == item.size()) {
+                 return "\"" + std::string(item) + "\": want KEY=TIER";
+               }
+               const std::string_view key = item.substr(0, eq);
+               const std::string_view tier = item.substr(eq + 1);
+               if (std::string e = LabelKeyError(key); !e.empty()) return e;
+               wb::VolcanoTier t;
+               int number = 0;
+               const char* end = tier.data() + tier.size();
+               auto [p, ec] = std::from_chars(tier.data(), end, number);
+               if (ec == std::errc() && p == end) {
+                 if (number < 1) return "\"" + std::string(item) + "\": tiers start at 1";
+                 t.number = number;
+               } else {
+                 if (std::string e = NameError(tier); !e.empty()) {
+                   return "\"" + std::string(tier) + "\" is not a tier number or name: " + e;
+                 }
+                 t.name = std::string(tier);
+               }
+               s->facts.volcano_tiers.emplace_back(std::string(key), std::move(t));
+             }
+             return {};
+           });
+  f.String("volcano-queue", &s->facts.volcano_queue, "NAME",
+           "Volcano: spec.queue when the Deployment names none\n"
+           "(backends.volcano.queue); empty: Volcano's queue \"default\"");
+  f.String("kai-queue", &s->facts.kai_queue, "NAME",
+           "KAI: spec.queue when the Deployment names none (backends.kai.queue)");
+  f.String("kai-topology", &s->facts.kai_topology, "NAME",
+           "KAI: the Topology (kai.scheduler/v1alpha1) a topology constraint names");
+  f.Custom("kai-topology-levels", "KEY,...",
+           "KAI: the node-label keys that Topology lists (spec.levels[].nodeLabel);\n"
+           "a topology key not listed is denied on KAI",
+           [s](std::string_view v) -> std::string {
+             std::vector<std::string_view> items;
+             if (!SplitList(v, &items)) return "want node-label keys separated by commas";
+             for (std::string_view key : items) {
+               if (std::string e = LabelKeyError(key); !e.empty()) return e;
+               s->facts.kai_topology_levels.emplace_back(key);
+             }
+             return {};
+           });
+  f.Custom("coscheduling-scheduler-name", "NAME",
+           "coscheduling: the schedulerName of the scheduler-plugins scheduler",
+           [s](std::string_view v) -> std::string {
+             if (v.empty()) return "want a scheduler name";
+             s->facts.coscheduling_scheduler_name = std::string(v);
+             return {};
+           })
+      .Default(s->facts.coscheduling_scheduler_name);
+}
+
+std::string BackendFlagsError(const workloadbuilder::BackendSettings& s) {
+  if (!s.allowed.empty() && !s.Allows(s.backend)) {
+    return "--backend " + std::string(workloadbuilder::BackendName(s.backend)) +
+           " is not among --allowed-backends";
+  }
+  if (!s.facts.kai_topology_levels.empty() && s.facts.kai_topology.empty()) {
+    return "--kai-topology-levels needs --kai-topology (the Topology that lists them)";
+  }
+  for (const std::string* q : {&s.facts.volcano_queue, &s.facts.kai_queue}) {
+    if (q->empty()) continue;
+    if (std::string e = NameError(*q); !e.empty()) return "queue \"" + *q + "\": " + e;
+  }
+  return {};
+}
 
 base::FlagSet WebhookFlags(server::WebhookConfig* c) {
   base::FlagSet f(
@@ -130,6 +265,7 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
              "deadline of a deployments/scale lookup");
   f.Int("io-threads", &c->io_threads, 0, kMaxThreads, "I/O threads (0: one per CPU)");
   f.Int("lookup-workers", &c->lookup_workers, 1, kMaxThreads, "threads for Deployment lookups");
+  AddBackendFlags(f, &c->backends);
   f.LogFlags(&c->log);
   f.SetEpilog(
       "Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on stderr.\n"
@@ -152,8 +288,11 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
       .Default("own namespace in-cluster, else wasd-system");
   AddProbeFlags(f, &o.probe_address, &o.metrics_address);
   f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
+  f.Duration("api-check-interval", &o.api_check_interval, seconds(1),
+             "re-check a backend's scheduling API that is not served this often");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
+  AddBackendFlags(f, &s->backends);
   f.LogFlags(&s->log);
   f.SetEpilog(
       "Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on "
@@ -162,10 +301,17 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
 }
 
 base::FlagSet CheckFlags(CheckSettings* s) {
-  base::FlagSet f("wasd check", "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit]",
+  base::FlagSet f("wasd check",
+                  "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit] "
+                  "[--backend NAME]\n"
+                  "       wasd check --capabilities [--backend NAME]",
                   "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
                   "applying the defaults the API server applies (replicas 1, strategy\n"
-                  "RollingUpdate, ...), and shows the Workload and PodGroup wasd would create.");
+                  "RollingUpdate, ...), and shows the objects wasd would create: a Workload\n"
+                  "and a PodGroup (native), or the backend's PodGroup (volcano, kai,\n"
+                  "coscheduling; --backend, or the Deployment's annotation wasd.io/backend).\n"
+                  "Without -f (or with --capabilities): prints what each backend can express\n"
+                  "of the scheduling intent (only the --backend one when given) and exits.");
   f.List("filename", &s->files, "FILE",
          "manifest file (YAML stream or JSON; '-' for stdin), or a directory\n"
          "(its *.yaml, *.yml and *.json files); more files may follow",
@@ -180,6 +326,9 @@ base::FlagSet CheckFlags(CheckSettings* s) {
            "with type/field/message, warnings, objects); junit: JUnit XML, a\n"
            "test case per manifest (a denial fails it, another kind is skipped)")
       .Alias('o');
+  f.Bool("capabilities", &s->capabilities,
+         "print the capability table (intent field x backend) instead of checking");
+  AddBackendFlags(f, &s->backends);
   f.SetEpilog(
       "Other kinds are skipped; kind: List is expanded. Without metadata.uid the\n"
       "Workload name is computed from the placeholder UID "

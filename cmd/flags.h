@@ -20,8 +20,26 @@
 #include "certs/rotation.h"
 #include "reconciler/controller.h"
 #include "server/webhook_config.h"
+#include "workloadbuilder/backend_compile.h"
 
 namespace wasd::cmd {
+
+// The gang-scheduling backend flags (DESIGN.md Q19), one table shared by
+// `wasd webhook`, `wasd reconciler` and `wasd check`:
+//   --backend NAME                       a Deployment without wasd.io/backend
+//   --allowed-backends NAME,...          what wasd.io/backend may name
+//                                        (default: just --backend)
+//   --volcano-topology-tiers KEY=TIER,.. node-label key -> HyperNode tier
+//                                        (a number: highestTierAllowed; a
+//                                        name: highestTierName)
+//   --volcano-queue, --kai-queue         the queue when a Deployment names none
+//   --kai-topology NAME, --kai-topology-levels KEY,...
+//   --coscheduling-scheduler-name NAME
+void AddBackendFlags(base::FlagSet& flags, workloadbuilder::BackendSettings* settings);
+// After Parse: "" or why the backend flags do not fit together (--backend
+// not among --allowed-backends; --kai-topology-levels without
+// --kai-topology). Report it with FlagSet::UsageError.
+std::string BackendFlagsError(const workloadbuilder::BackendSettings& settings);
 
 // `wasd webhook`.
 base::FlagSet WebhookFlags(server::WebhookConfig* config);
@@ -32,6 +50,7 @@ struct ReconcilerSettings {
   std::string kubeconfig;
   std::string lease_namespace;  // "" = own namespace in-cluster, else wasd-system
   base::LogOptions log;
+  workloadbuilder::BackendSettings backends;  // AddBackendFlags
 };
 base::FlagSet ReconcilerFlags(ReconcilerSettings* settings);
 
@@ -40,6 +59,8 @@ struct CheckSettings {
   std::vector<std::string> files;
   bool recursive = false;
   std::string output = "text";
+  bool capabilities = false;                  // --capabilities: print the table
+  workloadbuilder::BackendSettings backends;  // AddBackendFlags
 };
 base::FlagSet CheckFlags(CheckSettings* settings);
 

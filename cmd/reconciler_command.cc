@@ -52,6 +52,7 @@ int RunReconciler(int argc, const char* const* argv) {
   ReconcilerSettings settings;
   base::FlagSet flags = ReconcilerFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
+  if (std::string e = BackendFlagsError(settings.backends); !e.empty()) return flags.UsageError(e);
   reconciler::ControllerOptions& options = settings.options;
   const base::Logger log(settings.log);
   base::Result<kube::Config> config =
@@ -64,6 +65,7 @@ int RunReconciler(int argc, const char* const* argv) {
   options.election.lease_namespace =
       settings.lease_namespace.empty() ? OwnNamespace() : settings.lease_namespace;
   options.election.identity = Identity();
+  options.backends = settings.backends;
   log.Info("configuration",
            {{"source", options.kube.source},
             {"server", options.kube.server},

@@ -55,6 +55,7 @@ int RunWebhook(int argc, const char* const* argv) {
   WebhookConfig config;
   base::FlagSet flags = WebhookFlags(&config);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
+  if (std::string e = BackendFlagsError(config.backends); !e.empty()) return flags.UsageError(e);
   // A client that disconnects mid-write must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   const Logger logger(config.log);

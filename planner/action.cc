@@ -34,10 +34,11 @@ Action Action::CreatePodGroup(std::string name, nlohmann::json object, std::int6
   return a;
 }
 
-Action Action::PatchPodGroupMinCount(std::string name, std::string uid, std::int64_t min_count) {
+Action Action::PatchPodGroupMinCount(std::string name, std::string uid, std::int64_t min_count,
+                                     std::string_view pointer) {
   Action a;
   a.kind = ActionKind::kPatchPodGroupMinCount;
-  a.patch = PodGroupMinCountPatch(uid, min_count);
+  a.patch = PodGroupMinCountPatch(uid, min_count, pointer);
   a.name = std::move(name);
   a.uid = std::move(uid);
   a.min_count = min_count;

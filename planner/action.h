@@ -44,8 +44,11 @@ struct Action {
                                       std::int64_t min_count);
   // Create `object` (a PodGroup named `name`; `min_count` as above).
   static Action CreatePodGroup(std::string name, nlohmann::json object, std::int64_t min_count);
-  // Set gang.minCount of PodGroup name/uid.
-  static Action PatchPodGroupMinCount(std::string name, std::string uid, std::int64_t min_count);
+  // Set gang.minCount of PodGroup name/uid (at `pointer`: the backend's
+  // Info().min_count_pointer).
+  static Action PatchPodGroupMinCount(
+      std::string name, std::string uid, std::int64_t min_count,
+      std::string_view pointer = "/spec/schedulingPolicy/gang/minCount");
   // Apply `patch` (PodGroupOwnerPatch or PodGroupAdoptPatch) to PodGroup name/uid.
   static Action PatchPodGroupOwners(std::string name, std::string uid, nlohmann::json patch);
   // Delete `podgroup` (as observed) with its uid and resourceVersion as

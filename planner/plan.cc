@@ -222,7 +222,27 @@ std::vector<std::string> MissingClaims(const json& config, const json& workload,
                         {{"spec", MemberPath(workload, {"spec", "podGroupTemplates"})->at(index)}});
 }
 
+// The pod template's wasd.io/backend label names no backend (the webhook
+// stamps only backend names; this object was written past it): hold the pods
+// and say so, never schedule them without a group.
+void PlanUnknownBackend(const json& deployment, Plan& plan) {
+  const std::string* value = AsString(MemberPath(
+      deployment, {"spec", "template", "metadata", "labels", workloadbuilder::kBackendLabel}));
+  const std::string shown = value != nullptr ? "\"" + *value + "\"" : "not a string";
+  plan.note = "unknown backend " + shown;
+  AddEvent(plan, "Warning", kReasonInvalidConfiguration,
+           "The pod template's label " + std::string(workloadbuilder::kBackendLabel) + " is " +
+               shown +
+               ", which names no backend (native, volcano, kai, coscheduling): wasd creates no "
+               "group objects for this Deployment and its pods stay gated");
+}
+
 }  // namespace
+
+std::optional<workloadbuilder::Backend> BackendOf(const json& deployment) {
+  const json* labels = MemberPath(deployment, {"spec", "template", "metadata", "labels"});
+  return workloadbuilder::BackendOfLabels(labels != nullptr ? *labels : json());
+}
 
 Plan PlanDeployment(const PlanInput& in) {
   Plan plan;
@@ -238,6 +258,17 @@ Plan PlanDeployment(const PlanInput& in) {
   const rules::ConfigVerdict verdict = rules::CheckSchedulingConfig(cfg);
   if (!verdict.usable) {
     PlanInvalidConfig(in, *deployment, verdict.errors, plan);
+    return plan;
+  }
+
+  const std::optional<workloadbuilder::Backend> backend = BackendOf(*deployment);
+  if (!backend) {
+    PlanUnknownBackend(*deployment, plan);
+    return plan;
+  }
+  plan.backend = *backend;
+  if (*backend != workloadbuilder::Backend::kNative) {
+    internal::PlanBackendGroups(in, *deployment, cfg.config, *backend, plan);
     return plan;
   }
 

@@ -29,6 +29,17 @@
 //     is patched to the new minCount earlier in the same plan) gets one JSON
 //     patch removing only the gate `wasd.io/pod-group`.
 //
+// Backends (DESIGN.md Q19; workloadbuilder/backend.h): the Deployment's pod
+// template label wasd.io/backend names its backend (absent: native). The
+// other backends have no Workload: step 1 is skipped, and step 2 builds one
+// group object of the backend's API (BuildBackendPodGroup, with
+// PlanInput::facts) per active ReplicaSet, controlled by it; minMember
+// follows the built object (patched at Info(backend).min_count_pointer with a
+// uid `test`); deletions, the foreign-object stop and gate lifting are as
+// above. Their objects carry no podgroup-protection finalizer, so a
+// Terminating one is only waited for (never released, Q14 is native-only).
+// Plan::backend tells the executor which resource the PodGroup actions use.
+//
 // Thread-safe: pure functions over const inputs.
 #ifndef WASD_PLANNER_PLAN_H_
 #define WASD_PLANNER_PLAN_H_
@@ -38,12 +49,15 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "planner/action.h"
 #include "planner/object_util.h"
+#include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_compile.h"
 
 namespace wasd::planner {
 
@@ -92,6 +106,8 @@ struct PlanInput {
   std::vector<Object> pods;
   // Known PriorityClass values by name (only the pod template's class matters).
   std::map<std::string, std::int64_t, std::less<>> priority_classes;
+  // What the non-native compilers need to know about the cluster (flags).
+  workloadbuilder::ClusterFacts facts;
 };
 
 struct Plan {
@@ -103,6 +119,8 @@ struct Plan {
   // True when the plan stops after creating the Workload: the executor plans
   // again once it knows the created Workload's UID.
   bool needs_replan = false;
+  // The Deployment's backend: the API of every PodGroup action of the plan.
+  workloadbuilder::Backend backend = workloadbuilder::Backend::kNative;
 
   bool empty() const { return actions.empty(); }
 };
@@ -116,7 +134,10 @@ Plan PlanDeployment(const PlanInput& input);
 // re-created object of the same name.
 nlohmann::json WorkloadMinCountPatch(std::string_view uid, std::size_t template_index,
                                      std::int64_t min_count);
-nlohmann::json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count);
+// `pointer`: where the backend keeps the gang minimum (Info().min_count_pointer).
+nlohmann::json PodGroupMinCountPatch(
+    std::string_view uid, std::int64_t min_count,
+    std::string_view pointer = "/spec/schedulingPolicy/gang/minCount");
 // Points the PodGroup's Workload ownerReference at `workload` (name, uid):
 // replaces the uid/name of the existing reference at `index`, or appends one.
 nlohmann::json PodGroupOwnerPatch(const nlohmann::json& podgroup, const nlohmann::json& workload);
@@ -128,6 +149,10 @@ nlohmann::json RemoveFinalizerPatch(std::string_view uid, std::size_t index,
                                     std::string_view finalizer);
 // [test /spec/schedulingGates/<index>/name == gate, remove /spec/schedulingGates/<index>].
 nlohmann::json LiftGatePatch(std::size_t gate_index);
+
+// The Deployment's backend, from its pod template's labels; nullopt when the
+// label names no backend.
+std::optional<workloadbuilder::Backend> BackendOf(const nlohmann::json& deployment);
 
 // Q11: the resourceClaims sent in a PodGroup create that the API server's
 // answer lacks (names, in sent order); empty when nothing was stripped.

@@ -36,6 +36,11 @@ void PlanPodGroups(const PlanInput& in, const nlohmann::json& deployment,
                    const nlohmann::json& workload, std::optional<std::int64_t> min_count,
                    const std::vector<std::string>& missing_claims, Plan& plan);
 
+// Steps 2 and 3 for a non-native `backend` (no Workload): one group object
+// per active ReplicaSet, compiled from `config` with in.facts.
+void PlanBackendGroups(const PlanInput& in, const nlohmann::json& deployment,
+                       const nlohmann::json& config, workloadbuilder::Backend backend, Plan& plan);
+
 }  // namespace wasd::planner::internal
 
 #endif  // WASD_PLANNER_PLAN_INTERNAL_H_

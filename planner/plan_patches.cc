@@ -47,11 +47,9 @@ json WorkloadMinCountPatch(std::string_view uid, std::size_t template_index,
                        {"value", min_count}}});
 }
 
-json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count) {
-  return json::array({TestUid(uid),
-                      {{"op", "replace"},
-                       {"path", "/spec/schedulingPolicy/gang/minCount"},
-                       {"value", min_count}}});
+json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count, std::string_view pointer) {
+  return json::array(
+      {TestUid(uid), {{"op", "replace"}, {"path", std::string(pointer)}, {"value", min_count}}});
 }
 
 json PodGroupOwnerPatch(const json& podgroup, const json& workload) {

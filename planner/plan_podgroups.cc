@@ -4,6 +4,7 @@
 #include <string>
 
 #include "planner/plan_internal.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
@@ -13,9 +14,35 @@ namespace wasd::planner::internal {
 
 using nlohmann::json;
 using workloadbuilder::AsString;
+using workloadbuilder::Backend;
 using workloadbuilder::Member;
 
 namespace {
+
+// What the PodGroup step builds for: native (from our Workload, with its
+// minCount and the claims it lost) or another backend (compiled from the
+// Deployment's configuration; `workload` is then an empty object).
+struct Target {
+  Backend backend = Backend::kNative;
+  const json& workload;
+  std::optional<std::int64_t> min_count;  // native
+  const std::vector<std::string>& missing_claims;
+  const json* config = nullptr;  // non-native
+  bool native() const { return backend == Backend::kNative; }
+};
+
+// The integer at JSON pointer `pointer` of `object`, if any.
+std::optional<std::int64_t> IntAt(const json& object, std::string_view pointer) {
+  const json::json_pointer ptr{std::string(pointer)};
+  if (!object.contains(ptr)) return std::nullopt;
+  return workloadbuilder::AsInt(&object.at(ptr));
+}
+
+// "PodGroup x" for native, "scheduling.volcano.sh PodGroup x" for the others.
+std::string GroupWord(Backend backend) {
+  if (backend == Backend::kNative) return "PodGroup";
+  return std::string(workloadbuilder::Info(backend).api_group) + " PodGroup";
+}
 
 // A PodGroup belongs to this Deployment when it references our Workload (by
 // name or UID: a re-created Workload keeps its name) or one of the
@@ -46,9 +73,8 @@ std::vector<const json*> PodsNaming(const PlanInput& in, std::string_view pg_nam
   std::vector<const json*> out;
   for (const Object& pod : in.pods) {
     if (pod == nullptr) continue;
-    const std::string* group =
-        AsString(workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
-    if (group == nullptr || *group != pg_name || Finished(*pod)) continue;
+    const std::string group = workloadbuilder::LinkedPodGroupName(*pod);
+    if (group != pg_name || Finished(*pod)) continue;
     out.push_back(pod.get());
   }
   return out;
@@ -219,19 +245,34 @@ std::string ClaimsStrippedMessage(const json& workload, const std::string& pg_na
 }
 
 // An active ReplicaSet without its PodGroup: create it, then lift the gates.
-void PlanCreatePodGroup(const PlanInput& in, const std::string& pg_name, const json& rs,
-                        const json& workload, std::optional<std::int64_t> min_count,
-                        const std::vector<std::string>& missing_claims, Plan& plan) {
-  workloadbuilder::BuildResult built = workloadbuilder::BuildPodGroup(workload, rs);
+// The group object `target` wants for `rs`.
+workloadbuilder::BuildResult BuildGroup(const PlanInput& in, const json& deployment, const json& rs,
+                                        const Target& target) {
+  if (target.native()) return workloadbuilder::BuildPodGroup(target.workload, rs);
+  return workloadbuilder::BuildBackendPodGroup(target.backend, deployment, *target.config, rs,
+                                               in.facts);
+}
+
+void PlanCreatePodGroup(const PlanInput& in, const json& deployment, const std::string& pg_name,
+                        const json& rs, const Target& target, Plan& plan) {
+  workloadbuilder::BuildResult built = BuildGroup(in, deployment, rs, target);
   if (!built.ok()) {
-    plan.note = "cannot build PodGroup " + pg_name + ": " + built.error;
+    plan.note = "cannot build " + GroupWord(target.backend) + " " + pg_name + ": " + built.error;
     return;
   }
+  const std::optional<std::int64_t> min_count =
+      target.native()
+          ? target.min_count
+          : IntAt(built.object, workloadbuilder::Info(target.backend).min_count_pointer);
+  const auto& missing_claims = target.missing_claims;
+  const json& workload = target.workload;
   plan.actions.push_back(
       Action::CreatePodGroup(pg_name, std::move(built.object), min_count.value_or(0)));
-  std::string message = "Created PodGroup " + pg_name;
+  std::string message = "Created " + GroupWord(target.backend) + " " + pg_name;
   message.append(" for ReplicaSet ").append(NameOf(rs));
-  if (min_count) {
+  if (!target.native()) {
+    message.append(" (minMember ").append(std::to_string(min_count.value_or(0))).append(")");
+  } else if (min_count) {
     message.append(" (gang, minCount ").append(std::to_string(*min_count)).append(")");
   } else {
     message.append(" (basic)");
@@ -244,10 +285,28 @@ void PlanCreatePodGroup(const PlanInput& in, const std::string& pg_name, const j
   AddLiftGates(in, rs, plan);
 }
 
+// A non-native group object's minMember follows the compiled one (explicit
+// minCount, else the Deployment's replicas). At zero replicas the Deployment
+// is on its way down (or its update is behind): the value is kept.
+void PlanBackendMinCount(const PlanInput& in, const json& deployment, const std::string& pg_name,
+                         const json& pg, const json& rs, const Target& target, Plan& plan) {
+  if (ReplicasOf(deployment) == 0 && !workloadbuilder::ExplicitMinCount(*target.config)) return;
+  const workloadbuilder::BuildResult built = BuildGroup(in, deployment, rs, target);
+  if (!built.ok()) {
+    plan.note = "cannot build " + GroupWord(target.backend) + " " + pg_name + ": " + built.error;
+    return;
+  }
+  const std::string_view pointer = workloadbuilder::Info(target.backend).min_count_pointer;
+  const std::optional<std::int64_t> desired = IntAt(built.object, pointer);
+  if (desired && IntAt(pg, pointer) != desired) {
+    plan.actions.push_back(Action::PatchPodGroupMinCount(pg_name, UidOf(pg), *desired, pointer));
+  }
+}
+
 // An active ReplicaSet with its (live) PodGroup: adopt it, keep minCount and
 // the Workload reference in step, then lift the gates.
-void PlanKeepInStep(const PlanInput& in, const std::string& pg_name, const json& pg, const json& rs,
-                    const json& workload, std::optional<std::int64_t> min_count, Plan& plan) {
+void PlanKeepInStep(const PlanInput& in, const json& deployment, const std::string& pg_name,
+                    const json& pg, const json& rs, const Target& target, Plan& plan) {
   if (ControllerUid(pg) != UidOf(rs)) {
     // Ours (it references our Workload) under this incarnation's name but
     // controlled by nothing alive: the ReplicaSet takes it, as it adopts
@@ -255,6 +314,13 @@ void PlanKeepInStep(const PlanInput& in, const std::string& pg_name, const json&
     plan.actions.push_back(
         Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupAdoptPatch(pg, rs)));
   }
+  if (!target.native()) {
+    PlanBackendMinCount(in, deployment, pg_name, pg, rs, target, plan);
+    AddLiftGates(in, rs, plan);
+    return;
+  }
+  const json& workload = target.workload;
+  const std::optional<std::int64_t> min_count = target.min_count;
   const json* spec = workloadbuilder::Member(pg, "spec");
   if (min_count && (spec == nullptr || GangMinCount(*spec) != min_count)) {
     plan.actions.push_back(Action::PatchPodGroupMinCount(pg_name, UidOf(pg), *min_count));
@@ -289,9 +355,10 @@ std::size_t LiftAllGates(const PlanInput& in, const json& deployment, Plan& plan
   return plan.actions.size() - before;
 }
 
-void PlanPodGroups(const PlanInput& in, const json& deployment, const json& workload,
-                   std::optional<std::int64_t> min_count,
-                   const std::vector<std::string>& missing_claims, Plan& plan) {
+namespace {
+
+void PlanGroups(const PlanInput& in, const json& deployment, const Target& target, Plan& plan) {
+  const json& workload = target.workload;
   const PodGroupScene scene = SceneOf(in, deployment);
   if (PlanForeign(scene, workload, plan)) return;
   PlanDeletions(in, scene, workload, plan);
@@ -308,15 +375,30 @@ void PlanPodGroups(const PlanInput& in, const json& deployment, const json& work
                   "waiting for the Deployment's update";
       stale = true;
     } else if (it == scene.pg_by_name.end()) {
-      PlanCreatePodGroup(in, pg_name, *rs, workload, min_count, missing_claims, plan);
+      PlanCreatePodGroup(in, deployment, pg_name, *rs, target, plan);
     } else if (IsTerminating(*it->second)) {
       waiting = PlanTerminating(in, pg_name, *it->second, *rs, plan) || waiting;
     } else {
-      PlanKeepInStep(in, pg_name, *it->second, *rs, workload, min_count, plan);
+      PlanKeepInStep(in, deployment, pg_name, *it->second, *rs, target, plan);
     }
   }
   if (waiting) AddRequeue(plan, kTerminatingRecheck);
   if (stale) AddRequeue(plan, kStaleDeploymentRecheck);
+}
+
+}  // namespace
+
+void PlanPodGroups(const PlanInput& in, const json& deployment, const json& workload,
+                   std::optional<std::int64_t> min_count,
+                   const std::vector<std::string>& missing_claims, Plan& plan) {
+  PlanGroups(in, deployment, Target{Backend::kNative, workload, min_count, missing_claims}, plan);
+}
+
+void PlanBackendGroups(const PlanInput& in, const json& deployment, const json& config,
+                       Backend backend, Plan& plan) {
+  static const json kNoWorkload = json::object();
+  static const std::vector<std::string> kNoClaims;
+  PlanGroups(in, deployment, Target{backend, kNoWorkload, std::nullopt, kNoClaims, &config}, plan);
 }
 
 }  // namespace wasd::planner::internal

@@ -22,11 +22,15 @@
 #include "base/status.h"
 #include "kube/client.h"
 #include "kube/resource.h"
+#include "workloadbuilder/backend.h"
 
 namespace wasd::reconciler {
 
-kube::Resource Workloads();        // scheduling.k8s.io/v1beta1 workloads
-kube::Resource PodGroups();        // scheduling.k8s.io/v1beta1 podgroups
+kube::Resource Workloads();  // scheduling.k8s.io/v1beta1 workloads
+kube::Resource PodGroups();  // scheduling.k8s.io/v1beta1 podgroups
+// The group objects of `backend` (Info(backend) group/version/resource):
+// PodGroups() for native, scheduling.volcano.sh/v1beta1 podgroups, ….
+kube::Resource GroupResource(workloadbuilder::Backend backend);
 kube::Resource PriorityClasses();  // scheduling.k8s.io/v1 priorityclasses (cluster-scoped)
 
 class Api {

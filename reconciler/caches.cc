@@ -3,6 +3,7 @@
 #include <set>
 
 #include "reconciler/api.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
@@ -56,7 +57,8 @@ std::string WorkloadNameOf(const json& pg) {
 }  // namespace
 
 Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWrites& recent,
-               std::function<void(const std::string&)> enqueue)
+               std::function<void(const std::string&)> enqueue,
+               const std::vector<workloadbuilder::Backend>& backends)
     : client_(client), recent_(recent), enqueue_(std::move(enqueue)) {
   deployments_ = MakeInformer(client_, kube::Deployments(), kManagedSelector, resync);
   replicasets_ = MakeInformer(client_, kube::ReplicaSets(), kManagedSelector, {});
@@ -83,6 +85,14 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
       {[this](const kube::ObjectPtr& o) { OnPodGroup(o, false); },
        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnPodGroup(o, false); },
        [this](const kube::ObjectPtr& o) { OnPodGroup(o, true); }});
+  for (const workloadbuilder::Backend b : backends) {
+    if (b == workloadbuilder::Backend::kNative || backend_groups_.count(b) > 0) continue;
+    auto& informer = backend_groups_[b] = MakeInformer(client_, GroupResource(b), "", {});
+    informer->AddEventHandlers(
+        {[this](const kube::ObjectPtr& o) { OnBackendGroup(o, false); },
+         [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnBackendGroup(o, false); },
+         [this](const kube::ObjectPtr& o) { OnBackendGroup(o, true); }});
+  }
 }
 
 Caches::~Caches() { Stop(); }
@@ -99,7 +109,23 @@ void Caches::StartScheduling() {
   podgroups_->Start();
 }
 
+void Caches::StartGroups(workloadbuilder::Backend backend) {
+  if (backend == workloadbuilder::Backend::kNative) {
+    StartScheduling();
+    return;
+  }
+  const auto it = backend_groups_.find(backend);
+  if (it != backend_groups_.end()) it->second->Start();
+}
+
+bool Caches::GroupsSynced(workloadbuilder::Backend backend) const {
+  if (backend == workloadbuilder::Backend::kNative) return SchedulingSynced();
+  const auto it = backend_groups_.find(backend);
+  return it != backend_groups_.end() && it->second->HasSynced();
+}
+
 void Caches::Stop() {
+  for (auto& [backend, informer] : backend_groups_) informer->Stop();
   for (auto* informer : {&podgroups_, &workloads_, &pods_, &replicasets_, &deployments_}) {
     if (*informer) (*informer)->Stop();
   }
@@ -158,10 +184,8 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
   const std::string key = Key(ns, NameOf(*pod));
   // Filed under the PodGroup the pod names; a gated pod that names none (its
   // schedulingGroup was dropped) under its ReplicaSet, whose PodGroup it needs.
-  const std::string* named = workloadbuilder::AsString(
-      workloadbuilder::MemberPath(*pod, {"spec", "schedulingGroup", "podGroupName"}));
   const bool gated = GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value();
-  std::string group_name = named != nullptr ? *named : "";
+  std::string group_name = workloadbuilder::LinkedPodGroupName(*pod);
   const std::string rs_name = ControllerKind(*pod) == "ReplicaSet" ? ControllerName(*pod) : "";
   if (group_name.empty() && gated && !rs_name.empty()) {
     group_name = workloadbuilder::PodGroupName(rs_name, ControllerUid(*pod));
@@ -221,6 +245,17 @@ void Caches::OnPodGroup(const kube::ObjectPtr& pg, bool deleted) {
   } else {
     podgroups_by_workload_.Set(key, NameOf(*pg), Key(ns, workload));
   }
+  EnqueueGroupOwner(*pg);
+}
+
+void Caches::OnBackendGroup(const kube::ObjectPtr& pg, bool deleted) {
+  recent_.Observe(Kind::kPodGroup, *pg, deleted);
+  EnqueueGroupOwner(*pg);
+}
+
+void Caches::EnqueueGroupOwner(const json& pg_object) {
+  const json* pg = &pg_object;
+  const std::string ns = NamespaceOf(*pg);
   std::string deployment;
   if (ControllerKind(*pg) == "ReplicaSet") {
     if (const kube::ObjectPtr rs = replicasets_->Get(ns, ControllerName(*pg)))
@@ -242,6 +277,12 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
   in.deployment = deployments_->Get(ns, name);
   if (in.deployment == nullptr) return in;
   const std::string deploy_key = Key(ns, name);
+  const workloadbuilder::Backend backend =
+      planner::BackendOf(*in.deployment).value_or(workloadbuilder::Backend::kNative);
+  if (backend != workloadbuilder::Backend::kNative) {
+    AssembleBackend(backend, ns, deploy_key, in);
+    return in;
+  }
 
   std::set<std::string> workload_names;
   workload_names.insert(workloadbuilder::GenerateWorkloadName(name, UidOf(*in.deployment)));
@@ -274,6 +315,27 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
     }
   }
   return in;
+}
+
+void Caches::AssembleBackend(workloadbuilder::Backend backend, const std::string& ns,
+                             const std::string& deploy_key, PlanInput& in) const {
+  const auto informer = backend_groups_.find(backend);
+  for (const std::string& rs_name : rs_by_deployment_.Lookup(deploy_key)) {
+    kube::ObjectPtr rs = replicasets_->Get(ns, rs_name);
+    if (rs == nullptr) continue;
+    in.replicasets.push_back(rs);
+    const std::string pg = workloadbuilder::PodGroupName(rs_name, UidOf(*rs));
+    const kube::ObjectPtr cached =
+        informer != backend_groups_.end() ? informer->second->Get(ns, pg) : nullptr;
+    if (Object o = recent_.Resolve(Kind::kPodGroup, ns, pg, cached)) {
+      in.podgroups.push_back(std::move(o));
+    }
+    for (const std::string& pod_name : pods_by_group_.Lookup(Key(ns, pg))) {
+      if (Object pod = recent_.Resolve(Kind::kPod, ns, pod_name, pods_->Get(ns, pod_name))) {
+        in.pods.push_back(std::move(pod));
+      }
+    }
+  }
 }
 
 }  // namespace wasd::reconciler

@@ -6,10 +6,16 @@
 //   Pods          label wasd.io/managed=true   index: PodGroup name → pods naming it
 //   Workloads     all                          index: Deployment → Workloads it controls
 //   PodGroups     all                          index: Workload name → PodGroups referencing it
+//   <backend> PodGroups  all, one informer per allowed non-native backend
+//                 (scheduling.volcano.sh, scheduling.run.ai, scheduling.x-k8s.io)
+//
+// Pods are filed under the group they name in their backend's way
+// (LinkedPodGroupName: spec.schedulingGroup, an annotation or a label).
 //
 // Every event enqueues the key of the Deployment it concerns (if that
 // Deployment is in the cache). Workloads and PodGroups are watched only once
-// the scheduling API is known to be served (StartScheduling).
+// the scheduling API is known to be served (StartScheduling); a backend's
+// group objects only once its API is (StartGroups).
 //
 // Assemble() builds the planner's input for one Deployment from the caches,
 // with RecentWrites applied on top.
@@ -25,31 +31,42 @@
 #include <string>
 #include <vector>
 
+#include <map>
+
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "planner/plan.h"
 #include "reconciler/metrics.h"
 #include "reconciler/object_index.h"
 #include "reconciler/recent_writes.h"
+#include "workloadbuilder/backend.h"
 
 namespace wasd::reconciler {
 
 class Caches {
  public:
   // `enqueue` receives "ns/name" Deployment keys, on informer threads.
+  // `backends`: the allowed backends; an informer is made for the group
+  // objects of each non-native one.
   Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWrites& recent,
-         std::function<void(const std::string&)> enqueue);
+         std::function<void(const std::string&)> enqueue,
+         const std::vector<workloadbuilder::Backend>& backends = {
+             workloadbuilder::Backend::kNative});
   ~Caches();
   Caches(const Caches&) = delete;
   Caches& operator=(const Caches&) = delete;
 
   void StartCore();        // Deployments, ReplicaSets, Pods
   void StartScheduling();  // Workloads, PodGroups
+  // The group objects of `backend` (native: StartScheduling).
+  void StartGroups(workloadbuilder::Backend backend);
   void Stop();
 
   bool CoreSynced() const;
   bool scheduling_started() const { return scheduling_started_; }
   bool SchedulingSynced() const;
+  // StartGroups(backend) was called and its first list is in.
+  bool GroupsSynced(workloadbuilder::Backend backend) const;
 
   // Keys of every cached Deployment.
   std::vector<std::string> DeploymentKeys() const;
@@ -65,6 +82,13 @@ class Caches {
   void OnPod(const kube::ObjectPtr& pod, bool deleted);
   void OnWorkload(const kube::ObjectPtr& workload, bool deleted);
   void OnPodGroup(const kube::ObjectPtr& pg, bool deleted);
+  void OnBackendGroup(const kube::ObjectPtr& pg, bool deleted);
+  // Enqueues the Deployment of group object `pg` (by its ReplicaSet).
+  void EnqueueGroupOwner(const nlohmann::json& pg);
+  // Assemble() for a Deployment of a non-native backend: its ReplicaSets,
+  // their group objects (by name) and the pods naming them.
+  void AssembleBackend(workloadbuilder::Backend backend, const std::string& ns,
+                       const std::string& deploy_key, planner::PlanInput& in) const;
 
   kube::Client& client_;
   RecentWrites& recent_;
@@ -74,6 +98,8 @@ class Caches {
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> workloads_;
   std::unique_ptr<kube::Informer> podgroups_;
+  // Group objects of the allowed non-native backends.
+  std::map<workloadbuilder::Backend, std::unique_ptr<kube::Informer>> backend_groups_;
   ObjectIndex rs_by_deployment_;
   ObjectIndex pods_by_group_;
   ObjectIndex workloads_by_deployment_;

@@ -1,5 +1,7 @@
 #include "reconciler/controller.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -27,8 +29,45 @@ using planner::IsTerminating;
 using planner::kReasonApiNotServed;
 using planner::PlanInput;
 using planner::SplitKey;
+using workloadbuilder::Backend;
+
+// A Deployment whose pod template names a backend this reconciler does not
+// serve (--allowed-backends changed after it was admitted).
+constexpr std::string_view kReasonBackendNotAllowed = "BackendNotAllowed";
+
+std::vector<Backend> AllowedBackends(const workloadbuilder::BackendSettings& settings) {
+  std::vector<Backend> out;
+  for (const Backend b : workloadbuilder::kAllBackends) {
+    if (settings.allowed.empty() ? b == settings.backend : settings.Allows(b)) out.push_back(b);
+  }
+  return out;
+}
+
+std::string WhatToInstall(Backend backend) {
+  switch (backend) {
+    case Backend::kNative:
+      return "turn on the GenericWorkload feature gate and the scheduling.k8s.io/v1beta1 API "
+             "(--runtime-config=scheduling.k8s.io/v1beta1=true) on kube-apiserver";
+    case Backend::kVolcano: return "install Volcano (CRD podgroups.scheduling.volcano.sh, v1beta1)";
+    case Backend::kKai:
+      return "install NVIDIA KAI-Scheduler (CRD podgroups.scheduling.run.ai, v2alpha2)";
+    case Backend::kCoscheduling:
+      return "install scheduler-plugins with the coscheduling plugin (CRD "
+             "podgroups.scheduling.x-k8s.io, v1alpha1)";
+  }
+  return "";
+}
 
 namespace {
+
+// "scheduling.k8s.io/v1beta1 workloads and podgroups", "scheduling.volcano.sh/v1beta1 podgroups".
+std::string ApiWords(Backend backend) {
+  if (backend == Backend::kNative) return "scheduling.k8s.io/v1beta1 workloads and podgroups";
+  return workloadbuilder::GroupVersion(backend) + " " +
+         std::string(workloadbuilder::Info(backend).resource);
+}
+
+std::size_t Index(Backend backend) { return static_cast<std::size_t>(backend); }
 
 // Sleeps until `d` passed or `stop`; false when stopped.
 bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
@@ -45,8 +84,10 @@ class Controller {
         log_(log),
         client_(options.kube),
         api_(client_, metrics_),
-        caches_(client_, options.resync, recent_,
-                [this](const std::string& key) { queue_.Add(key); }),
+        allowed_(AllowedBackends(options.backends)),
+        caches_(
+            client_, options.resync, recent_, [this](const std::string& key) { queue_.Add(key); },
+            allowed_),
         events_(api_, log_, options.election.identity),
         executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
     metrics_.SetQueueStatsSource([this] {
@@ -70,7 +111,11 @@ class Controller {
   base::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
   void OnLeadership(bool leading);
   void ApiCheckLoop(const std::stop_token& stop);
-  base::Status CheckSchedulingApi();
+  base::Status CheckBackendApi(Backend backend);
+  bool Allowed(Backend backend) const;
+  bool Served(Backend backend) const { return served_[Index(backend)]; }
+  // The Warning Event for a Deployment of a backend that cannot be used now.
+  void ReportUnusable(const nlohmann::json& deployment, Backend backend);
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
 
@@ -81,12 +126,14 @@ class Controller {
   KubeApi api_;
   RecentWrites recent_;
   WorkQueue queue_;
+  const std::vector<Backend> allowed_;
   Caches caches_;
   EventRecorder events_;
   Executor executor_;
   std::unique_ptr<LeaderElector> elector_;
-  std::atomic<bool> api_served_{false};   // set only once the scheduling caches synced
-  std::atomic<bool> api_checked_{false};  // the first check ended (served and synced, or not)
+  // By backend: set only once its API is served and its caches synced.
+  std::array<std::atomic<bool>, workloadbuilder::kAllBackends.size()> served_{};
+  std::atomic<bool> api_checked_{false};  // the first check of every allowed backend ended
   std::atomic<bool> stopping_{false};
 };
 
@@ -123,43 +170,88 @@ void Controller::OnLeadership(bool leading) {
   for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
 }
 
-base::Status Controller::CheckSchedulingApi() {
-  for (const kube::Resource& r : {Workloads(), PodGroups()}) {
+bool Controller::Allowed(Backend backend) const {
+  return std::find(allowed_.begin(), allowed_.end(), backend) != allowed_.end();
+}
+
+base::Status Controller::CheckBackendApi(Backend backend) {
+  const std::vector<kube::Resource> resources =
+      backend == Backend::kNative ? std::vector<kube::Resource>{Workloads(), PodGroups()}
+                                  : std::vector<kube::Resource>{GroupResource(backend)};
+  for (const kube::Resource& r : resources) {
     base::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
     if (!listed.ok()) return listed.status();
   }
   return base::Status::Ok();
 }
 
+// Each allowed backend whose API is not served yet is checked every
+// api_check_interval (A.7: discovery at start and until served); once served,
+// its caches start and its Deployments are reconciled.
 void Controller::ApiCheckLoop(const std::stop_token& stop) {
-  bool reported = false;
+  std::array<bool, workloadbuilder::kAllBackends.size()> reported{};
   while (!stop.stop_requested()) {
-    const base::Status s = CheckSchedulingApi();
-    if (s.ok()) {
-      log_.Info("scheduling.k8s.io/v1beta1 workloads and podgroups are served");
-      caches_.StartScheduling();
-      while (!stop.stop_requested() && !caches_.SchedulingSynced()) {
-        SleepFor(std::chrono::milliseconds(50), stop);
+    bool all_served = true;
+    for (const Backend b : allowed_) {
+      if (Served(b)) continue;
+      const base::Status s = CheckBackendApi(b);
+      if (s.ok()) {
+        log_.Info(ApiWords(b) + " served", {{"backend", workloadbuilder::BackendName(b)}});
+        caches_.StartGroups(b);
+        while (!stop.stop_requested() && !caches_.GroupsSynced(b)) {
+          SleepFor(std::chrono::milliseconds(50), stop);
+        }
+        if (stop.stop_requested()) return;
+        served_[Index(b)] = true;  // only now: a plan needs the group caches
+        for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+        continue;
       }
-      if (stop.stop_requested()) return;
-      api_served_ = true;  // only now: a plan needs the Workload and PodGroup caches
-      api_checked_ = true;
-      metrics_.SetSchedulingApiServed(true);
-      for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
-      return;
+      all_served = false;
+      if (!reported[Index(b)] || !s.not_found()) {
+        log_.Error(ApiWords(b) +
+                       " not served; wasd creates no group objects and lifts no gates "
+                       "for Deployments of this backend until it is: " +
+                       WhatToInstall(b) + " (re-checking every " +
+                       std::to_string(options_.api_check_interval.count() / 1000) + " s)",
+                   {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
+        reported[Index(b)] = true;
+        for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+      }
     }
     api_checked_ = true;
-    if (!reported || !s.not_found()) {
-      log_.Error(
-          "scheduling.k8s.io/v1beta1 workloads/podgroups are not served; wasd creates no "
-          "Workloads or PodGroups and lifts no gates until they are (re-checking every " +
-              std::to_string(options_.api_check_interval.count() / 1000) + " s)",
-          {{"error", s.ToString()}});
-      reported = true;
-      for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
-    }
+    metrics_.SetSchedulingApiServed(all_served);
+    if (all_served) return;
     SleepFor(options_.api_check_interval, stop);
   }
+}
+
+void Controller::ReportUnusable(const nlohmann::json& deployment, Backend backend) {
+  const std::string name(workloadbuilder::BackendName(backend));
+  if (!Allowed(backend)) {
+    std::string allowed;
+    for (const Backend b : allowed_) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(workloadbuilder::BackendName(b));
+    }
+    events_.Record(deployment, "Warning", kReasonBackendNotAllowed,
+                   "The pod template names backend " + name +
+                       ", which this reconciler does not serve (--allowed-backends: " + allowed +
+                       "); wasd creates no group objects for this Deployment and its pods stay "
+                       "gated");
+    return;
+  }
+  if (backend == Backend::kNative) {
+    events_.Record(deployment, "Warning", kReasonApiNotServed,
+                   "scheduling.k8s.io/v1beta1 Workloads and PodGroups are not served by this "
+                   "cluster; wasd creates no Workload or PodGroups for this Deployment and its "
+                   "pods stay gated until the API is served (" +
+                       WhatToInstall(backend) + ")");
+    return;
+  }
+  events_.Record(deployment, "Warning", kReasonApiNotServed,
+                 ApiWords(backend) + " (backend " + name +
+                     ") is not served by this cluster; wasd creates no PodGroup for this "
+                     "Deployment and its pods stay gated until it is: " +
+                     WhatToInstall(backend));
 }
 
 bool Controller::WaitForSync(const std::stop_token& stop) {
@@ -171,7 +263,12 @@ bool Controller::WaitForSync(const std::stop_token& stop) {
     }
     if (!SleepFor(std::chrono::milliseconds(50), stop)) return false;
   }
-  log_.Info("caches synced; reconciling", {{"schedulingApiServed", api_served_.load()}});
+  std::string served;
+  for (const Backend b : allowed_) {
+    if (Served(b))
+      served += (served.empty() ? "" : ",") + std::string(workloadbuilder::BackendName(b));
+  }
+  log_.Info("caches synced; reconciling", {{"servedBackends", served}});
   return true;
 }
 
@@ -184,18 +281,26 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
-  if (!api_served_) {
-    PlanInput in = caches_.Assemble(ns, name);
-    if (in.deployment != nullptr && !IsTerminating(*in.deployment)) {
-      events_.Record(*in.deployment, "Warning", kReasonApiNotServed,
-                     "scheduling.k8s.io/v1beta1 Workloads and PodGroups are not served by this "
-                     "cluster; wasd creates no Workload or PodGroups for this Deployment and its "
-                     "pods stay gated until the API is served");
-    }
+  std::optional<PlanInput> first = caches_.Assemble(ns, name);
+  if (first->deployment == nullptr) return result;
+  // A label that names no backend is the planner's to report.
+  const std::optional<Backend> backend = planner::BackendOf(*first->deployment);
+  if (backend && !(Allowed(*backend) && Served(*backend))) {
+    if (!IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
     return result;
   }
-  return RunPlanRounds(
-      key, [&] { return caches_.Assemble(ns, name); }, api_, executor_, log_);
+  auto observe = [&] {
+    PlanInput in;
+    if (first) {
+      in = std::move(*first);
+      first.reset();
+    } else {
+      in = caches_.Assemble(ns, name);
+    }
+    in.facts = options_.backends.facts;
+    return in;
+  };
+  return RunPlanRounds(key, observe, api_, executor_, log_);
 }
 
 void Controller::Worker() {

@@ -4,9 +4,11 @@
 // flags and calls RunController().
 //
 // Lifecycle: probes and metrics listen first; caches start; the scheduling
-// API check runs (every api_check_interval until Workloads and PodGroups are
-// served: the process stays up and healthy, logs, and records one
-// APINotServed Event per Deployment); leader election starts; workers start
+// API check runs for each allowed backend (every api_check_interval until its
+// API is served — native: Workloads and PodGroups; the others: their
+// PodGroup CRD — the process stays up and healthy, logs, and records one
+// APINotServed Event per Deployment of that backend, whose pods stay gated:
+// never a fall back to pod-by-pod scheduling); leader election starts; workers start
 // once every cache the plan reads has synced and the first API check ended
 // (Q13: no plan from a half-filled cache), and reconcile keys only while this
 // replica leads. Readiness follows the same sync. On stop: readiness off,
@@ -19,11 +21,13 @@
 #include <chrono>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "base/listen.h"
 #include "base/log.h"
 #include "kube/config.h"
 #include "planner/leader_election.h"
+#include "workloadbuilder/backend_compile.h"
 
 namespace wasd::reconciler {
 
@@ -41,7 +45,19 @@ struct ControllerOptions {
   std::chrono::milliseconds resync{std::chrono::minutes(10)};
   // DESIGN.md: re-check a scheduling API that is not served every 30 s.
   std::chrono::milliseconds api_check_interval{std::chrono::seconds(30)};
+  // --backend, --allowed-backends and the cluster facts: which group APIs
+  // are checked and watched, and what the non-native compilers need.
+  workloadbuilder::BackendSettings backends;
 };
+
+// The backends `settings` allows, in kAllBackends order (only `backend`
+// when the allowed list is empty).
+std::vector<workloadbuilder::Backend> AllowedBackends(
+    const workloadbuilder::BackendSettings& settings);
+
+// What to install or turn on so that `backend`'s API is served (for logs and
+// the APINotServed Event).
+std::string WhatToInstall(workloadbuilder::Backend backend);
 
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.

@@ -62,10 +62,11 @@ void Executor::Refresh(Kind kind, const kube::Resource& resource, const std::str
   }
 }
 
-bool Executor::Create(const json& deployment, const Action& action, ExecuteOutcome& out) {
+bool Executor::Create(const json& deployment, const Action& action, const kube::Resource& groups,
+                      ExecuteOutcome& out) {
   const bool workload = action.kind == ActionKind::kCreateWorkload;
   const Kind kind = workload ? Kind::kWorkload : Kind::kPodGroup;
-  const kube::Resource resource = workload ? Workloads() : PodGroups();
+  const kube::Resource resource = workload ? Workloads() : groups;
   const std::string ns = NamespaceOf(deployment);
   const std::string name = NameOf(action.object);
   // The caches are separate watches: a Workload (or PodGroup) deleted by the
@@ -133,9 +134,10 @@ void Executor::ReportStrippedClaims(const json& deployment, const Action& action
                      "gate off?); pods still reference the claims by name");
 }
 
-bool Executor::Patch(const json& deployment, const Action& action, ExecuteOutcome& out) {
+bool Executor::Patch(const json& deployment, const Action& action, const kube::Resource& groups,
+                     ExecuteOutcome& out) {
   Kind kind = Kind::kPodGroup;
-  kube::Resource resource = PodGroups();
+  kube::Resource resource = groups;
   if (action.kind == ActionKind::kPatchWorkloadMinCount) {
     kind = Kind::kWorkload;
     resource = Workloads();
@@ -181,11 +183,12 @@ bool Executor::OwnerStillNeeds(const std::string& ns, const Action& action, Exec
   return true;
 }
 
-bool Executor::DeletePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
+bool Executor::DeletePodGroup(const json& deployment, const Action& action,
+                              const kube::Resource& groups, ExecuteOutcome& out) {
   const std::string ns = NamespaceOf(deployment);
   if (OwnerStillNeeds(ns, action, out)) return false;
   base::Result<json> deleted =
-      api_.Delete(PodGroups(), ns, action.name, action.uid, action.resource_version);
+      api_.Delete(groups, ns, action.name, action.uid, action.resource_version);
   if (deleted.ok()) {
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
@@ -204,7 +207,7 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action, Exec
     return false;
   }
   if (deleted.status().conflict()) {
-    Refresh(Kind::kPodGroup, PodGroups(), ns, action.name);
+    Refresh(Kind::kPodGroup, groups, ns, action.name);
     out.replan = true;
     return false;
   }
@@ -212,9 +215,10 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action, Exec
   return false;
 }
 
-bool Executor::ReleasePodGroup(const json& deployment, const Action& action, ExecuteOutcome& out) {
+bool Executor::ReleasePodGroup(const json& deployment, const Action& action,
+                               const kube::Resource& groups, ExecuteOutcome& out) {
   const std::string ns = NamespaceOf(deployment);
-  base::Result<json> patched = api_.JsonPatch(PodGroups(), ns, action.name, action.patch);
+  base::Result<json> patched = api_.JsonPatch(groups, ns, action.name, action.patch);
   if (patched.ok()) {
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
@@ -231,7 +235,7 @@ bool Executor::ReleasePodGroup(const json& deployment, const Action& action, Exe
     return true;
   }
   if (Stale(patched.status())) {
-    Refresh(Kind::kPodGroup, PodGroups(), ns, action.name);
+    Refresh(Kind::kPodGroup, groups, ns, action.name);
     out.replan = true;
     return false;
   }
@@ -241,6 +245,7 @@ bool Executor::ReleasePodGroup(const json& deployment, const Action& action, Exe
 
 ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
   ExecuteOutcome out;
+  const kube::Resource groups = GroupResource(plan.backend);
   for (const Action& action : plan.actions) {
     if (action.kind == ActionKind::kRequeueAfter) {
       out.requeue_after = action.delay;
@@ -256,13 +261,17 @@ ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
         events_.Record(deployment, action.event_type, action.reason, action.message);
         break;
       case ActionKind::kCreateWorkload:
-      case ActionKind::kCreatePodGroup: go_on = Create(deployment, action, out); break;
+      case ActionKind::kCreatePodGroup: go_on = Create(deployment, action, groups, out); break;
       case ActionKind::kPatchWorkloadMinCount:
       case ActionKind::kPatchPodGroupMinCount:
       case ActionKind::kPatchPodGroupOwners:
-      case ActionKind::kLiftGate: go_on = Patch(deployment, action, out); break;
-      case ActionKind::kDeletePodGroup: go_on = DeletePodGroup(deployment, action, out); break;
-      case ActionKind::kReleasePodGroup: go_on = ReleasePodGroup(deployment, action, out); break;
+      case ActionKind::kLiftGate: go_on = Patch(deployment, action, groups, out); break;
+      case ActionKind::kDeletePodGroup:
+        go_on = DeletePodGroup(deployment, action, groups, out);
+        break;
+      case ActionKind::kReleasePodGroup:
+        go_on = ReleasePodGroup(deployment, action, groups, out);
+        break;
       case ActionKind::kRequeueAfter: break;
     }
     if (!go_on) {

@@ -7,7 +7,8 @@
 // before the watch does. Q11 (claims stripped) is checked on each created
 // Workload and PodGroup. A PodGroup is deleted only after a live GET of its
 // ReplicaSet confirms it is at zero, Terminating or gone (Q13), with uid and
-// resourceVersion preconditions. A create the API server refuses for good
+// resourceVersion preconditions. PodGroup actions go to the resource of the
+// plan's backend (Plan::backend → GroupResource). A create the API server refuses for good
 // (403, 422, a terminating namespace) records a Warning Event
 // (FailedWorkloadCreate / FailedPodGroupCreate) besides the retry.
 //
@@ -56,12 +57,15 @@ class Executor {
 
  private:
   // Each returns false when execution must stop (outcome says why).
-  bool Create(const nlohmann::json& deployment, const planner::Action& action, ExecuteOutcome& out);
-  bool Patch(const nlohmann::json& deployment, const planner::Action& action, ExecuteOutcome& out);
+  // `groups`: the PodGroup resource of the plan's backend (GroupResource).
+  bool Create(const nlohmann::json& deployment, const planner::Action& action,
+              const kube::Resource& groups, ExecuteOutcome& out);
+  bool Patch(const nlohmann::json& deployment, const planner::Action& action,
+             const kube::Resource& groups, ExecuteOutcome& out);
   bool DeletePodGroup(const nlohmann::json& deployment, const planner::Action& action,
-                      ExecuteOutcome& out);
+                      const kube::Resource& groups, ExecuteOutcome& out);
   bool ReleasePodGroup(const nlohmann::json& deployment, const planner::Action& action,
-                       ExecuteOutcome& out);
+                       const kube::Resource& groups, ExecuteOutcome& out);
   // Q13: true when the live ReplicaSet still needs the PodGroup (or the read
   // failed: `out` carries the error), so the delete must not happen.
   bool OwnerStillNeeds(const std::string& ns, const planner::Action& action, ExecuteOutcome& out);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rules/deployment_rules.h"
+#include "workloadbuilder/backend.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -41,6 +42,14 @@ std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment, bo
       annotations != nullptr && annotations->is_object()) {
     for (const auto& [key, value] : annotations->items()) {
       if (key == wanted || key.size() > kMaxAnnotationKeyBytes) continue;
+      if (key == wb::kBackendAnnotation) {
+        // Read only next to a scheduling config (backend_rule.cc checks it there).
+        if (!wb::HasSchedulingCarrier(deployment)) {
+          warnings.push_back("annotation " + key + " does nothing without " + std::string(wanted) +
+                             " or spec.scheduling");
+        }
+        continue;
+      }
       const bool ours = key.rfind("wasd.io/", 0) == 0;
       if (wasd_keys_only && !ours) continue;
       const std::size_t diff =

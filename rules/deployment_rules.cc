@@ -9,11 +9,13 @@ namespace wasd::rules {
 
 namespace wb = workloadbuilder;
 
-DeploymentView ViewOf(const nlohmann::json& deployment) {
+DeploymentView ViewOf(const nlohmann::json& deployment, const wb::BackendSettings& backends) {
   DeploymentView view;
   view.object = &deployment;
   view.config = wb::ReadSchedulingConfig(deployment);
   view.replicas = wb::AsInt(wb::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
+  view.backends = &backends;
+  view.backend = wb::DeploymentBackend(deployment, backends.backend);
   return view;
 }
 
@@ -25,49 +27,55 @@ FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old
   CheckMinCountWithinReplicas(view, errors);                                      // H1
   CheckStrategyForGang(view, errors);                                             // H2
   CheckTemplateSchedulingGroup(view, errors);                                     // H3
+  CheckBackend(view, errors);                                                     // Q19
   return errors;
 }
 
 namespace {
 
 FieldErrorList UpdateRules(const DeploymentView& view, const nlohmann::json& old_deployment) {
-  const DeploymentView old_view = ViewOf(old_deployment);
+  const DeploymentView old_view = ViewOf(old_deployment, *view.backends);
   FieldErrorList errors = CreateRules(view, &old_view);
   CheckConfigUpdate(view, old_view, errors);  // U1–U9
+  CheckBackendUpdate(view, old_view, errors);
   return errors;
 }
 
 }  // namespace
 
-DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment) {
+DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment,
+                                        const wb::BackendSettings& backends) {
   DeploymentReview review;
   if (!wb::HasSchedulingCarrier(deployment)) return review;
-  const DeploymentView view = ViewOf(deployment);
+  const DeploymentView view = ViewOf(deployment, backends);
   review.errors = CreateRules(view);
   if (review.errors.empty()) review.warnings = WarningsOf(view);
   return review;
 }
 
 DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
-                                        const nlohmann::json& old_deployment) {
+                                        const nlohmann::json& old_deployment,
+                                        const wb::BackendSettings& backends) {
   DeploymentReview review;
   const bool carrier = wb::HasSchedulingCarrier(deployment);
   if (!carrier && !wb::HasSchedulingCarrier(old_deployment)) return review;
   const bool unchanged = RuleInputsUnchanged(deployment, old_deployment);
   if (unchanged && !carrier) return review;
-  const DeploymentView view = ViewOf(deployment);
+  const DeploymentView view = ViewOf(deployment, backends);
   if (!unchanged) review.errors = UpdateRules(view, old_deployment);
   if (review.errors.empty() && carrier) review.warnings = WarningsOf(view);
   return review;
 }
 
-FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment) {
-  return ReviewDeploymentCreate(deployment).errors;
+FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment,
+                                        const wb::BackendSettings& backends) {
+  return ReviewDeploymentCreate(deployment, backends).errors;
 }
 
 FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
-                                        const nlohmann::json& old_deployment) {
-  return ReviewDeploymentUpdate(deployment, old_deployment).errors;
+                                        const nlohmann::json& old_deployment,
+                                        const wb::BackendSettings& backends) {
+  return ReviewDeploymentUpdate(deployment, old_deployment, backends).errors;
 }
 
 }  // namespace wasd::rules

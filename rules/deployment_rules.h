@@ -13,21 +13,33 @@
 #include <string>
 #include <vector>
 
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/field_error.h"
 
 namespace wasd::rules {
 
 using workloadbuilder::FieldErrorList;
 
+// The backend flags a caller that passes none gets: native only.
+inline const workloadbuilder::BackendSettings kNativeOnly{};
+
 // CREATE: every rule on `deployment`. A Deployment without a carrier → no errors.
-FieldErrorList ValidateDeploymentCreate(const nlohmann::json& deployment);
+// `backends`: --backend, --allowed-backends and the cluster facts (DESIGN.md
+// Q19): the annotation wasd.io/backend must name an allowed backend, and the
+// intent must fit what the Deployment's backend can express
+// (workloadbuilder/backend_capabilities.h).
+FieldErrorList ValidateDeploymentCreate(
+    const nlohmann::json& deployment,
+    const workloadbuilder::BackendSettings& backends = kNativeOnly);
 
 // UPDATE: U1–U9 between `old_deployment` and `deployment`; when the scheduling
 // config (parsed), spec.replicas, spec.strategy.type and
 // spec.template.spec.schedulingGroup are all unchanged, returns no errors
 // (ratcheting); otherwise every create rule also runs on the new object.
-FieldErrorList ValidateDeploymentUpdate(const nlohmann::json& deployment,
-                                        const nlohmann::json& old_deployment);
+// The annotation wasd.io/backend is immutable.
+FieldErrorList ValidateDeploymentUpdate(
+    const nlohmann::json& deployment, const nlohmann::json& old_deployment,
+    const workloadbuilder::BackendSettings& backends = kNativeOnly);
 
 // deployments/scale UPDATE (H4): `scale` is the autoscaling/v1 Scale being
 // written, `deployment` the stored Deployment. Errors only when the Deployment
@@ -70,9 +82,12 @@ struct DeploymentReview {
   FieldErrorList errors;
   std::vector<std::string> warnings;
 };
-DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment);
-DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
-                                        const nlohmann::json& old_deployment);
+DeploymentReview ReviewDeploymentCreate(
+    const nlohmann::json& deployment,
+    const workloadbuilder::BackendSettings& backends = kNativeOnly);
+DeploymentReview ReviewDeploymentUpdate(
+    const nlohmann::json& deployment, const nlohmann::json& old_deployment,
+    const workloadbuilder::BackendSettings& backends = kNativeOnly);
 
 }  // namespace wasd::rules
 

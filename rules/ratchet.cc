@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rules/rule_context.h"
+#include "workloadbuilder/backend.h"
 #include "workloadbuilder/config_text.h"
 #include "workloadbuilder/json_util.h"
 
@@ -58,6 +59,16 @@ bool RuleInputsUnchanged(const json& deployment, const json& old_deployment) {
           OrNull(wb::MemberPath(deployment, {"spec", "template", "spec", "schedulingGroup"})),
           OrNull(
               wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulingGroup"})))) {
+    return false;
+  }
+  // The backend rules' inputs (backend_rule.cc).
+  if (!wb::SemanticEqual(
+          OrNull(wb::MemberPath(deployment, {"metadata", "annotations", wb::kBackendAnnotation})),
+          OrNull(wb::MemberPath(old_deployment,
+                                {"metadata", "annotations", wb::kBackendAnnotation}))) ||
+      !wb::SemanticEqual(
+          OrNull(wb::MemberPath(deployment, {"spec", "template", "spec", "schedulerName"})),
+          OrNull(wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulerName"})))) {
     return false;
   }
   if (!wb::SemanticEqual(OrNull(wb::MemberPath(deployment, {"spec", "scheduling"})),

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/field_error.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -25,9 +26,14 @@ struct DeploymentView {
   workloadbuilder::SchedulingConfig config;
   // spec.replicas; 1 when absent (the API server's default).
   std::int64_t replicas = 1;
+  // The component's backend flags (outlive the view) and the backend this
+  // Deployment uses (DeploymentBackend).
+  const workloadbuilder::BackendSettings* backends = nullptr;
+  workloadbuilder::Backend backend = workloadbuilder::Backend::kNative;
 };
 
-DeploymentView ViewOf(const nlohmann::json& deployment);
+DeploymentView ViewOf(const nlohmann::json& deployment,
+                      const workloadbuilder::BackendSettings& backends);
 
 // The rules that run on CREATE (and on a changed UPDATE): carrier errors,
 // S2–S17/B1 on the config, H1–H3. `old_view` (UPDATE: the stored object)
@@ -38,6 +44,13 @@ FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old
 void CheckMinCountWithinReplicas(const DeploymentView& view, FieldErrorList& errors);
 // H2 (strategy_rule.cc): gang needs strategy Recreate.
 void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors);
+// Backends (backend_rule.cc, DESIGN.md Q19): the annotation wasd.io/backend
+// names an allowed backend; the intent fits the backend's capabilities; a
+// non-native backend's template names no third scheduler.
+void CheckBackend(const DeploymentView& view, FieldErrorList& errors);
+// On UPDATE: the annotation wasd.io/backend is immutable.
+void CheckBackendUpdate(const DeploymentView& view, const DeploymentView& old_view,
+                        FieldErrorList& errors);
 // H3 (scheduling_group_rule.cc): no pre-set spec.template.spec.schedulingGroup.
 void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& errors);
 // The warnings of DeploymentWarnings (warnings.cc) for an already-read view.

@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::string_view kFieldCarrier = "spec.scheduling";
 constexpr std::string_view kAnnotationCarrier = "metadata.annotations[wasd.io/scheduling]";
+constexpr std::string_view kBackendAnnotationPath = "metadata.annotations[wasd.io/backend]";
 
 bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -121,10 +122,17 @@ std::string_view RuleIdOf(const wb::FieldError& e) {
   if (path == "spec.strategy.type") return "H2";
   if (path == "spec.template.spec.schedulingGroup") return "H3";
   if (path == "spec.replicas") return "H4";
+  if (path == kBackendAnnotationPath) return Contains(e.detail, "immutable") ? "K2" : "K1";
+  if (path == "spec.template.spec.schedulerName") return "K4";
   for (std::string_view carrier : {kAnnotationCarrier, kFieldCarrier}) {
     if (path.rfind(carrier, 0) != 0) continue;
     const std::string_view rel = std::string_view(path).substr(carrier.size());
     if (!rel.empty() && rel.front() != '.') continue;  // e.g. spec.schedulingFoo
+    if (e.detail.rfind("not supported by backend", 0) == 0 ||
+        e.detail.rfind("settings for backend", 0) == 0) {
+      return "K3";
+    }
+    if (rel == ".backends" || rel.rfind(".backends.", 0) == 0) return "K5";
     if (!rel.empty() && IsShapeError(e)) return "S17";
     return InCarrier(e, rel);
   }

@@ -23,10 +23,19 @@ namespace wasd::rules {
 
 // Every id RuleIdOf can return, in table order; "other" last. A closed set,
 // so the metric's label has a fixed cardinality.
-inline constexpr std::array<std::string_view, 35> kRuleIds = {
+// K1–K5 are the backend rules (DESIGN.md Q19, rules/backend_rule.cc):
+//   K1 wasd.io/backend names no backend, or one --allowed-backends leaves out
+//   K2 wasd.io/backend changed on UPDATE
+//   K3 an intent field the Deployment's backend cannot express (capability table)
+//   K4 the pod template names a third scheduler
+//   K5 the backends block of the annotation is malformed (or in spec.scheduling)
+// clang-format off
+inline constexpr std::array<std::string_view, 40> kRuleIds = {
     "S1",  "S2",  "S3",  "S4",  "S5",  "S6", "S7", "S8", "S9", "S10", "S11",  "S12",
     "S13", "S14", "S15", "S16", "S17", "H1", "H2", "H3", "H4", "H5",  "U1",   "U2",
-    "U3",  "U4",  "U5",  "U6",  "U7",  "U8", "U9", "B1", "B2", "B3",  "other"};
+    "U3",  "U4",  "U5",  "U6",  "U7",  "U8", "U9", "B1", "B2", "B3",
+    "K1",  "K2",  "K3",  "K4",  "K5",  "other"};
+// clang-format on
 
 // The rule id of one error returned by ValidateDeploymentCreate/Update or
 // ValidateScaleUpdate. Never empty; "other" when no row matches.

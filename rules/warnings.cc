@@ -14,7 +14,7 @@ namespace wb = workloadbuilder;
 
 std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment) {
   if (!wb::HasSchedulingCarrier(deployment)) return {};
-  return WarningsOf(ViewOf(deployment));
+  return WarningsOf(ViewOf(deployment, kNativeOnly));
 }
 
 std::vector<std::string> WarningsOf(const DeploymentView& view) {

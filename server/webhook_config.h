@@ -13,6 +13,7 @@
 
 #include "base/listen.h"
 #include "base/log.h"
+#include "workloadbuilder/backend_compile.h"
 
 namespace wasd::server {
 
@@ -35,6 +36,8 @@ struct WebhookConfig {
   // maximal objects with room to spare; anything bigger is not a review.
   std::uint64_t max_request_bytes = std::uint64_t{7} * 1024 * 1024;
   bool pod_scheduling_gate = true;
+  // --backend, --allowed-backends and the cluster facts (admission::Options::backends).
+  workloadbuilder::BackendSettings backends;
   // admission::Options::denial_causes (--denial-causes).
   bool denial_causes = true;
 

@@ -33,6 +33,12 @@ int IoThreads(const WebhookConfig& config) {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
 }  // namespace
 
 WebhookServer::WebhookServer(const WebhookConfig& config, const base::Logger& logger,
@@ -50,6 +56,7 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const base::Logger& lo
   env_.config = &config_;
   env_.review_options.pod_scheduling_gate = config_.pod_scheduling_gate;
   env_.review_options.denial_causes = config_.denial_causes;
+  env_.review_options.backends = config_.backends;
   env_.metrics = &metrics_;
   env_.logger = &logger_;
   env_.deployments = deployments_.get();
@@ -75,7 +82,9 @@ int WebhookServer::Run() {
        {"clientCa", !config_.client_ca_file.empty()},
        {"ioThreads", IoThreads(config_)},
        {"maxRequestBytes", config_.max_request_bytes},
-       {"podSchedulingGate", config_.pod_scheduling_gate}});
+       {"podSchedulingGate", config_.pod_scheduling_gate},
+       {"backend", std::string(workloadbuilder::BackendName(config_.backends.backend))},
+       {"allowedBackends", Join(config_.backends.AllowedNames())}});
 
   std::vector<std::thread> threads;
   for (int i = 1; i < IoThreads(config_); ++i) threads.emplace_back([this] { RunIoThread(); });

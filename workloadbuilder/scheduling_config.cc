@@ -97,17 +97,37 @@ SchedulingConfig ReadSchedulingConfig(const json& deployment) {
     return result;
   }
   result.path = FieldCarrierPath();
-  if (field->is_object()) result.config = *field;
+  if (field->is_object()) {
+    result.config = *field;
+    // spec.scheduling is the KEP's type: backend-only knobs have no place in it.
+    if (result.config.erase(std::string(kBackendsMember)) > 0) {
+      result.errors.push_back(
+          Forbidden(FieldCarrierPath().Child(kBackendsMember),
+                    "backend-only settings are not part of spec.scheduling; put them in the " +
+                        std::string(kSchedulingAnnotation) + " annotation"));
+    }
+  }
   if (annotation == nullptr) {
     result.carrier = Carrier::kField;
     return result;
   }
   // Both carriers (H5): they must say the same thing. A broken annotation has
-  // already been reported above.
+  // already been reported above. The annotation's `backends` block is not
+  // compared (spec.scheduling cannot hold one) and is kept: the KEP-shaped
+  // part comes from the field, the backend knobs from the annotation.
   result.carrier = Carrier::kBoth;
-  if (from_annotation.is_object() && !SemanticEqual(from_annotation, result.config)) {
-    result.errors.push_back(Invalid(AnnotationPath(), EchoedText(*AsString(annotation)),
-                                    "must equal spec.scheduling when both are set"));
+  if (from_annotation.is_object()) {
+    json backends;
+    if (auto it = from_annotation.find(std::string(kBackendsMember)); it != from_annotation.end()) {
+      backends = std::move(*it);
+      from_annotation.erase(it);
+    }
+    if (!SemanticEqual(from_annotation, result.config)) {
+      result.errors.push_back(Invalid(AnnotationPath(), EchoedText(*AsString(annotation)),
+                                      "must equal spec.scheduling when both are set"));
+    } else if (!backends.is_null() && result.config.is_object()) {
+      result.config[std::string(kBackendsMember)] = std::move(backends);
+    }
   }
   return result;
 }

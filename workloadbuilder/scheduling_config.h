@@ -24,6 +24,13 @@ inline constexpr std::string_view kManagedLabel = "wasd.io/managed";
 inline constexpr std::string_view kPodGroupGate = "wasd.io/pod-group";
 inline constexpr std::string_view kPodTemplateHashLabel = "pod-template-hash";
 
+// The member of the annotation's object that holds backend-only knobs
+// (`backends: {volcano: {queue: ...}}`, backend_compile.h). Not part of the
+// KEP's type: refused in spec.scheduling (Forbidden at
+// spec.scheduling.backends), not compared by H5, never copied into a native
+// Workload.
+inline constexpr std::string_view kBackendsMember = "backends";
+
 enum class Carrier { kNone, kField, kAnnotation, kBoth };
 
 struct SchedulingConfig {
@@ -47,7 +54,11 @@ struct SchedulingConfig {
 //    text, any other parse failure or a non-object gives Invalid at
 //    `metadata.annotations[wasd.io/scheduling]`;
 //  - both present and semantically different: H5, Invalid at the annotation
-//    path; both equal: the field carrier's path is used.
+//    path; both equal: the field carrier's path is used. H5 compares the
+//    annotation without its `backends` block, which is then added to the
+//    field's config (the only place it can come from);
+//  - spec.scheduling holding `backends`: Forbidden at
+//    spec.scheduling.backends, and the member is left out of `config`.
 SchedulingConfig ReadSchedulingConfig(const nlohmann::json& deployment);
 
 // True when either carrier is present (valid or not). Cheaper than

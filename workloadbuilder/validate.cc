@@ -7,7 +7,9 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "workloadbuilder/backend_capabilities.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::workloadbuilder {
 
@@ -71,7 +73,8 @@ void ConfigChecker::Check(const json& config, const FieldPath& path, const json*
     return;
   }
   RejectUnknown(config, path,
-                {"schedulingPolicy", "schedulingConstraints", "disruptionMode", "resourceClaims"});
+                {"schedulingPolicy", "schedulingConstraints", "disruptionMode", "resourceClaims",
+                 kBackendsMember});
 
   const Policy policy =
       CheckPolicy(Member(config, "schedulingPolicy"), OldMember(old_config, "schedulingPolicy"),
@@ -86,6 +89,10 @@ void ConfigChecker::Check(const json& config, const FieldPath& path, const json*
   }
   if (const json* rc = Member(config, "resourceClaims")) {
     CheckResourceClaims(*rc, OldMember(old_config, "resourceClaims"), path.Child("resourceClaims"));
+  }
+  // The annotation's backend-only knobs (always strict: no schema decoded them).
+  if (const json* backends = Member(config, kBackendsMember)) {
+    Append(errors_, ValidateBackendKnobs(*backends, path.Child(kBackendsMember)));
   }
   // B1: `all` needs a gang; an omitted policy means Basic.
   if (mode_all && policy == Policy::kBasic) {

@@ -15,6 +15,7 @@ import threading
 import uuid
 
 from . import admission
+from . import crds
 from . import defaults
 from . import patch as patchlib
 from . import registry
@@ -22,6 +23,8 @@ from . import schema
 from . import labelsel as selectors
 from . import validation
 from .store import AlreadyExists, ApiError, Conflict, Expired, Invalid, NotFound, Store
+
+crds.Register(schema)
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # kube's utilrand alphabet (no vowels)
 SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}

@@ -27,6 +27,24 @@ NAMESPACE = registry.BY_KEY["/namespaces"]
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 PG_FINALIZER = "scheduling.k8s.io/podgroup-protection"
+
+# How the gang schedulers' pods name their PodGroup (storage key, where).
+_LINKS = [("scheduling.volcano.sh/podgroups", "annotations", "scheduling.k8s.io/group-name"),
+          ("scheduling.run.ai/podgroups", "annotations", "pod-group-name"),
+          ("scheduling.x-k8s.io/podgroups", "labels", "scheduling.x-k8s.io/pod-group")]
+
+
+def _GroupLink(pod):
+    """(storage key, PodGroup name) the pod names, or (None, None)."""
+    name = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
+    if name:
+        return PODGROUP.key, name
+    meta = pod["metadata"]
+    for key, where, link in _LINKS:
+        name = (meta.get(where) or {}).get(link)
+        if name:
+            return key, name
+    return None, None
 NODE = "apiserver-test-node"
 ALL = ("deployment", "replicaset", "scheduler", "gc", "podgroup", "namespace", "kubelet")
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
@@ -535,21 +553,30 @@ class Controllers:
             self._Try(self._BindAndRun, p)
 
     def _GangBlocked(self, pod, pods):
-        """A pod naming a PodGroup waits for it, and for minCount ungated pods of a gang."""
-        pg_name = ((pod["spec"].get("schedulingGroup") or {}).get("podGroupName"))
+        """A pod naming a PodGroup waits for it, and for minCount ungated pods of a gang.
+
+        Native pods name it in spec.schedulingGroup; the gang schedulers' pods by their
+        link (Volcano and KAI annotations, the coscheduling label), with spec.minMember
+        as the gang minimum — one stand-in for every scheduler (schedulerName is not
+        looked at)."""
+        key, pg_name = _GroupLink(pod)
         if not pg_name:
             return None
         ns = pod["metadata"]["namespace"]
-        pg = self.api.store.Get(PODGROUP.key, ns, pg_name)
+        pg = self.api.store.Get(key, ns, pg_name)
         if pg is None:
             return f'waiting for PodGroup "{pg_name}" to exist'
-        gang = ((pg.get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
-        if isinstance(gang, dict):
+        spec = pg.get("spec") or {}
+        if key == PODGROUP.key:
+            gang = (spec.get("schedulingPolicy") or {}).get("gang")
+            need = gang.get("minCount", 1) if isinstance(gang, dict) else 0
+        else:
+            need = spec.get("minMember", 0) if isinstance(spec.get("minMember"), int) else 0
+        if need > 0:
             n = sum(1 for q in pods if q["metadata"].get("namespace") == ns and _Active(q)
-                    and not q["spec"].get("schedulingGates")
-                    and (q["spec"].get("schedulingGroup") or {}).get("podGroupName") == pg_name)
-            if n < gang.get("minCount", 1):
-                return f"waiting for {gang.get('minCount', 1)} pods of gang PodGroup \"{pg_name}\", have {n}"
+                    and not q["spec"].get("schedulingGates") and _GroupLink(q) == (key, pg_name))
+            if n < need:
+                return f"waiting for {need} pods of gang PodGroup \"{pg_name}\", have {n}"
         return None
 
     def _MarkUnschedulable(self, p, why):

@@ -246,3 +246,7 @@ class ApiServer:
 
     def SetControllers(self, enabled):
         return self.Request("PUT", "/debug/controllers", {"enabled": list(enabled)})[2]
+
+    def SetDisabledGroups(self, groups):
+        """API groups not to serve from now on (as CRDs not installed); [] serves all."""
+        return self.Request("PUT", "/debug/groups", {"disabled": list(groups)})[2]

@@ -97,8 +97,28 @@ BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KEY = {r.key: r for r in RESOURCES}
 BY_KIND = {(r.group, r.kind): r for r in RESOURCES}
 
+# API groups switched off (--disable-group, PUT /debug/groups): as a CRD that is not
+# installed, absent from discovery and 404 on every path. Replaced whole (a frozenset), so
+# readers on other threads see one set or the other.
+_disabled = frozenset()
+
+
+def SetDisabledGroups(groups):
+    global _disabled
+    _disabled = frozenset(groups)
+
+
+def DisabledGroups():
+    return sorted(_disabled)
+
+
+def Served(group):
+    return group not in _disabled
+
 
 def Find(group, version, plural):
+    if group in _disabled:
+        return None
     return BY_PATH.get((group, version, plural))
 
 
@@ -111,7 +131,7 @@ def GroupVersions():
     """Ordered {group: [versions]} of everything served (core excluded)."""
     out = {}
     for r in RESOURCES:
-        if r.group:
+        if r.group and r.group not in _disabled:
             out.setdefault(r.group, [])
             if r.version not in out[r.group]:
                 out[r.group].append(r.version)
@@ -162,7 +182,7 @@ def _ResourceEntries(r):
 
 
 def ApiResourceList(group, version):
-    rs = [r for r in RESOURCES if r.group == group and r.version == version]
+    rs = [r for r in RESOURCES if r.group == group and r.version == version and Served(group)]
     if not rs and not (group in EXTRA_GROUPS and version in EXTRA_GROUPS[group]):
         return None
     gv = f"{group}/{version}" if group else version
@@ -198,7 +218,7 @@ def OpenApiV3Doc(group, version):
     kubectl's query-parameter verifier concludes that server-side field validation is
     supported. No schemas (kubectl falls back to its built-in types for patches).
     """
-    rs = [r for r in RESOURCES if r.group == group and r.version == version]
+    rs = [r for r in RESOURCES if r.group == group and r.version == version and Served(group)]
     if not rs and not (group in EXTRA_GROUPS and version in EXTRA_GROUPS.get(group, [])):
         return None
     params = [{"name": n, "in": "query", "schema": {"type": "string"}}

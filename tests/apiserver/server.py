@@ -690,6 +690,10 @@ class Handler(BaseHTTPRequestHandler):
                     host, port = v.rsplit(":", 1)
                     app.api.service_endpoints[k] = (host, int(port))
             return self._Send(200, {k: f"{h}:{p_}" for k, (h, p_) in app.api.service_endpoints.items()})
+        if p == "/debug/groups":
+            if m in ("PUT", "POST"):
+                registry.SetDisabledGroups((data or {}).get("disabled", []))
+            return self._Send(200, {"disabled": registry.DisabledGroups()})
         if p == "/debug/controllers":
             if m in ("PUT", "POST"):
                 app.controllers.enabled = set((data or {}).get("enabled", []))
@@ -815,6 +819,8 @@ def ParseArgs(argv):
                     help="serve plain HTTP instead of HTTPS (as behind `kubectl proxy`); tokens still count")
     ap.add_argument("--namespace-auto-provision", action="store_true",
                     help="create a missing namespace on the first create in it (kube's NamespaceAutoProvision)")
+    ap.add_argument("--disable-group", action="append", default=[],
+                    help="an API group not to serve, as a CRD that is not installed (repeatable)")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop by itself after this many seconds (0: never)")
     ap.add_argument("--exit-with-parent", action="store_true",
@@ -825,6 +831,7 @@ def ParseArgs(argv):
 def Main(argv):
     args = ParseArgs(argv)
     app = App(args)
+    registry.SetDisabledGroups(args.disable_group)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(*app.pki["server"])
     ctx.load_verify_locations(app.pki["ca"])

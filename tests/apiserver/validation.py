@@ -7,6 +7,7 @@ Pure; thread-safe.
 import json
 import re
 
+from . import crds
 from . import labelsel as selectors
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -212,4 +213,6 @@ def Validate(res, obj, old):
         out += PodGroup(obj)
     elif key == "scheduling.k8s.io/workloads":
         out += WorkloadObject(obj)
+    elif key in crds.SCHEMAS:
+        out += crds.Validate(key, obj)
     return out

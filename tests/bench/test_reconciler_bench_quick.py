@@ -3,7 +3,9 @@ with 50 opted-in Deployments x 4 replicas created at once on the test API
 server, the real `wasd webhook` and `wasd reconciler`. It checks behaviour,
 never timing: everything converges; the reconciler's successful writes per
 Deployment are exactly the minimum (1 Workload, 1 PodGroup, 1 gate lift per
-pod); a full resync after convergence writes nothing. The figures it prints
+pod); a full resync after convergence writes nothing. The same holds for one
+non-native backend (volcano, 20 Deployments): 1 Volcano PodGroup, no Workload,
+1 gate lift per pod, nothing on resync. The figures it prints
 (time to converge, peak RSS) are for reading only; the full run is
 `python3 bench/reconciler_bench.py` (1,000 Deployments, bench/README.md)."""
 import json
@@ -19,21 +21,29 @@ REPLICAS = 4
 
 
 class ReconcilerBenchQuick(unittest.TestCase):
-    def test_quick_run_converges_with_the_minimum_writes(self):
-        p = subprocess.run([sys.executable, SCRIPT, "--quick", "--json", "--resync", "5",
-                            "--timeout", "300"],
+    def Run(self, *args):
+        """Runs the bench with `args`; returns its JSON result line, decoded."""
+        p = subprocess.run([sys.executable, SCRIPT, "--json", "--resync", "5", "--timeout", "300", *args],
                            capture_output=True, text=True, timeout=480)
         sys.stdout.write(p.stdout)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        result = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
-        n = result["n"]
-        self.assertEqual(n, 50)
+        return json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
+
+    def CheckMinimumWrites(self, result, n, want):
+        self.assertEqual(result["n"], n)
         per = result["writes_per_deployment"]
         ok = {k: v for k, v in per.items() if "(failed" not in k and k != "POST events"}
-        self.assertEqual(ok, {"POST workloads": 1.0, "POST podgroups": 1.0, "PATCH pods": float(REPLICAS)},
-                         per)
+        self.assertEqual(ok, dict(want, **{"PATCH pods": float(REPLICAS)}), per)
         self.assertEqual(result["resync_writes"], 0, result)
         self.assertGreaterEqual(result["resync_reconciles"], n, "the resync did reconcile every Deployment")
+
+    def test_quick_run_converges_with_the_minimum_writes(self):
+        self.CheckMinimumWrites(self.Run("--quick"), 50, {"POST workloads": 1.0, "POST podgroups": 1.0})
+
+    def test_volcano_converges_with_the_minimum_writes(self):
+        result = self.Run("--n", "20", "--backend", "volcano")
+        self.assertEqual(result["backend"], "volcano")
+        self.CheckMinimumWrites(result, 20, {"POST podgroups.scheduling.volcano.sh": 1.0})
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ clientConfig, ServiceAccounts <-> bindings), registration scope, hardening,
 exact RBAC, hooks, and that every value reaches the objects.
 """
 
+import json
 import os
+import tempfile
 import unittest
 
 
@@ -21,6 +23,22 @@ MIN_KUBE = "1.30"
 FULL = os.path.join(chart.TESTDATA, "values-full.yaml")
 
 _cache = {}
+
+# The backend flags values-full.yaml gives both components.
+FULL_BACKEND_ARGS = {
+    "backend": "volcano", "allowed-backends": "volcano,kai,coscheduling",
+    "volcano-topology-tiers": "example.com/rack=2,topology.kubernetes.io/zone=zone-tier",
+    "volcano-queue": "research", "kai-queue": "team-a", "kai-topology": "cluster-topology",
+    "kai-topology-levels": "topology.kubernetes.io/zone,kubernetes.io/hostname",
+    "coscheduling-scheduler-name": "coscheduler"}
+# The reconciler's rules for one backend's group objects (issue 16).
+BACKEND_GROUPS = {"volcano": "scheduling.volcano.sh", "kai": "scheduling.run.ai",
+                  "coscheduling": "scheduling.x-k8s.io"}
+
+
+def backend_rules(group):
+    return {(group, "podgroups", None): {"get", "list", "watch", "create", "patch", "delete"},
+            (group, "podgroups/status", None): {"get"}}
 
 
 def rendered(key):
@@ -230,7 +248,7 @@ class Components(unittest.TestCase):
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8080",
             "pod-scheduling-gate": "true", "io-threads": "2", "shutdown-delay": "5s",
-            "shutdown-grace-period": "30s", "log-level": "info"})
+            "shutdown-grace-period": "30s", "log-level": "info", "backend": "native"})
         # SIGTERM: 5 s still serving + 30 s grace + 5 s to exit.
         self.assertEqual(spec["terminationGracePeriodSeconds"], 40)
         self.assertEqual(c["startupProbe"]["httpGet"], {"path": "/healthz", "port": "health"})
@@ -256,7 +274,7 @@ class Components(unittest.TestCase):
         self.assertEqual(c["args"][0], "reconciler")
         self.assertEqual(args_map(c["args"][1:]), {
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
-            "metrics-bind-address": ":8080", "log-level": "info"})
+            "metrics-bind-address": ":8080", "log-level": "info", "backend": "native"})
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -390,6 +408,41 @@ class Rbac(unittest.TestCase):
             ("", "pods", None): {"get", "list", "watch", "patch"},
             ("", "events", None): {"create"},
         })
+
+    def test_reconciler_rules_cover_the_enabled_backends_only(self):
+        default = rules_of(one(rendered("default"), "ClusterRole", "wasd-reconciler"))
+        native = {k: v for k, v in default.items()
+                  if k[0] == "scheduling.k8s.io" and k[1] in ("workloads", "podgroups")}
+        common = {k: v for k, v in default.items() if k not in native}
+        for values, enabled in [
+                ({"backend": "volcano"}, ["volcano"]),
+                ({"backend": "kai"}, ["kai"]),
+                ({"backend": "coscheduling"}, ["coscheduling"]),
+                ({"backend": "kai", "allowedBackends": ["native", "kai", "coscheduling"]},
+                 ["native", "kai", "coscheduling"]),
+                ({"allowedBackends": ["native", "volcano"]}, ["native", "volcano"])]:
+            with self.subTest(values=values), tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "values.yaml")
+                with open(path, "w") as f:
+                    json.dump(values, f)  # JSON is YAML
+                objs = chart.render(namespace=NS, values_files=[path])
+                want = dict(common)
+                if "native" in enabled:
+                    want.update(native)
+                for b in enabled:
+                    if b != "native":
+                        want.update(backend_rules(BACKEND_GROUPS[b]))
+                self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-reconciler")), want)
+                # Both components get the same backend flags; a backend's facts
+                # only when it is enabled.
+                for dep, name in (("wasd-webhook", "webhook"), ("wasd-reconciler", "reconciler")):
+                    args = args_map(container(one(objs, "Deployment", dep), name)["args"][1:])
+                    self.assertEqual(args["backend"], values.get("backend", "native"))
+                    allowed = values.get("allowedBackends")
+                    self.assertEqual(args.get("allowed-backends"), ",".join(allowed) if allowed else None)
+                    self.assertEqual("kai-queue" in args, "kai" in enabled)
+                    self.assertEqual("coscheduling-scheduler-name" in args, "coscheduling" in enabled)
+                    self.assertNotIn("volcano-queue", args)  # empty by default
 
     def test_leader_election_and_webhook_roles(self):
         objs = rendered("default")
@@ -566,7 +619,7 @@ class ValuesReachObjects(unittest.TestCase):
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
             "pod-scheduling-gate": "false", "max-request-bytes": "1048576", "log-level": "debug",
             "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",
-            "shutdown-grace-period": "90s"})
+            "shutdown-grace-period": "90s", **FULL_BACKEND_ARGS})
         # ceil(7 + 90 + 5)
         self.assertEqual(spec["terminationGracePeriodSeconds"], 102)
         self.assertEqual(spec["securityContext"], {
@@ -605,7 +658,7 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(args_map(r["args"][1:]), {
             "leader-elect": "false", "lease-namespace": NS, "health-probe-bind-address": ":28081",
             "metrics-bind-address": ":28080", "workers": "8", "log-level": "debug",
-            "kubeconfig": "/dev/null"})
+            "kubeconfig": "/dev/null", **FULL_BACKEND_ARGS})
         self.assertIn("nodeAffinity", rspec["affinity"])
         self.assertNotIn("podAntiAffinity", rspec["affinity"])
         self.assertEqual(rspec["priorityClassName"], "wasd-high")

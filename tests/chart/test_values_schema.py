@@ -125,6 +125,13 @@ BAD = [
     ("commonLabels", {"team": "has spaces"}),
     ("nameOverride", "UPPER"),
     ("unknownTopLevel", True),
+    ("backend", "yunikorn"),
+    ("allowedBackends", ["native", "kueue"]),
+    ("allowedBackends", "native,volcano"),
+    ("clusterFacts.volcanoTopologyTiers", {"topology.kubernetes.io/zone": 0}),
+    ("clusterFacts.kaiTopologyLevels", "zone"),
+    ("clusterFacts.coschedulingSchedulerName", ""),
+    ("clusterFacts.unknownFact", "x"),
 ]
 
 
@@ -164,7 +171,9 @@ class ValuesSchema(unittest.TestCase):
                             ("webhook.podDisruptionBudget.maxUnavailable", "25%"),
                             # Subchart: Helm copies the parent's globals in.
                             ("global", {"imageRegistry": "mirror:5000", "storageClass": "x", "any": {}}),
-                            ("podSecurityContext", {"runAsNonRoot": True, "supplementalGroups": [5]})]:
+                            ("podSecurityContext", {"runAsNonRoot": True, "supplementalGroups": [5]}),
+                            ("backend", "kai"), ("allowedBackends", ["native", "coscheduling"]),
+                            ("clusterFacts.volcanoTopologyTiers", {"a.io/rack": 2, "b.io/zone": "z"})]:
             self.assertEqual(js.validate(with_value(self.values, path, value), self.schema), [],
                              "%s=%r" % (path, value))
 

@@ -257,6 +257,113 @@ TEST_CASE("certs: days, key type, lists", "[unit][cmd]") {
         "invalid value \"0\" for --days: want an integer from 1 to 36500");
 }
 
+// The backend flags (AddBackendFlags): one table on the webhook, the
+// reconciler and check, each parsing into its own BackendSettings.
+TEST_CASE("backend flags: the same on webhook, reconciler and check", "[unit][cmd]") {
+  namespace wb = workloadbuilder;
+  struct Target {
+    std::string name;
+    std::vector<std::string> required;
+    std::function<base::FlagSet()> make;
+    wb::BackendSettings* settings;
+  };
+  server::WebhookConfig webhook;
+  ReconcilerSettings reconciler;
+  CheckSettings check;
+  const std::vector<Target> targets = {
+      {"webhook",
+       {"--tls-cert-file=c", "--tls-key-file=k"},
+       [&] { return WebhookFlags(&webhook); },
+       &webhook.backends},
+      {"reconciler", {}, [&] { return ReconcilerFlags(&reconciler); }, &reconciler.backends},
+      {"check", {}, [&] { return CheckFlags(&check); }, &check.backends},
+  };
+  for (const Target& t : targets) {
+    INFO(t.name);
+    *t.settings = {};
+    REQUIRE(ParseWith(t.make(), t.required).outcome == Outcome::kRun);
+    CHECK(t.settings->backend == wb::Backend::kNative);
+    CHECK(t.settings->AllowedNames() == std::vector<std::string>{"native"});
+    CHECK(t.settings->facts.kai_queue == "default-queue");
+    CHECK(t.settings->facts.coscheduling_scheduler_name == "scheduler-plugins-scheduler");
+    CHECK(BackendFlagsError(*t.settings).empty());
+
+    *t.settings = {};
+    std::vector<std::string> args = t.required;
+    for (const char* a :
+         {"--backend=volcano", "--allowed-backends", "volcano,kai", "--allowed-backends=kai",
+          "--volcano-topology-tiers", "topology.kubernetes.io/zone=2,kubernetes.io/hostname=rack",
+          "--volcano-queue=inference", "--kai-queue", "team-a", "--kai-topology=cluster",
+          "--kai-topology-levels", "topology.kubernetes.io/zone,kubernetes.io/hostname",
+          "--coscheduling-scheduler-name=gang"}) {
+      args.emplace_back(a);
+    }
+    REQUIRE(ParseWith(t.make(), args).outcome == Outcome::kRun);
+    const wb::BackendSettings& s = *t.settings;
+    CHECK(s.backend == wb::Backend::kVolcano);
+    CHECK(s.AllowedNames() == std::vector<std::string>{"volcano", "kai"});
+    REQUIRE(s.facts.volcano_tiers.size() == 2);
+    CHECK(s.facts.volcano_tiers[0].first == "topology.kubernetes.io/zone");
+    CHECK(s.facts.volcano_tiers[0].second.number == 2);
+    CHECK(s.facts.volcano_tiers[1].second.name == "rack");
+    CHECK_FALSE(s.facts.volcano_tiers[1].second.number.has_value());
+    CHECK(s.facts.volcano_queue == "inference");
+    CHECK(s.facts.kai_queue == "team-a");
+    CHECK(s.facts.kai_topology == "cluster");
+    CHECK(s.facts.KaiHasLevel("kubernetes.io/hostname"));
+    CHECK(s.facts.coscheduling_scheduler_name == "gang");
+    CHECK(BackendFlagsError(s).empty());
+
+    const auto error_of = [&](std::vector<std::string> extra) {
+      *t.settings = {};
+      std::vector<std::string> all = t.required;
+      all.insert(all.end(), extra.begin(), extra.end());
+      return ParseWith(t.make(), all).error;
+    };
+    CHECK(error_of({"--backend=Volcano"}) ==
+          "invalid value \"Volcano\" for --backend: want one of native, volcano, kai, "
+          "coscheduling");
+    CHECK(error_of({"--allowed-backends=native,,kai"}) ==
+          "invalid value \"native,,kai\" for --allowed-backends: want backend names separated "
+          "by commas");
+    CHECK(error_of({"--allowed-backends=native,slurm"}).find("\"slurm\": want one of") !=
+          std::string::npos);
+    CHECK(error_of({"--volcano-topology-tiers=zone"}).find("want KEY=TIER") != std::string::npos);
+    CHECK(error_of({"--volcano-topology-tiers=zone=0"}).find("tiers start at 1") !=
+          std::string::npos);
+    CHECK(error_of({"--volcano-topology-tiers=bad key=1"}).find("is not a node-label key") !=
+          std::string::npos);
+    CHECK(
+        error_of({"--volcano-topology-tiers=zone=Bad_Tier"}).find("is not a tier number or name") !=
+        std::string::npos);
+    CHECK(error_of({"--kai-topology-levels=a,,b"}).find("want node-label keys") !=
+          std::string::npos);
+    CHECK(error_of({"--coscheduling-scheduler-name="}) ==
+          "invalid value \"\" for --coscheduling-scheduler-name: want a scheduler name");
+
+    // Combinations, checked after parsing.
+    CHECK(error_of({"--backend=kai", "--allowed-backends=native,volcano"}).empty());
+    CHECK(BackendFlagsError(*t.settings) == "--backend kai is not among --allowed-backends");
+    CHECK(error_of({"--kai-topology-levels=zone"}).empty());
+    CHECK(BackendFlagsError(*t.settings) ==
+          "--kai-topology-levels needs --kai-topology (the Topology that lists them)");
+    CHECK(error_of({"--kai-queue=Team_A"}).empty());
+    CHECK(BackendFlagsError(*t.settings).find("queue \"Team_A\": ") == 0);
+
+    const std::string usage = t.make().Usage();
+    for (const char* flag : {"--backend NAME", "--allowed-backends NAME,...",
+                             "--volcano-topology-tiers KEY=TIER,...", "--kai-topology NAME",
+                             "--kai-topology-levels KEY,...", "--coscheduling-scheduler-name"}) {
+      CHECK(usage.find(flag) != std::string::npos);
+    }
+  }
+  CheckSettings c;
+  REQUIRE(ParseWith(CheckFlags(&c), {"--capabilities", "--backend", "kai"}).outcome ==
+          Outcome::kRun);
+  CHECK(c.capabilities);
+  CHECK(c.files.empty());
+}
+
 }  // namespace
 }  // namespace wasd::cmd
 

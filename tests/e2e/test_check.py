@@ -353,5 +353,100 @@ class CheckInputs(unittest.TestCase):
             self.assertEqual(out, "")
 
 
+BACKENDS = os.path.join(EXAMPLES, "backends")
+
+
+class CheckBackends(unittest.TestCase):
+    """`wasd check --backend X` (issue 16): the objects per backend, the denials
+    of what a backend cannot express, and the capability table."""
+
+    def test_each_backend_example_gives_its_group_object_and_no_workload(self):
+        cases = {
+            "volcano": (["--volcano-topology-tiers", "topology.kubernetes.io/zone=2"],
+                        "scheduling.volcano.sh/v1beta1",
+                        {"minMember": 4, "queue": "inference", "priorityClassName": "high-priority",
+                         "minResources": {"nvidia.com/gpu": "4"},
+                         "networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
+                        "annotation scheduling.k8s.io/group-name: "),
+            "kai": (["--kai-topology", "cluster-topology", "--kai-topology-levels",
+                     "topology.kubernetes.io/zone,kubernetes.io/hostname"],
+                    "scheduling.run.ai/v2alpha2",
+                    {"minMember": 3, "queue": "team-a",
+                     "topologyConstraint": {"topology": "cluster-topology",
+                                            "requiredTopologyLevel": "kubernetes.io/hostname"}},
+                    "annotations pod-group-name: "),
+            "coscheduling": ([], "scheduling.x-k8s.io/v1alpha1",
+                             {"minMember": 3, "scheduleTimeoutSeconds": 120,
+                              "minResources": {"cpu": "6"}},
+                             "label scheduling.x-k8s.io/pod-group: "),
+        }
+        for backend, (flags, api_version, spec, link) in cases.items():
+            with self.subTest(backend=backend):
+                path = os.path.join(BACKENDS, backend + ".yaml")
+                rc, out, err = check("--backend", backend, *flags, "-f", path, "-o", "json")
+                self.assertEqual(rc, 0, out + err)
+                item = json.loads(out)["items"][0]
+                self.assertEqual([o["kind"] for o in item["objects"]], ["PodGroup"])
+                group = item["objects"][0]
+                self.assertEqual(group["apiVersion"], api_version)
+                self.assertEqual(group["spec"], spec)
+                self.assertEqual([r["kind"] for r in group["metadata"]["ownerReferences"]],
+                                 ["ReplicaSet"])
+                self.assertTrue(any(link + group["metadata"]["name"] in n for n in item["notes"]),
+                                item["notes"])
+                # -o yaml: the object on stdout, no Workload.
+                rc, out, err = check("--backend", backend, *flags, "-f", path, "-o", "yaml")
+                self.assertEqual(rc, 0, err)
+                self.assertIn(f"apiVersion: {api_version}\nkind: PodGroup\n", out)
+                self.assertNotIn("kind: Workload", out)
+
+    def test_the_flag_backend_applies_to_a_deployment_without_the_annotation(self):
+        rc, out, err = check("--backend", "coscheduling", "-f", example("kep-2-user-mincount.yaml"),
+                             "-o", "yaml")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n", out)
+        self.assertIn("minMember: 3", out)
+        self.assertNotIn("kind: Workload", out)
+        rc, out, _ = check("-f", example("kep-2-user-mincount.yaml"), "-o", "yaml")
+        self.assertIn("kind: Workload", out)
+
+    def test_what_a_backend_cannot_express_is_denied(self):
+        # kep-1 asks for a zone and disruptionMode all: coscheduling has neither.
+        rc, out, _ = check("--backend", "coscheduling", "-f", example("kep-1-gang-zone-atomic.yaml"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn(".schedulingConstraints.topology: Forbidden: not supported by backend "
+                      '"coscheduling"; remove it or use backend "native" or "volcano" or "kai"', out)
+        self.assertIn(".disruptionMode: Forbidden: not supported by backend \"coscheduling\"", out)
+        # The example names kai, which --allowed-backends must enable.
+        rc, out, _ = check("--backend", "volcano", "-f", os.path.join(BACKENDS, "kai.yaml"))
+        self.assertEqual(rc, 1)
+        self.assertIn('metadata.annotations[wasd.io/backend]: Forbidden: backend "kai" is not '
+                      "enabled in this cluster (--allowed-backends: volcano)", out)
+        # Volcano without a tier for the key.
+        rc, out, _ = check("--backend", "volcano", "-f", os.path.join(BACKENDS, "volcano.yaml"))
+        self.assertEqual(rc, 1)
+        self.assertIn("(--volcano-topology-tiers)", out)
+
+    def test_the_capability_table(self):
+        rc, out, err = check("--capabilities")
+        self.assertEqual((rc, err), (0, ""))
+        for backend in ["native", "volcano", "kai", "coscheduling"]:
+            self.assertIn(f"backend {backend} (", out)
+        self.assertIn("✘ disruptionMode", out)
+        self.assertIn("✔ backends.volcano.queue", out)
+        rc, only, _ = check("--backend", "kai")
+        self.assertEqual(rc, 0)
+        self.assertIn("backend kai (scheduling.run.ai/v2alpha2 PodGroup)", only)
+        self.assertNotIn("backend volcano", only)
+        rc, _, err = check("--capabilities", "-f", example("kep-2-user-mincount.yaml"))
+        self.assertEqual(rc, 2)
+        self.assertIn("--capabilities takes no -f", err)
+        rc, _, err = check()
+        self.assertEqual(rc, 2)
+        self.assertIn("no manifests given (use -f FILE, or --capabilities)", err)
+        rc, out, _ = check("--help")
+        self.assertIn("wasd check --capabilities [--backend NAME]", out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -27,9 +27,10 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 class Env:
     """API server + webhook; reconcilers on demand. Use as a context manager."""
 
-    def __init__(self, apiserver_args=("--bookmark-interval", "0.5"), webhook=True):
+    def __init__(self, apiserver_args=("--bookmark-interval", "0.5"), webhook=True, webhook_args=()):
         self.apiserver_args = list(apiserver_args)
         self.with_webhook = webhook
+        self.webhook_args = list(webhook_args)  # e.g. the backend flags
         self.srv = None
         self.webhook = None
         self.reconcilers = []
@@ -56,7 +57,8 @@ class Env:
 
     def start_webhook(self):
         certs = generate_certs(os.path.join(self.dir, "certs"))
-        self.webhook = Webhook(certs, args=["--io-threads", "2"], kubeconfig=self.webhook_kubeconfig,
+        self.webhook = Webhook(certs, args=["--io-threads", "2"] + self.webhook_args,
+                               kubeconfig=self.webhook_kubeconfig,
                                workdir=self.dir, metrics=False, start_timeout=30)
         self.srv.SetServiceEndpoint("wasd-system", "wasd-webhook", "127.0.0.1", self.webhook.port)
         with open(certs["ca.crt"], "rb") as f:
@@ -135,8 +137,9 @@ class Env:
     def workloads(self):
         return self.list("workloads", "scheduling.k8s.io/v1beta1")
 
-    def pod_groups(self):
-        return self.list("podgroups", "scheduling.k8s.io/v1beta1")
+    def pod_groups(self, group_version="scheduling.k8s.io/v1beta1"):
+        """The PodGroups of one API (native by default; a backend's group/version)."""
+        return self.list("podgroups", group_version)
 
     def replica_sets(self, app):
         return self.list("replicasets", "apps/v1", selector=f"app={app}")
@@ -151,13 +154,17 @@ class Env:
         self.patch(f"/apis/apps/v1/namespaces/{NS}/deployments/{name}", {"spec": {"replicas": replicas}})
 
     def reconciler_writes(self, since=0):
-        """The reconciler's writes (Events excluded), in order, as (method, kind, name, body)."""
+        """The reconciler's writes (Events excluded), in order, as (method, kind, name, body).
+        kind is the plural; a gang scheduler's group objects are `podgroups.<group>`
+        (native PodGroups stay `podgroups`)."""
         out = []
         for e in self.srv.Audit(since=since, user=RECONCILER_USER, methods=WRITES):
             parts = e["path"].strip("/").split("/")
             if "leases" in parts or "events" in parts or e.get("status", 0) >= 400 or e.get("status") == 0:
                 continue
             kind = parts[-2] if e["method"] != "POST" else parts[-1]
+            if kind == "podgroups" and parts[1] != "scheduling.k8s.io":
+                kind = "podgroups." + parts[1]
             name = parts[-1] if e["method"] != "POST" else (e.get("body") or {}).get("metadata", {}).get("name")
             out.append((e["method"], kind, name, e.get("body")))
         return out

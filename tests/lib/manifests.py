@@ -73,3 +73,34 @@ def min_count_of(obj):
     if "podGroupTemplates" in spec:
         spec = spec["podGroupTemplates"][0]
     return ((spec.get("schedulingPolicy") or {}).get("gang") or {}).get("minCount")
+
+
+# The gang-scheduling backends (issue 16): API group/version of the group object,
+# where a pod names its group, and the schedulerName pods get (None: kept).
+BACKEND_LABEL = "wasd.io/backend"
+BACKENDS = {
+    "native": {"gv": "scheduling.k8s.io/v1beta1", "link": ("spec", "podGroupName"),
+               "scheduler": None},
+    "volcano": {"gv": "scheduling.volcano.sh/v1beta1",
+                "link": ("annotations", "scheduling.k8s.io/group-name"), "scheduler": "volcano"},
+    "kai": {"gv": "scheduling.run.ai/v2alpha2", "link": ("annotations", "pod-group-name"),
+            "scheduler": "kai-scheduler"},
+    "coscheduling": {"gv": "scheduling.x-k8s.io/v1alpha1",
+                     "link": ("labels", "scheduling.x-k8s.io/pod-group"),
+                     "scheduler": "scheduler-plugins-scheduler"},
+}
+
+
+def linked_group(pod, backend):
+    """The group a pod names the way `backend` links pods ("" when none)."""
+    where, key = BACKENDS[backend]["link"]
+    if where == "spec":
+        return (pod["spec"].get("schedulingGroup") or {}).get("podGroupName", "")
+    return (pod["metadata"].get(where) or {}).get(key, "")
+
+
+def group_min_count(obj, backend):
+    """The gang minimum of a backend's group object (native: gang.minCount)."""
+    if backend == "native":
+        return min_count_of(obj)
+    return (obj.get("spec") or {}).get("minMember")

@@ -25,9 +25,9 @@ TEST_CASE("AnnotationWarnings: misspelt and unknown wasd.io/ keys", "[unit]") {
     CHECK(w[0] == "annotation " + std::string(typo) +
                       " is not read by wasd: did you mean wasd.io/scheduling?");
   }
-  const auto other = AnnotationWarnings(WithAnnotations({{"wasd.io/backend", "volcano"}}));
+  const auto other = AnnotationWarnings(WithAnnotations({{"wasd.io/queue", "q"}}));
   REQUIRE(other.size() == 1);
-  CHECK(other[0] == "annotation wasd.io/backend is not read by wasd (it reads wasd.io/scheduling)");
+  CHECK(other[0] == "annotation wasd.io/queue is not read by wasd (it reads wasd.io/scheduling)");
   // The webhook's view: only wasd.io/ keys (its decoder keeps no others).
   CHECK(AnnotationWarnings(WithAnnotations({{"wasdio/scheduling", "{}"}}), true).empty());
   CHECK(AnnotationWarnings(WithAnnotations({{"wasd.io/schedulng", "{}"}}), true).size() == 1);

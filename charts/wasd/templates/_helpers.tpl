@@ -377,3 +377,64 @@ the chart's long-running pods outside kube-system: a JSON list of
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
+
+{{/*
+The backends the release enables: allowedBackends, or just backend.
+A list of names (as a comma-separated string: templates return strings).
+*/}}
+{{- define "wasd.enabledBackends" -}}
+{{- if .Values.allowedBackends -}}
+{{- join "," .Values.allowedBackends -}}
+{{- else -}}
+{{- .Values.backend -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The backend flags, the same for the webhook and the reconciler (issue 16):
+--backend always; --allowed-backends when set; a backend's cluster facts
+when that backend is enabled and the value is set.
+*/}}
+{{- define "wasd.backendArgs" -}}
+{{- $enabled := splitList "," (include "wasd.enabledBackends" .) }}
+- --backend
+- {{ .Values.backend | quote }}
+{{- if .Values.allowedBackends }}
+- --allowed-backends
+- {{ join "," .Values.allowedBackends | quote }}
+{{- end }}
+{{- with .Values.clusterFacts }}
+{{- if has "volcano" $enabled }}
+{{- if .volcanoTopologyTiers }}
+{{- $tiers := list }}
+{{- range $key := keys .volcanoTopologyTiers | sortAlpha }}
+{{- $tiers = append $tiers (printf "%s=%v" $key (index $.Values.clusterFacts.volcanoTopologyTiers $key)) }}
+{{- end }}
+- --volcano-topology-tiers
+- {{ join "," $tiers | quote }}
+{{- end }}
+{{- if .volcanoQueue }}
+- --volcano-queue
+- {{ .volcanoQueue | quote }}
+{{- end }}
+{{- end }}
+{{- if has "kai" $enabled }}
+{{- if .kaiQueue }}
+- --kai-queue
+- {{ .kaiQueue | quote }}
+{{- end }}
+{{- if .kaiTopology }}
+- --kai-topology
+- {{ .kaiTopology | quote }}
+{{- end }}
+{{- if .kaiTopologyLevels }}
+- --kai-topology-levels
+- {{ join "," .kaiTopologyLevels | quote }}
+{{- end }}
+{{- end }}
+{{- if and (has "coscheduling" $enabled) .coschedulingSchedulerName }}
+- --coscheduling-scheduler-name
+- {{ .coschedulingSchedulerName | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,242 @@
+// The webhook's backend paths (DESIGN.md Q19) through Review(), both with
+// the pruned decoder and the whole document: the pod link per backend (the
+// patch applied to the pod gives the expected pod), the backend label the
+// Deployment path stamps into the template, and the Deployment denials.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "admission/review.h"
+#include "tests/admission/review_fixtures.h"
+#include "workloadbuilder/names.h"
+
+using nlohmann::json;
+using wasd::admission::Options;
+using wasd::admission::Result;
+using wasd::admission::Review;
+using wasd::admission::Webhook;
+namespace wb = wasd::workloadbuilder;
+
+namespace {
+
+json PodRequest(json pod) {
+  json review = wasd::testing::ReviewOf(wasd::testing::kPods, "CREATE", std::move(pod));
+  review["request"]["name"] = "";
+  return review;
+}
+
+json Pod(const char* backend, json spec_extra = json::object(), json annotations = nullptr) {
+  json labels = {{"app", "web"}, {"pod-template-hash", "5d8f7c9b6"}, {"wasd.io/managed", "true"}};
+  if (backend != nullptr) labels["wasd.io/backend"] = backend;
+  json spec = {{"containers", {{{"name", "c"}, {"image", "img:v1"}}}},
+               {"schedulerName", "default-scheduler"}};
+  spec.update(spec_extra);
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"generateName", "web-5d8f7c9b6-"},
+                {"namespace", "ml"},
+                {"labels", std::move(labels)},
+                {"ownerReferences",
+                 {{{"apiVersion", "apps/v1"},
+                   {"kind", "ReplicaSet"},
+                   {"name", "web-5d8f7c9b6"},
+                   {"uid", "rs-uid"},
+                   {"controller", true}}}}}},
+              {"spec", std::move(spec)}};
+  if (!annotations.is_null()) pod["metadata"]["annotations"] = std::move(annotations);
+  return pod;
+}
+
+std::vector<Options> BothDecoders(const wb::BackendSettings& backends = {}) {
+  Options pruned;
+  pruned.backends = backends;
+  Options whole = pruned;
+  whole.prune_unread_fields = false;
+  return {pruned, whole};
+}
+
+json Mutated(const json& pod, const Options& options) {
+  const Result r = Review(Webhook::kMutatePod, PodRequest(pod).dump(), options);
+  return wasd::testing::PatchedBy(wasd::testing::ResponseOf(r), pod);
+}
+
+const std::string kGroup = wb::PodGroupName("web-5d8f7c9b6", "rs-uid");
+const json kGate = json::array({{{"name", "wasd.io/pod-group"}}});
+
+}  // namespace
+
+TEST_CASE("pod mutation per backend: link, gate, scheduler", "[unit][backend]") {
+  wb::BackendSettings backends;
+  backends.facts.coscheduling_scheduler_name = "gang-scheduler";
+  for (const Options& options : BothDecoders(backends)) {
+    INFO("pruned " << options.prune_unread_fields);
+    SECTION("native (and no label): today's patch") {
+      for (const char* label : {static_cast<const char*>(nullptr), "native"}) {
+        const json pod = Pod(label);
+        json want = pod;
+        want["spec"]["schedulingGroup"] = {{"podGroupName", kGroup}};
+        want["spec"]["schedulingGates"] = kGate;
+        CHECK(Mutated(pod, options) == want);
+      }
+    }
+    SECTION("volcano: annotation, gate, schedulerName volcano") {
+      const json pod = Pod("volcano", json::object(), {{"team", "a"}});
+      json want = pod;
+      want["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = kGroup;
+      want["spec"]["schedulingGates"] = kGate;
+      want["spec"]["schedulerName"] = "volcano";
+      CHECK(Mutated(pod, options) == want);
+    }
+    SECTION("kai: two annotations (map created), gate, kai-scheduler") {
+      const json pod = Pod("kai");
+      json want = pod;
+      want["metadata"]["annotations"] = {{"pod-group-name", kGroup},
+                                         {"kai.scheduler/skip-podgrouper", "true"}};
+      want["spec"]["schedulingGates"] = kGate;
+      want["spec"]["schedulerName"] = "kai-scheduler";
+      CHECK(Mutated(pod, options) == want);
+    }
+    SECTION("coscheduling: label, gate, the configured scheduler") {
+      const json pod = Pod("coscheduling");
+      json want = pod;
+      want["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = kGroup;
+      want["spec"]["schedulingGates"] = kGate;
+      want["spec"]["schedulerName"] = "gang-scheduler";
+      CHECK(Mutated(pod, options) == want);
+    }
+    SECTION("a pod naming its own scheduler keeps it") {
+      const json pod = Pod("volcano", {{"schedulerName", "volcano"}});
+      CHECK(Mutated(pod, options)["spec"]["schedulerName"] == "volcano");
+      json no_scheduler = Pod("kai");
+      no_scheduler["spec"].erase("schedulerName");
+      CHECK(Mutated(no_scheduler, options)["spec"]["schedulerName"] == "kai-scheduler");
+    }
+    SECTION("a pod already linked is left alone") {
+      for (const json& pod :
+           {Pod("volcano", json::object(), {{"scheduling.k8s.io/group-name", "mine"}}),
+            Pod("kai", json::object(), {{"pod-group-name", "mine"}})}) {
+        const Result r = Review(Webhook::kMutatePod, PodRequest(pod).dump(), options);
+        CHECK_FALSE(wasd::testing::ResponseOf(r).contains("patch"));
+      }
+      json cos = Pod("coscheduling");
+      cos["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "mine";
+      const Result r = Review(Webhook::kMutatePod, PodRequest(cos).dump(), options);
+      CHECK_FALSE(wasd::testing::ResponseOf(r).contains("patch"));
+    }
+    SECTION("a label naming no backend is refused, never scheduled pod by pod") {
+      const Result r = Review(Webhook::kMutatePod, PodRequest(Pod("slurm")).dump(), options);
+      const json resp = wasd::testing::ResponseOf(r);
+      CHECK(resp["allowed"] == false);
+      CHECK(resp["status"]["message"] ==
+            "metadata.labels[wasd.io/backend]: Unsupported value: \"slurm\": supported values: "
+            "\"native\", \"volcano\", \"kai\", \"coscheduling\"");
+    }
+  }
+}
+
+namespace {
+
+json DeploymentRequest(const std::string& op, json object, json old_object = nullptr) {
+  return wasd::testing::ReviewOf(wasd::testing::kDeployments, op, std::move(object),
+                                 std::move(old_object));
+}
+
+json Scheduled(const char* backend = nullptr) {
+  json annotations = {{"wasd.io/scheduling", R"({"schedulingPolicy":{"gang":{}}})"}};
+  if (backend != nullptr) annotations["wasd.io/backend"] = backend;
+  return wasd::testing::WebDeployment(annotations);
+}
+
+}  // namespace
+
+TEST_CASE("the Deployment path stamps the resolved backend into the template", "[unit][backend]") {
+  wb::BackendSettings backends;
+  backends.backend = wb::Backend::kKai;
+  backends.allowed = {wb::Backend::kKai, wb::Backend::kVolcano};
+  for (const Options& options : BothDecoders(backends)) {
+    const auto mutate = [&](const std::string& op, const json& d, const json& old = nullptr) {
+      const Result r =
+          Review(Webhook::kMutateDeployment, DeploymentRequest(op, d, old).dump(), options);
+      return wasd::testing::PatchedBy(wasd::testing::ResponseOf(r), d);
+    };
+    // CREATE: the annotation, else --backend.
+    json out = mutate("CREATE", Scheduled("volcano"));
+    CHECK(out["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] == "volcano");
+    CHECK(out["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] == "true");
+    out = mutate("CREATE", Scheduled());
+    CHECK(out["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] == "kai");
+    // A user's own label value is overwritten with the resolved one.
+    json own = Scheduled("volcano");
+    own["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "native";
+    CHECK(mutate("CREATE", own)["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] ==
+          "volcano");
+    // No template labels map at all.
+    json bare = Scheduled();
+    bare["spec"]["template"]["metadata"].erase("labels");
+    CHECK(mutate("CREATE", bare)["spec"]["template"]["metadata"]["labels"] ==
+          json{{"wasd.io/managed", "true"}, {"wasd.io/backend", "kai"}});
+    // Native (annotation or flag) is not stamped: absent means native. A
+    // label the user set is corrected to native.
+    json native = Scheduled("native");
+    CHECK_FALSE(mutate("CREATE", native)["spec"]["template"]["metadata"]["labels"].contains(
+        "wasd.io/backend"));
+    native["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "kai";
+    CHECK(mutate("CREATE", native)["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] ==
+          "native");
+    // No carrier: no label.
+    const json plain = wasd::testing::WebDeployment();
+    CHECK_FALSE(mutate("CREATE", plain)["spec"]["template"]["metadata"]["labels"].contains(
+        "wasd.io/backend"));
+
+    // UPDATE: the stored value stays, whatever --backend says now.
+    json stored = mutate("CREATE", Scheduled());  // kai
+    json applied = Scheduled();                   // a re-apply without our labels
+    applied["spec"]["template"]["spec"]["containers"][0]["image"] = "img:v2";
+    out = mutate("UPDATE", applied, stored);
+    CHECK(out["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] == "kai");
+    // A Deployment from before backends (no label): stays unlabelled (native).
+    json legacy = Scheduled();
+    legacy["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] = "true";
+    out = mutate("UPDATE", applied, legacy);
+    CHECK_FALSE(out["spec"]["template"]["metadata"]["labels"].contains("wasd.io/backend"));
+    // An UPDATE that leaves the template alone does not touch it.
+    const Result same = Review(Webhook::kMutateDeployment,
+                               DeploymentRequest("UPDATE", stored, stored).dump(), options);
+    CHECK_FALSE(wasd::testing::ResponseOf(same).contains("patch"));
+  }
+}
+
+TEST_CASE("the Deployment path denies what the backend cannot do", "[unit][backend]") {
+  wb::BackendSettings backends;
+  backends.backend = wb::Backend::kVolcano;
+  backends.allowed = {wb::Backend::kVolcano, wb::Backend::kCoscheduling};
+  for (const Options& options : BothDecoders(backends)) {
+    const auto verdict = [&](const std::string& op, const json& d, const json& old = nullptr) {
+      return wasd::testing::ResponseOf(
+          Review(Webhook::kValidateDeployment, DeploymentRequest(op, d, old).dump(), options));
+    };
+    CHECK(verdict("CREATE", Scheduled("coscheduling"))["allowed"] == true);
+    json resp = verdict("CREATE", Scheduled("kai"));
+    CHECK(resp["allowed"] == false);
+    CHECK(resp["status"]["details"]["causes"][0]["field"] ==
+          "metadata.annotations[wasd.io/backend]");
+    json third = Scheduled("coscheduling");
+    third["spec"]["template"]["spec"]["schedulerName"] = "volcano";
+    resp = verdict("CREATE", third);
+    CHECK(resp["status"]["message"] ==
+          "spec.template.spec.schedulerName: Unsupported value: \"volcano\": supported values: "
+          "\"default-scheduler\", \"scheduler-plugins-scheduler\"");
+    json mode = Scheduled();
+    mode["metadata"]["annotations"]["wasd.io/scheduling"] =
+        R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})";
+    resp = verdict("CREATE", mode);
+    CHECK(resp["status"]["message"] ==
+          "metadata.annotations[wasd.io/scheduling].disruptionMode: Forbidden: not supported by "
+          "backend \"volcano\"; remove it or use backend \"native\" or \"kai\"");
+    resp = verdict("UPDATE", Scheduled("coscheduling"), Scheduled("volcano"));
+    CHECK(resp["allowed"] == false);
+    CHECK_THAT(resp["status"]["message"].get<std::string>(),
+               Catch::StartsWith("metadata.annotations[wasd.io/backend]: Forbidden: field is "
+                                 "immutable"));
+  }
+}

@@ -1,0 +1,233 @@
+"""End-to-end, issue 16: the same Deployment lifecycle on each gang-scheduling backend
+(native, volcano, kai, coscheduling) through kubectl, with the real `wasd webhook` and
+`wasd reconciler` against the test API server (which serves the three PodGroup CRDs):
+create (gated pods, the group object with its spec and owner, the pods' links, gates
+lifted after the group exists), scale up and down (minMember patched), no writes across a
+resync, Recreate rollout (a new group per ReplicaSet, the old one deleted), scale to zero
+(group deleted) and delete (garbage collection). Then a backend whose API is not served:
+its pods stay gated with one Warning Event until the API appears, then it converges.
+The reconciler's writes are read from the API server's audit log.
+"""
+import json
+import time
+import unittest
+
+from lib.cluster import Env
+from lib.manifests import (BACKEND_LABEL, BACKENDS, NS, deployment, group_min_count, linked_group,
+                           pod_gated, pod_group_of)
+from lib.wait import wait_for
+
+ALL_BACKENDS = "native,volcano,kai,coscheduling"
+RESYNC_SECONDS = 3
+TIMEOUT = 40
+
+
+def backend_flags(allowed):
+    return ["--backend", "native", "--allowed-backends", allowed]
+
+
+class BackendEnv:
+    """Helpers over one Env for Deployments of any backend."""
+
+    def __init__(self, test, env):
+        self.t, self.env = test, env
+
+    def kubectl(self, *args, **kw):
+        return self.env.srv.Kubectl(*args, **kw)
+
+    def apply(self, obj):
+        self.kubectl("apply", "-f", "-", input=json.dumps(obj))
+
+    def get_json(self, *args):
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def groups(self, backend, name):
+        gv = BACKENDS[backend]["gv"]
+        return {p["metadata"]["name"]: p for p in self.env.pod_groups(gv)
+                if p["metadata"]["name"].startswith(name + "-")}
+
+    def running(self, name, n):
+        pods = [p for p in self.env.pods(name) if "deletionTimestamp" not in p["metadata"]]
+        return len(pods) == n and all(p["status"].get("phase") == "Running" and not pod_gated(p)
+                                      for p in pods)
+
+    def converge(self, backend, name, replicas, min_count):
+        """Waits for `replicas` running pods and the active ReplicaSet's group object with
+        `min_count`; returns (ReplicaSet, group object)."""
+        wait_for(lambda: self.running(name, replicas), TIMEOUT, 0.2, f"{name}: {replicas} running pods")
+        active = [rs for rs in self.env.replica_sets(name) if rs["spec"].get("replicas", 1) > 0]
+        self.t.assertEqual(len(active), 1)
+        rs = active[0]
+        pg_name = pod_group_of(rs)
+        wait_for(lambda: group_min_count(self.groups(backend, name).get(pg_name, {"spec": {}}), backend)
+                 == min_count, TIMEOUT, 0.2, f"{name}: group {pg_name} with minimum {min_count}")
+        return rs, self.groups(backend, name)[pg_name]
+
+    def writes(self, name, since):
+        """The reconciler's writes about `name`'s objects: (method, resource, name, body)."""
+        return [w for w in self.env.reconciler_writes(since) if (w[2] or "").startswith(name + "-")]
+
+
+class BackendLifecycleTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.env = Env(webhook_args=backend_flags(ALL_BACKENDS)).__enter__()
+        try:
+            cls.rec = cls.env.start_reconciler("--leader-elect=false", "--workers", "2",
+                                              "--resync-period", f"{RESYNC_SECONDS}s",
+                                              *backend_flags(ALL_BACKENDS))
+        except BaseException:
+            cls.env.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    def setUp(self):
+        self.b = BackendEnv(self, self.env)
+
+    def Lifecycle(self, backend):
+        b, native = self.b, backend == "native"
+        name = f"lc-{backend}"
+        groups = "podgroups" if native else "podgroups." + BACKENDS[backend]["gv"].split("/")[0]
+        # native is the cluster's --backend: no annotation needed.
+        annotations = {} if native else {"wasd.io/backend": backend}
+
+        # ---- create: group object first, then one gate lift per pod
+        seq = self.env.srv.LastSeq()
+        b.apply(deployment(name, 3, annotations=annotations))
+        rs, pg = b.converge(backend, name, 3, 3)
+        pg_name = pod_group_of(rs)
+        d = b.get_json("deployment", name)
+        self.assertEqual(d["spec"]["template"]["metadata"]["labels"][BACKEND_LABEL], backend)
+        self.assertEqual(pg["apiVersion"], BACKENDS[backend]["gv"])
+        owners = pg["metadata"]["ownerReferences"]
+        self.assertEqual(owners[0], {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                     "name": rs["metadata"]["name"], "uid": rs["metadata"]["uid"],
+                                     "controller": True, "blockOwnerDeletion": True})
+        if not native:
+            self.assertEqual(len(owners), 1, "no Workload for a non-native backend")
+            self.assertEqual(pg["spec"]["minMember"], 3)
+        for p in self.env.pods(name):
+            self.assertEqual(linked_group(p, backend), pg_name)
+            self.assertFalse(pod_gated(p))
+            self.assertEqual(p["spec"]["schedulerName"], BACKENDS[backend]["scheduler"] or "default-scheduler")
+            if backend == "kai":
+                self.assertEqual(p["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"], "true")
+        writes = b.writes(name, seq)
+        head = [(m, k, n) for m, k, n, _ in writes if k != "workloads"]
+        self.assertEqual(head[0], ("POST", groups, pg_name), writes)
+        self.assertEqual(sorted(k for _, k, _ in head[1:]), ["pods"] * 3, writes)
+        self.assertEqual([(m, k) for m, k, _, _ in writes if k == "workloads"],
+                         [("POST", "workloads")] if native else [])
+
+        # ---- scale up with kubectl: minimum first, then the two new pods' gates
+        seq = self.env.srv.LastSeq()
+        b.kubectl("scale", f"deployment/{name}", "--replicas=5")
+        b.converge(backend, name, 5, 5)
+        writes = b.writes(name, seq)
+        head = [(m, k) for m, k, _, _ in writes if k != "workloads"]
+        self.assertEqual(head, [("PATCH", groups), ("PATCH", "pods"), ("PATCH", "pods")], writes)
+        patch = [body for _, k, _, body in writes if k == groups][0]
+        pointer = "/spec/schedulingPolicy/gang/minCount" if native else "/spec/minMember"
+        self.assertEqual(patch, [{"op": "test", "path": "/metadata/uid", "value": pg["metadata"]["uid"]},
+                                 {"op": "replace", "path": pointer, "value": 5}])
+
+        # ---- scale down: only the minimum
+        seq = self.env.srv.LastSeq()
+        b.kubectl("scale", f"deployment/{name}", "--replicas=2")
+        b.converge(backend, name, 2, 2)
+        self.assertEqual([(m, k) for m, k, _, _ in b.writes(name, seq) if k != "workloads"],
+                         [("PATCH", groups)])
+
+        # ---- steady state: no writes across a resync
+        time.sleep(1.0)  # trailing watch events
+        seq = self.env.srv.LastSeq()
+        reconciles = self.rec.metric("wasd_reconciler_reconciles_total")
+        time.sleep(2 * RESYNC_SECONDS + 1)
+        self.assertGreater(self.rec.metric("wasd_reconciler_reconciles_total"), reconciles)
+        self.assertEqual(b.writes(name, seq), [])
+
+        # ---- Recreate rollout: a new group for the new ReplicaSet, the old one deleted
+        old, old_pg = rs["metadata"]["name"], pg_name
+        seq = self.env.srv.LastSeq()
+        b.kubectl("set", "image", f"deployment/{name}", "c=registry.example/app:2")
+        wait_for(lambda: any(r["metadata"]["name"] != old and r["spec"].get("replicas", 0) > 0
+                             for r in self.env.replica_sets(name)), TIMEOUT, 0.2, "new ReplicaSet")
+        rs, pg = b.converge(backend, name, 2, 2)
+        new, pg_name = rs["metadata"]["name"], pod_group_of(rs)
+        self.assertNotEqual(new, old)
+        wait_for(lambda: old_pg not in b.groups(backend, name), TIMEOUT, 0.2, "old group deleted")
+        writes = [(m, k, n) for m, k, n, _ in b.writes(name, seq)]
+        self.assertEqual(sorted(w for w in writes if w[1] == groups),
+                         [("DELETE", groups, old_pg), ("POST", groups, pg_name)], writes)
+        lifts = [i for i, w in enumerate(writes) if w[1] == "pods" and w[2].startswith(new + "-")]
+        self.assertEqual(len(lifts), 2, writes)
+        self.assertLess(writes.index(("POST", groups, pg_name)), min(lifts), writes)
+
+        # ---- scale to zero: the group is deleted
+        seq = self.env.srv.LastSeq()
+        b.kubectl("scale", f"deployment/{name}", "--replicas=0")
+        wait_for(lambda: not b.groups(backend, name), TIMEOUT, 0.2, "group deleted at zero")
+        self.assertEqual([(m, k, n) for m, k, n, _ in b.writes(name, seq)], [("DELETE", groups, pg_name)])
+
+        # ---- back to two, then delete: the garbage collector removes everything
+        b.kubectl("scale", f"deployment/{name}", "--replicas=2")
+        b.converge(backend, name, 2, 2)
+        seq = self.env.srv.LastSeq()
+        b.kubectl("delete", "deployment", name, "--wait=false")
+        wait_for(lambda: not b.groups(backend, name) and not self.env.pods(name)
+                 and not self.env.replica_sets(name), 60, 0.3, "group, ReplicaSets and pods collected")
+        self.assertEqual(b.writes(name, seq), [], "the garbage collector cleans up, not wasd")
+
+    def test_native(self):
+        self.Lifecycle("native")
+
+    def test_volcano(self):
+        self.Lifecycle("volcano")
+
+    def test_kai(self):
+        self.Lifecycle("kai")
+
+    def test_coscheduling(self):
+        self.Lifecycle("coscheduling")
+
+
+class BackendNotServedTest(unittest.TestCase):
+    """KAI allowed but its CRD not installed: the kai Deployment's pods stay gated with one
+    Warning Event naming the backend and what to install; native Deployments are not held
+    up; once the API is served the kai Deployment converges (never a fall back to
+    pod-by-pod scheduling)."""
+
+    def test_pods_stay_gated_until_the_api_is_served(self):
+        allowed = "native,kai"
+        with Env(webhook_args=backend_flags(allowed)) as env:
+            b = BackendEnv(self, env)
+            env.srv.SetDisabledGroups(["scheduling.run.ai"])
+            env.start_reconciler("--leader-elect=false", "--api-check-interval", "1s",
+                                 *backend_flags(allowed))
+            seq = env.srv.LastSeq()
+            b.apply(deployment("held", 2, annotations={"wasd.io/backend": "kai"}))
+            b.apply(deployment("free", 2))
+            b.converge("native", "free", 2, 2)
+
+            def not_served_events():
+                return [e for e in env.events("APINotServed") if e["involvedObject"]["name"] == "held"]
+            wait_for(lambda: not_served_events(), TIMEOUT, 0.2, "APINotServed Event")
+            wait_for(lambda: len(env.pods("held")) == 2, TIMEOUT, 0.2, "held pods created")
+            ev = not_served_events()
+            self.assertEqual(len(ev), 1, ev)
+            self.assertEqual(ev[0]["type"], "Warning")
+            self.assertIn("scheduling.run.ai/v2alpha2 podgroups (backend kai) is not served", ev[0]["message"])
+            self.assertIn("install NVIDIA KAI-Scheduler", ev[0]["message"])
+            self.assertTrue(all(pod_gated(p) for p in env.pods("held")))
+            self.assertEqual(b.writes("held", seq), [], "nothing written for the held Deployment")
+
+            env.srv.SetDisabledGroups([])
+            b.converge("kai", "held", 2, 2)
+            self.assertEqual(len(not_served_events()), 1, "one Warning Event, not one per check")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
