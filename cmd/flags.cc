@@ -1,6 +1,9 @@
 #include "cmd/flags.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 #include "base/listen.h"
 #include "certs/issuer.h"
@@ -22,6 +25,9 @@ constexpr int kMaxThreads = 256;
 // Largest --workers: more threads than this only queue on the API server's
 // priority-and-fairness limits and the 2-core controllers they run on.
 constexpr int kMaxWorkers = 64;
+// Far above what one API server grants a controller; a bound, not a target.
+constexpr int kMaxKubeApiQps = 100'000;
+constexpr int kMaxKubeApiBurst = 100'000;
 // The smallest deadline a flag takes: anything shorter is a typo (1ms for 1m).
 constexpr milliseconds kMinDeadline{1};
 
@@ -292,6 +298,25 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
              "re-check a backend's scheduling API that is not served this often");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
+  f.Custom("kube-api-qps", "N",
+           "requests per second to the API server, on average (client-side token\n"
+           "bucket; 0 turns the client-side limit off, the API server's priority\n"
+           "and fairness still applies)",
+           [s](std::string_view v) -> std::string {
+             const std::string text(v);
+             char* end = nullptr;
+             errno = 0;
+             const double qps = std::strtod(text.c_str(), &end);
+             if (text.empty() || end != text.c_str() + text.size() || errno != 0 ||
+                 !std::isfinite(qps) || qps < 0 || qps > kMaxKubeApiQps) {
+               return "want a number from 0 (no limit) to " + std::to_string(kMaxKubeApiQps);
+             }
+             s->kube_api_qps = qps;
+             return {};
+           })
+      .Default("20");
+  f.Int("kube-api-burst", &s->kube_api_burst, 1, kMaxKubeApiBurst,
+        "requests that may go at once above --kube-api-qps");
   AddBackendFlags(f, &s->backends);
   f.LogFlags(&s->log);
   f.SetEpilog(

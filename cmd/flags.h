@@ -49,6 +49,9 @@ struct ReconcilerSettings {
   reconciler::ControllerOptions options;
   std::string kubeconfig;
   std::string lease_namespace;  // "" = own namespace in-cluster, else wasd-system
+  // Client-side request rate limit: --kube-api-qps (0 = none) and --kube-api-burst.
+  double kube_api_qps = 20;
+  int kube_api_burst = 30;
   base::LogOptions log;
   workloadbuilder::BackendSettings backends;  // AddBackendFlags
 };

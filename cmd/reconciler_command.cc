@@ -62,6 +62,7 @@ int RunReconciler(int argc, const char* const* argv) {
     return base::kExitUsage;
   }
   options.kube = config.value();
+  options.kube.rate_limit = {settings.kube_api_qps, settings.kube_api_burst};
   options.election.lease_namespace =
       settings.lease_namespace.empty() ? OwnNamespace() : settings.lease_namespace;
   options.election.identity = Identity();
@@ -69,6 +70,8 @@ int RunReconciler(int argc, const char* const* argv) {
   log.Info("configuration",
            {{"source", options.kube.source},
             {"server", options.kube.server},
+            {"kubeApiQps", settings.kube_api_qps},
+            {"kubeApiBurst", settings.kube_api_burst},
             {"lease", options.election.lease_namespace + "/" + options.election.lease_name}});
 
   // Signals are taken by one thread with sigtimedwait: block them everywhere

@@ -76,8 +76,13 @@ Result<ListResult> Client::ListPage(const Resource& resource, std::string_view n
   } else if (!options.resource_version.empty()) {
     q.emplace_back("resourceVersion", options.resource_version);
   }
+  std::optional<Projection> list_projection;
+  if (options.projection != nullptr && !options.projection->keeps_all()) {
+    list_projection = options.projection->Under("items", {"metadata", "kind", "apiVersion"});
+  }
   Result<nlohmann::json> r =
-      impl_->Call(http::verb::get, ResourcePath(resource, ns, ""), q, "", "", options.request);
+      impl_->Call(http::verb::get, ResourcePath(resource, ns, ""), q, "", "", options.request,
+                  list_projection ? &*list_projection : nullptr);
   if (!r.ok()) return r.status();
   nlohmann::json& j = r.value();  // non-const: the items are moved out below
   ListResult out;

@@ -53,6 +53,7 @@
 
 #include "base/status.h"
 #include "kube/config.h"
+#include "kube/projection.h"
 #include "kube/resource.h"
 #include "kube/watch_decoder.h"
 
@@ -83,6 +84,9 @@ struct ListOptions {
   std::string field_selector;
   // Page size (limit); 0 = no paging (server default: everything).
   std::int64_t limit = 500;
+  // Members of each item kept (nullptr: all); the items are decoded with it
+  // straight from the body. Must outlive the call.
+  const Projection* projection = nullptr;
   // Start token for a single-page ListPage() call.
   std::string continue_token;
   // "" = most recent (quorum read); "0" = any cached version.
@@ -105,6 +109,9 @@ struct WatchOptions {
   // caller re-watches from the last resourceVersion.
   std::int64_t timeout_seconds = 300;
   std::stop_token stop;
+  // Members of each event's object kept (nullptr: all); ERROR events are
+  // always decoded whole. Must outlive the call.
+  const Projection* projection = nullptr;
 };
 
 enum class PatchType {

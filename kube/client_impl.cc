@@ -1,5 +1,7 @@
 #include "kube/client_impl.h"
 
+#include <cstdio>
+
 #include <openssl/ssl.h>
 
 #include <boost/asio/buffer.hpp>
@@ -30,7 +32,10 @@ std::string Trim(const std::string& s) {
 
 }  // namespace
 
-Client::Impl::Impl(Config config) : config_(std::move(config)), token_(config_.token) {
+Client::Impl::Impl(Config config)
+    : config_(std::move(config)),
+      rate_limit_(config_.rate_limit.qps, config_.rate_limit.burst),
+      token_(config_.token) {
   if (config_.exec)
     exec_ = std::make_unique<ExecTokenSource>(*config_.exec, config_.server, config_.ca_pem);
   Result<ServerUrl> url = ParseServerUrl(config_.server);
@@ -198,13 +203,15 @@ Client::Impl::Attempt Client::Impl::Exchange(http::verb verb, const std::string&
 Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& path,
                                           const Query& query, const std::string& body,
                                           std::string_view content_type,
-                                          const RequestOptions& options) {
+                                          const RequestOptions& options,
+                                          const Projection* projection) {
   if (!setup_error_.ok()) return setup_error_;
   const auto timeout = options.timeout.value_or(config_.timeouts.request);
   const auto deadline = Clock::now() + timeout;
   const std::string target = Target(path, query);
   const RetryPolicy& retry = config_.retry;
   for (int attempt = 0;; ++attempt) {
+    if (Status s = Throttle(deadline, options.stop, target); !s.ok()) return s;
     Attempt a = Exchange(verb, target, body, content_type, deadline, options.stop);
     Status status = a.status;
     std::chrono::milliseconds wait{0};
@@ -214,7 +221,9 @@ Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& pa
       wait = BackoffDelay(retry.backoff, attempt, Random01());
     } else if (a.response.code >= 200 && a.response.code < 300) {
       if (a.response.body.empty()) return nlohmann::json::object();
-      nlohmann::json j = nlohmann::json::parse(a.response.body, nullptr, false);
+      nlohmann::json j = projection != nullptr
+                             ? projection->Parse(a.response.body)
+                             : nlohmann::json::parse(a.response.body, nullptr, false);
       if (j.is_discarded()) {
         return Status::Error(Status::Kind::kBadResponse, std::string(http::to_string(verb)) + " " +
                                                              target + ": response is not JSON");
@@ -238,6 +247,25 @@ Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& pa
       return Status::Error(Status::Kind::kCancelled, "while waiting to retry " + target);
     }
   }
+}
+
+Status Client::Impl::Throttle(Clock::time_point deadline, const std::stop_token& stop,
+                              const std::string& target) {
+  const std::chrono::nanoseconds wait = rate_limit_.Reserve();
+  if (wait.count() == 0) return Status::Ok();
+  if (Clock::now() + wait >= deadline) {
+    rate_limit_.Cancel();
+    char qps[32];
+    std::snprintf(qps, sizeof qps, "%g", config_.rate_limit.qps);
+    return Status::Error(Status::Kind::kTimeout, std::string("client rate limit (") + qps +
+                                                     " requests/s): no request slot for " + target +
+                                                     " before the call's deadline");
+  }
+  if (!SleepUnlessStopped(std::chrono::ceil<std::chrono::milliseconds>(wait), stop)) {
+    return Status::Error(Status::Kind::kCancelled,
+                         "while waiting for a request slot for " + target);
+  }
+  return Status::Ok();
 }
 
 Status ErrorFromResponse(const HttpResponse& response, std::chrono::seconds max_retry_after) {

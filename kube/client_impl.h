@@ -18,6 +18,7 @@
 #include "kube/client.h"
 #include "kube/connection.h"
 #include "kube/exec_credential.h"
+#include "kube/rate_limiter.h"
 
 namespace wasd::kube {
 
@@ -39,11 +40,13 @@ class Client::Impl {
 
   const Config& config() const { return config_; }
 
-  // One request, all retries included; decodes a 2xx JSON body or maps the
-  // error answer to a Status.
+  // One request, all retries included; decodes a 2xx JSON body (keeping
+  // only the members of `projection`, when given) or maps the error answer
+  // to a Status. Every attempt first takes a token of the rate limiter.
   Result<nlohmann::json> Call(http::verb verb, const std::string& path, const Query& query,
                               const std::string& body, std::string_view content_type,
-                              const RequestOptions& options);
+                              const RequestOptions& options,
+                              const Projection* projection = nullptr);
 
   // A new connection, connected and handshaken by `deadline`.
   Result<std::unique_ptr<Connection>> Open(Clock::time_point deadline, const std::stop_token& stop);
@@ -59,6 +62,12 @@ class Client::Impl {
 
   const Status& setup_error() const { return setup_error_; }
 
+  // Waits for a token of the rate limiter (--kube-api-qps). Fails with
+  // kTimeout when none is due before `deadline` (the call would time out
+  // waiting), kCancelled when `stop` is requested.
+  Status Throttle(Clock::time_point deadline, const std::stop_token& stop,
+                  const std::string& target);
+
  private:
   struct Attempt {
     Status status;  // transport outcome
@@ -73,6 +82,7 @@ class Client::Impl {
   Result<std::string> CurrentToken();
 
   Config config_;
+  TokenBucket rate_limit_;
   Status setup_error_;
   ServerUrl url_;
   std::string verify_name_;

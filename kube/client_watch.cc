@@ -34,6 +34,7 @@ Status Client::Watch(const Resource& resource, std::string_view ns, const WatchO
 
   // Opening the watch and reading its header is bounded like any request.
   const auto header_deadline = Clock::now() + config.timeouts.request;
+  if (Status s = impl.Throttle(header_deadline, stop, target); !s.ok()) return s;
   Result<std::unique_ptr<Connection>> opened = impl.Open(header_deadline, stop);
   if (!opened.ok()) return opened.status();
   std::unique_ptr<Connection> conn = std::move(opened).value();
@@ -48,7 +49,9 @@ Status Client::Watch(const Resource& resource, std::string_view ns, const WatchO
   if (code == 401) impl.Unauthorized();  // an exec plugin's token is fetched anew
   std::array<char, kWatchReadBytes> buf;
   std::string error_body;
-  WatchDecoder decoder(config.limits.max_watch_line_bytes);
+  WatchDecoder decoder = options.projection != nullptr
+                             ? WatchDecoder(config.limits.max_watch_line_bytes, *options.projection)
+                             : WatchDecoder(config.limits.max_watch_line_bytes);
   std::vector<WatchEvent> events;
   while (!parser.is_done()) {
     parser.get().body().data = buf.data();

@@ -92,6 +92,15 @@ struct Limits {
   std::size_t max_watch_line_bytes = std::size_t{16} * 1024 * 1024;
 };
 
+// The client-side request rate limit (kube/rate_limiter.h): every request
+// (each retry too, and each watch opened) takes a token. qps 0 = no limit.
+// The reconciler sets --kube-api-qps/--kube-api-burst (default 20/30, as
+// controller-runtime's); other commands leave it off.
+struct RateLimit {
+  double qps = 0;
+  int burst = 1;
+};
+
 struct Config {
   // "https://host:port" (an optional path prefix is kept), or "http://…" for
   // a local proxy such as `kubectl proxy`.
@@ -125,6 +134,7 @@ struct Config {
   Timeouts timeouts;
   RetryPolicy retry;
   Limits limits;
+  RateLimit rate_limit;
 };
 
 // Where LoadConfig may look. Values are plain strings; empty means "unset".

@@ -69,25 +69,57 @@ bool Informer::WaitForSync(std::chrono::milliseconds timeout) const {
   return synced_cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
+Informer::Slot Informer::MakeSlot(const ObjectPtr& object) const {
+  Slot slot;
+  slot.resource_version = Meta(*object, "resourceVersion");
+  if (options_.compact) {
+    nlohmann::json::to_msgpack(*object, slot.packed);
+    slot.packed.shrink_to_fit();
+  } else {
+    slot.object = object;
+  }
+  return slot;
+}
+
+ObjectPtr Informer::Decode(const Slot& slot) {
+  if (slot.object) return slot.object;
+  // Encoded by MakeSlot from a valid value: decoding cannot fail.
+  return std::make_shared<const nlohmann::json>(nlohmann::json::from_msgpack(slot.packed));
+}
+
 ObjectPtr Informer::Get(std::string_view ns, std::string_view name) const {
   const std::string key = ObjectKey(ns, name);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = cache_.find(key);
-  return it == cache_.end() ? nullptr : it->second;
+  Slot slot;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) return nullptr;
+    if (it->second.object) return it->second.object;
+    slot.packed = it->second.packed;  // decoded outside the lock
+  }
+  return Decode(slot);
 }
 
 std::vector<ObjectPtr> Informer::List(std::string_view ns) const {
   std::vector<ObjectPtr> out;
   std::lock_guard<std::mutex> lock(mu_);
   if (ns.empty()) {
-    for (const auto& [key, obj] : cache_) out.push_back(obj);
+    for (const auto& [key, slot] : cache_) out.push_back(Decode(slot));
     return out;
   }
   const std::string prefix = std::string(ns) + "/";
   for (auto it = cache_.lower_bound(prefix); it != cache_.end() && it->first.starts_with(prefix);
        ++it) {
-    out.push_back(it->second);
+    out.push_back(Decode(it->second));
   }
+  return out;
+}
+
+std::vector<std::string> Informer::Keys() const {
+  std::vector<std::string> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  out.reserve(cache_.size());
+  for (const auto& [key, slot] : cache_) out.push_back(key);
   return out;
 }
 
@@ -147,6 +179,7 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
+  lo.projection = options_.projection.get();
   lo.request.stop = stop;
   Result<ListResult> listed = client_.List(options_.resource, options_.namespace_, lo);
   ++lists_;
@@ -156,6 +189,9 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
     auto obj = std::make_shared<const nlohmann::json>(std::move(item));
     fresh.emplace(ObjectKey(*obj), std::move(obj));
   }
+  listed.value().items.clear();
+  std::map<std::string, Slot, std::less<>> slots;
+  for (const auto& [key, obj] : fresh) slots.emplace(key, MakeSlot(obj));
   std::vector<std::pair<ObjectPtr, ObjectPtr>> changes;  // (old, new); new null = deleted
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -163,14 +199,14 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
       auto it = cache_.find(key);
       if (it == cache_.end()) {
         changes.emplace_back(nullptr, obj);
-      } else if (Meta(*it->second, "resourceVersion") != Meta(*obj, "resourceVersion")) {
-        changes.emplace_back(it->second, obj);
+      } else if (it->second.resource_version != slots.at(key).resource_version) {
+        changes.emplace_back(Decode(it->second), obj);
       }
     }
-    for (const auto& [key, obj] : cache_) {
-      if (!fresh.contains(key)) changes.emplace_back(obj, nullptr);
+    for (const auto& [key, slot] : cache_) {
+      if (!fresh.contains(key)) changes.emplace_back(Decode(slot), nullptr);
     }
-    cache_ = std::move(fresh);
+    cache_ = std::move(slots);
     resource_version_ = listed.value().resource_version;
   }
   for (const auto& [old_obj, new_obj] : changes) {
@@ -200,6 +236,7 @@ Status Informer::WatchOnce(const std::stop_token& stop) {
   wo.allow_bookmarks = true;
   wo.timeout_seconds = options_.watch_timeout_seconds;
   wo.stop = stop;
+  wo.projection = options_.projection.get();
   ++watches_;
   return client_.Watch(options_.resource, options_.namespace_, wo, [&](const WatchEvent& ev) {
     Apply(ev);
@@ -217,22 +254,29 @@ void Informer::Apply(const WatchEvent& event) {
   }
   auto obj = std::make_shared<const nlohmann::json>(event.object);
   const std::string key = ObjectKey(*obj);
-  ObjectPtr old_obj;
+  Slot slot = event.type == WatchEventType::kDeleted ? Slot{} : MakeSlot(obj);
+  Slot old_slot;
+  bool existed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(key);
-    if (it != cache_.end()) old_obj = it->second;
+    if (it != cache_.end()) {
+      existed = true;
+      // Only an update's handlers see the old object (a delete's see the
+      // event's final state); it is decoded outside the lock.
+      if (event.type != WatchEventType::kDeleted) old_slot = it->second;
+    }
     if (event.type == WatchEventType::kDeleted) {
       if (it != cache_.end()) cache_.erase(it);
     } else {
-      cache_[key] = obj;
+      cache_[key] = std::move(slot);
     }
     if (!rv.empty()) resource_version_ = rv;
   }
   if (event.type == WatchEventType::kDeleted) {
     Deliver(WatchEventType::kDeleted, obj, nullptr);  // the event carries the final state
-  } else if (old_obj) {
-    Deliver(WatchEventType::kModified, old_obj, obj);
+  } else if (existed) {
+    Deliver(WatchEventType::kModified, Decode(old_slot), obj);
   } else {
     Deliver(WatchEventType::kAdded, nullptr, obj);
   }
@@ -250,8 +294,22 @@ void Informer::Deliver(WatchEventType type, const ObjectPtr& old_obj, const Obje
 void Informer::ResyncLoop(const std::stop_token& stop) {
   while (SleepUnlessStopped(options_.resync, stop)) {
     if (!HasSynced()) continue;
-    for (const ObjectPtr& obj : List()) {
+    // One object decoded at a time: a compact cache is never decoded whole.
+    for (const std::string& key : Keys()) {
       if (stop.stop_requested()) return;
+      ObjectPtr obj;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = cache_.find(key);
+        if (it == cache_.end()) continue;
+        if (it->second.object) {
+          obj = it->second.object;
+        } else {
+          Slot copy;
+          copy.packed = it->second.packed;
+          obj = Decode(copy);
+        }
+      }
       Deliver(WatchEventType::kModified, obj, obj);
     }
   }

@@ -26,6 +26,11 @@ std::string WatchEvent::ResourceVersion() const {
 
 WatchDecoder::WatchDecoder(std::size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
 
+WatchDecoder::WatchDecoder(std::size_t max_line_bytes, const Projection& projection)
+    : max_line_bytes_(max_line_bytes) {
+  if (!projection.keeps_all()) event_projection_ = projection.Under("object", {"type"});
+}
+
 Status WatchDecoder::Feed(std::string_view bytes, std::vector<WatchEvent>& out) {
   if (!error_.ok()) return error_;
   while (!bytes.empty()) {
@@ -76,8 +81,17 @@ Status WatchDecoder::DecodeLine(std::string_view line, std::vector<WatchEvent>& 
     return Status::Error(Status::Kind::kBadResponse,
                          "watch event line " + std::to_string(lines_) + ": " + why);
   };
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = event_projection_
+                         ? event_projection_->Parse(line)
+                         : nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not JSON");
+  if (event_projection_ && j.is_object()) {
+    // An ERROR event carries a metav1.Status, not an object of the resource.
+    auto t = j.find("type");
+    if (t != j.end() && t->is_string() && t->get_ref<const std::string&>() == "ERROR") {
+      j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    }
+  }
   if (!j.is_object()) return bad("not a JSON object");
   auto type = j.find("type");
   if (type == j.end() || !type->is_string()) return bad("no \"type\"");

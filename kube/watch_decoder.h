@@ -23,6 +23,7 @@
 #define WASD_KUBE_WATCH_DECODER_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "kube/projection.h"
 
 namespace wasd::kube {
 
@@ -55,6 +57,9 @@ class WatchDecoder {
   static constexpr std::size_t kDefaultMaxLineBytes = std::size_t{16} * 1024 * 1024;
 
   explicit WatchDecoder(std::size_t max_line_bytes = kDefaultMaxLineBytes);
+  // Keeps only the members of `projection` of each event's object, decoded
+  // straight from the line (an ERROR event's Status is decoded whole).
+  WatchDecoder(std::size_t max_line_bytes, const Projection& projection);
 
   // Consumes `bytes`, appending every event completed by them to `out`.
   // Returns OK, or kBadResponse (sticky) describing the first bad line.
@@ -69,6 +74,7 @@ class WatchDecoder {
   Status DecodeLine(std::string_view line, std::vector<WatchEvent>& out);
 
   std::size_t max_line_bytes_;
+  std::optional<Projection> event_projection_;  // {type, object: <projection>}
   std::string line_;
   std::size_t lines_ = 0;  // lines seen, for error messages
   Status error_;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "reconciler/api.h"
+#include "reconciler/projections.h"
 #include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
@@ -33,11 +34,15 @@ const std::string kManagedSelector = std::string(workloadbuilder::kManagedLabel)
 
 std::unique_ptr<kube::Informer> MakeInformer(kube::Client& client, kube::Resource resource,
                                              const std::string& selector,
-                                             std::chrono::milliseconds resync) {
+                                             std::chrono::milliseconds resync,
+                                             std::shared_ptr<const kube::Projection> projection) {
   kube::InformerOptions o;
   o.resource = std::move(resource);
   o.label_selector = selector;
   o.resync = resync;
+  o.projection = std::move(projection);
+  // Encoded in the cache: ~0.5 KB per pod instead of ~4 KB decoded.
+  o.compact = true;
   return std::make_unique<kube::Informer>(client, std::move(o));
 }
 
@@ -60,11 +65,14 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
                std::function<void(const std::string&)> enqueue,
                const std::vector<workloadbuilder::Backend>& backends)
     : client_(client), recent_(recent), enqueue_(std::move(enqueue)) {
-  deployments_ = MakeInformer(client_, kube::Deployments(), kManagedSelector, resync);
-  replicasets_ = MakeInformer(client_, kube::ReplicaSets(), kManagedSelector, {});
-  pods_ = MakeInformer(client_, kube::Pods(), kManagedSelector, {});
-  workloads_ = MakeInformer(client_, Workloads(), "", {});
-  podgroups_ = MakeInformer(client_, PodGroups(), "", {});
+  // Each cache keeps only what its readers read (reconciler/projections.cc).
+  deployments_ =
+      MakeInformer(client_, kube::Deployments(), kManagedSelector, resync, DeploymentProjection());
+  replicasets_ =
+      MakeInformer(client_, kube::ReplicaSets(), kManagedSelector, {}, ReplicaSetProjection());
+  pods_ = MakeInformer(client_, kube::Pods(), kManagedSelector, {}, PodProjection());
+  workloads_ = MakeInformer(client_, Workloads(), "", {}, SchedulingObjectProjection());
+  podgroups_ = MakeInformer(client_, PodGroups(), "", {}, SchedulingObjectProjection());
 
   auto key_of = [this](const kube::ObjectPtr& d) { enqueue_(Key(NamespaceOf(*d), NameOf(*d))); };
   deployments_->AddEventHandlers(
@@ -87,7 +95,8 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
        [this](const kube::ObjectPtr& o) { OnPodGroup(o, true); }});
   for (const workloadbuilder::Backend b : backends) {
     if (b == workloadbuilder::Backend::kNative || backend_groups_.count(b) > 0) continue;
-    auto& informer = backend_groups_[b] = MakeInformer(client_, GroupResource(b), "", {});
+    auto& informer = backend_groups_[b] =
+        MakeInformer(client_, GroupResource(b), "", {}, SchedulingObjectProjection());
     informer->AddEventHandlers(
         {[this](const kube::ObjectPtr& o) { OnBackendGroup(o, false); },
          [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnBackendGroup(o, false); },
@@ -140,21 +149,28 @@ bool Caches::SchedulingSynced() const {
 }
 
 std::vector<std::string> Caches::DeploymentKeys() const {
-  std::vector<std::string> keys;
-  for (const kube::ObjectPtr& d : deployments_->List())
-    keys.push_back(Key(NamespaceOf(*d), NameOf(*d)));
-  return keys;
+  // The informer's keys are "ns/name", as planner::Key makes them.
+  return deployments_->Keys();
+}
+
+void Caches::TrackGated(const std::string& key, const json& pod, bool gated_now) {
+  std::lock_guard<std::mutex> lock(gated_mu_);
+  if (!gated_now) {
+    gated_.erase(key);
+    return;
+  }
+  const std::string* created = workloadbuilder::AsString(
+      workloadbuilder::MemberPath(pod, {"metadata", "creationTimestamp"}));
+  const std::optional<std::int64_t> when = created ? ParseRfc3339Seconds(*created) : std::nullopt;
+  gated_[key] = when.value_or(0);
 }
 
 GatedPods Caches::CountGatedPods() const {
   GatedPods out;
-  for (const kube::ObjectPtr& pod : pods_->List()) {
-    if (IsTerminating(*pod) || !GateIndex(*pod, workloadbuilder::kPodGroupGate)) continue;
-    ++out.count;
-    const std::string* created = workloadbuilder::AsString(
-        workloadbuilder::MemberPath(*pod, {"metadata", "creationTimestamp"}));
-    const std::optional<std::int64_t> when = created ? ParseRfc3339Seconds(*created) : std::nullopt;
-    if (when && (!out.oldest_created_unix || *when < *out.oldest_created_unix)) {
+  std::lock_guard<std::mutex> lock(gated_mu_);
+  out.count = gated_.size();
+  for (const auto& [key, when] : gated_) {
+    if (when != 0 && (!out.oldest_created_unix || when < *out.oldest_created_unix)) {
       out.oldest_created_unix = when;
     }
   }
@@ -185,6 +201,7 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
   // Filed under the PodGroup the pod names; a gated pod that names none (its
   // schedulingGroup was dropped) under its ReplicaSet, whose PodGroup it needs.
   const bool gated = GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value();
+  TrackGated(key, *pod, !deleted && gated && !IsTerminating(*pod));
   std::string group_name = workloadbuilder::LinkedPodGroupName(*pod);
   const std::string rs_name = ControllerKind(*pod) == "ReplicaSet" ? ControllerName(*pod) : "";
   if (group_name.empty() && gated && !rs_name.empty()) {

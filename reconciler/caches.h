@@ -27,7 +27,9 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,7 @@ class Caches {
   void EnqueueIfManaged(const std::string& ns, const std::string& deployment);
   void OnReplicaSet(const kube::ObjectPtr& rs, bool deleted);
   void OnPod(const kube::ObjectPtr& pod, bool deleted);
+  void TrackGated(const std::string& key, const nlohmann::json& pod, bool gated_now);
   void OnWorkload(const kube::ObjectPtr& workload, bool deleted);
   void OnPodGroup(const kube::ObjectPtr& pg, bool deleted);
   void OnBackendGroup(const kube::ObjectPtr& pg, bool deleted);
@@ -105,6 +108,11 @@ class Caches {
   ObjectIndex workloads_by_deployment_;
   ObjectIndex podgroups_by_workload_;
   std::atomic<bool> scheduling_started_{false};
+  // Live pods held by the wasd.io/pod-group gate, with their creation time
+  // (Unix seconds, 0 unknown), kept from the pod events for the metrics:
+  // a scrape never decodes the pod cache.
+  mutable std::mutex gated_mu_;
+  std::map<std::string, std::int64_t, std::less<>> gated_;  // guarded by gated_mu_
 };
 
 }  // namespace wasd::reconciler

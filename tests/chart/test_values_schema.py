@@ -69,6 +69,10 @@ BAD = [
     ("webhook.nodeSelector", {"a": 1}),
     ("webhook.tolerations", [{"operator": "Sometimes"}]),
     ("reconciler.workers", 0),
+    ("reconciler.kubeApiQps", -1),
+    ("reconciler.kubeApiQps", "20"),
+    ("reconciler.kubeApiBurst", 0),
+    ("reconciler.kubeApiBurst", 2.5),
     ("reconciler.leaderElect", "true"),
     ("admission.failurePolicy", "Maybe"),
     ("admission.scaleFailurePolicy", "fail"),
@@ -162,6 +166,8 @@ class ValuesSchema(unittest.TestCase):
 
     def test_good_variants_are_accepted(self):
         for path, value in [("webhook.maxRequestBytes", 1048576), ("reconciler.workers", 4),
+                            ("reconciler.kubeApiQps", 0), ("reconciler.kubeApiQps", 200),
+                            ("reconciler.kubeApiQps", 2.5), ("reconciler.kubeApiBurst", 300),
                             ("webhook.podDisruptionBudget.minAvailable", "50%"),
                             ("image.digest", "sha256:" + "0" * 64), ("certs.mode", "certManager"),
                             ("webhook.priorityClassName", ""), ("webhook.antiAffinity", "none"),

@@ -1,0 +1,27 @@
+// What each of the reconciler's caches keeps of the objects it watches: the
+// members the planner (planner/*.cc, and workloadbuilder's BuildWorkload /
+// BuildPodGroup it calls), the executor, the Events, RecentWrites and the
+// caches' own indexes read — nothing else. Real pods are 10–25 KB of JSON
+// (managedFields, containers, volumes, status); the reconciler needs ~1 KB
+// of it. reconciler/projections.cc lists every kept path with its reader.
+//
+// A new informer registers its own projection here (and a test in
+// tests/reconciler/projections_test.cc proves its readers' inputs survive).
+#ifndef WASD_RECONCILER_PROJECTIONS_H_
+#define WASD_RECONCILER_PROJECTIONS_H_
+
+#include <memory>
+
+#include "kube/projection.h"
+
+namespace wasd::reconciler {
+
+std::shared_ptr<const kube::Projection> DeploymentProjection();
+std::shared_ptr<const kube::Projection> ReplicaSetProjection();
+std::shared_ptr<const kube::Projection> PodProjection();
+// Workloads and PodGroups (objects wasd writes: small, compared whole).
+std::shared_ptr<const kube::Projection> SchedulingObjectProjection();
+
+}  // namespace wasd::reconciler
+
+#endif  // WASD_RECONCILER_PROJECTIONS_H_

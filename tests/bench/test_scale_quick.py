@@ -1,0 +1,57 @@
+"""Quick mode of the scale bench, for CI: bench/scale_bench.py with 100
+Deployments x 10 replicas (1,000 pods padded to the 15 KB fixture) against the
+bench API server (build/wasd-bench-apiserver). It checks behaviour and memory,
+never time:
+
+  * create: exactly 1 Workload per Deployment, 1 PodGroup per ReplicaSet and
+    1 gate lift per pod, no other write but Events, none failed;
+  * resync: a full --resync-period after convergence writes nothing;
+  * rollout of 10 %: 1 new PodGroup and 1 gate lift per new pod, the old
+    PodGroups deleted once their pods are gone;
+  * memory: the reconciler's RSS above its idle baseline, per cached pod, is
+    at most 2 KiB on top of a fixed 8 MiB allowance for what a small run
+    cannot amortise (the list pages and watch buffers in flight, the
+    allocator's arenas) — the cache itself keeps ~1 KB of each 15 KB pod.
+The full run is bench/scale.sh (bench/README.md "The reconciler at scale")."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR",
+                            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SCRIPT = os.path.join(SOURCE_DIR, "bench", "scale_bench.py")
+N, REPLICAS = 100, 10
+KIB, MIB = 1024, 1024 * 1024
+
+
+class ScaleQuick(unittest.TestCase):
+    def test_minimum_writes_and_bounded_memory(self):
+        p = subprocess.run([sys.executable, SCRIPT, "--n", str(N), "--replicas", str(REPLICAS),
+                            "--qps", "0", "--workers", "2", "--resync", "5", "--timeout", "240",
+                            "--phases", "create,resync,rollout", "--json"],
+                           capture_output=True, text=True, timeout=400)
+        sys.stdout.write(p.stderr[-4000:])
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        r = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
+        print(json.dumps(r, indent=1))
+        create = r["phases"]["create"]
+        writes = {k: v for k, v in create["writes"].items() if k != "POST events"}
+        self.assertEqual(writes, {"POST workloads": N, "POST podgroups": N,
+                                  "PATCH pods": N * REPLICAS}, create)
+        self.assertEqual(create["pods"], N * REPLICAS)
+        self.assertEqual(r["phases"]["resync"]["writes"], {}, r["phases"]["resync"])
+        self.assertGreaterEqual(r["phases"]["resync"]["reconciles"], N, "a resync reconciled all")
+        rollout = r["phases"]["rollout"]
+        writes = {k: v for k, v in rollout["writes"].items() if k != "POST events"}
+        self.assertEqual(writes, {"POST podgroups": N // 10, "DELETE podgroups": N // 10,
+                                  "PATCH pods": N // 10 * REPLICAS}, rollout)
+        self.assertEqual(r["reconciler_log_errors"], 0)
+        grown = create["rss_bytes"] - r["idle_rss_bytes"]
+        self.assertLessEqual(grown, 8 * MIB + N * REPLICAS * 2 * KIB,
+                             f"reconciler grew {grown / MIB:.1f} MiB for {N * REPLICAS} pods")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
