@@ -53,10 +53,7 @@ GangCondition ConditionFor(const doctor::Diagnosis& d) {
   GangCondition c;
   c.status = d.scheduled ? "True" : "False";
   c.reason = d.reason;
-  c.message = d.message;
-  if (d.reason == doctor::kUnschedulable && d.fit.computed && !d.fit.text.empty()) {
-    c.message += "; " + d.fit.text;
-  }
+  c.message = d.message;  // the counts; Unschedulable: the scheduler's words and the fit
   return c;
 }
 

@@ -4,7 +4,7 @@
 //   the condition   status.conditions[type=GangScheduled] on the Deployment
 //                   (True when every created member is bound; reason = the
 //                   diagnosis reason; message = its counts, plus the fit
-//                   preview when Unschedulable), written with a JSON patch of
+//                   preview when Unschedulable, as Diagnose words it), written with a JSON patch of
 //                   that one entry on deployments/status — never the whole
 //                   status, so the Deployment controller's own conditions
 //                   (Available, Progressing, ReplicaFailure) are never
