@@ -320,8 +320,8 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   return result;
 }
 
-void Controller::PublishGangStatus(const std::string& ns, const std::string& name,
-                                   bool api_served, ReconcileResult& result) {
+void Controller::PublishGangStatus(const std::string& ns, const std::string& name, bool api_served,
+                                   ReconcileResult& result) {
   if (!gang_ || !MayWrite()) return;
   base::Status s = gang_->Update(caches_, ns, name, api_served);
   if (!s.ok()) result.status = std::move(s);

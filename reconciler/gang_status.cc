@@ -69,8 +69,7 @@ const json* FindGangCondition(const json& deployment) {
 std::optional<json> ConditionPatch(const json& deployment, const GangCondition& c,
                                    std::string_view now) {
   const json* status = workloadbuilder::Member(deployment, "status");
-  const json* conds =
-      status != nullptr ? workloadbuilder::Member(*status, "conditions") : nullptr;
+  const json* conds = status != nullptr ? workloadbuilder::Member(*status, "conditions") : nullptr;
   std::optional<std::size_t> at;
   if (conds != nullptr && conds->is_array()) {
     for (std::size_t i = 0; i < conds->size(); ++i) {
@@ -81,12 +80,8 @@ std::optional<json> ConditionPatch(const json& deployment, const GangCondition& 
       }
     }
   }
-  json entry = {{"type", kGangScheduledType},
-                {"status", c.status},
-                {"reason", c.reason},
-                {"message", c.message},
-                {"lastUpdateTime", now},
-                {"lastTransitionTime", now}};
+  json entry = {{"type", kGangScheduledType}, {"status", c.status},    {"reason", c.reason},
+                {"message", c.message},       {"lastUpdateTime", now}, {"lastTransitionTime", now}};
   if (at) {
     const json& old = (*conds)[*at];
     if (Str(old, "status") == c.status && Str(old, "reason") == c.reason &&
@@ -109,7 +104,8 @@ std::optional<json> ConditionPatch(const json& deployment, const GangCondition& 
         {"path", "/metadata/resourceVersion"},
         {"value", Str(*workloadbuilder::Member(deployment, "metadata"), "resourceVersion")}}});
   if (status != nullptr && status->is_object()) {
-    patch.push_back({{"op", "add"}, {"path", "/status/conditions"}, {"value", json::array({entry})}});
+    patch.push_back(
+        {{"op", "add"}, {"path", "/status/conditions"}, {"value", json::array({entry})}});
   } else {
     patch.push_back(
         {{"op", "add"}, {"path", "/status"}, {"value", {{"conditions", json::array({entry})}}}});
@@ -130,8 +126,8 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
     it = buckets_.emplace(uid, Bucket{kGangEventBurst, now}).first;
   }
   Bucket& b = it->second;
-  const double refilled = std::chrono::duration<double>(now - b.at) /
-                          std::chrono::duration<double>(kGangEventRefill);
+  const double refilled =
+      std::chrono::duration<double>(now - b.at) / std::chrono::duration<double>(kGangEventRefill);
   b.tokens = std::min<double>(kGangEventBurst, b.tokens + std::max(0.0, refilled));
   b.at = now;
   if (b.tokens < 1) return false;
@@ -247,8 +243,8 @@ void GangStatus::Render(std::string* out) const {
     labels += "\",deployment=\"";
     metrics::AppendLabelValue(&labels, key.substr(slash + 1));
     labels += "\",state=\"";
-    const std::int64_t values[] = {g.counts.created,     g.counts.gated_wasd, g.counts.gated_other,
-                                   g.counts.bound,       g.counts.running,    g.counts.failed};
+    const std::int64_t values[] = {g.counts.created, g.counts.gated_wasd, g.counts.gated_other,
+                                   g.counts.bound,   g.counts.running,    g.counts.failed};
     for (std::size_t i = 0; i < std::size(kGangMemberStates); ++i) {
       metrics::AppendSample(out, "wasd_gang_members",
                             labels + std::string(kGangMemberStates[i]) + "\"",

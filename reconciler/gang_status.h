@@ -59,12 +59,14 @@ namespace wasd::reconciler {
 class Caches;
 
 inline constexpr std::string_view kGangScheduledType = "GangScheduled";
-// Gang Events per Deployment: this many in a row, then one per refill.
-inline constexpr int kGangEventBurst = 3;
+// Gang Events per Deployment: this many in a row (a gang's life — created,
+// gated, placed, a rollout, a scale-up — changes reason 3 to 6 times), then
+// one per refill: a flapping gang posts at most 60 an hour.
+inline constexpr int kGangEventBurst = 8;
 inline constexpr std::chrono::seconds kGangEventRefill{60};
 // The member states of wasd_gang_members (a fixed set: the series per
 // Deployment are bounded).
-inline constexpr std::string_view kGangMemberStates[] = {"created", "gated", "gated_other",
+inline constexpr std::string_view kGangMemberStates[] = {"created", "gated",   "gated_other",
                                                          "bound",   "running", "failed"};
 // Buckets (seconds) of wasd_gang_pending_seconds: 1 s to 1 h.
 inline constexpr std::array<double, 10> kGangPendingBuckets = {1,   5,   15,  30,   60,
@@ -109,9 +111,10 @@ class GangEventLimiter {
 class GangStatus {
  public:
   GangStatus(Api& api, EventRecorder& events, const base::Logger& log)
-      : api_(api), events_(events), log_(log), pending_(std::vector<double>(
-                                                   kGangPendingBuckets.begin(),
-                                                   kGangPendingBuckets.end())) {}
+      : api_(api),
+        events_(events),
+        log_(log),
+        pending_(std::vector<double>(kGangPendingBuckets.begin(), kGangPendingBuckets.end())) {}
 
   // Diagnoses Deployment ns/name from `caches` and publishes it. `api_served`:
   // the Deployment's backend API is served. An error is a failed patch (the

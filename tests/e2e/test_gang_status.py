@@ -87,19 +87,22 @@ class GangStatusTest(unittest.TestCase):
                 and e["source"].get("component") == "wasd-reconciler" and e["reason"] in reasons]
 
     def assert_event(self, name, etype, reason, message):
-        events = [e for e in self.gang_events(name) if e["reason"] == reason]
-        self.assertEqual(len(events), 1, events)
+        """Exactly one gang doctor Event of `reason` whose message starts with the condition's
+        (the planner's own Warnings may share a reason, e.g. PodGroupTerminating, with
+        other words)."""
+        events = [e for e in self.gang_events(name)
+                  if e["reason"] == reason and e["message"].startswith(message)]
+        self.assertEqual(len(events), 1, self.gang_events(name))
         self.assertEqual(events[0]["type"], etype)
-        self.assertTrue(events[0]["message"].startswith(message), events[0]["message"])
 
     def status_patches(self, name, since):
         return [e for e in self.env.srv.Audit(since=since, user=RECONCILER_USER, methods=("PATCH", "PUT"))
                 if e["path"].startswith(f"{DEPLOYMENTS}/{name}/status")]
 
     def names(self, app):
-        rs = self.env.replica_sets(app)
-        self.assertEqual(len(rs), 1)
-        rs = rs[0]
+        """The current ReplicaSet (highest revision) and its PodGroup."""
+        rs = max(self.env.replica_sets(app),
+                 key=lambda r: int(r["metadata"]["annotations"].get("deployment.kubernetes.io/revision", "0")))
         return rs["metadata"]["name"], pod_group_name(rs["metadata"]["name"], rs["metadata"]["uid"])
 
     def delete(self, app):
@@ -139,6 +142,7 @@ class GangStatusTest(unittest.TestCase):
         self.assertEqual(self.explain("small")["message"], c["message"])
         wait_for(lambda: [e for e in self.gang_events("small") if e["reason"] == "Scheduled"],
                  what="Scheduled Event")
+        scheduled_events = len([e for e in self.gang_events("small") if e["reason"] == "Scheduled"])
         self.assert_event("small", "Normal", "Scheduled", c["message"])
         # Every status write of the reconciler was a JSON patch of its own entry only.
         for e in self.status_patches("small", 0):
@@ -154,16 +158,21 @@ class GangStatusTest(unittest.TestCase):
         time.sleep(2 * RESYNC_SECONDS + 1)
         self.assertGreater(self.rec.metric("wasd_reconciler_reconciles_total"), reconciles)
         self.assertEqual(self.env.all_reconciler_writes(seq), [])
-        self.assert_event("small", "Normal", "Scheduled", c["message"])  # still one
+        self.assertEqual(len([e for e in self.gang_events("small") if e["reason"] == "Scheduled"]),
+                         scheduled_events, "no Event in a steady state")
 
         # A rollout: the Deployment controller rewrites the status many times; each of its
         # writes keeps GangScheduled (it only sets Available/Progressing/ReplicaFailure).
         seq = self.env.srv.LastSeq()
         self.env.patch(f"{DEPLOYMENTS}/small",
                        {"spec": {"template": {"metadata": {"annotations": {"rollout": "1"}}}}})
-        wait_for(lambda: len(self.env.replica_sets("small")) == 1
-                 and self.env.replica_sets("small")[0]["metadata"]["annotations"].get(
-                     "deployment.kubernetes.io/revision") == "2", timeout=60, what="rolled out")
+        def rolled_out():
+            d = self.deployment("small")
+            st = d.get("status") or {}
+            return (d["metadata"]["annotations"].get("deployment.kubernetes.io/revision") == "2"
+                    and st.get("updatedReplicas") == 2 and st.get("replicas") == 2
+                    and st.get("availableReplicas") == 2)
+        wait_for(rolled_out, timeout=60, what="rolled out")
         self.wait_condition("small", "Scheduled")
         controller_writes = [e for e in self.env.srv.Audit(since=seq, methods=("PUT",))
                              if e["path"] == f"{DEPLOYMENTS}/small/status" and e.get("user") != RECONCILER_USER]

@@ -12,6 +12,7 @@
 #include "doctor/diagnosis.h"
 #include "kube/projection.h"
 #include "reconciler/projections.h"
+#include "workloadbuilder/names.h"
 
 namespace wasd::reconciler {
 namespace {
@@ -21,8 +22,8 @@ using nlohmann::json;
 json DeploymentWith(json conditions) {
   json d = {{"apiVersion", "apps/v1"},
             {"kind", "Deployment"},
-            {"metadata", {{"name", "web"}, {"namespace", "team"}, {"uid", "d-1"},
-                          {"resourceVersion", "41"}}},
+            {"metadata",
+             {{"name", "web"}, {"namespace", "team"}, {"uid", "d-1"}, {"resourceVersion", "41"}}},
             {"status", {{"replicas", 2}}}};
   if (!conditions.is_null()) d["status"]["conditions"] = std::move(conditions);
   return d;
@@ -33,8 +34,10 @@ json Available() {
 }
 
 json Gang(const std::string& status, const std::string& reason, const std::string& message) {
-  return {{"type", "GangScheduled"},        {"status", status},
-          {"reason", reason},               {"message", message},
+  return {{"type", "GangScheduled"},
+          {"status", status},
+          {"reason", reason},
+          {"message", message},
           {"lastUpdateTime", "2026-12-01T10:00:00Z"},
           {"lastTransitionTime", "2026-12-01T10:00:00Z"}};
 }
@@ -58,7 +61,8 @@ TEST_CASE("gang status: the condition follows the diagnosis", "[unit][gang]") {
 }
 
 TEST_CASE("gang status: no patch when the cached Deployment says it already", "[unit][gang]") {
-  const json dep = DeploymentWith(json::array({Available(), Gang("False", "WaitingForQuorum", "m")}));
+  const json dep =
+      DeploymentWith(json::array({Available(), Gang("False", "WaitingForQuorum", "m")}));
   CHECK_FALSE(ConditionPatch(dep, {"False", "WaitingForQuorum", "m"}, kNow).has_value());
   REQUIRE(FindGangCondition(dep) != nullptr);
   CHECK((*FindGangCondition(dep))["reason"] == "WaitingForQuorum");
@@ -67,13 +71,15 @@ TEST_CASE("gang status: no patch when the cached Deployment says it already", "[
 
 TEST_CASE("gang status: replacing the entry tests its index and keeps the transition time",
           "[unit][gang]") {
-  const json dep = DeploymentWith(json::array({Available(), Gang("False", "WaitingForQuorum", "m")}));
+  const json dep =
+      DeploymentWith(json::array({Available(), Gang("False", "WaitingForQuorum", "m")}));
   SECTION("same status, new reason: lastTransitionTime kept") {
     const auto p = ConditionPatch(dep, {"False", "Unschedulable", "n"}, kNow);
     REQUIRE(p.has_value());
     REQUIRE(p->size() == 2);
-    CHECK((*p)[0] == json({{"op", "test"}, {"path", "/status/conditions/1/type"},
-                           {"value", "GangScheduled"}}));
+    CHECK(
+        (*p)[0] ==
+        json({{"op", "test"}, {"path", "/status/conditions/1/type"}, {"value", "GangScheduled"}}));
     CHECK((*p)[1]["op"] == "replace");
     CHECK((*p)[1]["path"] == "/status/conditions/1");
     const json& v = (*p)[1]["value"];
@@ -113,7 +119,8 @@ TEST_CASE("gang status: no conditions array yet: created under a resourceVersion
     const auto p = ConditionPatch(DeploymentWith(nullptr), {"False", "PodGroupMissing", "m"}, kNow);
     REQUIRE(p.has_value());
     REQUIRE(p->size() == 2);
-    CHECK((*p)[0] == json({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "41"}}));
+    CHECK((*p)[0] ==
+          json({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "41"}}));
     CHECK((*p)[1]["path"] == "/status/conditions");
     CHECK((*p)[1]["value"].size() == 1);
   }
@@ -176,27 +183,60 @@ doctor::GangInput FullInput() {
          {"resourceVersion", "9"},
          {"labels", {{"wasd.io/managed", "true"}}},
          {"annotations",
-          {{"wasd.io/scheduling",
-            R"({"minCount":3,"schedulingConstraints":{"topology":[{"key":"zone"}]}})"}}}}},
+          {{"wasd.io/scheduling", R"({"schedulingPolicy":{"gang":{"minCount":3}},)"
+                                  R"("schedulingConstraints":{"topology":[{"key":"zone"}]}})"}}}}},
        {"spec", {{"replicas", 4}, {"template", Template()}}},
        {"status",
         {{"conditions", json::array({Available(), Gang("False", "WaitingForQuorum", "m")})}}}});
-  json rs = Noise(
-      {{"apiVersion", "apps/v1"},
-       {"kind", "ReplicaSet"},
-       {"metadata",
-        {{"name", "train-abc"},
-         {"namespace", "ml"},
-         {"uid", "rs-1"},
-         {"resourceVersion", "10"},
-         {"creationTimestamp", "2026-12-02T06:00:00Z"},
-         {"labels", {{"wasd.io/managed", "true"}}},
-         {"annotations", {{"deployment.kubernetes.io/revision", "2"}}},
-         {"ownerReferences",
-          json::array({{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "train"},
-                        {"uid", "d-1"}, {"controller", true}}})}}},
-       {"spec", {{"replicas", 4}, {"template", Template()}}}});
+  json rs = Noise({{"apiVersion", "apps/v1"},
+                   {"kind", "ReplicaSet"},
+                   {"metadata",
+                    {{"name", "train-abc"},
+                     {"namespace", "ml"},
+                     {"uid", "rs-1"},
+                     {"resourceVersion", "10"},
+                     {"creationTimestamp", "2026-12-02T06:00:00Z"},
+                     {"labels", {{"wasd.io/managed", "true"}}},
+                     {"annotations", {{"deployment.kubernetes.io/revision", "2"}}},
+                     {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                       {"kind", "Deployment"},
+                                                       {"name", "train"},
+                                                       {"uid", "d-1"},
+                                                       {"controller", true}}})}}},
+                   {"spec", {{"replicas", 4}, {"template", Template()}}}});
   in.replicasets.push_back(rs);
+  in.workload = Noise({{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                       {"kind", "Workload"},
+                       {"metadata",
+                        {{"name", workloadbuilder::GenerateWorkloadName("train", "d-1")},
+                         {"namespace", "ml"},
+                         {"uid", "w-1"},
+                         {"resourceVersion", "11"},
+                         {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                           {"kind", "Deployment"},
+                                                           {"name", "train"},
+                                                           {"uid", "d-1"},
+                                                           {"controller", true}}})}}},
+                       {"spec", json::object()}});
+  in.group_objects.push_back(
+      Noise({{"apiVersion", "scheduling.k8s.io/v1beta1"},
+             {"kind", "PodGroup"},
+             {"metadata",
+              {{"name", workloadbuilder::PodGroupName("train-abc", "rs-1")},
+               {"namespace", "ml"},
+               {"uid", "pg-1"},
+               {"resourceVersion", "12"},
+               {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                 {"kind", "ReplicaSet"},
+                                                 {"name", "train-abc"},
+                                                 {"uid", "rs-1"},
+                                                 {"controller", true}}})}}},
+             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 3}}}}}}},
+             {"status",
+              {{"conditions", json::array({{{"type", "PodGroupInitiallyScheduled"},
+                                            {"status", "False"},
+                                            {"reason", "Unschedulable"},
+                                            {"message", "0/2 nodes are available"}}})}}}}));
   for (int i = 0; i < 4; ++i) {
     json pod = Noise(
         {{"apiVersion", "v1"},
@@ -208,9 +248,11 @@ doctor::GangInput FullInput() {
            {"resourceVersion", "2" + std::to_string(i)},
            {"creationTimestamp", "2026-12-02T06:00:0" + std::to_string(i) + "Z"},
            {"labels", {{"wasd.io/managed", "true"}, {"pod-template-hash", "abc"}}},
-           {"ownerReferences",
-            json::array({{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "train-abc"},
-                          {"uid", "rs-1"}, {"controller", true}}})}}},
+           {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                             {"kind", "ReplicaSet"},
+                                             {"name", "train-abc"},
+                                             {"uid", "rs-1"},
+                                             {"controller", true}}})}}},
          {"spec", Template()["spec"]},
          {"status",
           {{"phase", "Pending"},
@@ -223,29 +265,30 @@ doctor::GangInput FullInput() {
     in.pods.push_back(pod);
   }
   for (int i = 0; i < 2; ++i) {
-    in.nodes.push_back(Noise(
-        {{"apiVersion", "v1"},
-         {"kind", "Node"},
-         {"metadata",
-          {{"name", "n" + std::to_string(i)},
-           {"uid", "n-" + std::to_string(i)},
-           {"resourceVersion", "5"},
-           {"labels", {{"zone", "z" + std::to_string(i)}, {"pool", "gpu"}}}}},
-         {"spec", {{"taints", json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}})}}},
-         {"status",
-          {{"allocatable", {{"cpu", "8"}, {kGpu, "2"}, {"pods", "110"}}},
-           {"capacity", {{"cpu", "8"}}},
-           {"images", json::array({{{"names", json::array({"a", "b"})}}})}}}}));
+    in.nodes.push_back(
+        Noise({{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", "n" + std::to_string(i)},
+                 {"uid", "n-" + std::to_string(i)},
+                 {"resourceVersion", "5"},
+                 {"labels", {{"zone", "z" + std::to_string(i)}, {"pool", "gpu"}}}}},
+               {"spec", {{"taints", json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}})}}},
+               {"status",
+                {{"allocatable", {{"cpu", "8"}, {kGpu, "2"}, {"pods", "110"}}},
+                 {"capacity", {{"cpu", "8"}}},
+                 {"images", json::array({{{"names", json::array({"a", "b"})}}})}}}}));
   }
-  in.bound_pods.push_back(Noise(
-      {{"apiVersion", "v1"},
-       {"kind", "Pod"},
-       {"metadata", {{"name", "other"}, {"namespace", "x"}, {"uid", "o-1"}, {"resourceVersion", "3"}}},
-       {"spec",
-        {{"nodeName", "n0"},
-         {"containers",
-          json::array({{{"name", "c"}, {"resources", {{"requests", {{kGpu, "1"}}}}}}})}}},
-       {"status", {{"phase", "Running"}}}}));
+  in.bound_pods.push_back(
+      Noise({{"apiVersion", "v1"},
+             {"kind", "Pod"},
+             {"metadata",
+              {{"name", "other"}, {"namespace", "x"}, {"uid", "o-1"}, {"resourceVersion", "3"}}},
+             {"spec",
+              {{"nodeName", "n0"},
+               {"containers",
+                json::array({{{"name", "c"}, {"resources", {{"requests", {{kGpu, "1"}}}}}}})}}},
+             {"status", {{"phase", "Running"}}}}));
   return in;
 }
 
@@ -264,6 +307,10 @@ TEST_CASE("gang status: the doctor diagnoses the same on the caches' projected o
     projected.replicasets.push_back(Project(rs, ReplicaSetProjection()));
   }
   for (const json& p : full.pods) projected.pods.push_back(Project(p, PodProjection()));
+  projected.workload = Project(full.workload, SchedulingObjectProjection());
+  for (const json& g : full.group_objects) {
+    projected.group_objects.push_back(Project(g, SchedulingObjectProjection()));
+  }
   for (const json& n : full.nodes) projected.nodes.push_back(Project(n, NodeProjection()));
   for (const json& p : full.bound_pods) {
     projected.bound_pods.push_back(Project(p, BoundPodProjection()));
