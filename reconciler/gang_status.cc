@@ -156,9 +156,10 @@ base::Status GangStatus::Update(const Caches& caches, const std::string& ns,
   }
   in.api_served = api_served;
   doctor::Diagnosis d = doctor::Diagnose(in);
-  // The fit preview only for a gang with members to place: a Scheduled gang
-  // never reads the Node and bound-pod caches.
-  if (!d.scheduled && d.counts.bound < std::max(d.counts.replicas, d.counts.created)) {
+  // The fit preview only once the scheduler (or the backend) has said the
+  // gang, or its new members, cannot be placed: it reads every Node and bound
+  // pod, so a gang that is placed or still on its way never pays for it.
+  if (d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending) {
     in.nodes = caches.Nodes();
     if (!in.nodes.empty()) {
       in.bound_pods = caches.BoundPods();

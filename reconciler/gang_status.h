@@ -25,9 +25,9 @@
 // Inputs: the planner's input from the caches (Deployment, ReplicaSets,
 // pods, group objects, Workload), the pods' PodScheduled condition (no
 // Event informer: the scheduler's verdict is on the pod already watched),
-// and — only when the gang is not Scheduled and has members to place —
+// and — only when that first diagnosis is Unschedulable or ScaleUpPending —
 // Nodes and the pods bound to them (Caches::EnableGangStatus) for the fit
-// preview. A Scheduled gang costs one Diagnose over its own objects.
+// preview. Any other gang costs one Diagnose over its own objects.
 //
 // The pure parts (GangCondition, ConditionPatch, GangEventLimiter) are
 // tested in tests/reconciler/gang_status_test.cc.

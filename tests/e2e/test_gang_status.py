@@ -90,8 +90,11 @@ class GangStatusTest(unittest.TestCase):
         """Exactly one gang doctor Event of `reason` whose message starts with the condition's
         (the planner's own Warnings may share a reason, e.g. PodGroupTerminating, with
         other words)."""
-        events = [e for e in self.gang_events(name)
-                  if e["reason"] == reason and e["message"].startswith(message)]
+        def matching():
+            return [e for e in self.gang_events(name)
+                    if e["reason"] == reason and e["message"].startswith(message)]
+        wait_for(matching, what=f"{name}: {reason} Event")
+        events = matching()
         self.assertEqual(len(events), 1, self.gang_events(name))
         self.assertEqual(events[0]["type"], etype)
 
