@@ -126,8 +126,8 @@ class Controller {
   ReconcileResult Reconcile(const std::string& key);
   // The gang doctor after a reconcile (--gang-status); a failed write makes
   // `result` an error so the key is retried.
-  void PublishGangStatus(const std::string& ns, const std::string& name, bool api_served,
-                         ReconcileResult& result);
+  void PublishGangStatus(const PlanInput& observed, const std::string& ns,
+                         const std::string& name, bool api_served, ReconcileResult& result);
 
   const ControllerOptions& options_;
   const base::Logger& log_;
@@ -301,9 +301,10 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   const std::optional<Backend> backend = planner::BackendOf(*first->deployment);
   if (backend && !(Allowed(*backend) && Served(*backend))) {
     if (!IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
-    if (Allowed(*backend)) PublishGangStatus(ns, name, false, result);
+    if (Allowed(*backend)) PublishGangStatus(*first, ns, name, false, result);
     return result;
   }
+  PlanInput last;
   auto observe = [&] {
     PlanInput in;
     if (first) {
@@ -313,17 +314,19 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
       in = caches_.Assemble(ns, name);
     }
     in.facts = options_.backends.facts;
+    if (gang_) last = in;  // shared pointers: the gang doctor reads what the plan read
     return in;
   };
   result = RunPlanRounds(key, observe, api_, executor_, log_);
-  if (result.status.ok()) PublishGangStatus(ns, name, true, result);
+  if (result.status.ok()) PublishGangStatus(last, ns, name, true, result);
   return result;
 }
 
-void Controller::PublishGangStatus(const std::string& ns, const std::string& name, bool api_served,
+void Controller::PublishGangStatus(const PlanInput& observed, const std::string& ns,
+                                   const std::string& name, bool api_served,
                                    ReconcileResult& result) {
-  if (!gang_ || !MayWrite()) return;
-  base::Status s = gang_->Update(caches_, ns, name, api_served);
+  if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
+  base::Status s = gang_->Update(caches_, observed, ns, name, api_served);
   if (!s.ok()) result.status = std::move(s);
 }
 

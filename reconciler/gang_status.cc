@@ -135,9 +135,9 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
   return true;
 }
 
-base::Status GangStatus::Update(const Caches& caches, const std::string& ns,
-                                const std::string& name, bool api_served) {
-  const planner::PlanInput plan = caches.Assemble(ns, name);
+base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& plan,
+                                const std::string& ns, const std::string& name,
+                                bool api_served) {
   if (plan.deployment == nullptr) {
     Forget(ns, name);
     return base::Status::Ok();

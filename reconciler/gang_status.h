@@ -50,6 +50,7 @@
 #include "base/status.h"
 #include "doctor/diagnosis.h"
 #include "metrics/exposition.h"
+#include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
 #include "reconciler/metrics.h"
@@ -119,8 +120,10 @@ class GangStatus {
   // Diagnoses Deployment ns/name from `caches` and publishes it. `api_served`:
   // the Deployment's backend API is served. An error is a failed patch (the
   // caller requeues); a stale cache (failed `test`) is not an error.
-  base::Status Update(const Caches& caches, const std::string& ns, const std::string& name,
-                      bool api_served);
+  // `observed`: the Deployment's objects as the reconcile last read them
+  // (Caches::Assemble; no second read of the caches).
+  base::Status Update(const Caches& caches, const planner::PlanInput& observed,
+                      const std::string& ns, const std::string& name, bool api_served);
   // The Deployment is gone: its series go too.
   void Forget(const std::string& ns, const std::string& name);
   // Appends the wasd_gang_* families.
