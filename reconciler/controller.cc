@@ -317,7 +317,11 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     if (gang_) last = in;  // shared pointers: the gang doctor reads what the plan read
     return in;
   };
+  const std::uint64_t writes_before = metrics_.writes();
   result = RunPlanRounds(key, observe, api_, executor_, log_);
+  // The plan wrote (a PodGroup created, gates lifted): read again, with the
+  // writes on top (RecentWrites), so the condition says what is now true.
+  if (gang_ && metrics_.writes() != writes_before) last = caches_.Assemble(ns, name);
   if (result.status.ok()) PublishGangStatus(last, ns, name, true, result);
   return result;
 }
