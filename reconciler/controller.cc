@@ -126,8 +126,8 @@ class Controller {
   ReconcileResult Reconcile(const std::string& key);
   // The gang doctor after a reconcile (--gang-status); a failed write makes
   // `result` an error so the key is retried.
-  void PublishGangStatus(const PlanInput& observed, const std::string& ns,
-                         const std::string& name, bool api_served, ReconcileResult& result);
+  void PublishGangStatus(const PlanInput& observed, const std::string& ns, const std::string& name,
+                         bool api_served, ReconcileResult& result);
 
   const ControllerOptions& options_;
   const base::Logger& log_;

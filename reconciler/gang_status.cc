@@ -136,8 +136,7 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
 }
 
 base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& plan,
-                                const std::string& ns, const std::string& name,
-                                bool api_served) {
+                                const std::string& ns, const std::string& name, bool api_served) {
   if (plan.deployment == nullptr) {
     Forget(ns, name);
     return base::Status::Ok();
