@@ -52,6 +52,7 @@ const nlohmann::json& OrNull(const nlohmann::json* value) {
 
 std::vector<std::string> BackendNames() {
   std::vector<std::string> names;
+  names.reserve(workloadbuilder::kAllBackends.size());
   for (Backend b : workloadbuilder::kAllBackends) {
     names.emplace_back(workloadbuilder::BackendName(b));
   }

@@ -29,6 +29,10 @@ struct Options {
   // validate the rest without building it. false: decode the whole body
   // into a document first, as a reference for tests.
   bool prune_unread_fields = true;
+  // Write the answer's JSON text directly (review.cc AnswerText). false:
+  // build a json document and dump() it, the reference the tests compare
+  // the direct text with, byte for byte.
+  bool write_answer_directly = true;
 };
 
 }  // namespace wasd::admission

@@ -7,6 +7,7 @@
 #include "admission/json_access.h"
 #include "admission/pruned_json.h"
 #include "base/base64.h"
+#include "base/utf8.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
 #include "workloadbuilder/backend_compile.h"
@@ -221,29 +222,151 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
   return status;
 }
 
-Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summary,
-              bool with_causes) {
-  if (!v.bad_request.empty()) return BadRequest(std::move(v.bad_request), std::move(summary));
+// Appends `s` as a JSON string exactly as nlohmann's dump(-1, ' ', false,
+// error_handler_t::replace) writes it: '"' and '\\' escaped, \b \f \n \r \t,
+// other bytes below 0x20 as \u00xx, everything else as it is. Text that is
+// not valid UTF-8 (nlohmann replaces the bad bytes) is left to nlohmann.
+void AppendJsonString(std::string& out, std::string_view s) {
+  if (!base::IsValidUtf8(s)) {
+    out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  std::size_t plain = 0;  // start of the run of bytes written as they are
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+  }
+  out.append(s.data() + plain, s.size() - plain);
+  out += '"';
+}
+
+// `"key":"value"` (keys are ours: plain ASCII).
+void AppendMember(std::string& out, std::string_view key, std::string_view value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  AppendJsonString(out, value);
+}
+
+// The body of an answer written as text, the members of each object in the
+// sorted order nlohmann (std::map) writes them, so the bytes are the same as
+// EncodeWithNlohmann's: the review tests compare the two on every case. A
+// denial's answer cost ~70,000 instructions through a json document and
+// dump(), most of it the document (bench/README.md).
+std::string AnswerText(const Envelope& env, const json& request, const Verdict& v, bool with_causes,
+                       const std::string& patch_base64) {
+  std::string out;
+  out.reserve(256 + patch_base64.size());
+  out += '{';
+  AppendMember(out, "apiVersion", env.api_version);
+  out += ",\"kind\":\"AdmissionReview\",\"response\":{\"allowed\":";
+  out += v.allowed ? "true" : "false";
+  if (v.allowed && !v.patch.empty()) {
+    out += ',';
+    AppendMember(out, "patch", patch_base64);
+    out += ",\"patchType\":\"JSONPatch\"";
+  }
+  if (!v.allowed) {
+    out += ",\"status\":{\"code\":422";
+    if (with_causes) {
+      out += ",\"details\":{\"causes\":[";
+      bool first = true;
+      for (const auto& e : v.errors) {
+        out += first ? "{" : ",{";
+        first = false;
+        AppendMember(out, "field", e.path.String());
+        out += ',';
+        AppendMember(out, "message", e.Body());
+        out += ',';
+        AppendMember(out, "reason", ErrorTypeReason(e.type));
+        out += '}';
+      }
+      out += ']';
+      const std::string_view kind = StringOr(Path(&request, {"kind", "kind"}));
+      if (!kind.empty()) {
+        out += ',';
+        AppendMember(out, "group", StringOr(Path(&request, {"kind", "group"})));
+        out += ',';
+        AppendMember(out, "kind", kind);
+      }
+      const std::string_view name = StringOr(Member(&request, "name"));
+      if (!name.empty()) {
+        out += ',';
+        AppendMember(out, "name", name);
+      }
+      out += '}';
+    }
+    out += ',';
+    AppendMember(out, "message", workloadbuilder::AggregateMessage(v.errors));
+    out += R"(,"metadata":{},"reason":"Invalid","status":"Failure"})";
+  }
+  out += ',';
+  AppendMember(out, "uid", env.uid);
+  if (!v.warnings.empty()) {
+    out += ",\"warnings\":[";
+    for (std::size_t i = 0; i < v.warnings.size(); ++i) {
+      if (i > 0) out += ',';
+      AppendJsonString(out, v.warnings[i]);
+    }
+    out += ']';
+  }
+  out += "}}";
+  return out;
+}
+
+// The same answer through a json document and nlohmann's dump(): the
+// reference AnswerText is tested against (Options::write_answer_directly).
+std::string EncodeWithNlohmann(const Envelope& env, const json& request, const Verdict& v,
+                               bool with_causes, const std::string& patch_base64) {
   json response = {{"uid", env.uid}, {"allowed", v.allowed}};
   if (!v.allowed) {
     response["status"] = DenialStatus(v.errors, request, with_causes);
+  } else if (!v.patch.empty()) {
+    response["patchType"] = "JSONPatch";
+    response["patch"] = patch_base64;
+  }
+  if (!v.warnings.empty()) response["warnings"] = v.warnings;
+  return json{{"apiVersion", env.api_version},
+              {"kind", "AdmissionReview"},
+              {"response", std::move(response)}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result Encode(const Envelope& env, const json& request, Verdict& v, Summary summary,
+              bool with_causes, bool write_directly) {
+  if (!v.bad_request.empty()) return BadRequest(std::move(v.bad_request), std::move(summary));
+  std::string patch_base64;
+  if (!v.allowed) {
     summary.code = 422;
     summary.denied_rules = rules::RuleIdsOf(v.errors);
   } else {
     summary.code = 200;
     if (!v.patch.empty()) {
-      response["patchType"] = "JSONPatch";
-      response["patch"] = base::Base64Encode(v.patch.Json());
+      patch_base64 = base::Base64Encode(v.patch.Json());
       summary.patched = true;
     }
   }
-  if (!v.warnings.empty()) response["warnings"] = v.warnings;
   summary.allowed = v.allowed;
   Result r;
-  r.body = json{{"apiVersion", env.api_version},
-                {"kind", "AdmissionReview"},
-                {"response", std::move(response)}}
-               .dump(-1, ' ', false, json::error_handler_t::replace);
+  r.body = write_directly ? AnswerText(env, request, v, with_causes, patch_base64)
+                          : EncodeWithNlohmann(env, request, v, with_causes, patch_base64);
   r.summary = std::move(summary);
   return r;
 }
@@ -255,6 +378,7 @@ struct PendingScale {
   json request;  // the decoded request (object = the new Scale)
   Summary summary;
   bool denial_causes = true;
+  bool write_answer_directly = true;
 };
 
 bool WebhookForPath(std::string_view target, Webhook* out) {
@@ -307,7 +431,8 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
     Verdict v;
     summary.out_of_scope = OutOfScope(w, *request, summary.sub_resource);
     if (!summary.out_of_scope.empty()) {
-      return Encode(env, *request, v, std::move(summary), options.denial_causes);  // allowed
+      return Encode(env, *request, v, std::move(summary), options.denial_causes,
+                    options.write_answer_directly);  // allowed
     }
     switch (w) {
       case Webhook::kValidateDeployment:
@@ -327,8 +452,9 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
           r.scale_namespace = summary.namespace_;
           r.scale_name = summary.name;
           if (r.scale_name.empty()) return BadRequest("scale request has no name", summary);
-          r.pending = std::make_shared<const PendingScale>(PendingScale{
-              std::move(env), std::move(*request), std::move(summary), options.denial_causes});
+          r.pending = std::make_shared<const PendingScale>(
+              PendingScale{std::move(env), std::move(*request), std::move(summary),
+                           options.denial_causes, options.write_answer_directly});
           return r;
         }
         v = ValidateDeployment(*request, options);
@@ -336,7 +462,8 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
       case Webhook::kMutateDeployment: v = MutateDeployment(*request, options); break;
       case Webhook::kMutatePod: v = MutatePod(*request, options); break;
     }
-    return Encode(env, *request, v, std::move(summary), options.denial_causes);
+    return Encode(env, *request, v, std::move(summary), options.denial_causes,
+                  options.write_answer_directly);
   } catch (const std::exception& e) {
     // Defensive: handlers do not throw on any input; if one ever does, the
     // client gets a 400, never an allowing review.
@@ -356,7 +483,8 @@ Result FinishScale(const PendingScale& pending, const nlohmann::json* deployment
           rules::ValidateScaleUpdate(*scale, OrNull(Member(&request, "oldObject")), *deployment);
       v.allowed = v.errors.empty();
     }
-    return Encode(pending.env, request, v, pending.summary, pending.denial_causes);
+    return Encode(pending.env, request, v, pending.summary, pending.denial_causes,
+                  pending.write_answer_directly);
   } catch (const std::exception& e) {
     return BadRequest(std::string("cannot process scale request: ") + e.what(), pending.summary);
   }

@@ -7,6 +7,7 @@
 #   bench/run.sh compare [FIXTURE ...]   # side by side with the Go peer: runs compare.sh of
 #                                        # the shared benchmark kit against the built binary
 #   bench/run.sh profile [FIXTURE ...]   # instructions per request by area (callgrind)
+#   bench/run.sh latency                 # open-loop latency table (bench/latency.sh)
 #
 # Environment:
 #   WASD_BIN     the binary (default: build/wasd under the repository root)
@@ -49,6 +50,9 @@ case $cmd in
     ;;
   profile)
     exec "$HERE/profile.sh" "$@"
+    ;;
+  latency)
+    exec "$HERE/latency.sh" "$@"
     ;;
   *)
     usage

@@ -46,11 +46,11 @@ constexpr std::array<CapabilityRow, 9> kTable = {{
     {kPartial, "copied; kube-scheduler needs the TopologyAwareWorkloadScheduling gate (alpha)"},
     {kPartial, "networkTopology {mode: hard, highest tier} for a key given a HyperNode tier "
                "in --volcano-topology-tiers; other keys denied"},
-    {kFull, "topologyConstraint {topology, requiredTopologyLevel: key} for a key the "
+    {kPartial, "topologyConstraint {topology, requiredTopologyLevel: key} for a key the "
             "--kai-topology Topology lists (--kai-topology-levels); other keys denied"},
     {kNone, "the coscheduling PodGroup has no topology"}}}},
   {kDisruptionRow, {{
-    {kFull, "copied (single | all)"},
+    {kFull, "copied (single or all)"},
     {kNone, "Volcano has no group disruption mode"},
     {kPartial, "all: only with gang.minCount unset (minMember follows spec.replicas and KAI "
                "evicts the gang below it); single: only with basic (minMember 1)"},
@@ -240,6 +240,10 @@ void CheckKnob(Backend backend, std::string_view knob, const json& value, const 
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// Width of the field column of CapabilityTableText: the longest field,
+// "backends.coscheduling.scheduleTimeoutSeconds", and one space.
+constexpr std::size_t kFieldColumn = 45;
+
 }  // namespace
 
 std::string_view SupportSymbol(Support s) {
@@ -331,7 +335,7 @@ std::string CapabilityTableText(const Backend* only) {
         field.replace(at, 9, info.name);
       }
       out += "  " + std::string(SupportSymbol(c.support)) + " " + field;
-      if (field.size() < 40) out.append(40 - field.size(), ' ');
+      if (field.size() < kFieldColumn) out.append(kFieldColumn - field.size(), ' ');
       out += " " + std::string(c.note) + "\n";
     }
   }

@@ -62,6 +62,7 @@ bool BackendSettings::Allows(Backend b) const {
 
 std::vector<std::string> BackendSettings::AllowedNames() const {
   std::vector<std::string> names;
+  names.reserve(kAllBackends.size());
   for (Backend b : kAllBackends) {
     if (Allows(b)) names.emplace_back(BackendName(b));
   }

@@ -166,7 +166,7 @@ TEST_CASE("PrunedParse agrees with nlohmann on damaged reviews", "[unit]") {
   CHECK(refused < total);       // and valid JSON
 }
 
-TEST_CASE("Review answers the same with and without pruning", "[unit]") {
+TEST_CASE("Review answers the same with and without pruning and direct answer text", "[unit]") {
   using wasd::admission::Options;
   using wasd::admission::Result;
   using wasd::admission::Review;
@@ -189,6 +189,7 @@ TEST_CASE("Review answers the same with and without pruning", "[unit]") {
         pruned.denial_causes = causes;
         Options whole = pruned;
         whole.prune_unread_fields = false;
+        whole.write_answer_directly = false;  // and the answer through nlohmann's dump()
         const Result a = Review(w, body, pruned);
         const Result b = Review(w, body, whole);
         INFO(body.substr(0, 400));
@@ -219,4 +220,53 @@ TEST_CASE("Review answers the same with and without pruning", "[unit]") {
     }
   }
   CHECK(reviews == bodies.size() * 6);
+}
+
+TEST_CASE("The direct answer text escapes strings as nlohmann's dump does", "[unit]") {
+  using wasd::admission::Options;
+  using wasd::admission::Result;
+  using wasd::admission::Review;
+  using wasd::admission::Webhook;
+  const std::filesystem::path fixtures =
+      std::filesystem::path(WASD_TESTDATA).parent_path().parent_path() / "bench" / "fixtures";
+  const auto read = [&](const char* name) {
+    std::ifstream in(fixtures / name, std::ios::binary);
+    return json::parse(
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  };
+  // Strings that reach the answer (the uid always; the name in a denial's
+  // details and messages) with every kind of byte the writer treats apart.
+  const std::vector<std::string> tricky = {
+      "plain",       "quote\"back\\slash", "ctl\x01\x1f\x7f",        "\b\f\n\r\t",
+      "caf\xC3\xA9", "\xE2\x80\xA8 line",  "\xF0\x9F\x98\x80 emoji", "/slash/"};
+  std::size_t denials = 0, answers = 0;
+  for (const char* name :
+       {"deploy-create-gang-invalid.json", "deploy-create-gang-valid.json", "pod-create.json"}) {
+    for (const std::string& text : tricky) {
+      json review = read(name);
+      review["request"]["uid"] = "uid-" + text;
+      review["request"]["name"] = text;
+      review["request"]["object"]["metadata"]["name"] = text;
+      const std::string body = review.dump();
+      const Webhook w = std::string_view(name).starts_with("pod") ? Webhook::kMutatePod
+                                                                  : Webhook::kValidateDeployment;
+      for (bool causes : {true, false}) {
+        Options direct;
+        direct.denial_causes = causes;
+        Options reference = direct;
+        reference.write_answer_directly = false;
+        const Result a = Review(w, body, direct);
+        const Result b = Review(w, body, reference);
+        INFO(name << " " << text);
+        REQUIRE(a.http_status == 200);
+        REQUIRE(a.body == b.body);
+        const json answer = json::parse(a.body);
+        CHECK(answer["response"]["uid"] == "uid-" + text);
+        denials += answer["response"]["allowed"] == false ? 1 : 0;
+        ++answers;
+      }
+    }
+  }
+  CHECK(denials > 0);
+  CHECK(denials < answers);
 }

@@ -64,6 +64,13 @@ RUN = {
         (1, "README: exit 1 when at least one Deployment is denied; examples/ has bad-*.yaml"),
     "build/wasd check -f examples/kep-1-gang-zone-atomic.yaml -o yaml":
         (0, "README: exit 0 when every Deployment is allowed"),
+    "build/wasd check --backend volcano --volcano-topology-tiers topology.kubernetes.io/zone=2 "
+    "-f examples/backends/volcano.yaml -o yaml": (0, "README Backends: the Volcano example"),
+    "build/wasd check --backend kai --kai-topology cluster-topology --kai-topology-levels "
+    "topology.kubernetes.io/zone,kubernetes.io/hostname -f examples/backends/kai.yaml -o yaml":
+        (0, "README Backends: the KAI example"),
+    "build/wasd check --backend coscheduling -f examples/backends/coscheduling.yaml -o yaml":
+        (0, "README Backends: the coscheduling example"),
     "cd tests/chart/render": (0, "chart README: build the renderer"),
     "GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= /usr/lib/go-1.19/bin/go build -o "
     "/tmp/render .": (0, "chart README: builds offline"),

@@ -20,7 +20,9 @@
 //  - the validating webhook never patches; a pending scale request has an
 //    empty body and a name, FinishScale without a Deployment allows, and
 //    Unavailable answers 503; a scale UPDATE answered at once (the ratchet)
-//    is allowed.
+//    is allowed;
+//  - the answer text written directly equals the json document's dump()
+//    (Options::write_answer_directly), with and without denial causes.
 // The Deployment given to FinishScale is the input's top-level member
 // "fuzzDeployment" when it is an object (Review ignores unknown members), else
 // a gang Deployment with minCount 3.
@@ -35,12 +37,15 @@
 #include <cstdint>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "admission/review.h"
 #include "tests/admission/patch_apply.h"
 #include "tests/fuzz/check.h"
+#include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -111,22 +116,47 @@ inline std::string ControllerPodGroup(const json& pod) {
   return {};
 }
 
+// Removes `key` from the string map `map` of `meta` (an object), and the map
+// when that leaves it empty (a patch may have created it).
+inline void EraseFromMap(json& meta, const char* map, std::string_view key) {
+  auto it = meta.find(map);
+  if (it == meta.end() || !it->is_object()) return;
+  it->erase(std::string(key));
+  if (it->empty()) meta.erase(it);
+}
+
 inline void CheckPodPatch(const json& before, const json& after, bool gate_option) {
-  const json* group_name = Get(Get(Get(&after, "spec"), "schedulingGroup"), "podGroupName");
-  FUZZ_CHECK(group_name != nullptr && group_name->is_string() && !group_name->empty(),
-             Excerpt(after.dump()));
-  FUZZ_CHECK(*group_name == ControllerPodGroup(before), group_name->dump());
+  namespace wb = wasd::workloadbuilder;
+  const json* labels = Get(Get(&before, "metadata"), "labels");
+  const std::optional<wb::Backend> backend =
+      wb::BackendOfLabels(labels != nullptr ? *labels : json());
+  FUZZ_CHECK(backend.has_value(), "patched a pod whose backend label names no backend");
+  const std::string group_name = wb::LinkedPodGroupName(after, *backend);
+  FUZZ_CHECK(!group_name.empty(), Excerpt(after.dump()));
+  FUZZ_CHECK(group_name == ControllerPodGroup(before), group_name);
   const int gates_before = GateCount(Get(Get(&before, "spec"), "schedulingGates"));
   const int gates_after = GateCount(Get(Get(&after, "spec"), "schedulingGates"));
   if (gate_option && gates_before <= 1) FUZZ_CHECK(gates_after == 1, std::to_string(gates_after));
   if (!gate_option) FUZZ_CHECK(gates_after == gates_before, std::to_string(gates_after));
   // Nothing else moved.
+  // A non-native backend's scheduler may replace only default-scheduler or none.
+  const json* scheduler = Get(Get(&before, "spec"), "schedulerName");
+  const bool scheduler_replaceable =
+      *backend != wb::Backend::kNative &&
+      (scheduler == nullptr || *scheduler == "" || *scheduler == "default-scheduler");
   json a = before, b = after;
   for (json* v : {&a, &b}) {
     (*v)["spec"].erase("schedulingGroup");
     (*v)["spec"].erase("schedulingGates");
+    if (scheduler_replaceable) (*v)["spec"].erase("schedulerName");
+    if (*backend == wb::Backend::kNative) continue;
+    json& meta = (*v)["metadata"];
+    EraseFromMap(meta, "annotations", wb::kVolcanoGroupAnnotation);
+    EraseFromMap(meta, "annotations", wb::kKaiGroupAnnotation);
+    EraseFromMap(meta, "annotations", wb::kKaiSkipPodgrouperAnnotation);
+    EraseFromMap(meta, "labels", wb::kCoschedulingGroupLabel);
   }
-  FUZZ_CHECK(a == b, "pod patch changed more than the scheduling group and gates");
+  FUZZ_CHECK(a == b, "pod patch changed more than the scheduling group, gates and link");
 }
 
 // `meta` with the label wasd.io/managed removed, and labels dropped when that
@@ -137,7 +167,11 @@ inline json WithoutManagedLabel(const json* meta) {
   json m = *meta;
   auto labels = m.find("labels");
   if (labels == m.end()) return m;
-  if (labels->is_object()) labels->erase("wasd.io/managed");
+  // The template's backend label (stamped next to the marker) goes too.
+  if (labels->is_object()) {
+    labels->erase("wasd.io/managed");
+    labels->erase("wasd.io/backend");
+  }
   // A patch replaces labels that are not a map; an empty map may be its own.
   if (!labels->is_object() || labels->empty()) m.erase(labels);
   return m;
@@ -297,11 +331,43 @@ inline int AdmissionReviewOneInput(const std::uint8_t* data, std::size_t size) {
        {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
     admission_review_detail::CheckAnswer(admission::Review(w, body, options), body, w, options);
   }
+  // Every backend allowed, a non-native default: the backend paths.
+  admission::Options backends;
+  backends.backends.backend = workloadbuilder::Backend::kKai;
+  backends.backends.allowed = {workloadbuilder::kAllBackends.begin(),
+                               workloadbuilder::kAllBackends.end()};
+  for (Webhook w :
+       {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+    admission_review_detail::CheckAnswer(admission::Review(w, body, backends), body, w, backends);
+  }
   // The non-default options: kubectl-style denials without causes, no gate.
   options.denial_causes = false;
   options.pod_scheduling_gate = false;
   for (Webhook w : {Webhook::kValidateDeployment, Webhook::kMutatePod}) {
     admission_review_detail::CheckAnswer(admission::Review(w, body, options), body, w, options);
+  }
+  // The answer text written directly is, byte for byte, what the json
+  // document and nlohmann's dump() give (Options::write_answer_directly).
+  for (bool causes : {true, false}) {
+    admission::Options direct;
+    direct.denial_causes = causes;
+    admission::Options reference = direct;
+    reference.write_answer_directly = false;
+    for (Webhook w :
+         {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
+      const admission::Result a = admission::Review(w, body, direct);
+      const admission::Result b = admission::Review(w, body, reference);
+      FUZZ_CHECK(a.http_status == b.http_status && a.body == b.body,
+                 admission_review_detail::Excerpt(a.body) + " | " +
+                     admission_review_detail::Excerpt(b.body));
+      FUZZ_CHECK((a.pending == nullptr) == (b.pending == nullptr), "");
+      if (a.pending != nullptr) {
+        const auto& d = admission_review_detail::DefaultScaleDeployment();
+        FUZZ_CHECK(admission::FinishScale(*a.pending, &d).body ==
+                       admission::FinishScale(*b.pending, &d).body,
+                   "FinishScale");
+      }
+    }
   }
   return 0;
 }

@@ -460,5 +460,60 @@ TEST_CASE("executor: Event actions are posted, RequeueAfter is passed on", "[uni
   CHECK(event["reportingInstance"] == "test-replica");
 }
 
+// --- backends ----------------------------------------------------------------
+
+TEST_CASE("executor: a Volcano plan writes Volcano PodGroups and nothing native", "[unit]") {
+  const workloadbuilder::Backend volcano = workloadbuilder::Backend::kVolcano;
+  auto with_label = [](json d) {
+    d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "volcano";
+    return d;
+  };
+  Harness h(with_label(Deployment(2)));
+  json rs = h.api.Put(kube::ReplicaSets(), ReplicaSet("aaaa", "rs-a", 2));
+  for (const std::string name : {"web-aaaa-1", "web-aaaa-2"}) {
+    json pod = Pod(name, rs);
+    pod["spec"].erase("schedulingGroup");
+    pod["metadata"]["labels"]["wasd.io/backend"] = "volcano";
+    pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = kPgA;
+    h.api.Put(kube::Pods(), pod);
+  }
+  Plan plan = h.PlanNow();
+  REQUIRE(plan.backend == volcano);
+  ExecuteOutcome out = h.executor.Execute(h.deployment, plan);
+  CHECK(out.status.ok());
+  CHECK(out.writes == 3);  // the PodGroup, then one gate lift per pod
+  const auto stored = h.api.Find(GroupResource(volcano), kNs, kPgA);
+  REQUIRE(stored);
+  CHECK((*stored)["apiVersion"] == "scheduling.volcano.sh/v1beta1");
+  CHECK((*stored)["spec"]["minMember"] == 2);
+  CHECK(h.api.Objects(PodGroups(), kNs).empty());
+  CHECK(h.api.Objects(Workloads(), kNs).empty());
+  const planner::Object recorded = h.Recent(Kind::kPodGroup, kPgA, nullptr);
+  REQUIRE(recorded != nullptr);  // the next plan sees it before the watch does
+  CHECK(h.PlanNow().empty());    // and nothing is left to do
+
+  // Scale up: minMember patched on the Volcano object.
+  h.deployment = h.api.Put(kube::Deployments(), with_label(Deployment(3)));
+  rs["spec"]["replicas"] = 3;
+  rs = h.api.Put(kube::ReplicaSets(), rs);
+  out = h.executor.Execute(h.deployment, h.PlanNow());
+  CHECK(out.writes == 1);
+  CHECK(h.api.Find(GroupResource(volcano), kNs, kPgA)->at("spec")["minMember"] == 3);
+
+  // Scale to zero: the live ReplicaSet is read, then the Volcano object deleted.
+  h.deployment = h.api.Put(kube::Deployments(), with_label(Deployment(0)));
+  rs["spec"]["replicas"] = 0;
+  h.api.Put(kube::ReplicaSets(), rs);
+  for (const json& pod : h.api.Objects(kube::Pods(), kNs)) {
+    h.api.Delete(kube::Pods(), kNs, planner::NameOf(pod), planner::UidOf(pod), "");
+  }
+  plan = h.PlanNow();
+  REQUIRE(plan.backend == volcano);
+  out = h.executor.Execute(h.deployment, plan);
+  CHECK(out.status.ok());
+  CHECK_FALSE(h.api.Find(GroupResource(volcano), kNs, kPgA));
+  CHECK(h.api.log().back().rfind("create events", 0) == 0);  // PodGroupDeleted
+}
+
 }  // namespace
 }  // namespace wasd::reconciler

@@ -34,7 +34,14 @@ inline planner::PlanInput ObserveFake(const FakeApi& api, const std::string& ns,
   for (const nlohmann::json& o : api.Objects(kube::ReplicaSets(), ns)) {
     in.replicasets.push_back(Obj(o));
   }
-  for (const nlohmann::json& o : api.Objects(PodGroups(), ns)) in.podgroups.push_back(Obj(o));
+  // The group objects of the Deployment's backend (native: PodGroups()).
+  const workloadbuilder::Backend backend =
+      in.deployment != nullptr
+          ? planner::BackendOf(*in.deployment).value_or(workloadbuilder::Backend::kNative)
+          : workloadbuilder::Backend::kNative;
+  for (const nlohmann::json& o : api.Objects(GroupResource(backend), ns)) {
+    in.podgroups.push_back(Obj(o));
+  }
   for (const nlohmann::json& o : api.Objects(kube::Pods(), ns)) in.pods.push_back(Obj(o));
   return in;
 }

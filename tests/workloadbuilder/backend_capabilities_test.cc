@@ -47,6 +47,13 @@ TEST_CASE("the table has a column per backend and a symbol per cell", "[capabili
   CHECK_THAT(wb::CapabilityTableMarkdown(), Catch::StartsWith("| intent field | native |"));
 }
 
+TEST_CASE("the README shows the capability table as the code has it", "[capabilities]") {
+  // tests/testdata/../../README.md: the repository's README.
+  const std::string readme = wasd::testing::ReadTestFile("../../README.md");
+  INFO("README.md must contain, verbatim:\n" << wb::CapabilityTableMarkdown());
+  CHECK(readme.find(wb::CapabilityTableMarkdown()) != std::string::npos);
+}
+
 TEST_CASE("gang.minCount and basic compile on every backend", "[capabilities]") {
   for (wb::Backend b : wb::kAllBackends) {
     CHECK(Check(b, {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}).empty());

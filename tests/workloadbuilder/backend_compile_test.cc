@@ -214,3 +214,19 @@ TEST_CASE("the backends block: annotation only, outside H5", "[backend]") {
     WASD_REQUIRE_ERRORS(c.errors, {{ET::kInvalid, kAnnotationPath}});
   }
 }
+
+TEST_CASE("DeploymentBackend: annotation, then template label, then the flag", "[backend]") {
+  json d = LoadJson("workloadbuilder/backends/basic-deployment.json");
+  CHECK(wb::DeploymentBackend(d, wb::Backend::kNative) == wb::Backend::kNative);
+  CHECK(wb::DeploymentBackend(d, wb::Backend::kKai) == wb::Backend::kKai);
+  d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "coscheduling";
+  CHECK(wb::DeploymentBackend(d, wb::Backend::kKai) == wb::Backend::kCoscheduling);
+  d["metadata"]["annotations"]["wasd.io/backend"] = "volcano";
+  CHECK(wb::DeploymentBackend(d, wb::Backend::kKai) == wb::Backend::kVolcano);
+  // Names that are no backend fall through (admission denies the annotation).
+  d["metadata"]["annotations"]["wasd.io/backend"] = "slurm";
+  CHECK(wb::DeploymentBackend(d, wb::Backend::kKai) == wb::Backend::kCoscheduling);
+  d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = 7;
+  CHECK(wb::DeploymentBackend(d, wb::Backend::kKai) == wb::Backend::kKai);
+  CHECK(wb::DeploymentBackend(json("x"), wb::Backend::kVolcano) == wb::Backend::kVolcano);
+}
