@@ -14,6 +14,13 @@ namespace {
 // 10,000 pages of 500 is 5 million objects, far past any cluster wasd serves.
 constexpr int kMaxListPages = 10'000;
 
+// A list body is projected per item (ListOptions::projection), never by
+// RequestOptions::projection.
+const Projection& WholeBody() {
+  static const Projection whole;
+  return whole;
+}
+
 Status BadArgument(std::string why) {
   return Status::Error(Status::Kind::kInvalidArgument, std::move(why));
 }
@@ -82,7 +89,7 @@ Result<ListResult> Client::ListPage(const Resource& resource, std::string_view n
   }
   Result<nlohmann::json> r =
       impl_->Call(http::verb::get, ResourcePath(resource, ns, ""), q, "", "", options.request,
-                  list_projection ? &*list_projection : nullptr);
+                  list_projection ? &*list_projection : &WholeBody());
   if (!r.ok()) return r.status();
   nlohmann::json& j = r.value();  // non-const: the items are moved out below
   ListResult out;

@@ -77,6 +77,10 @@ struct RequestOptions {
   // Writes (Create, Update, Patch, Delete) only: dryRun=All, the server runs
   // admission and validation and stores nothing.
   bool dry_run = false;
+  // Members of the answer kept (nullptr: all), decoded straight from the
+  // body (kube/projection.h): a caller that keeps only a few fields of a
+  // large object never builds the rest. Must outlive the call.
+  const Projection* projection = nullptr;
 };
 
 struct ListOptions {

@@ -206,6 +206,7 @@ Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& pa
                                           const RequestOptions& options,
                                           const Projection* projection) {
   if (!setup_error_.ok()) return setup_error_;
+  if (projection == nullptr) projection = options.projection;
   const auto timeout = options.timeout.value_or(config_.timeouts.request);
   const auto deadline = Clock::now() + timeout;
   const std::string target = Target(path, query);

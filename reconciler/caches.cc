@@ -95,6 +95,7 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
        [this](const kube::ObjectPtr& o) { OnPodGroup(o, true); }});
   for (const workloadbuilder::Backend b : backends) {
     if (b == workloadbuilder::Backend::kNative || backend_groups_.count(b) > 0) continue;
+    // Volcano, KAI and coscheduling PodGroups: compared by spec, like ours.
     auto& informer = backend_groups_[b] =
         MakeInformer(client_, GroupResource(b), "", {}, SchedulingObjectProjection());
     informer->AddEventHandlers(

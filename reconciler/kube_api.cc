@@ -1,5 +1,7 @@
 #include "reconciler/kube_api.h"
 
+#include "reconciler/projections.h"
+
 namespace wasd::reconciler {
 
 namespace {
@@ -48,6 +50,9 @@ base::Result<nlohmann::json> KubeApi::JsonPatch(const kube::Resource& r, std::st
                                                 const nlohmann::json& patch) {
   kube::PatchOptions o;
   o.request = CallOptions();
+  // A gate lift's answer is the whole pod (10–25 KB); RecentWrites keeps
+  // only its projection, so only that is decoded.
+  if (r.plural == kube::Pods().plural) o.request.projection = PodProjection().get();
   return Count("patch", client_.Patch(r, ns, name, kube::PatchType::kJson, patch, o));
 }
 

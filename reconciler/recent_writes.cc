@@ -3,8 +3,6 @@
 #include <charconv>
 #include <cstdint>
 
-#include "reconciler/projections.h"
-
 namespace wasd::reconciler {
 
 using planner::NameOf;
@@ -43,12 +41,8 @@ void RecentWrites::ExpireTombstones() const {
   }
 }
 
-void RecentWrites::Record(Kind kind, const Object& answer) {
-  if (answer == nullptr) return;
-  // Kept as the caches keep it: only what the planner reads (a pod's answer
-  // is the whole 10–25 KB pod).
-  const Object object = std::make_shared<const nlohmann::json>(
-      (kind == Kind::kPod ? PodProjection() : SchedulingObjectProjection())->Project(*answer));
+void RecentWrites::Record(Kind kind, const Object& object) {
+  if (object == nullptr) return;
   std::lock_guard lock(mu_);
   ExpireTombstones();
   if (gone_.count(UidOf(*object)) > 0) return;  // the watch saw it deleted already

@@ -64,7 +64,7 @@ using asio::ip::tcp;
 using nlohmann::json;
 using Text = std::shared_ptr<const std::string>;
 
-constexpr std::size_t kHistory = 400'000;  // watch events kept per resource
+constexpr std::size_t kHistory = 50'000;  // watch events kept per resource (then 410)
 constexpr std::size_t kMaxBody = std::size_t{1} << 30;
 constexpr int kControllerBatch = 200;  // objects per controller turn
 
@@ -309,6 +309,8 @@ class Server {
     bool status = false;  // deployments/status: patched as the object itself
   };
   bool ParseTarget(std::string_view target, Target& t) const;
+  Reply Dispatch(const http::request<http::string_body>& req, Target& t,
+                 const std::shared_ptr<Session>& session);
   Reply Get(const Target& t);
   Reply List(const Target& t);
   Reply Watch(const Target& t, const std::shared_ptr<Session>& session);
@@ -423,16 +425,24 @@ Reply Server::Handle(const http::request<http::string_body>& req,
   if (!ParseTarget(target, t)) {
     return {404, StatusBody(404, "NotFound", "the server could not find the requested resource")};
   }
+  Reply reply = Dispatch(req, t, session);
   const auto ua = req.find(http::field::user_agent);
   if (ua != req.end() && ua->value() == "wasd") {
     std::string verb(req.method_string());
     if (req.method() == http::verb::get) {
       verb = !t.name.empty() ? "GET" : (t.query.count("watch") ? "WATCH" : "LIST");
     }
-    ++wasd_requests_[verb + " " + kResources[std::size_t(t.res)].plural +
-                     (t.status ? "/status" : "")];
+    std::string label = verb + " " + kResources[std::size_t(t.res)].plural +
+                        (t.status ? "/status" : "");
+    if (reply.code >= 400) label += " (failed " + std::to_string(reply.code) + ")";
+    ++wasd_requests_[label];
     ++wasd_total_;
   }
+  return reply;
+}
+
+Reply Server::Dispatch(const http::request<http::string_body>& req, Target& t,
+                       const std::shared_ptr<Session>& session) {
   switch (req.method()) {
     case http::verb::get:
       if (!t.name.empty()) return Get(t);

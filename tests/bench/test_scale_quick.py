@@ -4,7 +4,7 @@ bench API server (build/wasd-bench-apiserver). It checks behaviour and memory,
 never time:
 
   * create: exactly 1 Workload per Deployment, 1 PodGroup per ReplicaSet and
-    1 gate lift per pod, no other write but Events, none failed;
+    1 gate lift per pod, no other successful write but Events;
   * resync: a full --resync-period after convergence writes nothing;
   * rollout of 10 %: 1 new PodGroup and 1 gate lift per new pod, the old
     PodGroups deleted once their pods are gone;
@@ -36,15 +36,21 @@ class ScaleQuick(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         r = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
         print(json.dumps(r, indent=1))
+        # Successful writes are exact; a write the server refused (a stale
+        # cache's second try, listed as "(failed CODE)") is printed, not
+        # counted, as in test_reconciler_bench_quick.
+        def Succeeded(writes):
+            return {k: v for k, v in writes.items() if k != "POST events" and "(failed" not in k}
+
         create = r["phases"]["create"]
-        writes = {k: v for k, v in create["writes"].items() if k != "POST events"}
+        writes = Succeeded(create["writes"])
         self.assertEqual(writes, {"POST workloads": N, "POST podgroups": N,
                                   "PATCH pods": N * REPLICAS}, create)
         self.assertEqual(create["pods"], N * REPLICAS)
         self.assertEqual(r["phases"]["resync"]["writes"], {}, r["phases"]["resync"])
         self.assertGreaterEqual(r["phases"]["resync"]["reconciles"], N, "a resync reconciled all")
         rollout = r["phases"]["rollout"]
-        writes = {k: v for k, v in rollout["writes"].items() if k != "POST events"}
+        writes = Succeeded(rollout["writes"])
         self.assertEqual(writes, {"POST podgroups": N // 10, "DELETE podgroups": N // 10,
                                   "PATCH pods": N // 10 * REPLICAS}, rollout)
         self.assertEqual(r["reconciler_log_errors"], 0)

@@ -664,7 +664,8 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(rc["spec"]["replicas"], 3)
         self.assertEqual(args_map(r["args"][1:]), {
             "leader-elect": "false", "lease-namespace": NS, "health-probe-bind-address": ":28081",
-            "metrics-bind-address": ":28080", "workers": "8", "log-level": "debug",
+            "metrics-bind-address": ":28080", "workers": "8", "kube-api-qps": "50",
+            "kube-api-burst": "100", "log-level": "debug",
             "kubeconfig": "/dev/null", "gang-status": "false", **FULL_BACKEND_ARGS})
         # No gang status: no gang alert, no deployments/status or nodes rules.
         self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])

@@ -155,6 +155,36 @@ TEST_CASE("client: LIST follows continue tokens", "[loopback]") {
   CHECK(page->continue_token == second);  // the same first page, the same token
 }
 
+TEST_CASE("client: the rate limit takes a token per request; none due in time is an error",
+          "[loopback][ratelimit]") {
+  FakeApiServer server;
+  Config c = server.BaseConfig();
+  c.rate_limit = {0.01, 2};  // two at once, then one every 100 s
+  Client client(c);
+  REQUIRE(client.Create(kConfigMaps, "ns", ConfigMap("q")).ok());
+  REQUIRE(client.Get(kConfigMaps, "ns", "q").ok());
+  // The third request's token is due in 100 s, past its 2 s timeout: it fails
+  // at once, unsent, and says why.
+  RequestOptions ro;
+  ro.timeout = std::chrono::seconds(2);
+  auto got = client.Get(kConfigMaps, "ns", "q", ro);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().kind() == Status::Kind::kTimeout);
+  CHECK_THAT(got.status().message(), Catch::Contains("client rate limit (0.01 requests/s)"));
+  CHECK(server.RequestsFor("GET", "/api/v1/namespaces/ns/configmaps/q").size() == 1);
+  // A watch takes a token too.
+  WatchOptions wo;
+  wo.timeout_seconds = 1;
+  const Status watched =
+      client.Watch(kConfigMaps, "ns", wo, [](const WatchEvent&) { return true; });
+  CHECK(watched.kind() == Status::Kind::kTimeout);
+  // qps 0: no limit.
+  Config unlimited = server.BaseConfig();
+  unlimited.rate_limit = {0, 1};
+  Client free_client(unlimited);
+  for (int i = 0; i < 5; ++i) REQUIRE(free_client.Get(kConfigMaps, "ns", "q", ro).ok());
+}
+
 TEST_CASE("client: 429 is retried after Retry-After, a bounded number of times", "[loopback]") {
   FakeApiServer server;
   Client client(server.BaseConfig());

@@ -76,7 +76,7 @@ TEST_CASE("projection: Project() on a decoded value equals Parse() of its text",
 TEST_CASE("projection: the identity keeps everything", "[unit][projection]") {
   CHECK(Projection().keeps_all());
   CHECK(Projection().Parse(kObject.dump()) == kObject);
-  CHECK(Projection({{}}).keeps_all());  // the empty path is the root
+  CHECK(Projection(std::vector<std::vector<std::string>>{{}}).keeps_all());  // the root path
 }
 
 TEST_CASE("projection: text nlohmann refuses is refused, whatever is dropped",

@@ -223,6 +223,57 @@ TEST_CASE("informer: list, watch, handlers, Get/List by namespace", "[loopback][
   CHECK_FALSE(lists[1]["query"].value("continue", "").empty());
 }
 
+TEST_CASE("informer: a projected, compact cache keeps and delivers only the projection",
+          "[loopback][informer][projection]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  nlohmann::json big = ConfigMap("a");
+  big["data"]["bulk"] = std::string(4096, 'x');
+  REQUIRE(client.Create(kConfigMaps, "inf", big).ok());
+  InformerOptions o = Options();
+  o.projection = std::make_shared<const Projection>(
+      std::vector<std::vector<std::string>>{{"metadata", "name"},
+                                            {"metadata", "namespace"},
+                                            {"metadata", "resourceVersion"},
+                                            {"data", "k"}});
+  o.compact = true;
+  Informer informer(client, o);
+  std::vector<nlohmann::json> seen;
+  std::mutex mu;
+  EventHandlers h;
+  h.on_add = [&](const ObjectPtr& obj) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(*obj);
+  };
+  h.on_update = [&](const ObjectPtr& old_obj, const ObjectPtr& obj) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back({{"old", *old_obj}, {"new", *obj}});
+  };
+  informer.AddEventHandlers(h);
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  const ObjectPtr got = informer.Get("inf", "a");
+  REQUIRE(got);
+  CHECK(got->at("data") == nlohmann::json{{"k", "1"}});
+  CHECK_FALSE(got->at("metadata").contains("labels"));
+  CHECK_FALSE(got->at("metadata").at("resourceVersion").get<std::string>().empty());
+  CHECK(informer.Keys() == std::vector<std::string>{"inf/a"});
+  REQUIRE(client.Patch(kConfigMaps, "inf", "a", PatchType::kMerge, {{"data", {{"k", "2"}}}}).ok());
+  REQUIRE(Eventually([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return seen.size() == 2;
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK(seen[0] == *got);  // the ADD delivered what the cache keeps
+    CHECK(seen[1]["old"] == *got);
+    CHECK(seen[1]["new"]["data"] == nlohmann::json{{"k", "2"}});
+  }
+  CHECK(informer.Get("inf", "a")->at("data").at("k") == "2");
+  CHECK(informer.List("inf").size() == 1);
+  informer.Stop();
+}
+
 TEST_CASE("informer: re-watches after a dropped connection without relisting",
           "[loopback][informer]") {
   FakeApiServer server;
