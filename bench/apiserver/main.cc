@@ -432,8 +432,8 @@ Reply Server::Handle(const http::request<http::string_body>& req,
     if (req.method() == http::verb::get) {
       verb = !t.name.empty() ? "GET" : (t.query.count("watch") ? "WATCH" : "LIST");
     }
-    std::string label = verb + " " + kResources[std::size_t(t.res)].plural +
-                        (t.status ? "/status" : "");
+    std::string label =
+        verb + " " + kResources[std::size_t(t.res)].plural + (t.status ? "/status" : "");
     if (reply.code >= 400) label += " (failed " + std::to_string(reply.code) + ")";
     ++wasd_requests_[label];
     ++wasd_total_;
