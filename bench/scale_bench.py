@@ -142,6 +142,11 @@ def main():
     ap.add_argument("--reconciler-cpu", default="", help="taskset CPU list for the reconciler")
     ap.add_argument("--fixture", default=os.path.join(HERE, "fixtures", "pod-15k.json"))
     ap.add_argument("--json", action="store_true", help="print one JSON line of results at the end")
+    ap.add_argument("--gang-status", choices=("true", "false"), default="true",
+                    help="the reconciler's --gang-status (the gang doctor's condition, Events, metrics)")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="Nodes to create first (8 CPU, 8 GPUs, 10 zones), read by the gang doctor's "
+                         "fit preview; the bench server binds no pod, so every gang stays pending")
     args = ap.parse_args()
 
     wasd = os.environ.get("WASD_BIN", os.path.join(ROOT, "build", "wasd"))
@@ -158,7 +163,8 @@ def main():
         return p
 
     results = {"n": args.n, "replicas": args.replicas, "qps": args.qps, "burst": args.burst,
-               "workers": args.workers, "phases": {}}
+               "workers": args.workers, "gang_status": args.gang_status, "nodes": args.nodes,
+               "phases": {}}
     try:
         ready = os.path.join(tmp, "ready")
         srv_proc = Start([server_bin, "--port", "0", "--ready-file", ready, "--pod-fixture",
@@ -178,11 +184,17 @@ users: [{{name: bench, user: {{token: bench}}}}]
 contexts: [{{name: bench, context: {{cluster: bench, user: bench, namespace: {NS}}}}}]
 current-context: bench
 """)
+        for i in range(args.nodes):
+            srv.call("POST", "/api/v1/nodes", {
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": f"node-{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 10}"}},
+                "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8",
+                                           "pods": "110"}}})
         metrics_port = FreePort()
         rec = Start([wasd, "reconciler", "--kubeconfig", kubeconfig, "--leader-elect=false",
                      "--workers", str(args.workers), "--resync-period", f"{args.resync}s",
                      "--kube-api-qps", str(args.qps), "--kube-api-burst", str(args.burst),
-                     "--health-probe-bind-address", "0",
+                     "--health-probe-bind-address", "0", f"--gang-status={args.gang_status}",
                      "--metrics-bind-address", f"127.0.0.1:{metrics_port}"],
                     args.reconciler_cpu, os.path.join(tmp, "reconciler.log"))
         rp = Proc(rec.pid)

@@ -298,6 +298,9 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
              "re-check a backend's scheduling API that is not served this often");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
+  f.Bool("gang-status", &o.gang_status,
+         "publish the gang doctor's diagnosis: the GangScheduled condition and Events on\n"
+         "each Deployment and the wasd_gang_* metrics (also watches Nodes and bound pods)");
   f.Custom("kube-api-qps", "N",
            "requests per second to the API server, on average (client-side token\n"
            "bucket; 0 turns the client-side limit off, the API server's priority\n"

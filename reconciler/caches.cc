@@ -107,10 +107,38 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
 
 Caches::~Caches() { Stop(); }
 
+void Caches::EnableGangStatus() {
+  if (nodes_ != nullptr) return;
+  nodes_ = MakeInformer(client_, kube::Resource("v1", "nodes", false), "", {}, NodeProjection());
+  kube::InformerOptions o;
+  o.resource = kube::Pods();
+  o.field_selector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+  o.projection = BoundPodProjection();
+  o.compact = true;
+  bound_pods_ = std::make_unique<kube::Informer>(client_, std::move(o));
+}
+
 void Caches::StartCore() {
   deployments_->Start();
   replicasets_->Start();
   pods_->Start();
+  if (nodes_ != nullptr) nodes_->Start();
+  if (bound_pods_ != nullptr) bound_pods_->Start();
+}
+
+std::vector<json> Caches::Nodes() const {
+  std::vector<json> out;
+  // Both or neither: free capacity from Nodes without their pods overstates.
+  if (nodes_ == nullptr || !nodes_->HasSynced() || !bound_pods_->HasSynced()) return out;
+  for (const kube::ObjectPtr& n : nodes_->List()) out.push_back(*n);
+  return out;
+}
+
+std::vector<json> Caches::BoundPods() const {
+  std::vector<json> out;
+  if (bound_pods_ == nullptr || !bound_pods_->HasSynced()) return out;
+  for (const kube::ObjectPtr& p : bound_pods_->List()) out.push_back(*p);
+  return out;
 }
 
 void Caches::StartScheduling() {
@@ -136,7 +164,8 @@ bool Caches::GroupsSynced(workloadbuilder::Backend backend) const {
 
 void Caches::Stop() {
   for (auto& [backend, informer] : backend_groups_) informer->Stop();
-  for (auto* informer : {&podgroups_, &workloads_, &pods_, &replicasets_, &deployments_}) {
+  for (auto* informer :
+       {&bound_pods_, &nodes_, &podgroups_, &workloads_, &pods_, &replicasets_, &deployments_}) {
     if (*informer) (*informer)->Stop();
   }
 }

@@ -58,7 +58,11 @@ class Caches {
   Caches(const Caches&) = delete;
   Caches& operator=(const Caches&) = delete;
 
-  void StartCore();        // Deployments, ReplicaSets, Pods
+  // The gang doctor's fit preview (--gang-status): also watch Nodes and the
+  // pods bound to them in every namespace (projected to what PodRequests
+  // reads). Before StartCore, which starts them.
+  void EnableGangStatus();
+  void StartCore();        // Deployments, ReplicaSets, Pods (+ Nodes, bound pods)
   void StartScheduling();  // Workloads, PodGroups
   // The group objects of `backend` (native: StartScheduling).
   void StartGroups(workloadbuilder::Backend backend);
@@ -77,6 +81,9 @@ class Caches {
   // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;
+  // The gang doctor's fit preview inputs (empty without EnableGangStatus).
+  std::vector<nlohmann::json> Nodes() const;
+  std::vector<nlohmann::json> BoundPods() const;
 
  private:
   void EnqueueIfManaged(const std::string& ns, const std::string& deployment);
@@ -103,6 +110,8 @@ class Caches {
   std::unique_ptr<kube::Informer> podgroups_;
   // Group objects of the allowed non-native backends.
   std::map<workloadbuilder::Backend, std::unique_ptr<kube::Informer>> backend_groups_;
+  std::unique_ptr<kube::Informer> nodes_;       // EnableGangStatus only
+  std::unique_ptr<kube::Informer> bound_pods_;  // EnableGangStatus only
   ObjectIndex rs_by_deployment_;
   ObjectIndex pods_by_group_;
   ObjectIndex workloads_by_deployment_;

@@ -16,6 +16,7 @@
 #include "reconciler/caches.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
+#include "reconciler/gang_status.h"
 #include "reconciler/kube_api.h"
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
@@ -94,6 +95,11 @@ class Controller {
       return QueueStats{queue_.Len(), queue_.adds(), queue_.retries()};
     });
     metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
+    if (options.gang_status) {
+      caches_.EnableGangStatus();
+      gang_ = std::make_unique<GangStatus>(api_, events_, log_);
+      metrics_.SetExtraSource([this](std::string* out) { gang_->Render(out); });
+    }
   }
 
   int Run(const std::stop_token& stop);
@@ -118,6 +124,10 @@ class Controller {
   void ReportUnusable(const nlohmann::json& deployment, Backend backend);
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
+  // The gang doctor after a reconcile (--gang-status); a failed write makes
+  // `result` an error so the key is retried.
+  void PublishGangStatus(const PlanInput& observed, const std::string& ns, const std::string& name,
+                         bool api_served, ReconcileResult& result);
 
   const ControllerOptions& options_;
   const base::Logger& log_;
@@ -130,6 +140,7 @@ class Controller {
   Caches caches_;
   EventRecorder events_;
   Executor executor_;
+  std::unique_ptr<GangStatus> gang_;  // --gang-status only
   std::unique_ptr<LeaderElector> elector_;
   // By backend: set only once its API is served and its caches synced.
   std::array<std::atomic<bool>, workloadbuilder::kAllBackends.size()> served_{};
@@ -282,13 +293,18 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     return result;
   }
   std::optional<PlanInput> first = caches_.Assemble(ns, name);
-  if (first->deployment == nullptr) return result;
+  if (first->deployment == nullptr) {
+    if (gang_) gang_->Forget(ns, name);
+    return result;
+  }
   // A label that names no backend is the planner's to report.
   const std::optional<Backend> backend = planner::BackendOf(*first->deployment);
   if (backend && !(Allowed(*backend) && Served(*backend))) {
     if (!IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
+    if (Allowed(*backend)) PublishGangStatus(*first, ns, name, false, result);
     return result;
   }
+  PlanInput last;
   auto observe = [&] {
     PlanInput in;
     if (first) {
@@ -298,9 +314,24 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
       in = caches_.Assemble(ns, name);
     }
     in.facts = options_.backends.facts;
+    if (gang_) last = in;  // shared pointers: the gang doctor reads what the plan read
     return in;
   };
-  return RunPlanRounds(key, observe, api_, executor_, log_);
+  const std::uint64_t writes_before = metrics_.writes();
+  result = RunPlanRounds(key, observe, api_, executor_, log_);
+  // The plan wrote (a PodGroup created, gates lifted): read again, with the
+  // writes on top (RecentWrites), so the condition says what is now true.
+  if (gang_ && metrics_.writes() != writes_before) last = caches_.Assemble(ns, name);
+  if (result.status.ok()) PublishGangStatus(last, ns, name, true, result);
+  return result;
+}
+
+void Controller::PublishGangStatus(const PlanInput& observed, const std::string& ns,
+                                   const std::string& name, bool api_served,
+                                   ReconcileResult& result) {
+  if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
+  base::Status s = gang_->Update(caches_, observed, ns, name, api_served);
+  if (!s.ok()) result.status = std::move(s);
 }
 
 void Controller::Worker() {

@@ -48,6 +48,10 @@ struct ControllerOptions {
   // --backend, --allowed-backends and the cluster facts: which group APIs
   // are checked and watched, and what the non-native compilers need.
   workloadbuilder::BackendSettings backends;
+  // --gang-status: the gang doctor's GangScheduled condition, Events and
+  // wasd_gang_* metrics (reconciler/gang_status.h); also watches Nodes and
+  // bound pods for the fit preview.
+  bool gang_status = true;
 };
 
 // The backends `settings` allows, in kAllBackends order (only `backend`

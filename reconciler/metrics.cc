@@ -139,6 +139,11 @@ std::uint64_t Metrics::reconciles() const {
   return reconcile_ok_ + reconcile_error_;
 }
 
+void Metrics::SetExtraSource(std::function<void(std::string*)> fn) {
+  std::lock_guard lock(mu_);
+  extra_ = std::move(fn);
+}
+
 std::string Metrics::Render() const {
   return Render(static_cast<std::int64_t>(std::time(nullptr)), Clock::now());
 }
@@ -146,10 +151,12 @@ std::string Metrics::Render() const {
 std::string Metrics::Render(std::int64_t now_unix, Clock::time_point now) const {
   std::function<QueueStats()> queue_fn;
   std::function<GatedPods()> gated_fn;
+  std::function<void(std::string*)> extra_fn;
   {
     std::lock_guard lock(mu_);
     queue_fn = queue_stats_;
     gated_fn = gated_pods_;
+    extra_fn = extra_;
   }
   // The sources take their own locks; call them without ours.
   const QueueStats q = queue_fn ? queue_fn() : QueueStats{};
@@ -157,6 +164,7 @@ std::string Metrics::Render(std::int64_t now_unix, Clock::time_point now) const 
   std::string out;
   out.reserve(8192);
   RenderOwn(&out, q, g, now_unix);
+  if (extra_fn) extra_fn(&out);
   RenderControllerRuntime(&out, q, now);
   metrics::AppendProcessMetrics(&out, metrics::ReadProcessSample());
   metrics::AppendBuildInfo(&out);

@@ -97,6 +97,8 @@ class Metrics {
   // Read at render time.
   void SetQueueStatsSource(std::function<QueueStats()> fn);
   void SetGatedPodsSource(std::function<GatedPods()> fn);
+  // Appends more families at render time (the gang doctor's wasd_gang_*).
+  void SetExtraSource(std::function<void(std::string*)> fn);
 
   std::uint64_t writes() const;
   std::uint64_t reconciles() const;
@@ -120,6 +122,7 @@ class Metrics {
   std::map<Clock::time_point, int> running_;  // start time -> reconciles begun then; guarded by mu_
   std::function<QueueStats()> queue_stats_;   // guarded by mu_
   std::function<GatedPods()> gated_pods_;     // guarded by mu_
+  std::function<void(std::string*)> extra_;   // guarded by mu_
   metrics::Histogram queue_latency_;
   metrics::Histogram reconcile_duration_;
   std::atomic<bool> leader_{false};

@@ -68,6 +68,11 @@ std::shared_ptr<const kube::Projection> DeploymentProjection() {
                       {"spec", "schedulingGroup"},
                       // The derived minCount and scale to zero.
                       {"spec", "replicas"},
+                      // The gang doctor (gang_status.cc): the GangScheduled
+                      // condition it compares with (zero writes when equal)
+                      // and its lastTransitionTime; the other conditions are
+                      // kept too (the patch's index of the entry it replaces).
+                      {"status", "conditions"},
                   });
     Append(paths, IntentAnnotations());
     Append(paths, TemplatePaths());
@@ -87,6 +92,16 @@ std::shared_ptr<const kube::Projection> ReplicaSetProjection() {
                       {"metadata", "labels"},
                       // PodGroup minCount and scale to zero (ReplicasOf).
                       {"spec", "replicas"},
+                      // The gang doctor: the current ReplicaSet (highest
+                      // revision, then newest) and one member's requests and
+                      // placement rules for the fit preview (doctor/fit.cc).
+                      {"metadata", "creationTimestamp"},
+                      {"metadata", "annotations", "deployment.kubernetes.io/revision"},
+                      {"spec", "template", "spec", "containers", "resources", "requests"},
+                      {"spec", "template", "spec", "initContainers", "resources", "requests"},
+                      {"spec", "template", "spec", "overhead"},
+                      {"spec", "template", "spec", "nodeSelector"},
+                      {"spec", "template", "spec", "tolerations"},
                   });
     Append(paths, IntentAnnotations());
     Append(paths, TemplatePaths());
@@ -126,6 +141,10 @@ std::shared_ptr<const kube::Projection> PodProjection() {
                       {"spec", "schedulerName"},
                       // Finished pods release their PodGroup (plan_podgroups.cc).
                       {"status", "phase"},
+                      // The gang doctor: PodScheduled False/Unschedulable and
+                      // its message (what the scheduler said), the timeline.
+                      {"status", "conditions"},
+                      {"status", "startTime"},
                   });
     return Make(paths);
   }();
@@ -143,9 +162,44 @@ std::shared_ptr<const kube::Projection> SchedulingObjectProjection() {
                       {"metadata", "annotations"},
                       // PodGroups' protection finalizer (plan_podgroups.cc).
                       {"metadata", "finalizers"},
+                      // The backend's verdict (the gang doctor: reconciler/gang_status.cc).
+                      {"status"},
                       // Compared with the desired spec (minCount, templates,
                       // workloadRef, claims).
                       {"spec"},
+                  });
+    return Make(paths);
+  }();
+  return p;
+}
+
+std::shared_ptr<const kube::Projection> NodeProjection() {
+  static const auto p = [] {
+    Paths paths = Identity();
+    Append(paths, {
+                      // The fit preview (doctor/fit.cc): topology domain and
+                      // nodeSelector, taints, cordon, free capacity.
+                      {"metadata", "labels"},
+                      {"spec", "taints"},
+                      {"spec", "unschedulable"},
+                      {"status", "allocatable"},
+                  });
+    return Make(paths);
+  }();
+  return p;
+}
+
+std::shared_ptr<const kube::Projection> BoundPodProjection() {
+  static const auto p = [] {
+    Paths paths = Identity();
+    Append(paths, {
+                      // The fit preview: what each bound pod takes from its node
+                      // (PodRequests: containers, init containers, overhead).
+                      {"spec", "nodeName"},
+                      {"spec", "containers", "resources", "requests"},
+                      {"spec", "initContainers", "resources", "requests"},
+                      {"spec", "overhead"},
+                      {"status", "phase"},
                   });
     return Make(paths);
   }();

@@ -21,6 +21,10 @@ std::shared_ptr<const kube::Projection> ReplicaSetProjection();
 std::shared_ptr<const kube::Projection> PodProjection();
 // Workloads and PodGroups (objects wasd writes: small, compared whole).
 std::shared_ptr<const kube::Projection> SchedulingObjectProjection();
+// The gang doctor's fit preview (only with --gang-status): Nodes, and every
+// pod bound to a node in any namespace.
+std::shared_ptr<const kube::Projection> NodeProjection();
+std::shared_ptr<const kube::Projection> BoundPodProjection();
 
 }  // namespace wasd::reconciler
 

@@ -7,7 +7,8 @@
 //   resources  deployments, replicasets (apps/v1); pods, events (v1; events are
 //              counted, not stored); workloads, podgroups
 //              (scheduling.k8s.io/v1beta1); leases (coordination.k8s.io/v1);
-//              priorityclasses (scheduling.k8s.io/v1, cluster-scoped)
+//              priorityclasses, nodes (cluster-scoped); deployments/status
+//              (PATCH, applied to the object as a whole)
 //   verbs      LIST (labelSelector k=v[,k=v], limit/continue), WATCH
 //              (resourceVersion, from a bounded history; 410 Expired below it;
 //              timeoutSeconds), GET, POST, PUT (resourceVersion precondition),
@@ -84,6 +85,8 @@ const std::vector<ResourceInfo> kResources = {
     {"scheduling.k8s.io/v1beta1", "podgroups", "PodGroup"},
     {"coordination.k8s.io/v1", "leases", "Lease"},
     {"scheduling.k8s.io/v1", "priorityclasses", "PriorityClass", false},
+    // The gang doctor's fit preview (--gang-status); POSTed by the bench.
+    {"v1", "nodes", "Node", false},
 };
 enum ResIndex { kDeployments = 0, kReplicaSets = 1, kPods = 2 };
 
@@ -303,6 +306,7 @@ class Server {
     std::string ns;
     std::string name;
     std::map<std::string, std::string> query;
+    bool status = false;  // deployments/status: patched as the object itself
   };
   bool ParseTarget(std::string_view target, Target& t) const;
   Reply Dispatch(const http::request<http::string_body>& req, Target& t,
@@ -402,7 +406,12 @@ bool Server::ParseTarget(std::string_view target, Target& t) const {
   }
   if (t.res < 0) return false;
   if (i + 1 < parts.size()) t.name = parts[i + 1];
-  return i + 2 >= parts.size();  // no subresources
+  // The one subresource: deployments/status (the GangScheduled condition).
+  if (t.res == kDeployments && i + 3 == parts.size() && parts[i + 2] == "status") {
+    t.status = true;
+    return true;
+  }
+  return i + 2 >= parts.size();
 }
 
 Reply Server::Handle(const http::request<http::string_body>& req,
@@ -423,7 +432,8 @@ Reply Server::Handle(const http::request<http::string_body>& req,
     if (req.method() == http::verb::get) {
       verb = !t.name.empty() ? "GET" : (t.query.count("watch") ? "WATCH" : "LIST");
     }
-    std::string label = verb + " " + kResources[std::size_t(t.res)].plural;
+    std::string label =
+        verb + " " + kResources[std::size_t(t.res)].plural + (t.status ? "/status" : "");
     if (reply.code >= 400) label += " (failed " + std::to_string(reply.code) + ")";
     ++wasd_requests_[label];
     ++wasd_total_;

@@ -229,6 +229,8 @@ SPECS = {
         "template": POD_TEMPLATE, "backoffLimit": I, "activeDeadlineSeconds": I,
         "ttlSecondsAfterFinished": I, "completions": I, "parallelism": I, "podFailurePolicy": OBJ,
     }, required=("template",))}, required=("spec",)),
+    # The Grafana dashboard (grafanaDashboard.enabled): text data only.
+    ("v1", "ConfigMap"): Struct({"data": MapOf(S), "immutable": B}),
     ("v1", "Service"): Struct({"spec": Struct({
         "type": Enum("ClusterIP", "NodePort", "LoadBalancer", "ExternalName"),
         "selector": MapOf(S), "clusterIP": S, "sessionAffinity": S, "internalTrafficPolicy": S,

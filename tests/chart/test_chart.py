@@ -274,7 +274,8 @@ class Components(unittest.TestCase):
         self.assertEqual(c["args"][0], "reconciler")
         self.assertEqual(args_map(c["args"][1:]), {
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
-            "metrics-bind-address": ":8080", "log-level": "info", "backend": "native"})
+            "metrics-bind-address": ":8080", "log-level": "info", "backend": "native",
+            "gang-status": "true"})
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -407,7 +408,13 @@ class Rbac(unittest.TestCase):
             ("apps", "replicasets/finalizers", None): {"update"},
             ("", "pods", None): {"get", "list", "watch", "patch"},
             ("", "events", None): {"create"},
+            # Gang status (on by default): its own condition, and Nodes for the fit preview.
+            ("apps", "deployments/status", None): {"patch"},
+            ("", "nodes", None): {"get", "list", "watch"},
         })
+        off = one(chart.render(sets=["reconciler.gangStatus=false"]), "ClusterRole", "wasd-reconciler")
+        self.assertEqual(set(rules_of(role)) - set(rules_of(off)),
+                         {("apps", "deployments/status", None), ("", "nodes", None)})
 
     def test_reconciler_rules_cover_the_enabled_backends_only(self):
         default = rules_of(one(rendered("default"), "ClusterRole", "wasd-reconciler"))
@@ -659,7 +666,9 @@ class ValuesReachObjects(unittest.TestCase):
             "leader-elect": "false", "lease-namespace": NS, "health-probe-bind-address": ":28081",
             "metrics-bind-address": ":28080", "workers": "8", "kube-api-qps": "50",
             "kube-api-burst": "100", "log-level": "debug",
-            "kubeconfig": "/dev/null", **FULL_BACKEND_ARGS})
+            "kubeconfig": "/dev/null", "gang-status": "false", **FULL_BACKEND_ARGS})
+        # No gang status: no gang alert, no deployments/status or nodes rules.
+        self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])
         self.assertIn("nodeAffinity", rspec["affinity"])
         self.assertNotIn("podAntiAffinity", rspec["affinity"])
         self.assertEqual(rspec["priorityClassName"], "wasd-high")

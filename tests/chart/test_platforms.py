@@ -9,6 +9,7 @@ fixed ids, a subchart's `global` is accepted, host-network ports stay off the
 node's own, and the webhook's memory limit covers its worst case.
 """
 
+import json
 import os
 import re
 import unittest
@@ -281,6 +282,81 @@ class Alerts(unittest.TestCase):
         self.assertEqual(sorted(used - known), [])
         # Control: a misspelt name would be caught.
         self.assertNotIn("wasd_reconciler_leaders", known)
+        self.assertIn("WasdGangPending", [r["alert"] for r in rule["spec"]["groups"][0]["rules"]])
+
+    def test_gang_pending_alert_follows_its_values(self):
+        rules = lambda *sets: {r["alert"]: r for r in one(chart.render(sets=["prometheusRule.enabled=true", *sets]),
+                                                           "PrometheusRule")["spec"]["groups"][0]["rules"]}
+        gang = rules()["WasdGangPending"]
+        self.assertEqual(gang["for"], "15m")
+        self.assertIn('wasd_gang_members{namespace="wasd-system",state="created"}', gang["expr"])
+        self.assertEqual(rules("prometheusRule.gangPendingFor=40m")["WasdGangPending"]["for"], "40m")
+        # The other alerts of issue 17 are there too.
+        self.assertLessEqual({"WasdReconcilerNoLeader", "WasdWebhookSlow", "WasdCertificateExpiresSoon"},
+                             set(rules()))
+        # No gang status, no gang alert (its metric would never exist).
+        self.assertNotIn("WasdGangPending", rules("reconciler.gangStatus=false"))
+
+
+def metric_names(expr):
+    """Metric names an expression uses: identifiers followed by `{` or `(`-free selectors,
+    without the histogram suffixes."""
+    names = set()
+    for name in re.findall(r"\b([a-z_][a-z0-9_]*)\{", expr):
+        names.add(re.sub(r"_(bucket|sum|count)$", "", name))
+    return names
+
+
+class Dashboard(unittest.TestCase):
+    def objects(self, *sets):
+        return chart.render(sets=list(sets))
+
+    def test_off_by_default(self):
+        self.assertEqual([o for o in self.objects() if o["metadata"]["name"].endswith("-dashboard")], [])
+
+    def test_config_map_for_the_grafana_sidecar(self):
+        cm = one(self.objects("grafanaDashboard.enabled=true"), "ConfigMap", "wasd-dashboard")
+        self.assertEqual(cm["metadata"]["labels"]["grafana_dashboard"], "1")
+        self.assertEqual(cm["metadata"]["namespace"], "wasd-system")
+        shipped = json.loads(cm["data"]["wasd.json"])
+        with open(os.path.join(chart.SOURCE_DIR, "charts", "wasd", "dashboards", "wasd.json")) as f:
+            self.assertEqual(shipped, json.load(f))
+        cm = one(self.objects("grafanaDashboard.enabled=true", "grafanaDashboard.namespace=monitoring",
+                              "grafanaDashboard.labels.team=ml"), "ConfigMap", "wasd-dashboard")
+        self.assertEqual((cm["metadata"]["namespace"], cm["metadata"]["labels"]["team"]), ("monitoring", "ml"))
+
+    def test_dashboard_schema_and_metric_names(self):
+        from lib import promtext
+        with open(os.path.join(chart.SOURCE_DIR, "charts", "wasd", "dashboards", "wasd.json")) as f:
+            dash = json.load(f)
+        # The members Grafana needs to import it.
+        for key, kind in (("title", str), ("uid", str), ("schemaVersion", int), ("panels", list),
+                          ("templating", dict)):
+            self.assertIsInstance(dash.get(key), kind, key)
+        ids = [p["id"] for p in dash["panels"]]
+        self.assertEqual(len(ids), len(set(ids)), "panel ids unique")
+        doc = os.path.join(chart.SOURCE_DIR, "docs", "metrics.md")
+        known = set(promtext.read_table(doc, "Webhook")) | set(promtext.read_table(doc, "Reconciler"))
+        used = set()
+        for p in dash["panels"]:
+            self.assertIn(p["type"], ("timeseries", "stat", "gauge", "table"))
+            for k in ("x", "y", "w", "h"):
+                self.assertIsInstance(p["gridPos"][k], int)
+            self.assertTrue(p["targets"], p["title"])
+            for t in p["targets"]:
+                used |= metric_names(t["expr"])
+        for v in dash["templating"]["list"]:
+            if v["type"] == "query":
+                used |= set(re.findall(r"label_values\(([a-z_]+)", v["definition"]))
+        self.assertEqual(sorted(used - known), [])
+        # Every family the issue asks for is on it.
+        self.assertLessEqual({"wasd_admission_request_duration_seconds", "wasd_admission_requests_total",
+                              "wasd_reconciler_writes_total", "wasd_gangs", "wasd_gang_members",
+                              "wasd_gang_pending_seconds", "wasd_tls_certificate_expiry_timestamp_seconds"},
+                             used)
+        # Control: a name wasd does not export is caught.
+        self.assertEqual(metric_names('rate(wasd_gang_pendin_seconds_bucket{a="b"}[5m])') - known,
+                         {"wasd_gang_pendin_seconds"})
 
 
 class GitOps(unittest.TestCase):

@@ -184,6 +184,10 @@ class ReconcilerMetrics(unittest.TestCase, TableCheck):
         wait_for(lambda: not any(pod_gated(p) for p in env.pods("metrics-gang")), 30, 0.2, "gates lifted")
         wait_for(lambda: follower_counts(0), 15, 0.2, "follower sees the gates lifted")
         cls.follower_after = scrape(cls.follower.metrics_port)
+        # The reconcile that lifted the gates ends after them (the gang status is
+        # published last): counted once it returns.
+        wait_for(lambda: scrape(cls.leader.metrics_port)["wasd_reconciler_reconciles_total"].value(
+            result="success") > 0, 15, 0.2, "the leader's first reconcile counted")
         cls.leader_families = scrape(cls.leader.metrics_port)
 
     def test_families_match_the_documented_table(self):

@@ -11,7 +11,10 @@
 // chart's values.yaml (maps merge, a null deletes a key), and --set accepts
 // dotted keys with `\.` escapes and scalar type inference.
 //
-// Not supported (the chart does not use them): subcharts, .Files, CRDs,
+// .Files.Get reads a file of the chart directory (as Helm's does, "" when
+// missing; the chart ships charts/wasd/dashboards/wasd.json that way).
+//
+// Not supported (the chart does not use them): subcharts, other .Files methods, CRDs,
 // values.schema.json enforcement (the Python tests do that), --set-file, list
 // indexes in --set.
 //
@@ -42,6 +45,17 @@ import (
 	"github.com/Masterminds/sprig"
 	"gopkg.in/yaml.v2"
 )
+
+// chartFiles is .Files: Get(path) is the file's text, "" when it cannot be read.
+type chartFiles struct{ dir string }
+
+func (f chartFiles) Get(name string) string {
+	b, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(name)))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
 
 type multiFlag []string
 
@@ -152,6 +166,7 @@ func run(args []string) error {
 		},
 		"Chart":        meta,
 		"Capabilities": caps,
+		"Files":        chartFiles{dir: chartDir},
 	}
 	out, notes, err := renderChart(chartDir, meta.Name, top)
 	if err != nil {

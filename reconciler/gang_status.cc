@@ -1,0 +1,269 @@
+#include "reconciler/gang_status.h"
+
+#include <algorithm>
+#include <ctime>
+#include <vector>
+
+#include "planner/object_util.h"
+#include "reconciler/caches.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/names.h"
+
+namespace wasd::reconciler {
+
+using nlohmann::json;
+
+namespace {
+
+std::string NowRfc3339() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string Str(const json& object, const char* key) {
+  const std::string* s = workloadbuilder::AsString(workloadbuilder::Member(object, key));
+  return s != nullptr ? *s : std::string();
+}
+
+// Seconds from the first member created to the minCount-th bound, from the
+// diagnosis timeline; nullopt when it does not tell.
+std::optional<double> PendingSeconds(const doctor::Diagnosis& d) {
+  std::optional<std::int64_t> first_created;
+  std::vector<std::int64_t> bound;
+  for (const doctor::TimelineEntry& e : d.timeline) {
+    const std::optional<std::int64_t> t = ParseRfc3339Seconds(e.time);
+    if (!t) continue;
+    if (e.what == "created" && (!first_created || *t < *first_created)) first_created = t;
+    if (e.what.rfind("bound", 0) == 0) bound.push_back(*t);
+  }
+  if (!first_created || bound.empty()) return std::nullopt;
+  std::sort(bound.begin(), bound.end());
+  const std::size_t quorum =
+      static_cast<std::size_t>(std::clamp<std::int64_t>(d.counts.min_count, 1, bound.size()));
+  return static_cast<double>(std::max<std::int64_t>(0, bound[quorum - 1] - *first_created));
+}
+
+}  // namespace
+
+GangCondition ConditionFor(const doctor::Diagnosis& d) {
+  GangCondition c;
+  c.status = d.scheduled ? "True" : "False";
+  c.reason = d.reason;
+  c.message = d.message;  // the counts; Unschedulable: the scheduler's words and the fit
+  return c;
+}
+
+const json* FindGangCondition(const json& deployment) {
+  const json* conds = workloadbuilder::MemberPath(deployment, {"status", "conditions"});
+  if (conds == nullptr || !conds->is_array()) return nullptr;
+  for (const json& c : *conds) {
+    if (c.is_object() && Str(c, "type") == kGangScheduledType) return &c;
+  }
+  return nullptr;
+}
+
+std::optional<json> ConditionPatch(const json& deployment, const GangCondition& c,
+                                   std::string_view now) {
+  const json* status = workloadbuilder::Member(deployment, "status");
+  const json* conds = status != nullptr ? workloadbuilder::Member(*status, "conditions") : nullptr;
+  std::optional<std::size_t> at;
+  if (conds != nullptr && conds->is_array()) {
+    for (std::size_t i = 0; i < conds->size(); ++i) {
+      const json& e = (*conds)[i];
+      if (e.is_object() && Str(e, "type") == kGangScheduledType) {
+        at = i;
+        break;
+      }
+    }
+  }
+  json entry = {{"type", kGangScheduledType}, {"status", c.status},    {"reason", c.reason},
+                {"message", c.message},       {"lastUpdateTime", now}, {"lastTransitionTime", now}};
+  if (at) {
+    const json& old = (*conds)[*at];
+    if (Str(old, "status") == c.status && Str(old, "reason") == c.reason &&
+        Str(old, "message") == c.message) {
+      return std::nullopt;
+    }
+    const std::string since = Str(old, "lastTransitionTime");
+    if (Str(old, "status") == c.status && !since.empty()) entry["lastTransitionTime"] = since;
+    const std::string path = "/status/conditions/" + std::to_string(*at);
+    return json::array({{{"op", "test"}, {"path", path + "/type"}, {"value", kGangScheduledType}},
+                        {{"op", "replace"}, {"path", path}, {"value", entry}}});
+  }
+  if (conds != nullptr && conds->is_array()) {
+    return json::array({{{"op", "add"}, {"path", "/status/conditions/-"}, {"value", entry}}});
+  }
+  // No array (or no status) yet: create it, guarded by the resourceVersion
+  // so that conditions written meanwhile are not replaced.
+  json patch = json::array(
+      {{{"op", "test"},
+        {"path", "/metadata/resourceVersion"},
+        {"value", Str(*workloadbuilder::Member(deployment, "metadata"), "resourceVersion")}}});
+  if (status != nullptr && status->is_object()) {
+    patch.push_back(
+        {{"op", "add"}, {"path", "/status/conditions"}, {"value", json::array({entry})}});
+  } else {
+    patch.push_back(
+        {{"op", "add"}, {"path", "/status"}, {"value", {{"conditions", json::array({entry})}}}});
+  }
+  return patch;
+}
+
+bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
+  auto it = buckets_.find(uid);
+  if (it == buckets_.end()) {
+    if (buckets_.size() >= kMaxRememberedEvents) {
+      auto oldest = buckets_.begin();
+      for (auto i = buckets_.begin(); i != buckets_.end(); ++i) {
+        if (i->second.at < oldest->second.at) oldest = i;
+      }
+      buckets_.erase(oldest);
+    }
+    it = buckets_.emplace(uid, Bucket{kGangEventBurst, now}).first;
+  }
+  Bucket& b = it->second;
+  const double refilled =
+      std::chrono::duration<double>(now - b.at) / std::chrono::duration<double>(kGangEventRefill);
+  b.tokens = std::min<double>(kGangEventBurst, b.tokens + std::max(0.0, refilled));
+  b.at = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& plan,
+                                const std::string& ns, const std::string& name, bool api_served) {
+  if (plan.deployment == nullptr) {
+    Forget(ns, name);
+    return base::Status::Ok();
+  }
+  const json& deployment = *plan.deployment;
+  if (planner::IsTerminating(deployment)) return base::Status::Ok();
+  doctor::GangInput in;
+  in.deployment = deployment;
+  for (const auto& rs : plan.replicasets) in.replicasets.push_back(*rs);
+  for (const auto& p : plan.pods) in.pods.push_back(*p);
+  for (const auto& g : plan.podgroups) in.group_objects.push_back(*g);
+  const std::string workload_name =
+      workloadbuilder::GenerateWorkloadName(name, planner::UidOf(deployment));
+  for (const auto& w : plan.workloads) {
+    if (planner::NameOf(*w) == workload_name) in.workload = *w;
+  }
+  in.api_served = api_served;
+  doctor::Diagnosis d = doctor::Diagnose(in);
+  // The fit preview only once the scheduler (or the backend) has said the
+  // gang, or its new members, cannot be placed: it reads every Node and bound
+  // pod, so a gang that is placed or still on its way never pays for it.
+  if (d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending) {
+    in.nodes = caches.Nodes();
+    if (!in.nodes.empty()) {
+      in.bound_pods = caches.BoundPods();
+      d = doctor::Diagnose(in);
+    }
+  }
+  const GangCondition c = ConditionFor(d);
+  const json* old = FindGangCondition(deployment);
+  const std::string old_reason = old != nullptr ? Str(*old, "reason") : "";
+  const std::string old_status = old != nullptr ? Str(*old, "status") : "";
+  {
+    std::lock_guard lock(mu_);
+    gangs_[ns + "/" + name] = Published{d.reason, d.counts};
+  }
+  const std::optional<json> patch = ConditionPatch(deployment, c, NowRfc3339());
+  if (!patch) return base::Status::Ok();
+  base::Result<json> r = api_.JsonPatch(kube::Deployments().Sub("status"), ns, name, *patch);
+  if (!r.ok()) {
+    // A failed `test`: the cache is behind; the watch brings the newer
+    // Deployment and with it another reconcile.
+    if (r.status().http_code() == 422 || r.status().conflict() || r.status().not_found()) {
+      log_.Debug("GangScheduled condition not written: the cached Deployment is stale",
+                 {{"deployment", ns + "/" + name}, {"error", r.status().ToString()}});
+      return base::Status::Ok();
+    }
+    return r.status();
+  }
+  log_.Info("GangScheduled condition written", {{"deployment", ns + "/" + name},
+                                                {"status", c.status},
+                                                {"reason", c.reason},
+                                                {"message", c.message}});
+  bool post = false;
+  {
+    std::lock_guard lock(mu_);
+    ++patches_;
+    if (c.reason != old_reason) {
+      post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
+    }
+  }
+  if (old_status == "False" && c.status == "True") {
+    if (const std::optional<double> s = PendingSeconds(d)) pending_.Observe(*s);
+  }
+  if (post) {
+    std::string message = c.message;
+    if (!d.next_step.empty() && !d.scheduled) message += ". " + d.next_step;
+    if (events_.Record(deployment, d.scheduled ? "Normal" : "Warning", c.reason, message)) {
+      std::lock_guard lock(mu_);
+      ++events_posted_;
+    }
+  }
+  return base::Status::Ok();
+}
+
+void GangStatus::Forget(const std::string& ns, const std::string& name) {
+  std::lock_guard lock(mu_);
+  gangs_.erase(ns + "/" + name);
+}
+
+std::uint64_t GangStatus::patches() const {
+  std::lock_guard lock(mu_);
+  return patches_;
+}
+
+std::uint64_t GangStatus::events() const {
+  std::lock_guard lock(mu_);
+  return events_posted_;
+}
+
+void GangStatus::Render(std::string* out) const {
+  std::map<std::string, Published> gangs;
+  {
+    std::lock_guard lock(mu_);
+    gangs = gangs_;
+  }
+  metrics::AppendHeader(out, "wasd_gang_members", "gauge",
+                        "Members of each opted-in Deployment's current ReplicaSet by state "
+                        "(created, gated by wasd, gated by others, bound, running, failed).");
+  for (const auto& [key, g] : gangs) {
+    const std::size_t slash = key.find('/');
+    std::string labels = "namespace=\"";
+    metrics::AppendLabelValue(&labels, key.substr(0, slash));
+    labels += "\",deployment=\"";
+    metrics::AppendLabelValue(&labels, key.substr(slash + 1));
+    labels += "\",state=\"";
+    const std::int64_t values[] = {g.counts.created, g.counts.gated_wasd, g.counts.gated_other,
+                                   g.counts.bound,   g.counts.running,    g.counts.failed};
+    for (std::size_t i = 0; i < std::size(kGangMemberStates); ++i) {
+      metrics::AppendSample(out, "wasd_gang_members",
+                            labels + std::string(kGangMemberStates[i]) + "\"",
+                            static_cast<double>(values[i]));
+    }
+  }
+  metrics::AppendHeader(out, "wasd_gangs", "gauge",
+                        "Opted-in Deployments by the gang doctor's reason (one series per "
+                        "reason, always present).");
+  for (const std::string_view reason : doctor::kAllReasons) {
+    std::int64_t n = 0;
+    for (const auto& [key, g] : gangs) n += g.reason == reason ? 1 : 0;
+    metrics::AppendSample(out, "wasd_gangs", "reason=\"" + std::string(reason) + "\"",
+                          static_cast<double>(n));
+  }
+  metrics::AppendHeader(out, "wasd_gang_pending_seconds", "histogram",
+                        "Seconds from a gang's first member created to its quorum bound, "
+                        "observed when its GangScheduled condition turns True.");
+  pending_.Render(out, "wasd_gang_pending_seconds", "");
+}
+
+}  // namespace wasd::reconciler

@@ -1,0 +1,336 @@
+// The reconciler's gang status: the condition it asks for, the status patch
+// that sets only its own entry (and nothing when the cached Deployment says
+// it already), the per-Deployment Event limiter, and that the caches'
+// projections keep every member the gang doctor reads.
+#include "reconciler/gang_status.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "doctor/diagnosis.h"
+#include "kube/projection.h"
+#include "reconciler/projections.h"
+#include "workloadbuilder/names.h"
+
+namespace wasd::reconciler {
+namespace {
+
+using nlohmann::json;
+
+json DeploymentWith(json conditions) {
+  json d = {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata",
+             {{"name", "web"}, {"namespace", "team"}, {"uid", "d-1"}, {"resourceVersion", "41"}}},
+            {"status", {{"replicas", 2}}}};
+  if (!conditions.is_null()) d["status"]["conditions"] = std::move(conditions);
+  return d;
+}
+
+json Available() {
+  return {{"type", "Available"}, {"status", "True"}, {"reason", "MinimumReplicasAvailable"}};
+}
+
+json Gang(const std::string& status, const std::string& reason, const std::string& message) {
+  return {{"type", "GangScheduled"},
+          {"status", status},
+          {"reason", reason},
+          {"message", message},
+          {"lastUpdateTime", "2026-12-01T10:00:00Z"},
+          {"lastTransitionTime", "2026-12-01T10:00:00Z"}};
+}
+
+constexpr const char* kNow = "2026-12-02T07:00:00Z";
+
+TEST_CASE("gang status: the condition follows the diagnosis", "[unit][gang]") {
+  doctor::Diagnosis d;
+  d.scheduled = false;
+  d.reason = "WaitingForQuorum";
+  d.message = "2/4 created, 2 gated by wasd, 0 bound, minCount 4";
+  GangCondition c = ConditionFor(d);
+  CHECK(c.status == "False");
+  CHECK(c.reason == "WaitingForQuorum");
+  CHECK(c.message == d.message);
+  d.scheduled = true;
+  d.reason = "Scheduled";
+  c = ConditionFor(d);
+  CHECK(c.status == "True");
+  CHECK(c.reason == "Scheduled");
+}
+
+TEST_CASE("gang status: no patch when the cached Deployment says it already", "[unit][gang]") {
+  const json dep =
+      DeploymentWith(json::array({Available(), Gang("False", "WaitingForQuorum", "m")}));
+  CHECK_FALSE(ConditionPatch(dep, {"False", "WaitingForQuorum", "m"}, kNow).has_value());
+  REQUIRE(FindGangCondition(dep) != nullptr);
+  CHECK((*FindGangCondition(dep))["reason"] == "WaitingForQuorum");
+  CHECK(FindGangCondition(DeploymentWith(json::array({Available()}))) == nullptr);
+}
+
+TEST_CASE("gang status: replacing the entry tests its index and keeps the transition time",
+          "[unit][gang]") {
+  const json dep =
+      DeploymentWith(json::array({Available(), Gang("False", "WaitingForQuorum", "m")}));
+  SECTION("same status, new reason: lastTransitionTime kept") {
+    const auto p = ConditionPatch(dep, {"False", "Unschedulable", "n"}, kNow);
+    REQUIRE(p.has_value());
+    REQUIRE(p->size() == 2);
+    CHECK(
+        (*p)[0] ==
+        json({{"op", "test"}, {"path", "/status/conditions/1/type"}, {"value", "GangScheduled"}}));
+    CHECK((*p)[1]["op"] == "replace");
+    CHECK((*p)[1]["path"] == "/status/conditions/1");
+    const json& v = (*p)[1]["value"];
+    CHECK(v["reason"] == "Unschedulable");
+    CHECK(v["message"] == "n");
+    CHECK(v["lastTransitionTime"] == "2026-12-01T10:00:00Z");
+    CHECK(v["lastUpdateTime"] == kNow);
+    CHECK_FALSE(v.contains("observedGeneration"));
+  }
+  SECTION("status changes: lastTransitionTime is now") {
+    const auto p = ConditionPatch(dep, {"True", "Scheduled", "4/4 bound"}, kNow);
+    REQUIRE(p.has_value());
+    CHECK((*p)[1]["value"]["status"] == "True");
+    CHECK((*p)[1]["value"]["lastTransitionTime"] == kNow);
+  }
+  SECTION("the same status, reason and message in a new message only") {
+    const auto p = ConditionPatch(dep, {"False", "WaitingForQuorum", "m2"}, kNow);
+    REQUIRE(p.has_value());
+    CHECK((*p)[1]["value"]["message"] == "m2");
+  }
+}
+
+TEST_CASE("gang status: a new entry is appended, never replacing the others", "[unit][gang]") {
+  const auto p = ConditionPatch(DeploymentWith(json::array({Available()})),
+                                {"False", "WaitingForQuorum", "m"}, kNow);
+  REQUIRE(p.has_value());
+  REQUIRE(p->size() == 1);
+  CHECK((*p)[0]["op"] == "add");
+  CHECK((*p)[0]["path"] == "/status/conditions/-");
+  CHECK((*p)[0]["value"]["type"] == "GangScheduled");
+  CHECK((*p)[0]["value"]["lastTransitionTime"] == kNow);
+}
+
+TEST_CASE("gang status: no conditions array yet: created under a resourceVersion test",
+          "[unit][gang]") {
+  SECTION("status without conditions") {
+    const auto p = ConditionPatch(DeploymentWith(nullptr), {"False", "PodGroupMissing", "m"}, kNow);
+    REQUIRE(p.has_value());
+    REQUIRE(p->size() == 2);
+    CHECK((*p)[0] ==
+          json({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "41"}}));
+    CHECK((*p)[1]["path"] == "/status/conditions");
+    CHECK((*p)[1]["value"].size() == 1);
+  }
+  SECTION("no status at all") {
+    json dep = DeploymentWith(nullptr);
+    dep.erase("status");
+    const auto p = ConditionPatch(dep, {"False", "PodGroupMissing", "m"}, kNow);
+    REQUIRE(p.has_value());
+    CHECK((*p)[1]["path"] == "/status");
+    CHECK((*p)[1]["value"]["conditions"][0]["reason"] == "PodGroupMissing");
+  }
+}
+
+TEST_CASE("gang status: Events per Deployment are rate-limited", "[unit][gang]") {
+  GangEventLimiter limiter;
+  const auto t0 = GangEventLimiter::Clock::time_point{} + std::chrono::hours(1);
+  for (int i = 0; i < kGangEventBurst; ++i) CHECK(limiter.Admit("d-1", t0));
+  CHECK_FALSE(limiter.Admit("d-1", t0));
+  CHECK_FALSE(limiter.Admit("d-1", t0 + kGangEventRefill / 2));
+  CHECK(limiter.Admit("d-2", t0));  // another Deployment has its own bucket
+  CHECK(limiter.Admit("d-1", t0 + kGangEventRefill + std::chrono::seconds(1)));
+  CHECK_FALSE(limiter.Admit("d-1", t0 + kGangEventRefill + std::chrono::seconds(2)));
+}
+
+// ---------------------------------------------------------------- projections
+
+constexpr const char* kGpu = "nvidia.com/gpu";
+
+json Template() {
+  return {{"metadata", {{"labels", {{"app", "train"}, {"wasd.io/managed", "true"}}}}},
+          {"spec",
+           {{"nodeSelector", {{"pool", "gpu"}}},
+            {"tolerations", json::array({{{"key", "gpu"}, {"operator", "Exists"}}})},
+            {"containers", json::array({{{"name", "c"},
+                                         {"image", "trainer:1"},
+                                         {"env", json::array({{{"name", "E"}, {"value", "x"}}})},
+                                         {"resources",
+                                          {{"requests", {{"cpu", "500m"}, {kGpu, "1"}}},
+                                           {"limits", {{kGpu, "1"}}}}}}})},
+            {"initContainers",
+             json::array({{{"name", "init"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}};
+}
+
+json Noise(json o) {
+  o["metadata"]["managedFields"] = json::array({{{"manager", "kube-controller-manager"}}});
+  o["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = o.dump();
+  o["metadata"]["generation"] = 3;
+  return o;
+}
+
+doctor::GangInput FullInput() {
+  doctor::GangInput in;
+  in.deployment = Noise(
+      {{"apiVersion", "apps/v1"},
+       {"kind", "Deployment"},
+       {"metadata",
+        {{"name", "train"},
+         {"namespace", "ml"},
+         {"uid", "d-1"},
+         {"resourceVersion", "9"},
+         {"labels", {{"wasd.io/managed", "true"}}},
+         {"annotations",
+          {{"wasd.io/scheduling", R"({"schedulingPolicy":{"gang":{"minCount":3}},)"
+                                  R"("schedulingConstraints":{"topology":[{"key":"zone"}]}})"}}}}},
+       {"spec", {{"replicas", 4}, {"template", Template()}}},
+       {"status",
+        {{"conditions", json::array({Available(), Gang("False", "WaitingForQuorum", "m")})}}}});
+  json rs = Noise({{"apiVersion", "apps/v1"},
+                   {"kind", "ReplicaSet"},
+                   {"metadata",
+                    {{"name", "train-abc"},
+                     {"namespace", "ml"},
+                     {"uid", "rs-1"},
+                     {"resourceVersion", "10"},
+                     {"creationTimestamp", "2026-12-02T06:00:00Z"},
+                     {"labels", {{"wasd.io/managed", "true"}}},
+                     {"annotations", {{"deployment.kubernetes.io/revision", "2"}}},
+                     {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                       {"kind", "Deployment"},
+                                                       {"name", "train"},
+                                                       {"uid", "d-1"},
+                                                       {"controller", true}}})}}},
+                   {"spec", {{"replicas", 4}, {"template", Template()}}}});
+  in.replicasets.push_back(rs);
+  in.workload = Noise({{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                       {"kind", "Workload"},
+                       {"metadata",
+                        {{"name", workloadbuilder::GenerateWorkloadName("train", "d-1")},
+                         {"namespace", "ml"},
+                         {"uid", "w-1"},
+                         {"resourceVersion", "11"},
+                         {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                           {"kind", "Deployment"},
+                                                           {"name", "train"},
+                                                           {"uid", "d-1"},
+                                                           {"controller", true}}})}}},
+                       {"spec", json::object()}});
+  in.group_objects.push_back(
+      Noise({{"apiVersion", "scheduling.k8s.io/v1beta1"},
+             {"kind", "PodGroup"},
+             {"metadata",
+              {{"name", workloadbuilder::PodGroupName("train-abc", "rs-1")},
+               {"namespace", "ml"},
+               {"uid", "pg-1"},
+               {"resourceVersion", "12"},
+               {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                 {"kind", "ReplicaSet"},
+                                                 {"name", "train-abc"},
+                                                 {"uid", "rs-1"},
+                                                 {"controller", true}}})}}},
+             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 3}}}}}}},
+             {"status",
+              {{"conditions", json::array({{{"type", "PodGroupInitiallyScheduled"},
+                                            {"status", "False"},
+                                            {"reason", "Unschedulable"},
+                                            {"message", "0/2 nodes are available"}}})}}}}));
+  for (int i = 0; i < 4; ++i) {
+    json pod = Noise(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata",
+          {{"name", "train-abc-" + std::to_string(i)},
+           {"namespace", "ml"},
+           {"uid", "p-" + std::to_string(i)},
+           {"resourceVersion", "2" + std::to_string(i)},
+           {"creationTimestamp", "2026-12-02T06:00:0" + std::to_string(i) + "Z"},
+           {"labels", {{"wasd.io/managed", "true"}, {"pod-template-hash", "abc"}}},
+           {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                             {"kind", "ReplicaSet"},
+                                             {"name", "train-abc"},
+                                             {"uid", "rs-1"},
+                                             {"controller", true}}})}}},
+         {"spec", Template()["spec"]},
+         {"status",
+          {{"phase", "Pending"},
+           {"conditions",
+            json::array({{{"type", "PodScheduled"},
+                          {"status", "False"},
+                          {"reason", "Unschedulable"},
+                          {"message", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."},
+                          {"lastTransitionTime", "2026-12-02T06:01:00Z"}}})}}}});
+    in.pods.push_back(pod);
+  }
+  for (int i = 0; i < 2; ++i) {
+    in.nodes.push_back(
+        Noise({{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", "n" + std::to_string(i)},
+                 {"uid", "n-" + std::to_string(i)},
+                 {"resourceVersion", "5"},
+                 {"labels", {{"zone", "z" + std::to_string(i)}, {"pool", "gpu"}}}}},
+               {"spec", {{"taints", json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}})}}},
+               {"status",
+                {{"allocatable", {{"cpu", "8"}, {kGpu, "2"}, {"pods", "110"}}},
+                 {"capacity", {{"cpu", "8"}}},
+                 {"images", json::array({{{"names", json::array({"a", "b"})}}})}}}}));
+  }
+  in.bound_pods.push_back(
+      Noise({{"apiVersion", "v1"},
+             {"kind", "Pod"},
+             {"metadata",
+              {{"name", "other"}, {"namespace", "x"}, {"uid", "o-1"}, {"resourceVersion", "3"}}},
+             {"spec",
+              {{"nodeName", "n0"},
+               {"containers",
+                json::array({{{"name", "c"}, {"resources", {{"requests", {{kGpu, "1"}}}}}}})}}},
+             {"status", {{"phase", "Running"}}}}));
+  return in;
+}
+
+json Project(const json& full, const std::shared_ptr<const kube::Projection>& p) {
+  json got = p->Parse(full.dump());
+  REQUIRE_FALSE(got.is_discarded());
+  return got;
+}
+
+TEST_CASE("gang status: the doctor diagnoses the same on the caches' projected objects",
+          "[unit][gang][projection]") {
+  const doctor::GangInput full = FullInput();
+  doctor::GangInput projected;
+  projected.deployment = Project(full.deployment, DeploymentProjection());
+  for (const json& rs : full.replicasets) {
+    projected.replicasets.push_back(Project(rs, ReplicaSetProjection()));
+  }
+  for (const json& p : full.pods) projected.pods.push_back(Project(p, PodProjection()));
+  projected.workload = Project(full.workload, SchedulingObjectProjection());
+  for (const json& g : full.group_objects) {
+    projected.group_objects.push_back(Project(g, SchedulingObjectProjection()));
+  }
+  for (const json& n : full.nodes) projected.nodes.push_back(Project(n, NodeProjection()));
+  for (const json& p : full.bound_pods) {
+    projected.bound_pods.push_back(Project(p, BoundPodProjection()));
+  }
+  const doctor::Diagnosis want = doctor::Diagnose(full);
+  const doctor::Diagnosis got = doctor::Diagnose(projected);
+  // The scenario reads what the projections must keep: the pods' PodScheduled
+  // message, the template's requests, nodeSelector and tolerations, the Nodes'
+  // labels, taints and allocatable, a bound pod's requests.
+  CHECK(want.reason == "Unschedulable");
+  CHECK(want.fit.computed);
+  CHECK(want.scheduler_said.find("Insufficient") != std::string::npos);
+  CHECK(doctor::ToJson(got) == doctor::ToJson(want));
+  // The cached Deployment still carries the condition the patch compares with.
+  REQUIRE(FindGangCondition(projected.deployment) != nullptr);
+  CHECK(*FindGangCondition(projected.deployment) == *FindGangCondition(full.deployment));
+  // What is dropped is dropped: the Nodes' images, the last-applied copy.
+  CHECK_FALSE(projected.nodes[0]["status"].contains("images"));
+  CHECK_FALSE(projected.deployment["metadata"].contains("managedFields"));
+}
+
+}  // namespace
+}  // namespace wasd::reconciler
