@@ -68,7 +68,10 @@ def Classify(entries):
         parts = e["path"].strip("/").split("/")
         if "leases" in parts:
             continue
-        resource = parts[-1] if e["method"] == "POST" else parts[-2]
+        if e["method"] != "POST" and parts[-1] == "status":
+            resource = parts[-3] + "/status"  # the gang doctor's GangScheduled condition
+        else:
+            resource = parts[-1] if e["method"] == "POST" else parts[-2]
         if resource == "podgroups" and parts[1] != "scheduling.k8s.io":
             resource += "." + parts[1]  # a gang scheduler's PodGroup
         ok = 200 <= e.get("status", 0) < 300
@@ -119,7 +122,18 @@ def main():
         writes = env.srv.Audit(since=seq0, user=RECONCILER_USER, methods=WRITES)
         by_kind = Classify(writes)
 
-        time.sleep(1.0)
+        # Pods run before the reconciler has said so: the gang doctor's
+        # GangScheduled condition and its Event follow (at the client's QPS).
+        # The resync window starts once the reconciler has been quiet for 2 s
+        # (at most 120 s of waiting).
+        quiet_since, last = time.time(), len(env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES))
+        for _ in range(240):
+            time.sleep(0.5)
+            now = len(env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES))
+            if now != last:
+                quiet_since, last = time.time(), now
+            elif time.time() - quiet_since >= 2.0:
+                break
         seq_idle = env.srv.LastSeq()
         reconciles_before = rec.metric("wasd_reconciler_reconciles_total")
         time.sleep(args.resync + 5)

@@ -32,7 +32,11 @@ class ReconcilerBenchQuick(unittest.TestCase):
     def CheckMinimumWrites(self, result, n, want):
         self.assertEqual(result["n"], n)
         per = result["writes_per_deployment"]
-        ok = {k: v for k, v in per.items() if "(failed" not in k and k != "POST events"}
+        # The GangScheduled condition (PATCH deployments/status) is the gang
+        # doctor's write, checked by e2e.test_gang_status; its count depends on
+        # how many reasons a gang passes through on its way, so it is left out.
+        ok = {k: v for k, v in per.items()
+              if "(failed" not in k and k not in ("POST events", "PATCH deployments/status")}
         self.assertEqual(ok, dict(want, **{"PATCH pods": float(REPLICAS)}), per)
         self.assertEqual(result["resync_writes"], 0, result)
         self.assertGreaterEqual(result["resync_reconciles"], n, "the resync did reconcile every Deployment")

@@ -265,8 +265,9 @@ class ExplainTest(unittest.TestCase):
                                                  "operations": ["CREATE"], "resources": ["pods"]}],
                                       "objectSelector": {"matchLabels": {"app": "quota"}}}]})
         self.env.apply(gang("quota", 3, 3, gpus=0))
-        d = wait_for(lambda: (lambda d: d if d["message"].startswith("2/3") else None)(self.diagnosis("quota")[1]),
-                     what="2 of 3 pods created")
+        d = wait_for(lambda: (lambda d: d if d["message"].startswith("2/3 created, 0 gated") else None)(
+                         self.diagnosis("quota")[1]),
+                     what="2 of 3 pods created and their gates lifted")
         rs, _ = self.names("quota")
         self.assertEqual(d["reason"], "WaitingForQuorum")
         self.assertEqual(d["message"], "2/3 created, 0 gated by wasd, 0 bound, minCount 3")

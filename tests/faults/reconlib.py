@@ -221,6 +221,13 @@ def ForeignWrites(env, since=0, user=RECONCILER_USER):
             # of the earlier scheme counts too.
             if name not in owned_rs and (name or "").rsplit("-", 1)[0] not in owned_rs:
                 bad.append((method, e["path"], f"PodGroup {name} is not named for a ReplicaSet wasd serves"))
+        elif kind == "deployments":
+            # The gang doctor's condition: a JSON patch of status.conditions only,
+            # on an opted-in Deployment, whose entries are all GangScheduled.
+            if method != "PATCH" or rest[2:] != ["status"] or name not in deployments:
+                bad.append((method, e["path"], "a Deployment write other than its gang condition"))
+            elif not _GangConditionOnly(e.get("body")):
+                bad.append((method, e["path"], f"status patch beyond GangScheduled: {e.get('body')}"))
         elif kind == "pods":
             rs = name.rsplit("-", 1)[0] if name else None
             if method != "PATCH" or len(rest) != 2:
@@ -232,6 +239,29 @@ def ForeignWrites(env, since=0, user=RECONCILER_USER):
         else:
             bad.append((method, e["path"], f"write to {kind}"))
     return bad
+
+
+def _GangConditionOnly(body):
+    """True for a JSON patch that only tests the resourceVersion or a condition's type
+    and adds or replaces GangScheduled entries of status.conditions (or a status
+    holding nothing but them)."""
+    if not isinstance(body, list) or not body:
+        return False
+    for op in body:
+        if not isinstance(op, dict):
+            return False
+        path, value = str(op.get("path", "")), op.get("value")
+        if op.get("op") == "test" and (path == "/metadata/resourceVersion" or
+                                       path.startswith("/status/conditions/")):
+            continue
+        if path == "/status" and isinstance(value, dict) and set(value) == {"conditions"}:
+            value = value["conditions"]
+        elif not path.startswith("/status/conditions"):
+            return False
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, dict) or v.get("type") != "GangScheduled":
+                return False
+    return True
 
 
 def Writes(env, since=0, user=RECONCILER_USER):
