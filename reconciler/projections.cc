@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler {
@@ -128,9 +129,9 @@ std::shared_ptr<const kube::Projection> PodProjection() {
                       {"metadata", "labels", S(workloadbuilder::kManagedLabel)},
                       {"metadata", "labels", S(workloadbuilder::kBackendLabel)},
                       {"metadata", "labels", S(workloadbuilder::kPodTemplateHashLabel)},
-                      {"metadata", "labels", "scheduling.x-k8s.io/pod-group"},
-                      {"metadata", "annotations", "scheduling.k8s.io/group-name"},
-                      {"metadata", "annotations", "pod-group-name"},
+                      {"metadata", "labels", S(workloadbuilder::kCoschedulingGroupLabel)},
+                      {"metadata", "annotations", S(workloadbuilder::kVolcanoGroupAnnotation)},
+                      {"metadata", "annotations", S(workloadbuilder::kKaiGroupAnnotation)},
                       {"metadata", "annotations", S(workloadbuilder::kBackendAnnotation)},
                       // GateIndex and the gate-lift patch's `test` of the gate.
                       {"spec", "schedulingGates"},
