@@ -10,6 +10,7 @@
 #include "planner/object_util.h"
 #include "rules/usable_config.h"
 #include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_capabilities.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
@@ -130,7 +131,13 @@ GroupStatus ReadGroupStatus(const json& group, Backend backend) {
         count("failed");
         g.placed = phase == "Running";
         g.queue_blocked = phase == "Pending";
-        if (g.queue_blocked) g.queue_message = "the PodGroup is still Pending (not Inqueue)";
+        if (g.queue_blocked) {
+          // Volcano's enqueue action admits a group to Inqueue once its queue
+          // is open and has room for spec.minResources; "default" when unset.
+          std::string queue = Str(group, {"spec", "queue"});
+          if (queue.empty()) queue = "default";
+          g.queue_message = "the PodGroup is still Pending (not Inqueue) in Volcano queue " + queue;
+        }
       }
       const json* conds = Member(st, "conditions");
       if (conds != nullptr && conds->is_array()) {
@@ -189,19 +196,6 @@ GroupStatus ReadGroupStatus(const json& group, Backend backend) {
   for (std::size_t i = 0; i < parts.size(); ++i) g.summary += (i == 0 ? "" : "; ") + parts[i];
   if (g.summary.empty()) g.summary = "no status yet";
   return g;
-}
-
-std::string Unsupported(const json& config, Backend backend) {
-  if (backend == Backend::kNative) return "";
-  const json* claims = Member(config, "resourceClaims");
-  if (claims != nullptr && claims->is_array() && !claims->empty()) {
-    return "resourceClaims (only the native backend carries them)";
-  }
-  const json* topo = MemberPath(config, {"schedulingConstraints", "topology"});
-  if (backend == Backend::kCoscheduling && topo != nullptr && topo->is_array() && !topo->empty()) {
-    return "schedulingConstraints.topology (coscheduling has no topology)";
-  }
-  return "";
 }
 
 std::string TopologyKey(const json& config) {
@@ -328,10 +322,17 @@ Diagnosis Diagnose(const GangInput& in) {
                       : "install " + d.backend +
                             " or choose another backend with the annotation wasd.io/backend");
   }
-  if (const std::string what = Unsupported(sc.config, *backend); !what.empty()) {
+  // The admission check itself, so that the doctor and the webhook never
+  // disagree on what a backend can express.
+  if (const workloadbuilder::FieldErrorList unsupported =
+          workloadbuilder::CheckBackendCapabilities(*backend, sc.config, sc.path, in.facts);
+      !unsupported.empty()) {
     return Finish(d, kUnsupportedProviderCapability,
-                  "backend " + d.backend + " cannot express " + what,
-                  "remove it from the scheduling configuration or choose the native backend");
+                  "backend " + d.backend + " cannot express the scheduling configuration: " +
+                      workloadbuilder::AggregateMessage(unsupported),
+                  "change the scheduling configuration as the error says, or configure the "
+                  "cluster facts it names (`wasd check --capabilities` shows what each backend "
+                  "expresses)");
   }
   const bool gang = workloadbuilder::IsGang(sc.config);
   d.counts.min_count = gang ? workloadbuilder::ResolveMinCount(sc.config, d.counts.replicas) : 1;
@@ -400,6 +401,9 @@ Diagnosis Diagnose(const GangInput& in) {
                   "did not create the " +
                       std::string(info.kind) + ")");
   }
+  // Its status, also when it is someone else's (what that owner made of it).
+  const GroupStatus gs = ReadGroupStatus(*group, *backend);
+  d.group_summary = gs.summary;
   if (planner::ControllerUid(*group) != rs_uid) {
     const std::string owner = planner::ControllerKind(*group);
     return Finish(
@@ -412,8 +416,6 @@ Diagnosis Diagnose(const GangInput& in) {
             " so that wasd can create its own, or move the Deployment off wasd");
   }
   if (std::optional<std::int64_t> n = GroupMinCount(*group, *backend)) d.counts.min_count = *n;
-  const GroupStatus gs = ReadGroupStatus(*group, *backend);
-  d.group_summary = gs.summary;
   if (planner::IsTerminating(*group)) {
     return Finish(
         d, kPodGroupTerminating,

@@ -49,6 +49,11 @@ std::optional<double> PendingSeconds(const doctor::Diagnosis& d) {
 
 }  // namespace
 
+bool AnnouncedByReconciler(std::string_view reason) {
+  return reason == doctor::kForeignObject || reason == doctor::kPodGroupTerminating ||
+         reason == doctor::kInvalidSchedulingConfiguration || reason == doctor::kAPINotAvailable;
+}
+
 GangCondition ConditionFor(const doctor::Diagnosis& d) {
   GangCondition c;
   c.status = d.scheduled ? "True" : "False";
@@ -154,6 +159,7 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
     if (planner::NameOf(*w) == workload_name) in.workload = *w;
   }
   in.api_served = api_served;
+  in.facts = facts_;
   doctor::Diagnosis d = doctor::Diagnose(in);
   // The fit preview only once the scheduler (or the backend) has said the
   // gang, or its new members, cannot be placed: it reads every Node and bound
@@ -194,7 +200,7 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
   {
     std::lock_guard lock(mu_);
     ++patches_;
-    if (c.reason != old_reason) {
+    if (c.reason != old_reason && !AnnouncedByReconciler(c.reason)) {
       post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
     }
   }
