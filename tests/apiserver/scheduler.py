@@ -23,6 +23,20 @@ preview models, so that a test can produce each reason of the gang doctor:
   is not limited by it) covering the pod's requests (containers summed, init containers
   at least, overhead added). With a topology key all members go to one domain: the one
   of members already bound, else the first (by name) where the quorum fits.
+* Volcano groups first go through Volcano's enqueue step (its `enqueue` action with the
+  `proportion` plugin's check): a group in phase "" or Pending moves to Inqueue unless it
+  sets `spec.minResources` and its queue (`spec.queue`, else
+  `default`; a Queue object, see crds.py) is not Open (`status.state`; unset = Open, as
+  Volcano's queue controller sets it) or its `spec.capability` cannot hold the group's
+  minResources on top of those of the queue's Inqueue/Running groups. A group without
+  minResources is enqueued whatever its queue, as Volcano does. A group left Pending gets
+  phase Pending and Volcano's condition `Unschedulable` True (reason `NotEnoughResources`,
+  `N/N tasks in gang unschedulable: pod group is not ready, N Pending, M minAvailable`), its
+  pending members PodScheduled False/Unschedulable with the part after the colon, and, for
+  capacity, a Normal Event `Unschedulable` on the PodGroup from `volcano` (`queue resource
+  quota insufficient: insufficient cpu`, once when the group is first held); nothing binds. A queue that is not stored is an
+  open one (this server has no Volcano webhook refusing a PodGroup for a missing queue).
+  A Volcano group whose quorum is placed gets phase Running and `status.running`.
 * If bound + placed reaches minCount, every placement is committed: `spec.nodeName`,
   phase Running, Ready (audited as a `binding` POST), and for native the PodGroup's
   `PodGroupInitiallyScheduled` condition True (reason `Scheduled`). After that, new
@@ -43,6 +57,8 @@ from . import registry
 from .api import Now
 
 NODE = registry.BY_KEY["/nodes"]
+VOLCANO_PODGROUPS = "scheduling.volcano.sh/podgroups"
+VOLCANO_QUEUES = "scheduling.volcano.sh/queues"
 POD = registry.BY_KEY["/pods"]
 
 # backend name → (group object store key, how a pod names its group)
@@ -188,6 +204,8 @@ class GangScheduler:
             if group is None or group["metadata"].get("deletionTimestamp"):
                 return  # PreEnqueue: waits without a word
             min_count, topo_key = self._MinAndKey(g["backend"], group)
+            if g["backend"] == "volcano" and not self._VolcanoEnqueue(ns, group, g, min_count):
+                return
         bound, pending = g["bound"], sorted(g["pending"], key=lambda p: p["metadata"]["name"])
         placed_before = len(bound) >= min_count
         if len(bound) + len(pending) < min_count:
@@ -223,6 +241,58 @@ class GangScheduler:
             self._Unschedulable(p, msg)
         if g["backend"] == "native" and group is not None and not placed_before:
             self._GroupCondition(group, "False", "Unschedulable", msg)
+
+    def _VolcanoEnqueue(self, ns, group, g, min_count):
+        """Volcano's enqueue step for `group`: True when it is (or now is) Inqueue or later."""
+        st = group.get("status") or {}
+        if st.get("phase") not in (None, "", "Pending"):
+            return True
+        spec = group.get("spec") or {}
+        wants = _Resources(spec.get("minResources"))
+        queue_name = spec.get("queue") or "default"
+        queue = self._Group(VOLCANO_QUEUES, None, queue_name) if VOLCANO_QUEUES in registry.BY_KEY else None
+        short = []
+        if wants and queue is not None:
+            if ((queue.get("status") or {}).get("state") or "Open") != "Open":
+                short = None  # a queue that is not open admits nothing with minResources
+            else:
+                capability = _Resources((queue.get("spec") or {}).get("capability"))
+                used = {}
+                for other in self.api.store.List(VOLCANO_PODGROUPS)[0]:
+                    ospec, ost = other.get("spec") or {}, other.get("status") or {}
+                    if ((ospec.get("queue") or "default") != queue_name or
+                            ost.get("phase") not in ("Inqueue", "Running")):
+                        continue
+                    for k, v in _Resources(ospec.get("minResources")).items():
+                        used[k] = used.get(k, 0) + v
+                short = sorted(k for k, v in wants.items()
+                               if k in capability and used.get(k, 0) + v > capability[k])
+        if short == []:
+            self._VolcanoStatus(group, {"phase": "Inqueue"})
+            return True
+        n = len(g["pending"]) + len(g["bound"])
+        why = f"pod group is not ready, {n} Pending, {min_count} minAvailable"
+        cond = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                "message": f"{n}/{n} tasks in gang unschedulable: {why}", "transitionID": "",
+                "lastTransitionTime": Now()}
+        old = [c for c in st.get("conditions") or [] if c.get("type") == "Unschedulable"]
+        if st.get("phase") != "Pending" or not old or old[0].get("message") != cond["message"]:
+            self._VolcanoStatus(group, {"phase": "Pending", "conditions": [
+                c for c in st.get("conditions") or [] if c.get("type") != "Unschedulable"] + [cond]})
+            if short and st.get("phase") != "Pending":  # once, when it is first held
+                self.ctl._Event(group, registry.BY_KEY[VOLCANO_PODGROUPS], "Normal", "Unschedulable",
+                                "queue resource quota insufficient: insufficient " + ", ".join(short),
+                                "volcano")
+        for p in g["pending"]:
+            old = [c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
+            if not (old and old[0].get("reason") == "Unschedulable" and old[0].get("message") == why):
+                self.ctl._Try(self.ctl._MarkUnschedulable, p, why)
+        return False
+
+    def _VolcanoStatus(self, group, fields):
+        new = copy.deepcopy(group)
+        new.setdefault("status", {}).update(fields)
+        self.ctl._Try(self.ctl._Update, "volcano", registry.BY_KEY[VOLCANO_PODGROUPS], new, "status")
 
     @staticmethod
     def _NodeLabels(nodes, name):
@@ -270,6 +340,14 @@ class GangScheduler:
             self.ctl._Try(self.ctl._BindAndRun, p, node)
         if backend == "native" and group is not None:
             self._GroupCondition(group, "True", "Scheduled", "")
+        if backend == "volcano" and group is not None:
+            running = sum(1 for p in self.api.store.List(POD.key)[0]
+                          if (p["metadata"].get("annotations") or {}).get("scheduling.k8s.io/group-name")
+                          == group["metadata"]["name"] and p["metadata"]["namespace"] == group["metadata"]["namespace"]
+                          and p["spec"].get("nodeName") and not _Terminal(p))
+            fresh = self._Group(VOLCANO_PODGROUPS, group["metadata"]["namespace"], group["metadata"]["name"])
+            if fresh is not None:
+                self._VolcanoStatus(fresh, {"phase": "Running", "running": running})
 
     def _Unschedulable(self, p, msg):
         old = [c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
