@@ -29,7 +29,9 @@ preview models, so that a test can produce each reason of the gang doctor:
   `default`; a Queue object, see crds.py) is not Open (`status.state`; unset = Open, as
   Volcano's queue controller sets it) or its `spec.capability` cannot hold the group's
   minResources on top of those of the queue's Inqueue/Running groups. A group without
-  minResources is enqueued whatever its queue, as Volcano does. A group left Pending gets
+  minResources is enqueued whatever its queue, as Volcano does, but nothing of a group in a
+  queue that is not Open is placed (the `proportion` plugin's allocate check): it gets the
+  condition below and stays Inqueue. A group left Pending gets
   phase Pending and Volcano's condition `Unschedulable` True (reason `NotEnoughResources`,
   `N/N tasks in gang unschedulable: pod group is not ready, N Pending, M minAvailable`), its
   pending members PodScheduled False/Unschedulable with the part after the colon, and, for
@@ -243,51 +245,66 @@ class GangScheduler:
             self._GroupCondition(group, "False", "Unschedulable", msg)
 
     def _VolcanoEnqueue(self, ns, group, g, min_count):
-        """Volcano's enqueue step for `group`: True when it is (or now is) Inqueue or later."""
+        """Volcano's enqueue step, then its allocate step's queue check, for `group`: True
+        when its pending members may be placed now."""
         st = group.get("status") or {}
-        if st.get("phase") not in (None, "", "Pending"):
-            return True
         spec = group.get("spec") or {}
-        wants = _Resources(spec.get("minResources"))
         queue_name = spec.get("queue") or "default"
         queue = self._Group(VOLCANO_QUEUES, None, queue_name) if VOLCANO_QUEUES in registry.BY_KEY else None
-        short = []
-        if wants and queue is not None:
-            if ((queue.get("status") or {}).get("state") or "Open") != "Open":
-                short = None  # a queue that is not open admits nothing with minResources
-            else:
-                capability = _Resources((queue.get("spec") or {}).get("capability"))
-                used = {}
-                for other in self.api.store.List(VOLCANO_PODGROUPS)[0]:
-                    ospec, ost = other.get("spec") or {}, other.get("status") or {}
-                    if ((ospec.get("queue") or "default") != queue_name or
-                            ost.get("phase") not in ("Inqueue", "Running")):
-                        continue
-                    for k, v in _Resources(ospec.get("minResources")).items():
-                        used[k] = used.get(k, 0) + v
-                short = sorted(k for k, v in wants.items()
-                               if k in capability and used.get(k, 0) + v > capability[k])
-        if short == []:
+        state = ((queue or {}).get("status") or {}).get("state") or "Open"
+        if st.get("phase") in (None, "", "Pending"):
+            wants = _Resources(spec.get("minResources"))
+            short = []
+            if wants and queue is not None:
+                if state != "Open":
+                    short = None  # a queue that is not open admits nothing with minResources
+                else:
+                    short = self._VolcanoShort(queue_name, wants, _Resources((queue.get("spec") or {}).get("capability")))
+            if short != []:
+                self._VolcanoHold(group, g, min_count, "Pending",
+                                  "queue resource quota insufficient: insufficient " + ", ".join(short)
+                                  if short and st.get("phase") != "Pending" else None)
+                return False
             self._VolcanoStatus(group, {"phase": "Inqueue"})
-            return True
+            group = self._Group(VOLCANO_PODGROUPS, ns, group["metadata"]["name"]) or group
+        if state != "Open":  # the proportion plugin's queueAllocatable: nothing is allocated
+            self._VolcanoHold(group, g, min_count, None, None)
+            return False
+        return True
+
+    def _VolcanoShort(self, queue_name, wants, capability):
+        """The resources of `capability` that the queue's Inqueue/Running groups plus `wants` exceed."""
+        used = {}
+        for other in self.api.store.List(VOLCANO_PODGROUPS)[0]:
+            ospec, ost = other.get("spec") or {}, other.get("status") or {}
+            if (ospec.get("queue") or "default") != queue_name or ost.get("phase") not in ("Inqueue", "Running"):
+                continue
+            for k, v in _Resources(ospec.get("minResources")).items():
+                used[k] = used.get(k, 0) + v
+        return sorted(k for k, v in wants.items() if k in capability and used.get(k, 0) + v > capability[k])
+
+    def _VolcanoHold(self, group, g, min_count, phase, quota_event):
+        """What Volcano writes for a gang it does not place: the PodGroup's Unschedulable
+        condition (and `phase`), its pending members' PodScheduled, the quota Event."""
+        st = group.get("status") or {}
         n = len(g["pending"]) + len(g["bound"])
         why = f"pod group is not ready, {n} Pending, {min_count} minAvailable"
         cond = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
                 "message": f"{n}/{n} tasks in gang unschedulable: {why}", "transitionID": "",
                 "lastTransitionTime": Now()}
         old = [c for c in st.get("conditions") or [] if c.get("type") == "Unschedulable"]
-        if st.get("phase") != "Pending" or not old or old[0].get("message") != cond["message"]:
-            self._VolcanoStatus(group, {"phase": "Pending", "conditions": [
-                c for c in st.get("conditions") or [] if c.get("type") != "Unschedulable"] + [cond]})
-            if short and st.get("phase") != "Pending":  # once, when it is first held
+        if (phase and st.get("phase") != phase) or not old or old[0].get("message") != cond["message"]:
+            fields = {"conditions": [c for c in st.get("conditions") or [] if c.get("type") != "Unschedulable"] + [cond]}
+            if phase:
+                fields["phase"] = phase
+            self._VolcanoStatus(group, fields)
+            if quota_event:  # once, when the group is first held
                 self.ctl._Event(group, registry.BY_KEY[VOLCANO_PODGROUPS], "Normal", "Unschedulable",
-                                "queue resource quota insufficient: insufficient " + ", ".join(short),
-                                "volcano")
+                                quota_event, "volcano")
         for p in g["pending"]:
             old = [c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
             if not (old and old[0].get("reason") == "Unschedulable" and old[0].get("message") == why):
                 self.ctl._Try(self.ctl._MarkUnschedulable, p, why)
-        return False
 
     def _VolcanoStatus(self, group, fields):
         new = copy.deepcopy(group)

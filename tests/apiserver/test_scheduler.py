@@ -178,19 +178,17 @@ class GangSchedulerTest(unittest.TestCase):
 
         group("big", "small", {"cpu": "2"})      # more than the queue's capability
         group("closed", "shut", {"cpu": "1"})    # a queue that is not Open
-        group("plain", "shut")                   # no minResources: Volcano enqueues it anyway
+        group("plain", "shut")                   # no minResources: enqueued, but not allocated
         why = "pod group is not ready, 2 Pending, 2 minAvailable"
-        for name in ("big", "closed"):
-            st = wait_for(lambda: (lambda st: st if st.get("phase") == "Pending" and "2/2" in str(st) else None)(
-                self.srv.Get(f"{vpg}/{name}").get("status") or {}), what=f"{name} Pending")
+        for name, phase in (("big", "Pending"), ("closed", "Pending"), ("plain", "Inqueue")):
+            st = wait_for(lambda: (lambda st: st if st.get("phase") == phase and "2/2" in str(st) else None)(
+                self.srv.Get(f"{vpg}/{name}").get("status") or {}), what=f"{name} {phase}")
             self.assertEqual([(c["type"], c["status"], c["reason"], c["message"]) for c in st["conditions"]],
                              [("Unschedulable", "True", "NotEnoughResources", f"2/2 tasks in gang unschedulable: {why}")])
             p = wait_for(lambda: (lambda p: p if (p.get("status") or {}).get("conditions") else None)(
                 self.get_pod(f"{name}-1")), what=f"{name}-1 PodScheduled")
             self.assertIsNone(p["spec"].get("nodeName"))
             self.assertEqual([(c["reason"], c["message"]) for c in p["status"]["conditions"]], [("Unschedulable", why)])
-        wait_for(lambda: self.srv.Get(f"{vpg}/plain").get("status", {}).get("phase") == "Running", what="plain Running")
-        self.assertEqual(self.srv.Get(f"{vpg}/plain")["status"]["running"], 2)
         _, _, evs = self.srv.Request("GET", f"/api/v1/namespaces/{NS}/events")
         quota = [(e["type"], e["reason"], e["message"], e["source"]["component"]) for e in evs["items"]
                  if e["involvedObject"]["kind"] == "PodGroup"]
@@ -202,6 +200,15 @@ class GangSchedulerTest(unittest.TestCase):
         self.assertEqual(code, 200, body)
         wait_for(lambda: self.srv.Get(f"{vpg}/big").get("status", {}).get("phase") == "Running", what="big Running")
         self.assertTrue(self.get_pod("big-2")["spec"].get("nodeName"))
+        self.assertEqual(self.srv.Get(f"{vpg}/big")["status"]["running"], 2)
+        # The queue opened: the enqueued group is placed, the held one enqueued and placed.
+        q = self.srv.Get(f"{queues}/shut")
+        q["status"] = {"state": "Open"}
+        code, _, body = self.srv.Request("PUT", f"{queues}/shut/status", q)
+        self.assertEqual(code, 200, body)
+        for name in ("plain", "closed"):
+            wait_for(lambda: self.srv.Get(f"{vpg}/{name}").get("status", {}).get("phase") == "Running",
+                     what=f"{name} Running")
 
     def test_quantity(self):
         self.assertEqual(Quantity("500m") * 2, 1)
