@@ -12,10 +12,10 @@ PodGroupTerminating, InvalidSchedulingConfiguration: the planner's; APINotAvaila
 controller's APINotServed). For those the test asserts exactly one Event, the
 reconciler's, and none from the doctor.
 
-The doctor's Event carries the condition's message as the doctor first wrote it for that
-reason (the counts may still move afterwards, e.g. 1/3 then 2/3 created, without another
-Event), and its next step; the test reads that first message from the API server's audit
-log of the reconciler's status patches.
+The doctor's Event carries the condition's message as the doctor wrote it when the reason
+changed (the counts may still move afterwards, e.g. 1/3 then 2/3 created, without another
+Event), and its next step; the test reads those messages from the API server's audit log
+of the reconciler's status patches: one Event per change to the reason, no more.
 
 Scenarios, in order (they share the reconciler; the last one restarts it):
   WaitingForQuorum   a quota-like admission refuses the 3rd of 3 members (minCount 3)
@@ -34,7 +34,7 @@ import unittest
 
 from e2e.test_explain import GPU, PODGROUPS, ZONE, Quota, gang, node
 from lib.cluster import RECONCILER_USER, Env
-from lib.manifests import NS, deployment, pod_group_name, workload_name
+from lib.manifests import NS, deployment, pod_group_name
 from lib.paths import WASD
 from lib.scripted_webhook import ScriptedWebhook
 from lib.wait import wait_for
@@ -89,7 +89,121 @@ class Hooks:
         return self.pg_quota(path, request)
 
 
-class GangReasonsTest(unittest.TestCase):
+class DoctorChecks:
+    """Assertions on the gang doctor's three outputs for a Deployment, for a TestCase with
+    `self.env` (lib.cluster.Env); also used by tests/e2e/test_gang_status.py."""
+
+    def gang_condition(self, name):
+        code, _, body = self.env.srv.Request("GET", f"{DEPLOYMENTS}/{name}")
+        self.assertEqual(code, 200, body)
+        for c in (body.get("status") or {}).get("conditions") or []:
+            if c["type"] == "GangScheduled":
+                return c
+        return None
+
+    def wait_gang_condition(self, name, status, reason, message, timeout=30):
+        """Waits for the exact condition; returns it."""
+        def ok():
+            c = self.gang_condition(name)
+            return c if c and (c["status"], c["reason"], c["message"]) == (status, reason, message) else None
+        last = []
+        try:
+            return wait_for(ok, timeout=timeout, what=f"{name}: GangScheduled {reason} {message}")
+        except AssertionError:
+            last.append(self.gang_condition(name))
+            raise AssertionError(f"{name}: want {status} {reason} {message!r}, have {last[0]}")
+
+    def written(self, name, reason=None):
+        """The GangScheduled entries the reconciler wrote for `name` (with `reason`, when
+        given), oldest first, as (reason, message), from the audit log of its status patches."""
+        out = []
+        for e in self.env.srv.Audit(since=0, user=RECONCILER_USER, methods=("PATCH",)):
+            if e["path"] != f"{DEPLOYMENTS}/{name}/status" or e.get("status", 0) >= 400:
+                continue
+            for op in e.get("body") or []:
+                v = op.get("value")
+                entries = v if isinstance(v, list) else (v.get("conditions") if isinstance(v, dict) and "conditions" in v else [v])
+                for c in entries or []:
+                    if isinstance(c, dict) and c.get("type") == "GangScheduled" and reason in (None, c.get("reason")):
+                        out.append((c["reason"], c["message"]))
+        return out
+
+    def changes_to(self, name, reason):
+        """The messages the reconciler wrote each time the reason became `reason`."""
+        out, before = [], None
+        for r, message in self.written(name):
+            if r == reason and before != reason:
+                out.append(message)
+            before = r
+        return out
+
+    def reconciler_events(self, name, reason=None):
+        return [e for e in self.env.events()
+                if e["involvedObject"]["kind"] == "Deployment" and e["involvedObject"]["name"] == name
+                and e["source"].get("component") == "wasd-reconciler"
+                and e["reason"] in GANG_REASONS and (reason is None or e["reason"] == reason)]
+
+    def assert_doctor_event(self, name, etype, reason, next_step):
+        """One Event of `reason` per change to it, the doctor's: the message it wrote when the
+        reason became `reason` (the counts may move later without another Event) and
+        `next_step` (a function of that message, or a string; None for Scheduled)."""
+        def want():
+            out = []
+            for message in self.changes_to(name, reason):
+                step = next_step(message) if callable(next_step) else next_step
+                out.append((etype, message if step is None else f"{message}. {step}"))
+            return sorted(out)
+        wait_for(lambda: want() and len(self.reconciler_events(name, reason)) >= len(want()),
+                 what=f"{name}: a {reason} Event per change")
+        self.assertEqual(sorted((e["type"], e["message"]) for e in self.reconciler_events(name, reason)), want())
+
+    def assert_reconciler_event(self, name, etype, reason, message, doctor_reason=None):
+        """Exactly one Event of `reason`, the reconciler's own, and none from the doctor
+        (its reason `doctor_reason` when it differs)."""
+        wait_for(lambda: self.reconciler_events(name, reason), what=f"{name}: {reason} Event")
+        self.assertEqual([(e["type"], e["message"]) for e in self.reconciler_events(name, reason)], [(etype, message)])
+        if doctor_reason:
+            self.assertEqual(self.reconciler_events(name, doctor_reason), [])
+
+    def run_explain(self, name, *flags):
+        p = subprocess.run([WASD, "explain", f"deployment/{name}", *flags,
+                            "--kubeconfig", self.env.srv.kubeconfig],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.stderr, "")
+        return p.returncode, p.stdout
+
+    def assert_explain(self, name, cond, next_step, lines, counts, flags=()):
+        """`wasd explain` says what the condition says: the text head (up to the timeline)
+        exactly, -o json's reason, message, next step and counts."""
+        code, out = self.run_explain(name, *flags)
+        self.assertEqual(code, 0 if cond["status"] == "True" else 3, out)
+        head = out.split("Timeline:\n")[0]
+        want = (f"Deployment:  {NS}/{name}\n"
+                f"Status:      GangScheduled={cond['status']}\n"
+                f"Reason:      {cond['reason']}\n"
+                f"Message:     {cond['message']}\n"
+                f"Next step:   {next_step}\n") + "".join(l + "\n" for l in lines)
+        self.assertEqual(head, want)
+        code, out = self.run_explain(name, "-o", "json", *flags)
+        d = json.loads(out)
+        self.assertEqual((d["status"], d["reason"], d["message"], d["nextStep"]),
+                         (cond["status"], cond["reason"], cond["message"], next_step))
+        self.assertEqual(d["counts"], counts)
+        return d
+
+    @staticmethod
+    def counts(replicas, min_count, created=0, gated=0, others=0, bound=0, running=0, failed=0):
+        return {"replicas": replicas, "minCount": min_count, "created": created, "gatedByWasd": gated,
+                "gatedByOthers": others, "bound": bound, "running": running, "failed": failed}
+
+    @staticmethod
+    def members(c):
+        return (f"Members:     replicas {c['replicas']}, minCount {c['minCount']}, created {c['created']}, "
+                f"gated by wasd {c['gatedByWasd']}, gated by others {c['gatedByOthers']}, bound {c['bound']}, "
+                f"running {c['running']}, failed {c['failed']}")
+
+
+class GangReasonsTest(DoctorChecks, unittest.TestCase):
     maxDiff = None
 
     @classmethod
@@ -116,111 +230,10 @@ class GangReasonsTest(unittest.TestCase):
             cls.hook.stop()
         cls.env.__exit__(None, None, None)
 
-    # ------------------------------------------------------------------ helpers
-
-    def condition(self, name):
-        code, _, body = self.env.srv.Request("GET", f"{DEPLOYMENTS}/{name}")
-        self.assertEqual(code, 200, body)
-        for c in (body.get("status") or {}).get("conditions") or []:
-            if c["type"] == "GangScheduled":
-                return c
-        return None
-
-    def wait_condition(self, name, status, reason, message, timeout=30):
-        """Waits for the exact condition; returns it."""
-        def ok():
-            c = self.condition(name)
-            return c if c and (c["status"], c["reason"], c["message"]) == (status, reason, message) else None
-        last = []
-        try:
-            return wait_for(ok, timeout=timeout, what=f"{name}: GangScheduled {reason} {message}")
-        except AssertionError:
-            last.append(self.condition(name))
-            raise AssertionError(f"{name}: want {status} {reason} {message!r}, have {last[0]}")
-
-    def written(self, name, reason):
-        """The messages of the GangScheduled entries the reconciler wrote for `name` with
-        `reason`, oldest first (from the audit log of its status patches)."""
-        out = []
-        for e in self.env.srv.Audit(since=0, user=RECONCILER_USER, methods=("PATCH",)):
-            if e["path"] != f"{DEPLOYMENTS}/{name}/status" or e.get("status", 0) >= 400:
-                continue
-            for op in e.get("body") or []:
-                v = op.get("value")
-                entries = v if isinstance(v, list) else (v.get("conditions") if isinstance(v, dict) and "conditions" in v else [v])
-                for c in entries or []:
-                    if isinstance(c, dict) and c.get("type") == "GangScheduled" and c.get("reason") == reason:
-                        out.append(c["message"])
-        return out
-
-    def events(self, name, reason=None):
-        return [e for e in self.env.events()
-                if e["involvedObject"]["kind"] == "Deployment" and e["involvedObject"]["name"] == name
-                and e["source"].get("component") == "wasd-reconciler"
-                and e["reason"] in GANG_REASONS and (reason is None or e["reason"] == reason)]
-
-    def assert_doctor_event(self, name, etype, reason, next_step):
-        """Exactly one Event of `reason`: the doctor's, with the first message it wrote for
-        that reason and `next_step` (a function of that message, or a string)."""
-        wait_for(lambda: self.events(name, reason), what=f"{name}: {reason} Event")
-        first = self.written(name, reason)[0]
-        step = next_step(first) if callable(next_step) else next_step
-        events = self.events(name, reason)
-        want = first if step is None else f"{first}. {step}"  # Scheduled: no next step
-        self.assertEqual([(e["type"], e["message"]) for e in events], [(etype, want)])
-
-    def assert_reconciler_event(self, name, etype, reason, message, doctor_reason=None):
-        """Exactly one Event of `reason`, the reconciler's own, and none from the doctor
-        (its reason `doctor_reason` when it differs)."""
-        wait_for(lambda: self.events(name, reason), what=f"{name}: {reason} Event")
-        self.assertEqual([(e["type"], e["message"]) for e in self.events(name, reason)], [(etype, message)])
-        if doctor_reason:
-            self.assertEqual(self.events(name, doctor_reason), [])
-
-    def explain(self, name, *flags):
-        p = subprocess.run([WASD, "explain", f"deployment/{name}", *flags,
-                            "--kubeconfig", self.env.srv.kubeconfig],
-                           capture_output=True, text=True, timeout=60)
-        self.assertEqual(p.stderr, "")
-        return p.returncode, p.stdout
-
-    def assert_explain(self, name, cond, next_step, lines, counts, flags=()):
-        """`wasd explain` says what the condition says: the text head (up to the timeline)
-        exactly, -o json's reason, message, next step and counts."""
-        code, out = self.explain(name, *flags)
-        self.assertEqual(code, 0 if cond["status"] == "True" else 3, out)
-        head = out.split("Timeline:\n")[0]
-        want = (f"Deployment:  {NS}/{name}\n"
-                f"Status:      GangScheduled={cond['status']}\n"
-                f"Reason:      {cond['reason']}\n"
-                f"Message:     {cond['message']}\n"
-                f"Next step:   {next_step}\n") + "".join(l + "\n" for l in lines)
-        self.assertEqual(head, want)
-        code, out = self.explain(name, "-o", "json", *flags)
-        d = json.loads(out)
-        self.assertEqual((d["status"], d["reason"], d["message"], d["nextStep"]),
-                         (cond["status"], cond["reason"], cond["message"], next_step))
-        self.assertEqual(d["counts"], counts)
-        return d
-
-    @staticmethod
-    def counts(replicas, min_count, created=0, gated=0, others=0, bound=0, running=0, failed=0):
-        return {"replicas": replicas, "minCount": min_count, "created": created, "gatedByWasd": gated,
-                "gatedByOthers": others, "bound": bound, "running": running, "failed": failed}
-
-    @staticmethod
-    def members(c):
-        return (f"Members:     replicas {c['replicas']}, minCount {c['minCount']}, created {c['created']}, "
-                f"gated by wasd {c['gatedByWasd']}, gated by others {c['gatedByOthers']}, bound {c['bound']}, "
-                f"running {c['running']}, failed {c['failed']}")
-
     def names(self, app):
         rs = [r for r in self.env.replica_sets(app)]
         self.assertEqual(len(rs), 1)
         return rs[0]["metadata"]["name"], pod_group_name(rs[0]["metadata"]["name"], rs[0]["metadata"]["uid"])
-
-    def uid(self, app):
-        return self.env.srv.Request("GET", f"{DEPLOYMENTS}/{app}")[2]["metadata"]["uid"]
 
     def delete(self, app):
         self.env.srv.Kubectl("delete", "deployment", app, "-n", NS)
@@ -234,7 +247,7 @@ class GangReasonsTest(unittest.TestCase):
                                         "resources": ["pods"]}], {"matchLabels": {"app": "quota"}}))
         try:
             self.env.apply(gang("quota", 3, 3, gpus=0))
-            cond = self.wait_condition("quota", "False", "WaitingForQuorum",
+            cond = self.wait_gang_condition("quota", "False", "WaitingForQuorum",
                                        "2/3 created, 0 gated by wasd, 0 bound, minCount 3")
             rs, pg = self.names("quota")
             step = (f"the ReplicaSet has created fewer pods than minCount: kubectl describe replicaset {rs} "
@@ -265,7 +278,7 @@ class GangReasonsTest(unittest.TestCase):
             self.env.apply(gang("orphan", 2, 2, gpus=0))
             wait_for(lambda: self.env.replica_sets("orphan"), what="orphan's ReplicaSet")
             rs, pg = self.names("orphan")
-            cond = self.wait_condition("orphan", "False", "PodGroupMissing",
+            cond = self.wait_gang_condition("orphan", "False", "PodGroupMissing",
                                        f"PodGroup {pg} of ReplicaSet {rs} does not exist; "
                                        "2/2 created, 2 gated by wasd, 0 bound, minCount 2")
             step = ("check that the wasd reconciler is running and leading (its log says why it did "
@@ -289,7 +302,7 @@ class GangReasonsTest(unittest.TestCase):
                                         "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
         finally:
             self.env.srv.Kubectl("delete", "validatingwebhookconfiguration", "pg-quota")
-        cond = self.wait_condition("orphan", "False", "ForeignObject",
+        cond = self.wait_gang_condition("orphan", "False", "ForeignObject",
                                    f"PodGroup {pg} is not controlled by ReplicaSet {rs} (controller: none); "
                                    "wasd leaves it alone")
         self.assert_reconciler_event(
@@ -297,7 +310,7 @@ class GangReasonsTest(unittest.TestCase):
             f"PodGroup {pg} exists but does not belong to this Deployment (it has no controller); wasd "
             "leaves it alone, creates no PodGroups and lifts no scheduling gates for this Deployment until "
             "it is removed")
-        self.assertEqual(self.written("orphan", "ForeignObject"), [cond["message"]])
+        self.assertEqual(self.written("orphan", "ForeignObject"), [("ForeignObject", cond["message"])])
         c = self.counts(2, 2, created=2, gated=2)
         self.assert_explain("orphan", cond, "delete the foreign PodGroup so that wasd can create its own, "
                             "or move the Deployment off wasd", [
@@ -312,14 +325,14 @@ class GangReasonsTest(unittest.TestCase):
 
     def test_3_invalid_configuration(self):
         self.env.apply(gang("broken", 2, 2, gpus=0))
-        self.wait_condition("broken", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
+        self.wait_gang_condition("broken", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         saved = json.loads(self.env.srv.Kubectl("get", "validatingwebhookconfiguration", "wasd", "-o", "json").stdout)
         self.env.srv.Kubectl("delete", "validatingwebhookconfiguration", "wasd")
         try:
             self.env.patch(f"{DEPLOYMENTS}/broken",
                            {"metadata": {"annotations": {"wasd.io/scheduling": '{"schedulingPolicy": 3}'}}})
             error = f"{CARRIER}.schedulingPolicy: Invalid value: 3: must be an object"
-            cond = self.wait_condition("broken", "False", "InvalidSchedulingConfiguration", error)
+            cond = self.wait_gang_condition("broken", "False", "InvalidSchedulingConfiguration", error)
         finally:
             for k in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
                 saved["metadata"].pop(k, None)
@@ -328,7 +341,7 @@ class GangReasonsTest(unittest.TestCase):
             "broken", "Warning", "InvalidSchedulingConfiguration",
             "The stored scheduling configuration is invalid, so wasd manages no Workload or PodGroups for "
             f"this Deployment: {error}")
-        self.assertEqual(self.written("broken", "InvalidSchedulingConfiguration"), [error])
+        self.assertEqual(self.changes_to("broken", "InvalidSchedulingConfiguration"), [error])
         self.assert_explain("broken", cond, "fix the scheduling configuration (`wasd check -f FILE` shows "
                             "every error)", [self.members(self.counts(2, 0))], self.counts(2, 0))
         self.delete("broken")
@@ -337,7 +350,7 @@ class GangReasonsTest(unittest.TestCase):
         self.env.apply(deployment("cosched", 2, min_count=2, annotations={"wasd.io/backend": "coscheduling"}))
         message = ("the API scheduling.x-k8s.io/v1alpha1 podgroups of backend coscheduling is not served; "
                    "wasd keeps the pods gated")
-        cond = self.wait_condition("cosched", "False", "APINotAvailable", message)
+        cond = self.wait_gang_condition("cosched", "False", "APINotAvailable", message)
         wait_for(lambda: len(self.env.pods("cosched")) == 2, what="2 gated pods")
         self.assert_reconciler_event(
             "cosched", "Warning", "APINotServed",
@@ -346,13 +359,13 @@ class GangReasonsTest(unittest.TestCase):
             "install scheduler-plugins with the coscheduling plugin (CRD podgroups.scheduling.x-k8s.io, "
             "v1alpha1)",
             doctor_reason="APINotAvailable")
-        self.assertEqual(self.written("cosched", "APINotAvailable"), [message])
+        self.assertEqual(self.changes_to("cosched", "APINotAvailable"), [message])
         self.assert_explain("cosched", cond, "install coscheduling or choose another backend with the "
                             "annotation wasd.io/backend", ["Backend:     coscheduling",
                                                           self.members(self.counts(2, 0))], self.counts(2, 0))
         # The API appears: the reconciler notices within --api-check-interval and places the gang.
         self.env.srv.SetDisabledGroups([])
-        self.wait_condition("cosched", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
+        self.wait_gang_condition("cosched", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         self.assert_doctor_event("cosched", "Normal", "Scheduled", None)
         self.delete("cosched")
 
@@ -365,7 +378,7 @@ class GangReasonsTest(unittest.TestCase):
         # A GPU each: the only pods on GPUs in this class, so the fit preview is exact.
         d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {GPU: "1"}, "limits": {GPU: "1"}}
         self.env.apply(d)
-        cond = self.wait_condition("queued", "False", "QueueBlocked",
+        cond = self.wait_gang_condition("queued", "False", "QueueBlocked",
                                    "2/2 created, 0 gated by wasd, 0 bound, minCount 2; the PodGroup is still "
                                    "Pending (not Inqueue) in Volcano queue research")
         rs, pg = self.names("queued")
@@ -400,7 +413,7 @@ class GangReasonsTest(unittest.TestCase):
         self.assertEqual(d["schedulerMessage"], why)
         # Room in the queue: Volcano enqueues the group and the gang is placed.
         self.env.patch(f"{QUEUES}/research", {"spec": {"capability": {"cpu": "4"}}})
-        self.wait_condition("queued", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
+        self.wait_gang_condition("queued", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         self.delete("queued")
 
     def test_6_unsupported_provider_capability(self):
@@ -408,11 +421,11 @@ class GangReasonsTest(unittest.TestCase):
                        extra_config={"schedulingConstraints": {"topology": [{"key": ZONE}]}})
         self.env.apply(d)
         # Admitted, compiled and placed while the zone maps to HyperNode tier 1.
-        self.wait_condition("topo", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
+        self.wait_gang_condition("topo", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         _, _, pgs = self.env.srv.Request("GET", VOLCANO_PODGROUPS)
         self.assertEqual([p["spec"].get("networkTopology") for p in pgs["items"]
                           if p["metadata"]["name"].startswith("topo-")], [{"mode": "hard", "highestTierAllowed": 1}])
-        self.assertEqual(self.explain("topo", *TIERS)[0], 0)
+        self.assertEqual(self.run_explain("topo", *TIERS)[0], 0)
         message = (f"backend volcano cannot express the scheduling configuration: {CARRIER}."
                    'schedulingConstraints.topology: Forbidden: not supported by backend "volcano": no '
                    f'HyperNode tier is configured for the node label "{ZONE}" (--volcano-topology-tiers); '
@@ -420,15 +433,15 @@ class GangReasonsTest(unittest.TestCase):
         step = ("change the scheduling configuration as the error says, or configure the cluster facts it "
                 "names (`wasd check --capabilities` shows what each backend expresses)")
         # Without the flag, `wasd explain` judges as a reconciler without the tier would.
-        code, out = self.explain("topo")
+        code, out = self.run_explain("topo")
         self.assertEqual(code, 3)
         self.assertIn(f"Reason:      UnsupportedProviderCapability\nMessage:     {message}\n", out)
         # The operator removes the tier: the reconciler restarts without it.
         self.rec.stop()
         type(self).rec = self.env.start_reconciler("--leader-elect=false", *BACKEND_FLAGS)
-        cond = self.wait_condition("topo", "False", "UnsupportedProviderCapability", message)
+        cond = self.wait_gang_condition("topo", "False", "UnsupportedProviderCapability", message)
         self.assert_doctor_event("topo", "Warning", "UnsupportedProviderCapability", step)
-        self.assertEqual(self.written("topo", "UnsupportedProviderCapability"), [message])
+        self.assertEqual(self.changes_to("topo", "UnsupportedProviderCapability"), [message])
         self.assert_explain("topo", cond, step, ["Backend:     volcano",
                                                  self.members(self.counts(2, 0))], self.counts(2, 0))
         self.delete("topo")
