@@ -3,9 +3,10 @@ and three GPU Nodes, the real `wasd webhook` and `wasd reconciler` (tests/lib's 
 a small scenario of gang Deployments, and both components' /metrics scraped every
 `interval` seconds into JSON lines.
 
-Each line is one scrape of one component:
+Each line is one scrape of one component,
     {"t": unix seconds, "target": {"job", "namespace", "instance"},
      "samples": [[name, {label: value}, value], ...]}
+or one step of the scenario, {"t": unix seconds, "event": text}.
 The target labels are the ones the chart's ServiceMonitor gives Prometheus (the
 release namespace `wasd-system`), so the dashboard's `namespace="$namespace"`
 selects them; promql.Store applies Prometheus' exported_ rule on conflicts.
@@ -61,7 +62,12 @@ class Scraper(threading.Thread):
         self.out = out
         self.interval = interval
         self.stopping = threading.Event()
+        self.lock = threading.Lock()  # one writer of `out` at a time (scrapes, events)
         self.scrapes = 0
+
+    def write(self, obj):
+        with self.lock:
+            self.out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
     def run(self):
         next_at = time.time()
@@ -71,8 +77,7 @@ class Scraper(threading.Thread):
                 samples = [[name, lbl, value]
                            for family in parse(fetch()).values()
                            for name, lbl, value in family.samples]
-                self.out.write(json.dumps({"t": round(t, 3), "target": labels, "samples": samples},
-                                          separators=(",", ":")) + "\n")
+                self.write({"t": round(t, 3), "target": labels, "samples": samples})
                 self.scrapes += 1
             next_at += self.interval
             self.stopping.wait(max(0.0, next_at - time.time()))
@@ -99,9 +104,10 @@ def _scenario():
     ]
 
 
-def record(out, duration=80.0, interval=1.0, log=print):
+def record(out, duration=80.0, interval=1.0, log=lambda t, what: None):
     """Runs the scenario for `duration` seconds, scraping every `interval` seconds into
-    the writable `out`. Returns the number of scrapes written."""
+    the writable `out`, each step a line {"t", "event"} and a call log(t, what). Returns the number
+    of scrapes written."""
     cluster.Webhook = _webhook_with_metrics
     env = cluster.Env(apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler"))
     with env:
@@ -121,7 +127,9 @@ def record(out, duration=80.0, interval=1.0, log=print):
         try:
             for at, what, action in _scenario():
                 time.sleep(max(0.0, start + at - time.time()))
-                log(f"t={time.time() - start:5.1f}s  {what}")
+                now = time.time()
+                scraper.write({"t": round(now, 3), "event": what})
+                log(now, what)
                 action(env)
             time.sleep(max(0.0, start + duration - time.time()))
         finally:
