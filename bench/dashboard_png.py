@@ -2,19 +2,20 @@
 """Render the chart's Grafana dashboard (charts/wasd/dashboards/wasd.json) as a PNG from
 a recorded run of wasd — no Prometheus, no Grafana, standard library only.
 
-    bench/dashboard_png.py record RECORDING.jsonl [--duration 80] [--interval 1]
+    bench/dashboard_png.py record RECORDING.jsonl[.gz] [--duration 80] [--interval 1]
         starts the test API server (gang scheduler, three GPU Nodes), the real webhook and
         reconciler (build/wasd, or $WASD_BIN), runs a gang scenario and scrapes both
         /metrics every interval into RECORDING.jsonl (bench/dashboard/record.py)
-    bench/dashboard_png.py render RECORDING.jsonl OUT.png [--dashboard FILE]
+    bench/dashboard_png.py render RECORDING.jsonl[.gz] OUT.png [--dashboard FILE]
         evaluates every panel's PromQL over the recording (bench/dashboard/promql.py: the
         subset the dashboard uses, an error naming anything else) and draws the panels
         in their grid layout
 
-docs/dashboard.png is `record docs/dashboard-run.jsonl` then
-`render docs/dashboard-run.jsonl docs/dashboard.png`.
+docs/dashboard.png is `record docs/dashboard-run.jsonl.gz` then
+`render docs/dashboard-run.jsonl.gz docs/dashboard.png`.
 """
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -28,9 +29,14 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # the test kit (lib.*) and apis
 from dashboard import evaluate, render  # noqa: E402
 
 
+def open_text(path, mode):
+    """A text file, gzip-compressed when its name ends in .gz."""
+    return gzip.open(path, mode + "t") if path.endswith(".gz") else open(path, mode)
+
+
 def cmd_record(args):
     from dashboard import record
-    with open(args.recording, "w") as out:
+    with open_text(args.recording, "w") as out:
 
         def log(event_time, text):
             print(f"{time.strftime('%H:%M:%S', time.gmtime(event_time))}  {text}", flush=True)
@@ -42,7 +48,7 @@ def cmd_record(args):
 def cmd_render(args):
     with open(args.dashboard) as f:
         dashboard = json.load(f)
-    with open(args.recording) as f:
+    with open_text(args.recording, "r") as f:
         rec = evaluate.Recording(f)
     results = evaluate.panel_results(dashboard, rec)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rec.t0))
