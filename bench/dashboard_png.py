@@ -7,9 +7,9 @@ a recorded run of wasd — no Prometheus, no Grafana, standard library only.
         reconciler (build/wasd, or $WASD_BIN), runs a gang scenario and scrapes both
         /metrics every interval into RECORDING.jsonl (bench/dashboard/record.py)
     bench/dashboard_png.py render RECORDING.jsonl[.gz] OUT.png [--dashboard FILE]
-        evaluates every panel's PromQL over the recording (bench/dashboard/promql.py: the
-        subset the dashboard uses, an error naming anything else) and draws the panels
-        in their grid layout
+        evaluates every panel's PromQL over the recording (bench/dashboard/promql_parse.py:
+        the subset the dashboard uses, an error naming anything else; promql.py evaluates
+        it as Prometheus does) and draws the panels in their grid layout
 
 docs/dashboard.png is `record docs/dashboard-run.jsonl.gz` then
 `render docs/dashboard-run.jsonl.gz docs/dashboard.png`.
@@ -26,7 +26,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the test kit (lib.*) and apiserver
 
-from dashboard import evaluate, render  # noqa: E402
+from dashboard import evaluate  # noqa: E402
 
 
 def open_text(path, mode):
@@ -50,11 +50,7 @@ def cmd_render(args):
         dashboard = json.load(f)
     with open_text(args.recording, "r") as f:
         rec = evaluate.Recording(f)
-    results = evaluate.panel_results(dashboard, rec)
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rec.t0))
-    subtitle = (f"recorded run, {started}, {rec.t1 - rec.t0:.0f} s, scraped every "
-                f"{rec.interval:.0f} s; test API server with gang scheduler")
-    png = render.render(dashboard, results, rec.t0, rec.t1, subtitle, rec.events)
+    png = evaluate.dashboard_png(dashboard, rec)
     with open(args.out, "wb") as f:
         f.write(png)
     print(f"{args.out}: {len(png)} bytes, {len(dashboard['panels'])} panels")

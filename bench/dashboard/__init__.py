@@ -2,7 +2,9 @@
 from a recorded run of wasd, without Prometheus or Grafana: standard library only.
 
     record   scrape the webhook's and reconciler's /metrics into JSON lines
-    promql   the subset of PromQL the dashboard uses, evaluated over a recording
+    promql_parse  the subset of PromQL the dashboard uses, and Grafana's variables
+    promql   its evaluation over a recording, as Prometheus evaluates it
+    evaluate a recording loaded; each panel's queries run over its time range
     font     a 5x7 bitmap font for printable ASCII
     canvas   an indexed-colour raster: rectangles, lines, text; PNG encoding
     render   the dashboard's panels in their grid layout

@@ -4,8 +4,9 @@ every panel's queries over the recorded time range.
 """
 import json
 import re
+import time
 
-from dashboard import promql
+from dashboard import promql, render
 
 
 class Recording:
@@ -83,3 +84,13 @@ def panel_results(dashboard, rec):
             series += sorted((legend_text(fmt, labels), pts) for labels, pts in res.items())
         out[p["id"]] = series
     return out
+
+
+def dashboard_png(dashboard, rec):
+    """PNG bytes of `dashboard` drawn over the recording, its run described under the
+    title. Deterministic: the same recording and dashboard give the same bytes."""
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rec.t0))
+    subtitle = (f"recorded run, {started}, {rec.t1 - rec.t0:.0f} s, scraped every "
+                f"{rec.interval:.0f} s; test API server with gang scheduler")
+    return render.render(dashboard, panel_results(dashboard, rec), rec.t0, rec.t1, subtitle,
+                         rec.events)

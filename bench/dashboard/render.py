@@ -4,7 +4,6 @@ one big number; the run's events as numbered dotted lines. Grafana's dark theme
 colours; a 24-column grid as Grafana's. Pure: data in, PNG bytes out.
 """
 import math
-import re
 import time
 
 from dashboard.canvas import Canvas, text_height, text_width
