@@ -30,7 +30,8 @@ SCRAPE_TIMEOUT_SECONDS = 2.0  # a scrape of loopback /metrics answers in millise
 
 
 def _webhook_with_metrics(*args, **kwargs):
-    """Env starts its webhook with metrics off; the recording needs them."""
+    """Env starts its webhook with metrics off; the recording needs them, so record()
+    puts this in lib.cluster's place of Webhook (for the rest of the process)."""
     kwargs["metrics"] = True
     return Webhook(*args, **kwargs)
 

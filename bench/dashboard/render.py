@@ -167,15 +167,16 @@ def draw_stat(cv, box, panel, series):
     """The last value of the first series, big, centred."""
     x, y, w, h = box
     unit = panel.get("fieldConfig", {}).get("defaults", {}).get("unit", "short")
+    colour = SERIES[0]
     if not series or not series[0][1]:
-        s = "No data"
+        s, colour = "No data", MUTED
     else:
         v = series[0][1][-1][1]
         divisor, suffix = unit_scale(unit, abs(v))
         s = f"{v / divisor:.3g}{suffix}"
     scale = max(SCALE, min(8, (w - 20) // max(1, len(s) * 6), (h - 10) // 8))
     cv.text(x + (w - text_width(s, scale)) // 2, y + (h - text_height(scale)) // 2, s,
-            SERIES[0], scale, bold=True)
+            colour, scale, bold=True)
 
 
 # ----------------------------------------------------------------------------- page

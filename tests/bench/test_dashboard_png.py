@@ -196,6 +196,16 @@ class Rendering(unittest.TestCase):
         # A filter byte and `width` palette indices per row.
         self.assertEqual(len(self.pixels(data)[1]), (width + 1) * height)
 
+    def test_a_stat_panel_is_one_number(self):
+        dashboard = {"title": "t", "panels": [
+            {"id": 1, "type": "stat", "title": "gangs", "gridPos": {"x": 0, "y": 0, "w": 6, "h": 4},
+             "fieldConfig": {"defaults": {"unit": "short"}}}]}
+        data = render.render(dashboard, {1: [("gangs", [(0, 2.0), (1, 3.0)])]}, 0, 1)
+        self.assertEqual(self.png_size(data), (render.WIDTH, render.HEADER + 4 * render.ROW_HEIGHT
+                                               + render.MARGIN))
+        with self.assertRaisesRegex(ValueError, "unsupported panel type 'table'"):
+            render.render({"panels": [dict(dashboard["panels"][0], type="table")]}, {}, 0, 1)
+
     def test_the_committed_png_is_the_committed_recording_drawn(self):
         with open(PNG, "rb") as f:
             committed = f.read()
