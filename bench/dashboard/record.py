@@ -65,12 +65,19 @@ class Scraper(threading.Thread):
         self.stopping = threading.Event()
         self.lock = threading.Lock()  # one writer of `out` at a time (scrapes, events)
         self.scrapes = 0
+        self.error = None  # the exception that ended run() early, raised again by stop()
 
     def write(self, obj):
         with self.lock:
             self.out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
     def run(self):
+        try:
+            self._loop()
+        except Exception as e:  # noqa: BLE001 (handed to the main thread by stop())
+            self.error = e
+
+    def _loop(self):
         next_at = time.time()
         while not self.stopping.is_set():
             for labels, fetch in self.targets:
@@ -84,8 +91,11 @@ class Scraper(threading.Thread):
             self.stopping.wait(max(0.0, next_at - time.time()))
 
     def stop(self):
+        """Stops scraping; raises the exception that ended it early, if any."""
         self.stopping.set()
-        self.join(30)
+        self.join(60)  # a scrape is bounded by the clients' own timeouts (2 s, 20 s)
+        if self.error is not None:
+            raise self.error
 
 
 # The scenario: (seconds after the recording starts, what, action(env)).
@@ -106,9 +116,10 @@ def _scenario():
 
 
 def record(out, duration=80.0, interval=1.0, log=lambda t, what: None):
-    """Runs the scenario for `duration` seconds, scraping every `interval` seconds into
-    the writable `out`, each step a line {"t", "event"} and a call log(t, what). Returns the number
-    of scrapes written."""
+    """Runs the scenario for `duration` seconds (its steps take 60; a shorter duration
+    ends after them), scraping every `interval` seconds into the writable `out`, each
+    step a line {"t", "event"} and a call log(t, what). Returns the number of scrapes
+    written; raises what a step or a scrape raised."""
     cluster.Webhook = _webhook_with_metrics
     env = cluster.Env(apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler"))
     with env:
