@@ -13,6 +13,7 @@ ROW_HEIGHT = 34     # px per gridPos unit of height (Grafana uses 30 at its smal
 MARGIN = 8          # px between panels and around the page
 HEADER = 64         # px for the title and the run's events
 SCALE = 2           # the font's scale for every text: 12 px per character
+Y_AXIS_ALLOWANCE = 130  # px a panel's y labels take at most ("0.00 ops/s" and the gap)
 
 PAGE = (17, 18, 23)
 PANEL = (24, 27, 31)
@@ -126,7 +127,7 @@ def draw_timeseries(cv, box, panel, series, t0, t1, events):
         yy = sy(v * divisor)
         cv.dotted_hline(px, px + pw, yy, GRID)
         cv.text(px - 8 - text_width(s, SCALE), int(yy) - 7, s, MUTED, SCALE)
-    _time_axis(cv, px, pw, py + ph + 6, t0, t1, sx)
+    _time_axis(cv, px, pw, py + ph + 6, t0, t1, sx, w)
     for n, (at, _) in enumerate(events, 1):
         ex = int(sx(at))
         for yy in range(py, py + ph, 4):
@@ -145,13 +146,15 @@ def _step(pts):
     return min((b[0] - a[0] for a, b in zip(pts, pts[1:])), default=1.0)
 
 
-def _time_axis(cv, px, pw, y, t0, t1, sx):
+def _time_axis(cv, px, pw, y, t0, t1, sx, box_w):
+    """HH:MM:SS labels under the plot; the step follows the panel's width (not the plot's,
+    which depends on its y labels), so panels of one width share their times."""
     label_w = text_width("00:00:00", SCALE) + 24
-    fits = max(1, pw // label_w)
+    fits = max(1, (box_w - Y_AXIS_ALLOWANCE) // label_w)
     step = next((s for s in (5, 10, 15, 20, 30, 60, 120, 300, 600, 1800, 3600)
                  if (t1 - t0) / s <= fits), 3600)
     t = math.ceil(t0 / step) * step
-    for _ in range(fits + 2):  # bounded by what fits
+    for _ in range(int((t1 - t0) / step) + 2):  # bounded: one label per step
         if t > t1:
             break
         s = time.strftime("%H:%M:%S", time.gmtime(t))
