@@ -393,6 +393,17 @@ Diagnosis Diagnose(const GangInput& in) {
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the Workload)");
   }
+  if (info.has_workload && planner::ControllerUid(in.workload) != planner::UidOf(dep)) {
+    const std::string owner = planner::ControllerKind(in.workload);
+    return Finish(d, kForeignObject,
+                  "Workload " + planner::NameOf(in.workload) + " is not controlled by Deployment " +
+                      planner::NameOf(dep) + " (controller: " +
+                      (owner.empty() ? std::string("none")
+                                     : owner + " " + planner::ControllerName(in.workload)) +
+                      "); wasd leaves it alone",
+                  "delete the foreign Workload so that wasd can create its own, or move the "
+                  "Deployment off wasd");
+  }
   if (group == nullptr) {
     return Finish(d, kPodGroupMissing,
                   std::string(info.kind) + " " + d.group_name + " of ReplicaSet " + rs_name +

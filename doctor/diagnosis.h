@@ -25,7 +25,8 @@
 //                                   admitted before the facts changed
 //   PodGroupMissing                 the current ReplicaSet's group object (or
 //                                   the native Workload) does not exist
-//   ForeignObject                   it exists but another owner controls it
+//   ForeignObject                   it (or the native Workload) exists but
+//                                   another owner controls it
 //   PodGroupTerminating             it is being deleted
 //   WaitingForQuorum                fewer than minCount members are
 //                                   schedulable (not created yet, or still

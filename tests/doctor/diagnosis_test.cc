@@ -132,7 +132,12 @@ GangInput Native(int replicas, int min_count) {
   in.deployment = Deployment(replicas, Config(min_count));
   in.replicasets = {ReplicaSet()};
   in.group_objects = {NativeGroup(min_count)};
-  in.workload = {{"metadata", {{"name", "web-wl"}}}};
+  in.workload = {{"metadata",
+                  {{"name", "web-wl"},
+                   {"ownerReferences", json::array({{{"kind", "Deployment"},
+                                                     {"name", "web"},
+                                                     {"uid", "dep-1"},
+                                                     {"controller", true}}})}}}};
   return in;
 }
 
@@ -190,11 +195,25 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     CHECK(d.reason == kPodGroupMissing);
     CHECK_THAT(d.message, Catch::StartsWith("Workload web-"));
   }
-  SECTION("ForeignObject") {
+  SECTION("ForeignObject: the group object, or the native Workload") {
     GangInput in = Native(4, 4);
     in.group_objects = {NativeGroup(4, json::array(), "someone-else")};
-    const Diagnosis d = Diagnose(in);
+    Diagnosis d = Diagnose(in);
     CHECK(d.reason == kForeignObject);
+    CHECK(d.message == "PodGroup " + kGroup +
+                           " is not controlled by ReplicaSet web-aaaa (controller: ReplicaSet "
+                           "web-aaaa); wasd leaves it alone");
+    CHECK(d.group_summary == "no status yet");  // read, though not wasd's
+    in = Native(4, 4);
+    in.workload["metadata"]["ownerReferences"][0]["uid"] = "another-deployment";
+    in.workload["metadata"]["ownerReferences"][0]["name"] = "other";
+    d = Diagnose(in);
+    CHECK(d.reason == kForeignObject);
+    CHECK(d.message ==
+          "Workload web-wl is not controlled by Deployment web (controller: Deployment other); "
+          "wasd leaves it alone");
+    in.workload["metadata"].erase("ownerReferences");
+    CHECK_THAT(Diagnose(in).message, Catch::Contains("(controller: none)"));
   }
   SECTION("PodGroupTerminating") {
     GangInput in = Native(4, 4);
