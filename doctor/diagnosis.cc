@@ -8,6 +8,7 @@
 
 #include "doctor/quantity.h"
 #include "planner/object_util.h"
+#include "planner/plan.h"
 #include "rules/usable_config.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/backend_capabilities.h"
@@ -196,6 +197,17 @@ GroupStatus ReadGroupStatus(const json& group, Backend backend) {
   for (std::size_t i = 0; i < parts.size(); ++i) g.summary += (i == 0 ? "" : "; ") + parts[i];
   if (g.summary.empty()) g.summary = "no status yet";
   return g;
+}
+
+// "a, b": the object's metadata.finalizers; "" when none.
+std::string Finalizers(const json& object) {
+  std::string out;
+  const json* finalizers = MemberPath(object, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->is_array()) return out;
+  for (const json& f : *finalizers) {
+    if (const std::string* name = AsString(&f)) out += (out.empty() ? "" : ", ") + *name;
+  }
+  return out;
 }
 
 std::string TopologyKey(const json& config) {
@@ -417,14 +429,30 @@ Diagnosis Diagnose(const GangInput& in) {
   d.group_summary = gs.summary;
   if (planner::ControllerUid(*group) != rs_uid) {
     const std::string owner = planner::ControllerKind(*group);
-    return Finish(
-        d, kForeignObject,
+    std::string message =
         std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
-            rs_name + " (controller: " +
-            (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
-            "); wasd leaves it alone",
-        "delete the foreign " + std::string(info.kind) +
-            " so that wasd can create its own, or move the Deployment off wasd");
+        rs_name + " (controller: " +
+        (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
+        "); wasd leaves it alone";
+    std::string next = "delete the foreign " + std::string(info.kind) +
+                       " so that wasd can create its own, or move the Deployment off wasd";
+    if (planner::IsTerminating(*group)) {
+      // Deleted already, but held: kube's podgroup-protection finalizer waits
+      // for the pods that name the PodGroup, and the members wasd keeps gated
+      // name it (they never ran), so it is never released on its own.
+      const std::string finalizers = Finalizers(*group);
+      message += "; it is being deleted";
+      next = "wait for it to go; wasd then creates its own";
+      if (!finalizers.empty()) {
+        message += ", held by finalizers " + finalizers;
+        next = "its deletion waits for its finalizers; " +
+               std::string(planner::kPodGroupProtectionFinalizer) +
+               " waits for the pods that name it, here the members wasd keeps gated (they never "
+               "ran): remove that finalizer from the foreign " +
+               std::string(info.kind) + ", or delete the Deployment";
+      }
+    }
+    return Finish(d, kForeignObject, std::move(message), std::move(next));
   }
   if (std::optional<std::int64_t> n = GroupMinCount(*group, *backend)) d.counts.min_count = *n;
   if (planner::IsTerminating(*group)) {

@@ -214,6 +214,22 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
           "wasd leaves it alone");
     in.workload["metadata"].erase("ownerReferences");
     CHECK_THAT(Diagnose(in).message, Catch::Contains("(controller: none)"));
+    // A foreign PodGroup already deleted, held by podgroup-protection (wasd's gated members
+    // name it): the next step is the way out, not "delete it".
+    in = Native(4, 4);
+    in.group_objects = {NativeGroup(4, json::array(), "someone-else")};
+    in.group_objects[0]["metadata"]["deletionTimestamp"] = "2026-12-02T06:00:00Z";
+    in.group_objects[0]["metadata"]["finalizers"] = {"scheduling.k8s.io/podgroup-protection"};
+    d = Diagnose(in);
+    CHECK(d.reason == kForeignObject);
+    CHECK_THAT(d.message, Catch::EndsWith("; wasd leaves it alone; it is being deleted, held by "
+                                          "finalizers scheduling.k8s.io/podgroup-protection"));
+    CHECK(d.next_step ==
+          "its deletion waits for its finalizers; scheduling.k8s.io/podgroup-protection waits for "
+          "the pods that name it, here the members wasd keeps gated (they never ran): remove that "
+          "finalizer from the foreign PodGroup, or delete the Deployment");
+    in.group_objects[0]["metadata"].erase("finalizers");
+    CHECK(Diagnose(in).next_step == "wait for it to go; wasd then creates its own");
   }
   SECTION("PodGroupTerminating") {
     GangInput in = Native(4, 4);

@@ -317,11 +317,25 @@ class GangReasonsTest(DoctorChecks, unittest.TestCase):
                                 "Backend:     native", f"ReplicaSet:  {rs}",
                                 f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: no status yet",
                                 self.members(c)], c)
-        # (Deleting the foreign PodGroup now would not help: podgroup-protection holds it
-        # while wasd's gated members name it, and wasd leaves a foreign object alone. The
-        # Deployment's deletion frees it.)
+        # The next step taken: the foreign PodGroup deleted. podgroup-protection holds it (wasd's
+        # gated members name it) and wasd leaves a foreign object alone, so the doctor says
+        # how to get out; still ForeignObject: no second Event.
+        self.assertEqual(self.env.delete(f"{PODGROUPS}/{pg}"), 200)
+        held = self.wait_gang_condition(
+            "orphan", "False", "ForeignObject",
+            f"PodGroup {pg} is not controlled by ReplicaSet {rs} (controller: none); wasd leaves it alone; "
+            "it is being deleted, held by finalizers scheduling.k8s.io/podgroup-protection")
+        self.assertEqual(len(self.reconciler_events("orphan", "ForeignObject")), 1)
+        step = ("its deletion waits for its finalizers; scheduling.k8s.io/podgroup-protection waits for the "
+                "pods that name it, here the members wasd keeps gated (they never ran): remove that finalizer "
+                "from the foreign PodGroup, or delete the Deployment")
+        self.assertEqual(json.loads(self.run_explain("orphan", "-o", "json")[1])["nextStep"], step)
+        self.assertEqual(held["lastTransitionTime"], cond["lastTransitionTime"])
+        # And that step: the finalizer removed, the object goes, wasd makes its own, the gang is placed.
+        self.env.patch(f"{PODGROUPS}/{pg}", [{"op": "remove", "path": "/metadata/finalizers"}],
+                       content_type="application/json-patch+json")
+        self.wait_gang_condition("orphan", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         self.delete("orphan")
-        wait_for(lambda: self.env.delete(f"{PODGROUPS}/{pg}") == 404, what="the foreign PodGroup gone")
 
     def test_3_invalid_configuration(self):
         self.env.apply(gang("broken", 2, 2, gpus=0))
