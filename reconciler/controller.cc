@@ -97,7 +97,7 @@ class Controller {
     metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
     if (options.gang_status) {
       caches_.EnableGangStatus();
-      gang_ = std::make_unique<GangStatus>(api_, events_, log_);
+      gang_ = std::make_unique<GangStatus>(api_, events_, log_, options.gang_status_delay);
       metrics_.SetExtraSource([this](std::string* out) { gang_->Render(out); });
     }
   }
@@ -330,8 +330,20 @@ void Controller::PublishGangStatus(const PlanInput& observed, const std::string&
                                    const std::string& name, bool api_served,
                                    ReconcileResult& result) {
   if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
-  base::Status s = gang_->Update(caches_, observed, ns, name, api_served);
-  if (!s.ok()) result.status = std::move(s);
+  GangUpdate u = gang_->Update(
+      observed, ns, name, api_served,
+      [this](std::vector<nlohmann::json>* nodes, std::vector<nlohmann::json>* bound_pods) {
+        return caches_.FitInputs(nodes, bound_pods);
+      });
+  if (!u.status.ok()) {
+    result.status = std::move(u.status);
+    return;
+  }
+  // Settling or waiting for the fit preview: come back when it is due (the
+  // sooner of that and the plan's own requeue).
+  if (u.recheck && (!result.requeue_after || *u.recheck < *result.requeue_after)) {
+    result.requeue_after = u.recheck;
+  }
 }
 
 void Controller::Worker() {

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "planner/object_util.h"
-#include "reconciler/caches.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 
@@ -135,14 +134,52 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
   return true;
 }
 
-base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& plan,
-                                const std::string& ns, const std::string& name, bool api_served) {
+std::chrono::milliseconds SettleWait(const GangCondition& c,
+                                     std::chrono::steady_clock::time_point stale_since,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::chrono::milliseconds settle) {
+  if (c.status == "True" || settle <= std::chrono::milliseconds(0)) return {};
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(stale_since + settle - now);
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
+std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangInput& in,
+                                                             const FitInputsFn& fit,
+                                                             const std::string& key,
+                                                             Clock::time_point now) {
+  doctor::Diagnosis d = doctor::Diagnose(in);
+  // The fit preview only once the scheduler (or the backend) has said the
+  // gang, or its new members, cannot be placed: it reads every Node and bound
+  // pod, so a gang that is placed or still on its way never pays for it.
+  if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) return d;
+  if (!fit || !fit(&in.nodes, &in.bound_pods)) {
+    // The informers started just now (or are still listing): wait for them,
+    // up to kFitSyncWait, so the first condition and Event carry the preview.
+    std::lock_guard lock(mu_);
+    Published& g = gangs_[key];
+    if (!g.fit_wait_since) g.fit_wait_since = now;
+    if (now - *g.fit_wait_since < kFitSyncWait) return std::nullopt;
+    return d;
+  }
+  {
+    std::lock_guard lock(mu_);
+    gangs_[key].fit_wait_since.reset();
+  }
+  if (!in.nodes.empty()) d = doctor::Diagnose(in);
+  return d;
+}
+
+GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string& ns,
+                              const std::string& name, bool api_served, const FitInputsFn& fit) {
+  GangUpdate out;
   if (plan.deployment == nullptr) {
     Forget(ns, name);
-    return base::Status::Ok();
+    return out;
   }
   const json& deployment = *plan.deployment;
-  if (planner::IsTerminating(deployment)) return base::Status::Ok();
+  if (planner::IsTerminating(deployment)) return out;
+  const std::string key = ns + "/" + name;
+  const Clock::time_point now = now_();
   doctor::GangInput in;
   in.deployment = deployment;
   for (const auto& rs : plan.replicasets) in.replicasets.push_back(*rs);
@@ -154,51 +191,62 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
     if (planner::NameOf(*w) == workload_name) in.workload = *w;
   }
   in.api_served = api_served;
-  doctor::Diagnosis d = doctor::Diagnose(in);
-  // The fit preview only once the scheduler (or the backend) has said the
-  // gang, or its new members, cannot be placed: it reads every Node and bound
-  // pod, so a gang that is placed or still on its way never pays for it.
-  if (d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending) {
-    in.nodes = caches.Nodes();
-    if (!in.nodes.empty()) {
-      in.bound_pods = caches.BoundPods();
-      d = doctor::Diagnose(in);
-    }
+  const std::optional<doctor::Diagnosis> diagnosed = DiagnoseWithFit(in, fit, key, now);
+  if (!diagnosed) {
+    out.recheck = kGangRecheck;
+    return out;
   }
+  const doctor::Diagnosis& d = *diagnosed;
   const GangCondition c = ConditionFor(d);
   const json* old = FindGangCondition(deployment);
   const std::string old_reason = old != nullptr ? Str(*old, "reason") : "";
   const std::string old_status = old != nullptr ? Str(*old, "status") : "";
+  const std::optional<json> patch = ConditionPatch(deployment, c, NowRfc3339());
   {
     std::lock_guard lock(mu_);
-    gangs_[ns + "/" + name] = Published{d.reason, d.counts};
+    Published& g = gangs_[key];
+    g.reason = d.reason;
+    g.counts = d.counts;
+    if (!patch) {
+      g.stale_since.reset();
+      return out;
+    }
+    if (!g.stale_since) g.stale_since = now;
+    const std::chrono::milliseconds wait = SettleWait(c, *g.stale_since, now, settle_);
+    if (wait > std::chrono::milliseconds(0)) {
+      out.recheck = wait;
+      return out;
+    }
   }
-  const std::optional<json> patch = ConditionPatch(deployment, c, NowRfc3339());
-  if (!patch) return base::Status::Ok();
   base::Result<json> r = api_.JsonPatch(kube::Deployments().Sub("status"), ns, name, *patch);
   if (!r.ok()) {
-    // A failed `test`: the cache is behind; the watch brings the newer
-    // Deployment and with it another reconcile.
+    // A failed `test`: the cache is behind. The Deployment's watch event
+    // does not bring another reconcile when only its status moved
+    // (Caches), so look again shortly.
     if (r.status().http_code() == 422 || r.status().conflict() || r.status().not_found()) {
       log_.Debug("GangScheduled condition not written: the cached Deployment is stale",
-                 {{"deployment", ns + "/" + name}, {"error", r.status().ToString()}});
-      return base::Status::Ok();
+                 {{"deployment", key}, {"error", r.status().ToString()}});
+      if (!r.status().not_found()) out.recheck = kGangRecheck;
+      return out;
     }
-    return r.status();
+    out.status = r.status();
+    return out;
   }
-  log_.Info("GangScheduled condition written", {{"deployment", ns + "/" + name},
-                                                {"status", c.status},
-                                                {"reason", c.reason},
-                                                {"message", c.message}});
+  log_.Info(
+      "GangScheduled condition written",
+      {{"deployment", key}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}});
   bool post = false;
   {
     std::lock_guard lock(mu_);
     ++patches_;
+    gangs_[key].stale_since.reset();
     if (c.reason != old_reason) {
       post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
     }
   }
-  if (old_status == "False" && c.status == "True") {
+  // The first True: also a gang placed within the settle time, which never
+  // had a False condition written.
+  if (old_status != "True" && c.status == "True") {
     if (const std::optional<double> s = PendingSeconds(d)) pending_.Observe(*s);
   }
   if (post) {
@@ -209,7 +257,7 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
       ++events_posted_;
     }
   }
-  return base::Status::Ok();
+  return out;
 }
 
 void GangStatus::Forget(const std::string& ns, const std::string& name) {
