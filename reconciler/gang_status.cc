@@ -41,8 +41,8 @@ std::optional<double> PendingSeconds(const doctor::Diagnosis& d) {
   }
   if (!first_created || bound.empty()) return std::nullopt;
   std::sort(bound.begin(), bound.end());
-  const std::size_t quorum =
-      static_cast<std::size_t>(std::clamp<std::int64_t>(d.counts.min_count, 1, bound.size()));
+  const std::size_t quorum = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(d.counts.min_count, 1, static_cast<std::int64_t>(bound.size())));
   return static_cast<double>(std::max<std::int64_t>(0, bound[quorum - 1] - *first_created));
 }
 
