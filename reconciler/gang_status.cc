@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
+#include <string_view>
 #include <vector>
 
 #include "planner/object_util.h"
@@ -143,6 +145,28 @@ std::chrono::milliseconds SettleWait(const GangCondition& c,
   return std::max(left, std::chrono::milliseconds(0));
 }
 
+std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served) {
+  std::uint64_t h = api_served ? 1 : 2;
+  const auto mix = [&h](const planner::Object& o) {
+    if (o == nullptr) return;
+    for (const char* key : {"uid", "resourceVersion"}) {
+      const std::string* v =
+          workloadbuilder::AsString(workloadbuilder::MemberPath(*o, {"metadata", key}));
+      const std::size_t x = std::hash<std::string_view>{}(v != nullptr ? *v : std::string_view());
+      // boost::hash_combine's mixing step.
+      h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    }
+  };
+  mix(observed.deployment);
+  for (const auto* list :
+       {&observed.replicasets, &observed.pods, &observed.podgroups, &observed.workloads}) {
+    // The count too: an object gone and another's version moved never cancel out.
+    h ^= list->size() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    for (const planner::Object& o : *list) mix(o);
+  }
+  return h == 0 ? 1 : h;
+}
+
 std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangInput& in,
                                                              const FitInputsFn& fit,
                                                              const std::string& key,
@@ -180,6 +204,12 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   if (planner::IsTerminating(deployment)) return out;
   const std::string key = ns + "/" + name;
   const Clock::time_point now = now_();
+  const std::uint64_t fingerprint = InputsFingerprint(plan, api_served);
+  {
+    std::lock_guard lock(mu_);
+    const auto it = gangs_.find(key);
+    if (it != gangs_.end() && it->second.settled_inputs == fingerprint) return out;
+  }
   doctor::GangInput in;
   in.deployment = deployment;
   for (const auto& rs : plan.replicasets) in.replicasets.push_back(*rs);
@@ -207,8 +237,14 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     Published& g = gangs_[key];
     g.reason = d.reason;
     g.counts = d.counts;
+    g.settled_inputs = 0;
     if (!patch) {
       g.stale_since.reset();
+      // Up to date. Not for a gang that wants a fit preview: Nodes and
+      // bound pods are not in the fingerprint.
+      if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) {
+        g.settled_inputs = fingerprint;
+      }
       return out;
     }
     if (!g.stale_since) g.stale_since = now;

@@ -32,8 +32,12 @@
 // placed within the settle time costs one write (Scheduled) and one Event; a
 // gang that stays pending gets its condition and Event after the settle
 // time; a gang whose reason keeps changing is written at most once per
-// settle time. Scheduled is written at once. 0 turns settling off
-// (default: ControllerOptions::gang_status_delay).
+// settle time.
+//
+// A Deployment whose objects did not change since a diagnosis found its
+// condition up to date is not diagnosed again (InputsFingerprint): a resync
+// costs a hash of resourceVersions per gang, not a copy and a Diagnose. Scheduled is written at
+// once. 0 turns settling off (default: ControllerOptions::gang_status_delay).
 //
 // Inputs: the planner's input from the caches (Deployment, ReplicaSets,
 // pods, group objects, Workload), the pods' PodScheduled condition (no
@@ -131,6 +135,13 @@ std::chrono::milliseconds SettleWait(const GangCondition& c,
                                      std::chrono::steady_clock::time_point now,
                                      std::chrono::milliseconds settle);
 
+// The objects a diagnosis reads, in one number: the uid and resourceVersion
+// of the Deployment and of each ReplicaSet, pod, group object and Workload,
+// and `api_served`. Equal fingerprints: the same diagnosis (Diagnose is pure;
+// the fit preview, which reads more, is never skipped). A 64-bit hash: a
+// collision costs one skipped diagnosis until the next change. Pure.
+std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served);
+
 // Per-Deployment token bucket for gang Events. Not thread-safe (GangStatus
 // guards it); at most kMaxRememberedEvents Deployments remembered.
 class GangEventLimiter {
@@ -199,6 +210,10 @@ class GangStatus {
     // informers; unset when not.
     std::optional<Clock::time_point> stale_since;
     std::optional<Clock::time_point> fit_wait_since;
+    // InputsFingerprint of the last diagnosis that found the Deployment's
+    // condition up to date (0: none): the same inputs again (a resync, an
+    // event that changed nothing the doctor reads) skip the diagnosis.
+    std::uint64_t settled_inputs = 0;
   };
   // The diagnosis of `in`, with the fit preview when it needs one; nullopt
   // while the preview's informers sync (the caller rechecks).

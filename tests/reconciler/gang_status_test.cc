@@ -529,5 +529,32 @@ TEST_CASE("gang status: Scheduled is written at once, and a transient reason nev
   CHECK(f.api.calls("create") == 1);  // the one Event
 }
 
+TEST_CASE("gang status: the inputs' fingerprint moves with any object the doctor reads",
+          "[unit][gang]") {
+  UpdateFixture f;
+  const planner::PlanInput& a = f.observed;
+  const std::uint64_t fp = InputsFingerprint(a, true);
+  CHECK(fp != 0);
+  CHECK(InputsFingerprint(a, true) == fp);
+  CHECK(InputsFingerprint(a, false) != fp);
+  planner::PlanInput b = a;
+  json pod = *b.pods[1];
+  pod["metadata"]["resourceVersion"] = "99";
+  b.pods[1] = UpdateFixture::Ptr(pod);
+  CHECK(InputsFingerprint(b, true) != fp);
+  b = a;
+  b.pods.pop_back();
+  CHECK(InputsFingerprint(b, true) != fp);
+  b = a;
+  json dep = *b.deployment;
+  dep["metadata"]["resourceVersion"] = "99";
+  b.deployment = UpdateFixture::Ptr(dep);
+  CHECK(InputsFingerprint(b, true) != fp);
+  // Another object with the same uid and resourceVersion: the same inputs.
+  b = a;
+  b.workloads[0] = UpdateFixture::Ptr(*a.workloads[0]);
+  CHECK(InputsFingerprint(b, true) == fp);
+}
+
 }  // namespace
 }  // namespace wasd::reconciler
