@@ -319,9 +319,19 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   };
   const std::uint64_t writes_before = metrics_.writes();
   result = RunPlanRounds(key, observe, api_, executor_, log_);
-  // The plan wrote (a PodGroup created, gates lifted): read again, with the
-  // writes on top (RecentWrites), so the condition says what is now true.
-  if (gang_ && metrics_.writes() != writes_before) last = caches_.Assemble(ns, name);
+  // The plan wrote (a PodGroup created, gates lifted): what it read is out
+  // of date. With settling on, the gang doctor looks when the settle time
+  // ends (GangStatus::Defer); without, read again, with the writes on top
+  // (RecentWrites), so the condition says what is now true.
+  if (gang_ && metrics_.writes() != writes_before) {
+    if (const std::optional<std::chrono::milliseconds> later = gang_->Defer(ns, name)) {
+      if (result.status.ok() && (!result.requeue_after || *later < *result.requeue_after)) {
+        result.requeue_after = later;
+      }
+      return result;
+    }
+    last = caches_.Assemble(ns, name);
+  }
   if (result.status.ok()) PublishGangStatus(last, ns, name, true, result);
   return result;
 }

@@ -296,6 +296,19 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   return out;
 }
 
+std::optional<std::chrono::milliseconds> GangStatus::Defer(const std::string& ns,
+                                                           const std::string& name) {
+  if (settle_ <= std::chrono::milliseconds(0)) return std::nullopt;
+  const Clock::time_point now = now_();
+  std::lock_guard lock(mu_);
+  Published& g = gangs_[ns + "/" + name];
+  g.settled_inputs = 0;
+  if (!g.stale_since) g.stale_since = now;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*g.stale_since + settle_ - now);
+  // Settled already (a plan that keeps writing): look again soon.
+  return std::max(left, kGangRecheck);
+}
+
 void GangStatus::Forget(const std::string& ns, const std::string& name) {
   std::lock_guard lock(mu_);
   gangs_.erase(ns + "/" + name);
@@ -321,6 +334,7 @@ void GangStatus::Render(std::string* out) const {
                         "Members of each opted-in Deployment's current ReplicaSet by state "
                         "(created, gated by wasd, gated by others, bound, running, failed).");
   for (const auto& [key, g] : gangs) {
+    if (g.reason.empty()) continue;  // deferred, not diagnosed yet
     const std::size_t slash = key.find('/');
     std::string labels = "namespace=\"";
     metrics::AppendLabelValue(&labels, key.substr(0, slash));

@@ -22,22 +22,25 @@
 //                   first member created → the gang is Scheduled); series
 //                   of a Deployment are dropped when it goes (Forget).
 //
-// Settling (--gang-status-delay): a gang on its way
-// passes through transient reasons in milliseconds (PodGroupMissing, then
-// WaitingForQuorum with counts that move as members are created and their
-// gates lifted). A condition that is not Scheduled is written only once the
-// Deployment's GangScheduled entry has been out of date for the settle time;
-// Update then asks for a re-diagnosis when it elapses (the reconcile's
-// requeue_after), and writes what is true then. A gang that is created and
-// placed within the settle time costs one write (Scheduled) and one Event; a
-// gang that stays pending gets its condition and Event after the settle
-// time; a gang whose reason keeps changing is written at most once per
-// settle time.
+// Settling (--gang-status-delay; 0 turns it off; default:
+// ControllerOptions::gang_status_delay): a gang on its way passes through
+// transient reasons in milliseconds (PodGroupMissing, then WaitingForQuorum
+// with counts that move as members are created and their gates lifted). A
+// condition that is not Scheduled is written only once the Deployment's
+// GangScheduled entry has been out of date for the settle time; Update then
+// asks for a re-diagnosis when it elapses (the reconcile's requeue_after),
+// and writes what is true then. Scheduled is written at once, by the first
+// reconcile that reads it. A gang that is created and placed within the
+// settle time costs one write (Scheduled) and one Event; a gang that stays
+// pending gets its condition and Event after the settle time; a gang whose
+// reason keeps changing is written at most once per settle time.
+//
+// A reconcile whose plan wrote does not diagnose at once (Defer): the gang
+// is diagnosed when its settle time ends, from a fresh read.
 //
 // A Deployment whose objects did not change since a diagnosis found its
 // condition up to date is not diagnosed again (InputsFingerprint): a resync
-// costs a hash of resourceVersions per gang, not a copy and a Diagnose. Scheduled is written at
-// once. 0 turns settling off (default: ControllerOptions::gang_status_delay).
+// costs a hash of resourceVersions per gang, not a copy and a Diagnose.
 //
 // Inputs: the planner's input from the caches (Deployment, ReplicaSets,
 // pods, group objects, Workload), the pods' PodScheduled condition (no
@@ -193,6 +196,14 @@ class GangStatus {
   // recheck.
   GangUpdate Update(const planner::PlanInput& observed, const std::string& ns,
                     const std::string& name, bool api_served, const FitInputsFn& fit);
+  // The plan just wrote for Deployment ns/name (a PodGroup created, gates
+  // lifted): what the reconcile read is out of date. With settling on, the
+  // diagnosis waits for the settle time anyway, so it is not made now (no
+  // second read of the caches): the gang's condition counts as out of date
+  // from now (unless it already was) and the returned delay is when to
+  // diagnose it. Without settling: nullopt (the caller reads again and
+  // calls Update).
+  std::optional<std::chrono::milliseconds> Defer(const std::string& ns, const std::string& name);
   // The Deployment is gone: its series go too.
   void Forget(const std::string& ns, const std::string& name);
   // Appends the wasd_gang_* families.

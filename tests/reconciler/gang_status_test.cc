@@ -556,5 +556,30 @@ TEST_CASE("gang status: the inputs' fingerprint moves with any object the doctor
   CHECK(InputsFingerprint(b, true) == fp);
 }
 
+TEST_CASE("gang status: after the plan wrote, the diagnosis waits for the settle time",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus off = f.Status(std::chrono::milliseconds(0));
+  CHECK_FALSE(off.Defer("ml", "train").has_value());
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(5000));
+  f.now += std::chrono::milliseconds(2000);
+  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(3000));
+  // Deferred, not diagnosed: no series yet.
+  std::string text;
+  status.Render(&text);
+  CHECK(text.find("deployment=\"train\"") == std::string::npos);
+  // The settle time counts from the first deferral: the condition is written then.
+  f.now += std::chrono::milliseconds(3000);
+  const bool synced = true;
+  const GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK(status.patches() == 1);
+  // A plan that keeps writing after that: looked at again soon.
+  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(5000));
+  f.now += std::chrono::milliseconds(6000);
+  CHECK(status.Defer("ml", "train") == kGangRecheck);
+}
+
 }  // namespace
 }  // namespace wasd::reconciler
