@@ -217,6 +217,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _Send(self, code, obj, warnings=(), headers=None, ctype="application/json"):
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        # The audit's status is the answer the server gave, as kube-apiserver's audit records
+        # it, even when the client is gone before it reads it (a SIGKILLed reconciler whose
+        # create was committed: the object exists, and the audit must say it was created).
+        self.status_sent = code
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
@@ -228,7 +232,6 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-        self.status_sent = code
 
     def _User(self):
         cert = self._ClientCert()
@@ -303,6 +306,7 @@ class Handler(BaseHTTPRequestHandler):
                 pass
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
+            self.audit_extra["answerLost"] = True  # the client went away before the answer
         except Exception:
             app.Log("handler error: " + traceback.format_exc())
             try:

@@ -130,9 +130,18 @@ class ExplainTest(unittest.TestCase):
         self.assertIn(code, (0, 3), err)
         return code, json.loads(out)
 
-    def wait_reason(self, name, reason, timeout=30):
-        return wait_for(lambda: (lambda d: d if d[1]["reason"] == reason else None)(self.diagnosis(name)),
-                        timeout=timeout, what=f"{name}: {reason}")[1]
+    def wait_reason(self, name, reason, timeout=30, group_status=False):
+        """The diagnosis once its reason is `reason` (and, with `group_status`, once the group object
+        has a status: the scheduler writes the pods first and the group's condition after them, as
+        kube-scheduler does, so the reason can be read before the group says anything)."""
+        def ready(d):
+            if d[1]["reason"] != reason:
+                return None
+            if group_status and d[1]["group"]["summary"] == "no status yet":
+                return None
+            return d
+        return wait_for(lambda: ready(self.diagnosis(name)), timeout=timeout,
+                        what=f"{name}: {reason}{' with a group status' if group_status else ''}")[1]
 
     def names(self, app):
         rs = self.env.replica_sets(app)
@@ -152,7 +161,7 @@ class ExplainTest(unittest.TestCase):
 
     def test_1_unschedulable_with_fit_preview(self):
         self.env.apply(gang("big", 8, 8))
-        d = self.wait_reason("big", "Unschedulable")
+        d = self.wait_reason("big", "Unschedulable", group_status=True)
         rs, pg = self.names("big")
         # 4 nodes: ours and the server's own apiserver-test-node, which has no zone.
         sched = (f'0/4 nodes are available: gang "{pg}" needs 8 pods, room for 6; '
@@ -165,7 +174,10 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(d["fit"]["short"], {GPU: "2"})
         self.assertEqual(d["group"]["summary"], f"PodGroupInitiallyScheduled=False (Unschedulable): {sched}")
         # FailedScheduling: one Event per pod, not one per scheduler pass.
-        events = [e for e in self.env.events("FailedScheduling") if e["involvedObject"]["name"].startswith("big-")]
+        def failed_scheduling():
+            return [e for e in self.env.events("FailedScheduling") if e["involvedObject"]["name"].startswith("big-")]
+        wait_for(lambda: len(failed_scheduling()) >= 8, what="8 FailedScheduling Events")
+        events = failed_scheduling()
         self.assertEqual(len(events), 8)
         self.assertTrue(all(e["message"] == sched and e["source"]["component"] == "default-scheduler"
                             for e in events))
@@ -201,7 +213,7 @@ class ExplainTest(unittest.TestCase):
 
     def test_2_scheduled_then_scale_up_pending(self):
         self.env.apply(gang("small", 2, 2))
-        d = self.wait_reason("small", "Scheduled")
+        d = self.wait_reason("small", "Scheduled", group_status=True)
         self.assertEqual(d["status"], "True")
         self.assertEqual(d["message"], "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         self.assertEqual(d["group"]["summary"], "PodGroupInitiallyScheduled=True (Scheduled)")
