@@ -291,6 +291,45 @@ Diagnosis Finish(Diagnosis& d, std::string_view reason, std::string message, std
   return std::move(d);
 }
 
+// The current ReplicaSet's members (its pods not being deleted), counted into
+// d.counts and their timeline into d.timeline. Done before any verdict, so
+// that every reason, the early ones too, reports the members that exist.
+struct Members {
+  std::vector<const json*> pods;
+  std::set<std::string> uids;
+};
+
+Members CountMembers(const GangInput& in, const json* rs, Diagnosis* d) {
+  Members m;
+  if (rs == nullptr) return m;
+  const std::string rs_uid = planner::UidOf(*rs);
+  Counts& c = d->counts;
+  for (const json& pod : in.pods) {
+    if (planner::ControllerUid(pod) != rs_uid || planner::IsTerminating(pod)) continue;
+    m.pods.push_back(&pod);
+    m.uids.insert(planner::UidOf(pod));
+    AddTimeline(pod, &d->timeline);
+    ++c.created;
+    const json* gates = MemberPath(pod, {"spec", "schedulingGates"});
+    bool wasd_gate = false;
+    bool other_gate = false;
+    if (gates != nullptr && gates->is_array()) {
+      for (const json& g : *gates) {
+        (Str(Member(g, "name")) == workloadbuilder::kPodGroupGate ? wasd_gate : other_gate) = true;
+      }
+    }
+    c.gated_wasd += wasd_gate ? 1 : 0;
+    c.gated_other += other_gate ? 1 : 0;
+    if (!Str(pod, {"spec", "nodeName"}).empty()) ++c.bound;
+    const std::string phase = Str(pod, {"status", "phase"});
+    c.running += phase == "Running" ? 1 : 0;
+    c.failed += phase == "Failed" ? 1 : 0;
+  }
+  std::stable_sort(d->timeline.begin(), d->timeline.end(),
+                   [](const TimelineEntry& a, const TimelineEntry& b) { return a.time < b.time; });
+  return m;
+}
+
 }  // namespace
 
 Diagnosis Diagnose(const GangInput& in) {
@@ -298,6 +337,10 @@ Diagnosis Diagnose(const GangInput& in) {
   const json& dep = in.deployment;
   const workloadbuilder::SchedulingConfig sc = workloadbuilder::ReadSchedulingConfig(dep);
   d.counts.replicas = planner::ReplicasOf(dep);
+  const json* rs = CurrentReplicaSet(in.replicasets);
+  const Members found = CountMembers(in, rs, &d);
+  const std::vector<const json*>& members = found.pods;
+  const std::set<std::string>& member_uids = found.uids;
   if (!sc.present()) {
     return Finish(d, kInvalidSchedulingConfiguration,
                   "the Deployment does not opt in (no annotation wasd.io/scheduling, no "
@@ -349,7 +392,6 @@ Diagnosis Diagnose(const GangInput& in) {
   const bool gang = workloadbuilder::IsGang(sc.config);
   d.counts.min_count = gang ? workloadbuilder::ResolveMinCount(sc.config, d.counts.replicas) : 1;
 
-  const json* rs = CurrentReplicaSet(in.replicasets);
   if (d.counts.replicas == 0) {
     return Finish(d, kScheduled, "scaled to 0: nothing to schedule", "none");
   }
@@ -363,34 +405,6 @@ Diagnosis Diagnose(const GangInput& in) {
   const std::string rs_uid = planner::UidOf(*rs);
   d.replicaset = rs_name;
   d.group_name = workloadbuilder::PodGroupName(rs_name, rs_uid);
-
-  // Pods of the current ReplicaSet, counted.
-  std::vector<const json*> members;
-  std::set<std::string> member_uids;
-  for (const json& pod : in.pods) {
-    if (planner::ControllerUid(pod) != rs_uid || planner::IsTerminating(pod)) continue;
-    members.push_back(&pod);
-    member_uids.insert(planner::UidOf(pod));
-    AddTimeline(pod, &d.timeline);
-    Counts& c = d.counts;
-    ++c.created;
-    const json* gates = MemberPath(pod, {"spec", "schedulingGates"});
-    bool wasd_gate = false;
-    bool other_gate = false;
-    if (gates != nullptr && gates->is_array()) {
-      for (const json& g : *gates) {
-        (Str(Member(g, "name")) == workloadbuilder::kPodGroupGate ? wasd_gate : other_gate) = true;
-      }
-    }
-    c.gated_wasd += wasd_gate ? 1 : 0;
-    c.gated_other += other_gate ? 1 : 0;
-    if (!Str(pod, {"spec", "nodeName"}).empty()) ++c.bound;
-    const std::string phase = Str(pod, {"status", "phase"});
-    c.running += phase == "Running" ? 1 : 0;
-    c.failed += phase == "Failed" ? 1 : 0;
-  }
-  std::stable_sort(d.timeline.begin(), d.timeline.end(),
-                   [](const TimelineEntry& a, const TimelineEntry& b) { return a.time < b.time; });
 
   // The group object (and the native Workload).
   const json* group = nullptr;

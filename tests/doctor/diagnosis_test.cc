@@ -172,6 +172,14 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
           "wasd keeps the pods gated");
     CHECK(d.next_step ==
           "install volcano or choose another backend with the annotation wasd.io/backend");
+    // The members that exist are counted for an early reason too.
+    CHECK(d.counts.created == 0);
+    in.pods = {Pod("p1", Gate("wasd.io/pod-group")), Pod("p2", Gate("wasd.io/pod-group"))};
+    const Diagnosis with_pods = Diagnose(in);
+    CHECK(with_pods.reason == kAPINotAvailable);
+    CHECK(with_pods.counts.created == 2);
+    CHECK(with_pods.counts.gated_wasd == 2);
+    CHECK(with_pods.timeline.size() == 4);  // each pod: created, gated
   }
   SECTION("UnsupportedProviderCapability: topology on coscheduling") {
     GangInput in = Native(4, 4);
