@@ -5,8 +5,8 @@
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
-#include "admission/pruned_json.h"
 #include "base/base64.h"
+#include "base/pruned_json.h"
 #include "base/utf8.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
@@ -17,6 +17,8 @@ namespace wasd::admission {
 
 namespace {
 
+using base::PruneStatus;
+using base::Selection;
 using nlohmann::json;
 using workloadbuilder::ErrorTypeReason;
 using workloadbuilder::FieldErrorList;
@@ -97,7 +99,7 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   };
   json doc;
   if (options.prune_unread_fields) {
-    const PruneStatus status = PrunedParse(body, selection, options.max_json_depth, &doc);
+    const PruneStatus status = base::PrunedParse(body, selection, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
     *error =
         status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep() : "body is not valid JSON";

@@ -1,9 +1,10 @@
-#include "admission/pruned_json.h"
+#include "base/pruned_json.h"
 
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,7 @@
 
 #include "base/utf8.h"
 
-namespace wasd::admission {
+namespace wasd::base {
 
 namespace {
 
@@ -160,7 +161,7 @@ const char* SkipEscape(const char* p, const char* end) {
       return nullptr;  // control characters must be escaped
     } else {
       const std::size_t n =
-          base::Utf8SequenceLength(std::string_view(p, static_cast<std::size_t>(end - p)), 0);
+          Utf8SequenceLength(std::string_view(p, static_cast<std::size_t>(end - p)), 0);
       if (n == 0) return nullptr;
       p += n;
     }
@@ -245,23 +246,38 @@ class Scanner {
     }
   }
 
+  // PrunedParse: the root pruned to `root`.
   PruneStatus Run(std::span<const Selection> root, json* out) {
+    return Document([&] { return Select(root, out); });
+  }
+
+  // ParseJsonWithin: the whole document, at most `max_values` values and
+  // no repeated key.
+  PruneStatus RunWhole(std::size_t max_values, json* out) {
+    max_values_ = max_values;
+    refuse_repeated_keys_ = true;
+    return Document([&] { return Build(out); });
+  }
+
+ private:
+  template <typename ReadRoot>
+  PruneStatus Document(ReadRoot read_root) {
     if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;  // BOM
     SkipSpace();
-    if (!Select(root, out)) return status_;
+    if (!read_root()) return status_;
     SkipSpace();
     // nlohmann takes a NUL byte between tokens for the end of the input
     // (text after it is ignored); inside a value a NUL is an error anyway.
     return p_ == end_ || *p_ == '\0' ? PruneStatus::kOk : PruneStatus::kInvalid;
   }
 
- private:
   bool Invalid() { return false; }  // status_ stays kInvalid
 
-  bool TooDeep() {
-    status_ = PruneStatus::kTooDeep;
+  bool Refuse(PruneStatus why) {
+    status_ = why;
     return false;
   }
+  bool TooDeep() { return Refuse(PruneStatus::kTooDeep); }
 
   bool Enter() {  // at '{' or '['
     if (++depth_ > max_depth_) return TooDeep();
@@ -411,13 +427,17 @@ class Scanner {
 
   bool Build(json* out) {
     if (p_ == end_) return Invalid();
+    if (++values_ > max_values_) return Refuse(PruneStatus::kTooManyValues);
     switch (*p_) {
       case '{':
         *out = json::object();
         return Members([this, out](std::string_view name) {
-          json& slot = (*out)[std::string(name)];
-          slot = json();  // a repeated member: the last one wins
-          return Build(&slot);
+          auto [it, inserted] = out->get_ref<json::object_t&>().try_emplace(std::string(name));
+          if (!inserted) {
+            if (refuse_repeated_keys_) return Refuse(PruneStatus::kDuplicateKey);
+            it->second = json();  // a repeated member: the last one wins
+          }
+          return Build(&it->second);
         });
       case '[':
         *out = json::array();
@@ -519,6 +539,9 @@ class Scanner {
   const char* end_;
   std::size_t depth_ = 0;
   const std::size_t max_depth_;
+  std::size_t values_ = 0;  // built so far
+  std::size_t max_values_ = std::numeric_limits<std::size_t>::max();
+  bool refuse_repeated_keys_ = false;
   PruneStatus status_ = PruneStatus::kInvalid;
   // Skip's stack: 1 where the level is an object, 0 an array.
   std::array<unsigned char, kInlineSkipDepth> inline_kinds_{};
@@ -533,4 +556,9 @@ PruneStatus PrunedParse(std::string_view text, std::span<const Selection> root,
   return Scanner(text, max_depth).Run(root, out);
 }
 
-}  // namespace wasd::admission
+PruneStatus ParseJsonWithin(std::string_view text, std::size_t max_depth, std::size_t max_values,
+                            json* out) {
+  return Scanner(text, max_depth).RunWhole(max_values, out);
+}
+
+}  // namespace wasd::base
