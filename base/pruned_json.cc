@@ -31,7 +31,7 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Moves `p` past whitespace. The API server sends compact JSON, so the usual
 // answer is one compare: every byte that may follow is above ' '.
-void SkipSpaceAt(const char*& p, const char* end) {
+[[gnu::always_inline]] inline void SkipSpaceAt(const char*& p, const char* end) {
   if (p < end && static_cast<unsigned char>(*p) <= ' ') {
     while (p < end && IsSpace(*p)) ++p;
   }
@@ -97,6 +97,13 @@ const char* PlainRun(const char* p, const char* end) {
   }
   while (p < end && IsPlain(static_cast<unsigned char>(*p))) ++p;
   return p;
+}
+
+// True when the text at `p` starts with `word` (a literal: the compare of a
+// constant length compiles to a few instructions, no call).
+template <std::size_t N>
+bool IsLiteral(const char* p, const char* end, const char (&word)[N]) {
+  return static_cast<std::size_t>(end - p) >= N - 1 && std::memcmp(p, word, N - 1) == 0;
 }
 
 // The \uXXXX code unit at `p` (which is at the '\'), or -1.
@@ -381,16 +388,17 @@ class Scanner {
         if (p == nullptr) return Invalid();
         goto after_value;
       case 't':
-      case 'f':
-      case 'n': {
-        const std::string_view word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-        if (static_cast<std::size_t>(end - p) < word.size() ||
-            std::memcmp(p, word.data(), word.size()) != 0) {
-          return Invalid();
-        }
-        p += word.size();
+        if (!IsLiteral(p, end, "true")) return Invalid();
+        p += 4;
         goto after_value;
-      }
+      case 'f':
+        if (!IsLiteral(p, end, "false")) return Invalid();
+        p += 5;
+        goto after_value;
+      case 'n':
+        if (!IsLiteral(p, end, "null")) return Invalid();
+        p += 4;
+        goto after_value;
       default:
         p_ = p;
         if (!Number(nullptr)) return false;
