@@ -302,7 +302,7 @@ void AdmissionSession::HandleRequest() {
     StartLookup(std::move(result));
     return;
   }
-  FinishAdmission(std::move(result));
+  FinishAdmission(result);
 }
 
 void AdmissionSession::StartLookup(admission::Result pending) {
@@ -333,17 +333,17 @@ void AdmissionSession::OnLookup(DeploymentLookup lookup) {
   if (lookup.outcome == DeploymentLookup::Outcome::kUnreachable) {
     admission::Result result = admission::Unavailable(pending_, lookup.reason);
     pending_ = {};
-    FinishAdmission(std::move(result), base::LogLevel::kWarn);
+    FinishAdmission(result, base::LogLevel::kWarn);
     return;
   }
   const nlohmann::json* deployment =
       lookup.outcome == DeploymentLookup::Outcome::kFound ? &lookup.deployment : nullptr;
   admission::Result result = admission::FinishScale(*pending_.pending, deployment);
   pending_ = {};
-  FinishAdmission(std::move(result));
+  FinishAdmission(result);
 }
 
-void AdmissionSession::FinishAdmission(admission::Result result, base::LogLevel level) {
+void AdmissionSession::FinishAdmission(const admission::Result& result, base::LogLevel level) {
   const auto latency = std::chrono::steady_clock::now() - request_start_;
   const admission::Summary& s = result.summary;
   const int code = result.http_status != 200 ? result.http_status : s.code;

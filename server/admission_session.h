@@ -98,7 +98,8 @@ class AdmissionSession : public DrainableSession,
   void HandleRequest();
   void StartLookup(admission::Result pending);
   void OnLookup(DeploymentLookup lookup);
-  void FinishAdmission(admission::Result result, base::LogLevel level = base::LogLevel::kInfo);
+  void FinishAdmission(const admission::Result& result,
+                       base::LogLevel level = base::LogLevel::kInfo);
   void SendPlain(int status, std::string_view text, bool close_after, std::string_view allow = {});
   void Send(int status, std::string_view content_type, std::string_view body, bool close_after,
             bool linger, std::string_view allow);
