@@ -229,18 +229,26 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
 // other bytes below 0x20 as \u00xx, everything else as it is. Text that is
 // not valid UTF-8 (nlohmann replaces the bad bytes) is left to nlohmann.
 void AppendJsonString(std::string& out, std::string_view s) {
+  bool ascii = false;
+  std::size_t run = base::JsonEscapeFreePrefix(s, &ascii);
+  if (run == s.size() && ascii) {  // most strings: written as they are
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
   if (!base::IsValidUtf8(s)) {
     out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
     return;
   }
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  std::size_t plain = 0;  // start of the run of bytes written as they are
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = 0;;) {  // a run of bytes written as they are, then one escaped
+    out.append(s.data() + i, run);
+    i += run;
+    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + plain, i - plain);
-    plain = i + 1;
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -254,8 +262,8 @@ void AppendJsonString(std::string& out, std::string_view s) {
         out += kHex[c >> 4];
         out += kHex[c & 0xF];
     }
+    run = base::JsonEscapeFreePrefix(s.substr(i), &ascii);
   }
-  out.append(s.data() + plain, s.size() - plain);
   out += '"';
 }
 

@@ -564,6 +564,42 @@ PruneStatus PrunedParse(std::string_view text, std::span<const Selection> root,
   return Scanner(text, max_depth).Run(root, out);
 }
 
+std::size_t JsonEscapeFreePrefix(std::string_view s, bool* ascii) {
+  const char* const begin = s.data();
+  const char* const end = begin + s.size();
+  const char* p = begin;
+  unsigned high = 0;  // sign bits of the bytes passed over
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i below_space = _mm_set1_epi8(0x1F);
+  while (end - p >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Unsigned x <= 0x1F exactly when min(x, 0x1F) == x.
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                     _mm_cmpeq_epi8(_mm_min_epu8(x, below_space), x));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    const auto sign = static_cast<unsigned>(_mm_movemask_epi8(x));
+    if (mask != 0) {
+      const unsigned n = static_cast<unsigned>(std::countr_zero(mask));
+      high |= sign & ((1u << n) - 1);
+      *ascii = high == 0;
+      return static_cast<std::size_t>(p - begin) + n;
+    }
+    high |= sign;
+    p += 16;
+  }
+#endif
+  for (; p < end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c == '"' || c == '\\') break;
+    high |= c & 0x80;
+  }
+  *ascii = high == 0;
+  return static_cast<std::size_t>(p - begin);
+}
+
 PruneStatus ParseJsonWithin(std::string_view text, std::size_t max_depth, std::size_t max_values,
                             json* out) {
   return Scanner(text, max_depth).RunWhole(max_values, out);

@@ -69,6 +69,11 @@ PruneStatus PrunedParse(std::string_view text, std::span<const Selection> root,
 PruneStatus ParseJsonWithin(std::string_view text, std::size_t max_depth, std::size_t max_values,
                             nlohmann::json* out);
 
+// For writers of JSON text: the length of the longest prefix of `s` with no
+// byte that a JSON string must escape ('"', '\\' and bytes below 0x20), and
+// in *ascii whether that prefix is all ASCII. 16 bytes at a time.
+std::size_t JsonEscapeFreePrefix(std::string_view s, bool* ascii);
+
 }  // namespace wasd::base
 
 #endif  // WASD_BASE_PRUNED_JSON_H_

@@ -369,3 +369,29 @@ TEST_CASE("The direct answer text escapes strings as nlohmann's dump does", "[un
   CHECK(denials > 0);
   CHECK(denials < answers);
 }
+
+TEST_CASE(
+    "JsonEscapeFreePrefix finds the first byte to escape and says whether it passed ASCII only",
+    "[unit]") {
+  // Every position of every kind of byte in strings around the 16-byte steps.
+  const std::string kinds = std::string("\"\\\x01\x1F\x7F\x80\xFF", 7) + " aZ";
+  for (std::size_t len = 0; len <= 40; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (const char k : kinds) {
+        std::string s(len, 'x');
+        s[at] = k;
+        std::size_t want = 0;
+        bool want_ascii = true;
+        for (; want < s.size(); ++want) {
+          const auto c = static_cast<unsigned char>(s[want]);
+          if (c < 0x20 || c == '"' || c == '\\') break;
+          if (c >= 0x80) want_ascii = false;
+        }
+        bool ascii = false;
+        INFO("len " << len << " at " << at << " byte " << static_cast<int>(k));
+        REQUIRE(wasd::base::JsonEscapeFreePrefix(s, &ascii) == want);
+        REQUIRE(ascii == want_ascii);
+      }
+    }
+  }
+}
