@@ -26,7 +26,7 @@ AREAS = [
     ("rules / handlers", r"wasd::admission::(ValidateDeployment|MutatePod|MutateDeployment)\("),
     ("response encode", r"wasd::admission::\(anonymous namespace\)::Encode\("),
     ("JSON DOM free", r"basic_json<.*>::~basic_json\(\)$|json_value::destroy\("),
-    ("request log line", r"wasd::server::Logger::Log\("),
+    ("request log line", r"wasd::(server|base)::Logger::Log\("),
     ("metrics", r"wasd::server::AdmissionMetrics::RecordRequest\("),
 ]
 ALLOC = r"^(malloc|free|realloc|operator new\(unsigned long\)|operator delete\(void\*.*\)|_int_malloc|_int_free|cfree)$"
