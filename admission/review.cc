@@ -5,8 +5,8 @@
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
-#include "admission/pruned_json.h"
 #include "base/base64.h"
+#include "base/pruned_json.h"
 #include "base/utf8.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
@@ -17,6 +17,8 @@ namespace wasd::admission {
 
 namespace {
 
+using base::PruneStatus;
+using base::Selection;
 using nlohmann::json;
 using workloadbuilder::ErrorTypeReason;
 using workloadbuilder::FieldErrorList;
@@ -97,7 +99,7 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   };
   json doc;
   if (options.prune_unread_fields) {
-    const PruneStatus status = PrunedParse(body, selection, options.max_json_depth, &doc);
+    const PruneStatus status = base::PrunedParse(body, selection, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
     *error =
         status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep() : "body is not valid JSON";
@@ -227,18 +229,26 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
 // other bytes below 0x20 as \u00xx, everything else as it is. Text that is
 // not valid UTF-8 (nlohmann replaces the bad bytes) is left to nlohmann.
 void AppendJsonString(std::string& out, std::string_view s) {
+  bool ascii = false;
+  std::size_t run = base::JsonEscapeFreePrefix(s, &ascii);
+  if (run == s.size() && ascii) {  // most strings: written as they are
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
   if (!base::IsValidUtf8(s)) {
     out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
     return;
   }
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  std::size_t plain = 0;  // start of the run of bytes written as they are
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = 0;;) {  // a run of bytes written as they are, then one escaped
+    out.append(s.data() + i, run);
+    i += run;
+    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + plain, i - plain);
-    plain = i + 1;
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -252,8 +262,8 @@ void AppendJsonString(std::string& out, std::string_view s) {
         out += kHex[c >> 4];
         out += kHex[c & 0xF];
     }
+    run = base::JsonEscapeFreePrefix(s.substr(i), &ascii);
   }
-  out.append(s.data() + plain, s.size() - plain);
   out += '"';
 }
 

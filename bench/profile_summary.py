@@ -22,11 +22,11 @@ AREAS = [
     ("TLS write (encrypt)", r"^SSL_write$|^SSL_write_ex$"),
     ("HTTP parse (Beast)", r"boost::beast::http::basic_parser<true>::put\("),
     ("nesting pre-check", r"wasd::admission::NestingDepth\("),
-    ("JSON parse", r"::parser<.*>::parse\(bool|wasd::admission::PrunedParse\("),
+    ("JSON parse", r"::parser<.*>::parse\(bool|wasd::base::PrunedParse\("),
     ("rules / handlers", r"wasd::admission::(ValidateDeployment|MutatePod|MutateDeployment)\("),
     ("response encode", r"wasd::admission::\(anonymous namespace\)::Encode\("),
     ("JSON DOM free", r"basic_json<.*>::~basic_json\(\)$|json_value::destroy\("),
-    ("request log line", r"wasd::server::Logger::Log\("),
+    ("request log line", r"wasd::(server|base)::Logger::Log\("),
     ("metrics", r"wasd::server::AdmissionMetrics::RecordRequest\("),
 ]
 ALLOC = r"^(malloc|free|realloc|operator new\(unsigned long\)|operator delete\(void\*.*\)|_int_malloc|_int_free|cfree)$"

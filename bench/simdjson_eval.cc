@@ -35,12 +35,12 @@
 #include <simdjson.h>
 #include <nlohmann/json.hpp>
 
-#include "admission/pruned_json.h"
+#include "base/pruned_json.h"
 
 namespace {
 
 using nlohmann::json;
-using wasd::admission::Selection;
+using wasd::base::Selection;
 namespace od = simdjson::ondemand;
 
 // admission/review.cc's kReviewOf<kObject> (validating webhooks).
@@ -267,8 +267,7 @@ int main(int argc, char** argv) {
     bool ok = false;
     for (int i = 0; i < 100; ++i) {  // 100 decodes: divide callgrind's total by 100
       if (variant == "pruned") {
-        ok = wasd::admission::PrunedParse(text, kReview, 100, &out) ==
-             wasd::admission::PruneStatus::kOk;
+        ok = wasd::base::PrunedParse(text, kReview, 100, &out) == wasd::base::PruneStatus::kOk;
       } else if (variant == "od-select" || variant == "od-full") {
         const simdjson::padded_string padded(text);  // the copy that gives simdjson its padding
         ok = DecodeOnDemand(parser, padded, variant == "od-full", &out);
@@ -286,13 +285,13 @@ int main(int argc, char** argv) {
     const std::string text = ReadFile(argv[i]);
     const int iterations = text.size() > 100'000 ? 200 : 2000;
     json a, b, c;
-    wasd::admission::PrunedParse(text, kReview, 100, &a);
+    wasd::base::PrunedParse(text, kReview, 100, &a);
     DecodeOnDemand(parser, simdjson::padded_string(text), false, &b);
     DecodeOnDemand(parser, simdjson::padded_string(text), true, &c);
     const double pruned = BestNs(
         [&] {
           json out;
-          wasd::admission::PrunedParse(text, kReview, 100, &out);
+          wasd::base::PrunedParse(text, kReview, 100, &out);
         },
         iterations);
     const double select = BestNs(

@@ -8,7 +8,7 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/beast/http/status.hpp>
 #include <utility>
 
 #include "server/router.h"
@@ -45,9 +45,10 @@ constexpr std::chrono::milliseconds kFreshConnectionDrainGrace{5'000};
 // connection is closed when this ends. One second covers a request already in
 // our socket buffer or in flight on the network.
 constexpr std::chrono::milliseconds kIdleConnectionDrainGrace{1'000};
-// A request body's storage larger than this is freed after the request
-// rather than kept for the next one: keep-alive connections should not each
-// pin megabytes after one large review.
+// A read buffer (which holds a Content-Length body) or chunked-body string
+// larger than this is freed after the request rather than kept for the next
+// one: keep-alive connections should not each pin megabytes after one large
+// review.
 constexpr std::size_t kMaxKeptBodyCapacity = std::size_t{1024} * 1024;
 
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -154,12 +155,8 @@ void AdmissionSession::OnFirstBytes(beast::error_code ec, std::size_t n) {
 
 void AdmissionSession::ReadRequest() {
   phase_ = Phase::kReading;
-  if (parser_) {
-    body_storage_ = std::move(parser_->get().body());
-    if (body_storage_.capacity() > kMaxKeptBodyCapacity) std::string().swap(body_storage_);
-  }
-  body_storage_.clear();
-  parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(body_storage_)));
+  if (chunked_body_.capacity() > kMaxKeptBodyCapacity) std::string().swap(chunked_body_);
+  parser_.emplace(&target_, &chunked_body_);
   parser_->header_limit(kMaxRequestHeaderBytes);
   parser_->body_limit(env_.config->max_request_bytes);
   http::async_read_header(stream_, buffer_, *parser_, Guarded(&AdmissionSession::OnHeader));
@@ -170,9 +167,7 @@ void AdmissionSession::OnHeader(beast::error_code ec, std::size_t) {
     OnReadError(ec);
     return;
   }
-  const auto& req = parser_->get();
-  const auto expect = req[http::field::expect];
-  if (beast::iequals(expect, "100-continue") && !parser_->is_done()) {
+  if (parser_->expect_continue() && !parser_->is_done()) {
     net::async_write(stream_, net::buffer(kContinue, sizeof kContinue - 1),
                      Guarded(&AdmissionSession::OnContinueSent));
     return;
@@ -189,7 +184,39 @@ void AdmissionSession::OnContinueSent(beast::error_code ec, std::size_t) {
 }
 
 void AdmissionSession::ReadBody() {
-  http::async_read(stream_, buffer_, *parser_, Guarded(&AdmissionSession::OnRead));
+  if (parser_->is_done()) {  // no body
+    body_ = {};
+    HandleRequest();
+    return;
+  }
+  if (parser_->chunked()) {
+    http::async_read(stream_, buffer_, *parser_, Guarded(&AdmissionSession::OnRead));
+    return;
+  }
+  // Content-Length, within the body limit (the parser checked it with the
+  // header). The body is read into buffer_ after the header, and stays there.
+  body_size_ = static_cast<std::size_t>(*parser_->content_length());
+  ReadBodyBytes();
+}
+
+void AdmissionSession::ReadBodyBytes() {
+  if (buffer_.size() >= body_size_) {
+    body_in_buffer_ = body_size_;
+    body_ = std::string_view(static_cast<const char*>(buffer_.data().data()), body_size_);
+    HandleRequest();
+    return;
+  }
+  stream_.async_read_some(buffer_.prepare(body_size_ - buffer_.size()),
+                          Guarded(&AdmissionSession::OnBodyBytes));
+}
+
+void AdmissionSession::OnBodyBytes(beast::error_code ec, std::size_t n) {
+  if (ec) {  // the client went away or the read deadline passed
+    OnReadError(ec);
+    return;
+  }
+  buffer_.commit(n);
+  ReadBodyBytes();
 }
 
 void AdmissionSession::OnRead(beast::error_code ec, std::size_t) {
@@ -197,18 +224,25 @@ void AdmissionSession::OnRead(beast::error_code ec, std::size_t) {
     OnReadError(ec);
     return;
   }
+  body_ = chunked_body_;
   HandleRequest();
+}
+
+void AdmissionSession::ConsumeBody() {
+  buffer_.consume(body_in_buffer_);
+  body_in_buffer_ = 0;
+  body_ = {};
+  if (buffer_.size() == 0 && buffer_.capacity() > kMaxKeptBodyCapacity) buffer_.shrink_to_fit();
 }
 
 void AdmissionSession::OnReadError(beast::error_code ec) {
   if (ec == http::error::body_limit) {
-    const auto& req = parser_->get();
-    AdmissionRoute route = RouteAdmission(req.method(), ToStd(req.target()));
+    AdmissionRoute route = RouteAdmission(parser_->method(), target_);
     if (route.kind == RouteKind::kAdmission) {
       env_.metrics->RecordRequest(route.webhook, "", false, 413, std::chrono::nanoseconds(0));
     }
     env_.logger->Warn("request body too large", {{"remote", remote_},
-                                                 {"path", PathOf(ToStd(req.target()))},
+                                                 {"path", PathOf(target_)},
                                                  {"limitBytes", env_.config->max_request_bytes},
                                                  {"code", 413}});
     SendPlain(
@@ -243,9 +277,8 @@ void AdmissionSession::OnReadError(beast::error_code ec) {
 void AdmissionSession::HandleRequest() {
   phase_ = Phase::kProcessing;
   request_start_ = std::chrono::steady_clock::now();
-  const auto& req = parser_->get();
-  keep_alive_ = req.keep_alive();
-  const AdmissionRoute route = RouteAdmission(req.method(), ToStd(req.target()));
+  keep_alive_ = parser_->keep_alive();
+  const AdmissionRoute route = RouteAdmission(parser_->method(), target_);
   if (route.kind == RouteKind::kNotFound) {
     SendPlain(404, "404 page not found\n", false);
     return;
@@ -264,13 +297,12 @@ void AdmissionSession::HandleRequest() {
   // pre-scanned): the worst 256 KiB annotations cost at most ~3 MiB above
   // idle and tens of milliseconds (bench/worst_case_memory.py), so reviews
   // need no worker pool of their own.
-  admission::Result result =
-      admission::Review(route.webhook, std::string_view(req.body()), env_.review_options);
+  admission::Result result = admission::Review(route.webhook, body_, env_.review_options);
   if (result.pending) {
     StartLookup(std::move(result));
     return;
   }
-  FinishAdmission(std::move(result));
+  FinishAdmission(result);
 }
 
 void AdmissionSession::StartLookup(admission::Result pending) {
@@ -301,17 +333,17 @@ void AdmissionSession::OnLookup(DeploymentLookup lookup) {
   if (lookup.outcome == DeploymentLookup::Outcome::kUnreachable) {
     admission::Result result = admission::Unavailable(pending_, lookup.reason);
     pending_ = {};
-    FinishAdmission(std::move(result), base::LogLevel::kWarn);
+    FinishAdmission(result, base::LogLevel::kWarn);
     return;
   }
   const nlohmann::json* deployment =
       lookup.outcome == DeploymentLookup::Outcome::kFound ? &lookup.deployment : nullptr;
   admission::Result result = admission::FinishScale(*pending_.pending, deployment);
   pending_ = {};
-  FinishAdmission(std::move(result));
+  FinishAdmission(result);
 }
 
-void AdmissionSession::FinishAdmission(admission::Result result, base::LogLevel level) {
+void AdmissionSession::FinishAdmission(const admission::Result& result, base::LogLevel level) {
   const auto latency = std::chrono::steady_clock::now() - request_start_;
   const admission::Summary& s = result.summary;
   const int code = result.http_status != 200 ? result.http_status : s.code;
@@ -346,36 +378,48 @@ void AdmissionSession::FinishAdmission(admission::Result result, base::LogLevel 
                       {"namespace", s.namespace_},
                       {"name", s.name}});
   }
-  Send(result.http_status, result.content_type, std::move(result.body), false, false, {});
+  Send(result.http_status, result.content_type, result.body, false, false, {});
 }
 
 void AdmissionSession::SendPlain(int status, std::string_view text, bool close_after,
                                  std::string_view allow) {
-  Send(status, "text/plain; charset=utf-8", std::string(text), close_after, close_after, allow);
+  Send(status, "text/plain; charset=utf-8", text, close_after, close_after, allow);
 }
 
-void AdmissionSession::Send(int status, std::string_view content_type, std::string body,
+void AdmissionSession::Send(int status, std::string_view content_type, std::string_view body,
                             bool close_after, bool linger, std::string_view allow) {
+  ConsumeBody();  // the request is answered: its bytes may go
   const bool close = close_after || !keep_alive_ || Draining();
-  response_ = {};
-  response_.result(static_cast<http::status>(status));
-  response_.version(11);
-  response_.set(http::field::content_type, ToBeast(content_type));
-  if (!allow.empty()) response_.set(http::field::allow, ToBeast(allow));
-  response_.keep_alive(!close);
-  response_.body() = std::move(body);
-  response_.prepare_payload();
+  // The bytes Beast's serializer wrote for an http::response with these
+  // fields set in this order (Content-Length by prepare_payload), header and
+  // body in one buffer: one TLS record, no serializer, no field allocations.
+  std::string& out = response_text_;
+  out.clear();
+  out += "HTTP/1.1 ";
+  out += std::to_string(status);
+  out += ' ';
+  out += ToStd(http::obsolete_reason(static_cast<http::status>(status)));
+  out += "\r\nContent-Type: ";
+  out += content_type;
+  if (!allow.empty()) {
+    out += "\r\nAllow: ";
+    out += allow;
+  }
+  if (close) out += "\r\nConnection: close";
+  out += "\r\nContent-Length: ";
+  out += std::to_string(body.size());
+  out += "\r\n\r\n";
+  out += body;
   phase_ = Phase::kWriting;
   beast::get_lowest_layer(stream_).expires_after(env_.config->write_timeout);
-  http::async_write(
-      stream_, response_,
-      [self = shared_from_this(), close, linger](beast::error_code ec, std::size_t n) {
-        try {
-          self->OnWrite(close, linger, ec, n);
-        } catch (...) {
-          self->Close();
-        }
-      });
+  net::async_write(stream_, net::buffer(out),
+                   [self = shared_from_this(), close, linger](beast::error_code ec, std::size_t n) {
+                     try {
+                       self->OnWrite(close, linger, ec, n);
+                     } catch (...) {
+                       self->Close();
+                     }
+                   });
 }
 
 void AdmissionSession::OnWrite(bool close, bool linger, beast::error_code ec, std::size_t) {

@@ -6,13 +6,14 @@
 // Per request: wait for the first byte (idle keep-alive deadline; the read
 // deadline for the first request), read headers and body under one read
 // deadline with explicit header and body limits, route, call
-// admission::Review on the body in place (no copy), write the answer under
-// the write deadline. A deployments/scale review is finished off the I/O
+// admission::Review on the body where it was read (a Content-Length body
+// stays in the read buffer: no copy), write the answer, header and body in
+// one buffer, under the write deadline. A deployments/scale review is finished off the I/O
 // threads: the Deployment is fetched on the lookup pool and the result is
 // posted back to this strand.
 //
 // Buffers are reused across the requests of a connection: the read buffer,
-// the request body's storage and the response object.
+// the target and chunked-body strings and the response text.
 //
 // Thread-safety: Start() and Drain() may be called from any thread; all
 // other members run on the session's strand only. No exception leaves a
@@ -26,20 +27,20 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "admission/review.h"
 #include "base/log.h"
 #include "server/admission_metrics.h"
 #include "server/deployment_source.h"
 #include "server/once_filter.h"
+#include "server/request_parser.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"
 #include "server/webhook_config.h"
@@ -90,15 +91,19 @@ class AdmissionSession : public DrainableSession,
   void OnHeader(boost::beast::error_code ec, std::size_t n);
   void OnContinueSent(boost::beast::error_code ec, std::size_t n);
   void ReadBody();
+  void ReadBodyBytes();
+  void OnBodyBytes(boost::beast::error_code ec, std::size_t n);
   void OnRead(boost::beast::error_code ec, std::size_t n);
   void OnReadError(boost::beast::error_code ec);
   void HandleRequest();
   void StartLookup(admission::Result pending);
   void OnLookup(DeploymentLookup lookup);
-  void FinishAdmission(admission::Result result, base::LogLevel level = base::LogLevel::kInfo);
+  void FinishAdmission(const admission::Result& result,
+                       base::LogLevel level = base::LogLevel::kInfo);
   void SendPlain(int status, std::string_view text, bool close_after, std::string_view allow = {});
-  void Send(int status, std::string_view content_type, std::string body, bool close_after,
+  void Send(int status, std::string_view content_type, std::string_view body, bool close_after,
             bool linger, std::string_view allow);
+  void ConsumeBody();
   void OnWrite(bool close, bool linger, boost::beast::error_code ec, std::size_t n);
   void Linger();
   void OnLingerRead(boost::beast::error_code ec, std::size_t n);
@@ -118,9 +123,13 @@ class AdmissionSession : public DrainableSession,
   const SessionEnv& env_;
   boost::asio::steady_timer drain_timer_;
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-  std::string body_storage_;  // the request body's string, handed between parsers
-  boost::beast::http::response<boost::beast::http::string_body> response_;
+  std::optional<RequestParser> parser_;
+  std::string target_;              // the request's target (RequestParser fills it)
+  std::string chunked_body_;        // the body of a chunked request
+  std::size_t body_size_ = 0;       // a Content-Length body: its size
+  std::size_t body_in_buffer_ = 0;  // bytes of buffer_ that are the current request's body
+  std::string_view body_;           // the current request's body
+  std::string response_text_;       // the answer being written: header and body
   std::string remote_;
   std::uint64_t registry_id_ = 0;
 

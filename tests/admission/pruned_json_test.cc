@@ -16,15 +16,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "admission/pruned_json.h"
 #include "admission/review.h"
+#include "base/pruned_json.h"
 
 namespace {
 
 using nlohmann::json;
-using wasd::admission::PrunedParse;
-using wasd::admission::PruneStatus;
-using wasd::admission::Selection;
+using wasd::base::PrunedParse;
+using wasd::base::PruneStatus;
+using wasd::base::Selection;
 
 constexpr Selection kInner[] = {{"keep"}, {"x\"y"}};
 constexpr Selection kRoot[] = {{"a"}, {"obj", kInner}, {"wasd.io/scheduling"}};
@@ -33,9 +33,84 @@ bool NlohmannAccepts(const std::string& text) {
   return !json::parse(text, nullptr, false).is_discarded();
 }
 
+// Both stacks of the scanner's skipping loop: the fixed one (limits up to
+// 256 levels) and the heap one.
 bool PrunedAccepts(const std::string& text) {
   json out;
-  return PrunedParse(text, kRoot, 10000, &out) == PruneStatus::kOk;
+  const bool shallow = PrunedParse(text, kRoot, 200, &out) == PruneStatus::kOk;
+  const bool deep = PrunedParse(text, kRoot, 10000, &out) == PruneStatus::kOk;
+  CHECK(shallow == deep);  // no text here nests deeper than 200
+  return deep;
+}
+
+// What ParseJsonWithin must say of a text, worked out with nlohmann's SAX
+// parser: whether it is JSON, how deep it nests, how many values it holds
+// and whether an object repeats a key.
+struct Reference : nlohmann::json_sax<json> {
+  std::size_t depth = 0, deepest = 0, values = 0;
+  bool repeated = false;
+  std::vector<std::vector<std::string>> keys;  // per open object
+
+  bool Value() {
+    ++values;
+    return true;
+  }
+  bool Open() {
+    ++values;
+    deepest = std::max(deepest, ++depth);
+    keys.emplace_back();  // arrays too: Close() pops one per level
+    return true;
+  }
+  bool Close() {
+    --depth;
+    keys.pop_back();
+    return true;
+  }
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool start_object(std::size_t) override { return Open(); }
+  bool key(string_t& k) override {
+    std::vector<std::string>& seen = keys.back();
+    if (std::find(seen.begin(), seen.end(), k) != seen.end()) repeated = true;
+    seen.push_back(k);
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+};
+
+// ParseJsonWithin against the reference on `text`, with a limit just above,
+// at and just below what the text needs.
+void CheckWithin(const std::string& text) {
+  Reference ref;
+  const bool is_json = json::sax_parse(text, &ref);
+  INFO(json(text.substr(0, 400)).dump(-1, ' ', true, json::error_handler_t::replace));
+  for (const int slack : {1, 0, -1}) {
+    if (slack < 0 && (ref.deepest == 0 || ref.values == 0)) continue;
+    const std::size_t max_depth = slack < 0 ? ref.deepest - 1 : ref.deepest + slack;
+    const std::size_t max_values = slack < 0 ? ref.values - 1 : ref.values + slack;
+    json out;
+    const PruneStatus got = wasd::base::ParseJsonWithin(text, max_depth, max_values, &out);
+    const bool want_ok =
+        is_json && !ref.repeated && ref.deepest <= max_depth && ref.values <= max_values;
+    REQUIRE((got == PruneStatus::kOk) == want_ok);
+    if (want_ok) CHECK(out.dump() == json::parse(text).dump());
+    if (is_json && !ref.repeated && ref.deepest <= max_depth && ref.values > max_values) {
+      CHECK(got == PruneStatus::kTooManyValues);
+    }
+    if (is_json && ref.repeated && ref.deepest <= max_depth && ref.values <= max_values) {
+      CHECK(got == PruneStatus::kDuplicateKey);
+    }
+  }
 }
 
 std::vector<std::string> ReadDir(const std::filesystem::path& dir) {
@@ -146,6 +221,30 @@ TEST_CASE("PrunedParse refuses nesting beyond the limit, in skipped members too"
   CHECK(PrunedParse(nested(200), kRoot, 200, &out) == PruneStatus::kOk);
   CHECK(PrunedParse(nested(201), kRoot, 200, &out) == PruneStatus::kTooDeep);
   CHECK(PrunedParse(std::string(100000, '['), kRoot, 200, &out) == PruneStatus::kTooDeep);
+}
+
+TEST_CASE("ParseJsonWithin reads JSON as nlohmann does, within its limits", "[unit]") {
+  // clang-format off
+  const std::vector<std::string> texts = {
+      "{}", "[]", "0", "-0", "1.5", "1e5", "\"s\"", "\"\\u00e9\\uD83D\\uDE00\\n\"", "null", "[1,[2,[3]]]",
+      R"({"a":1,"b":{"c":[true,false,null],"d":"x"}})", R"({"a":1,"a":2})", R"({"a":{"b":1,"b":1}})",
+      R"([{"a":1},{"a":1}])", R"({"a":{"b":1},"b":{"a":1}})", R"({"a\u0062":1,"ab":2})",
+      R"({"schedulingPolicy":{"gang":{"minCount":3}},"resourceClaims":[{"name":"n"}]})",
+      "{\"a\":1}\n", std::string("{}\0x", 4), "\xEF\xBB\xBF[1]", "{\"a\":1,}", "[1 2]", "tru", "",
+      "123456789012345678901234567890", "1e999"};
+  // clang-format on
+  for (const std::string& t : texts) CheckWithin(t);
+  json out;
+  const std::string deep = std::string(300, '[') + std::string(300, ']');
+  CHECK(wasd::base::ParseJsonWithin(deep, 300, 1000, &out) == PruneStatus::kOk);
+  CHECK(wasd::base::ParseJsonWithin(deep, 299, 1000, &out) == PruneStatus::kTooDeep);
+  // Every fixture and corpus body, and mutations of them (repeated keys
+  // come from the mutations that cut or splice text).
+  std::mt19937 rng(1819);
+  for (const std::string& body : Bodies()) {
+    CheckWithin(body);
+    for (int i = 0; i < 10; ++i) CheckWithin(Mutate(body, rng));
+  }
 }
 
 TEST_CASE("PrunedParse agrees with nlohmann on damaged reviews", "[unit]") {
@@ -269,4 +368,30 @@ TEST_CASE("The direct answer text escapes strings as nlohmann's dump does", "[un
   }
   CHECK(denials > 0);
   CHECK(denials < answers);
+}
+
+TEST_CASE(
+    "JsonEscapeFreePrefix finds the first byte to escape and says whether it passed ASCII only",
+    "[unit]") {
+  // Every position of every kind of byte in strings around the 16-byte steps.
+  const std::string kinds = std::string("\"\\\x01\x1F\x7F\x80\xFF", 7) + " aZ";
+  for (std::size_t len = 0; len <= 40; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (const char k : kinds) {
+        std::string s(len, 'x');
+        s[at] = k;
+        std::size_t want = 0;
+        bool want_ascii = true;
+        for (; want < s.size(); ++want) {
+          const auto c = static_cast<unsigned char>(s[want]);
+          if (c < 0x20 || c == '"' || c == '\\') break;
+          if (c >= 0x80) want_ascii = false;
+        }
+        bool ascii = false;
+        INFO("len " << len << " at " << at << " byte " << static_cast<int>(k));
+        REQUIRE(wasd::base::JsonEscapeFreePrefix(s, &ascii) == want);
+        REQUIRE(ascii == want_ascii);
+      }
+    }
+  }
 }

@@ -22,7 +22,9 @@
 //    Unavailable answers 503; a scale UPDATE answered at once (the ratchet)
 //    is allowed;
 //  - the answer text written directly equals the json document's dump()
-//    (Options::write_answer_directly), with and without denial causes.
+//    (Options::write_answer_directly), with and without denial causes;
+//  - the pruning decoder (base/pruned_json.h) accepts the body exactly when
+//    nlohmann::json::parse does.
 // The Deployment given to FinishScale is the input's top-level member
 // "fuzzDeployment" when it is an object (Review ignores unknown members), else
 // a gang Deployment with minCount 3.
@@ -42,6 +44,7 @@
 #include <string_view>
 
 #include "admission/review.h"
+#include "base/pruned_json.h"
 #include "tests/admission/patch_apply.h"
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/backend.h"
@@ -326,6 +329,13 @@ inline void CheckAnswer(const admission::Result& r, std::string_view body, admis
 inline int AdmissionReviewOneInput(const std::uint8_t* data, std::size_t size) {
   using admission::Webhook;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
+  {
+    // A nesting limit above anything `size` bytes can nest: only the grammar differs.
+    nlohmann::json pruned;
+    const bool pruned_ok = base::PrunedParse(body, {}, size + 1, &pruned) == base::PruneStatus::kOk;
+    FUZZ_CHECK(pruned_ok == !nlohmann::json::parse(body, nullptr, false).is_discarded(),
+               admission_review_detail::Excerpt(std::string(body)));
+  }
   admission::Options options;
   for (Webhook w :
        {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {

@@ -5,7 +5,9 @@
 // spec.scheduling field), strict ValidateSchedulingConfig, and, for a config
 // that validates, BuildWorkload and BuildPodGroup.
 //
-// Invariants: nothing throws; a failed parse has a null value and a reason
+// Invariants: nothing throws; when base::ParseJsonWithin (ParseConfigText's
+// first reader) accepts the text, nlohmann::json::parse gives the same
+// document and ParseConfigText returns it; a failed parse has a null value and a reason
 // that is one line of valid UTF-8; a parsed value nests at most
 // kMaxConfigDepth levels and serialises (dump() without a replacement
 // handler, as the API client sends objects);
@@ -26,6 +28,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/pruned_json.h"
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/config_text.h"
@@ -84,6 +87,15 @@ inline int ConfigTextOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace config_text_detail;  // NOLINT: local to this target
   const std::string text(reinterpret_cast<const char*>(data), size);
   const wb::ParsedText parsed = wb::ParseConfigText(text);
+  {
+    json fast;
+    if (base::ParseJsonWithin(text, wb::kMaxConfigDepth, wb::kMaxConfigValues, &fast) ==
+        base::PruneStatus::kOk) {
+      const json whole = json::parse(text, nullptr, false);
+      FUZZ_CHECK(!whole.is_discarded() && whole.dump() == fast.dump(), text);
+      FUZZ_CHECK(parsed.ok() && parsed.value.dump() == fast.dump(), text);
+    }
+  }
   if (!parsed.ok()) {
     FUZZ_CHECK(parsed.value.is_null(), "");
     // One line of valid UTF-8: no control bytes, serialisable.

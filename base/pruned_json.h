@@ -18,12 +18,15 @@
 // the last value, as nlohmann does.
 //
 // Kept values get the types nlohmann gives them (unsigned and signed
-// integers, floats); strings with escapes and every number that is not a
-// short integer are decoded by nlohmann itself.
+// integers, floats); every number that is not a short integer is decoded by
+// nlohmann itself.
+//
+// ParseJsonWithin reads a whole document the same way, under the limits of
+// untrusted configuration text (workloadbuilder/config_text.h).
 //
 // Pure; thread-safe.
-#ifndef WASD_ADMISSION_PRUNED_JSON_H_
-#define WASD_ADMISSION_PRUNED_JSON_H_
+#ifndef WASD_BASE_PRUNED_JSON_H_
+#define WASD_BASE_PRUNED_JSON_H_
 
 #include <cstddef>
 #include <span>
@@ -31,7 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace wasd::admission {
+namespace wasd::base {
 
 // One member of an object to keep; a key ending in '*' keeps every member
 // whose name starts with what comes before it. With no `members`, its value is kept
@@ -43,7 +46,13 @@ struct Selection {
   std::span<const Selection> members = {};
 };
 
-enum class PruneStatus { kOk, kInvalid, kTooDeep };
+enum class PruneStatus {
+  kOk,
+  kInvalid,        // not JSON
+  kTooDeep,        // nested deeper than allowed
+  kTooManyValues,  // ParseJsonWithin: more values than allowed
+  kDuplicateKey,   // ParseJsonWithin: an object key repeated
+};
 
 // Parses `text`. With kOk, `*out` holds the root value pruned to `root`
 // (a root that is not an object is kept whole). Otherwise `*out` is left
@@ -51,6 +60,20 @@ enum class PruneStatus { kOk, kInvalid, kTooDeep };
 PruneStatus PrunedParse(std::string_view text, std::span<const Selection> root,
                         std::size_t max_depth, nlohmann::json* out);
 
-}  // namespace wasd::admission
+// Parses the whole of `text` into `*out` (same grammar as PrunedParse),
+// refusing more than `max_depth` levels of nesting, more than `max_values`
+// values (scalars and containers; keys are not values) and any object key
+// that appears twice. With kOk, `*out` is the document nlohmann::json::parse
+// gives; otherwise it is unspecified. When several of these are wrong, which
+// status comes back is unspecified.
+PruneStatus ParseJsonWithin(std::string_view text, std::size_t max_depth, std::size_t max_values,
+                            nlohmann::json* out);
 
-#endif  // WASD_ADMISSION_PRUNED_JSON_H_
+// For writers of JSON text: the length of the longest prefix of `s` with no
+// byte that a JSON string must escape ('"', '\\' and bytes below 0x20), and
+// in *ascii whether that prefix is all ASCII. 16 bytes at a time.
+std::size_t JsonEscapeFreePrefix(std::string_view s, bool* ascii);
+
+}  // namespace wasd::base
+
+#endif  // WASD_BASE_PRUNED_JSON_H_
