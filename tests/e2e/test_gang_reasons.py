@@ -356,8 +356,10 @@ class GangReasonsTest(DoctorChecks, unittest.TestCase):
             "The stored scheduling configuration is invalid, so wasd manages no Workload or PodGroups for "
             f"this Deployment: {error}")
         self.assertEqual(self.changes_to("broken", "InvalidSchedulingConfiguration"), [error])
+        # The early reasons count the members that exist too (minCount is not known: 0).
+        placed = self.counts(2, 0, created=2, bound=2, running=2)
         self.assert_explain("broken", cond, "fix the scheduling configuration (`wasd check -f FILE` shows "
-                            "every error)", [self.members(self.counts(2, 0))], self.counts(2, 0))
+                            "every error)", [self.members(placed)], placed)
         self.delete("broken")
 
     def test_4_api_not_available(self):
@@ -374,9 +376,10 @@ class GangReasonsTest(DoctorChecks, unittest.TestCase):
             "v1alpha1)",
             doctor_reason="APINotAvailable")
         self.assertEqual(self.changes_to("cosched", "APINotAvailable"), [message])
+        gated = self.counts(2, 0, created=2, gated=2)
         self.assert_explain("cosched", cond, "install coscheduling or choose another backend with the "
                             "annotation wasd.io/backend", ["Backend:     coscheduling",
-                                                          self.members(self.counts(2, 0))], self.counts(2, 0))
+                                                          self.members(gated)], gated)
         # The API appears: the reconciler notices within --api-check-interval and places the gang.
         self.env.srv.SetDisabledGroups([])
         self.wait_gang_condition("cosched", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
@@ -456,8 +459,8 @@ class GangReasonsTest(DoctorChecks, unittest.TestCase):
         cond = self.wait_gang_condition("topo", "False", "UnsupportedProviderCapability", message)
         self.assert_doctor_event("topo", "Warning", "UnsupportedProviderCapability", step)
         self.assertEqual(self.changes_to("topo", "UnsupportedProviderCapability"), [message])
-        self.assert_explain("topo", cond, step, ["Backend:     volcano",
-                                                 self.members(self.counts(2, 0))], self.counts(2, 0))
+        placed = self.counts(2, 0, created=2, bound=2, running=2)
+        self.assert_explain("topo", cond, step, ["Backend:     volcano", self.members(placed)], placed)
         self.delete("topo")
 
 
