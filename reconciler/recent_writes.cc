@@ -174,7 +174,7 @@ Object RecentWrites::Resolve(Kind kind, const std::string& ns, const std::string
     }
     e = it->second;  // compared and decoded outside the lock
   }
-  const Object cached = read_cache();
+  Object cached = read_cache();
   if (e.packed.empty()) {
     // Deleted by us: the cached copy of that same object is stale; a cached
     // object with another uid is a newer one.
