@@ -127,6 +127,12 @@ def Writes(by_verb):
     return {k: v for k, v in by_verb.items() if k.split()[0] in WRITE_VERBS}
 
 
+def Refused(by_verb):
+    """The writes the server refused ("PATCH pods (failed 422)": count): a
+    write the reconciler should not have sent (a plan from a stale cache)."""
+    return {k: v for k, v in Writes(by_verb).items() if "(failed" in k}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -235,6 +241,7 @@ current-context: bench
                 "requests": total,
                 "requests_per_second": round(total / seconds, 1) if seconds else 0,
                 "writes": Writes(by_verb),
+                "refused_writes": Refused(by_verb),
                 "by_verb": by_verb,
                 "reconciler_cpu_seconds": round(rp.cpu() - cpu0, 2),
                 "reconciles": (Metric(metrics_port, "wasd_reconciler_reconciles_total") or 0) - rec0,
