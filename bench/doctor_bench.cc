@@ -38,7 +38,7 @@ wasd::doctor::GangInput Input() {
                        {"uid", "rs"},
                        {"annotations", {{"deployment.kubernetes.io/revision", "1"}}}}},
                      {"spec", {{"template", {{"spec", spec}}}}}}};
-  in.workload = {{"metadata", {{"name", "w"}}}};
+  in.workload = {{"metadata", {{"name", "w"}, {"ownerReferences", Owner("d")}}}};
   in.group_objects = {{{"metadata",
                         {{"name", wasd::workloadbuilder::PodGroupName("web-a", "rs")},
                          {"ownerReferences", Owner("rs")}}},

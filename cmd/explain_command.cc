@@ -178,6 +178,7 @@ int RunExplain(int argc, const char* const* argv) {
   if (name.empty() || name.find('/') != std::string::npos) {
     return flags.UsageError("want deployment/NAME, got deployment/" + name);
   }
+  if (std::string e = BackendFlagsError(s.backends); !e.empty()) return flags.UsageError(e);
 
   auto config = kube::LoadConfig(kube::SourcesFromEnvironment(s.kubeconfig));
   if (!config.ok()) {
@@ -197,6 +198,7 @@ int RunExplain(int argc, const char* const* argv) {
   }
   doctor::GangInput in;
   in.deployment = std::move(dep.value());
+  in.facts = s.backends.facts;
   if (!workloadbuilder::HasSchedulingCarrier(in.deployment)) {
     return Fail("deployment " + ns + "/" + name +
                 " is not opted in to gang scheduling (no annotation wasd.io/scheduling, no "

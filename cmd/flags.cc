@@ -481,6 +481,9 @@ base::FlagSet ExplainFlags(ExplainSettings* s) {
       .Alias('o');
   f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
   f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
+  // The reconciler's flags, so that the same values can be passed here (only
+  // the cluster facts matter: the backend is the pod template's label).
+  AddBackendFlags(f, &s->backends);
   f.SetEpilog(
       "Reasons, most dominant first: InvalidSchedulingConfiguration, APINotAvailable,\n"
       "UnsupportedProviderCapability, PodGroupMissing, ForeignObject, PodGroupTerminating,\n"

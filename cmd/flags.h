@@ -121,6 +121,10 @@ struct ExplainSettings {
   std::string kubeconfig;
   // Deadline of each request.
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  // AddBackendFlags: the reconciler's cluster facts (--volcano-topology-tiers,
+  // --kai-topology, ...), so that the diagnosis judges a topology key on
+  // Volcano or KAI as the reconciler does.
+  workloadbuilder::BackendSettings backends;
 };
 base::FlagSet ExplainFlags(ExplainSettings* settings);
 

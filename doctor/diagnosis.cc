@@ -8,8 +8,10 @@
 
 #include "doctor/quantity.h"
 #include "planner/object_util.h"
+#include "planner/plan.h"
 #include "rules/usable_config.h"
 #include "workloadbuilder/backend.h"
+#include "workloadbuilder/backend_capabilities.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
@@ -130,7 +132,13 @@ GroupStatus ReadGroupStatus(const json& group, Backend backend) {
         count("failed");
         g.placed = phase == "Running";
         g.queue_blocked = phase == "Pending";
-        if (g.queue_blocked) g.queue_message = "the PodGroup is still Pending (not Inqueue)";
+        if (g.queue_blocked) {
+          // Volcano's enqueue action admits a group to Inqueue once its queue
+          // is open and has room for spec.minResources; "default" when unset.
+          std::string queue = Str(group, {"spec", "queue"});
+          if (queue.empty()) queue = "default";
+          g.queue_message = "the PodGroup is still Pending (not Inqueue) in Volcano queue " + queue;
+        }
       }
       const json* conds = Member(st, "conditions");
       if (conds != nullptr && conds->is_array()) {
@@ -191,17 +199,15 @@ GroupStatus ReadGroupStatus(const json& group, Backend backend) {
   return g;
 }
 
-std::string Unsupported(const json& config, Backend backend) {
-  if (backend == Backend::kNative) return "";
-  const json* claims = Member(config, "resourceClaims");
-  if (claims != nullptr && claims->is_array() && !claims->empty()) {
-    return "resourceClaims (only the native backend carries them)";
+// "a, b": the object's metadata.finalizers; "" when none.
+std::string Finalizers(const json& object) {
+  std::string out;
+  const json* finalizers = MemberPath(object, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->is_array()) return out;
+  for (const json& f : *finalizers) {
+    if (const std::string* name = AsString(&f)) out += (out.empty() ? "" : ", ") + *name;
   }
-  const json* topo = MemberPath(config, {"schedulingConstraints", "topology"});
-  if (backend == Backend::kCoscheduling && topo != nullptr && topo->is_array() && !topo->empty()) {
-    return "schedulingConstraints.topology (coscheduling has no topology)";
-  }
-  return "";
+  return out;
 }
 
 std::string TopologyKey(const json& config) {
@@ -328,10 +334,17 @@ Diagnosis Diagnose(const GangInput& in) {
                       : "install " + d.backend +
                             " or choose another backend with the annotation wasd.io/backend");
   }
-  if (const std::string what = Unsupported(sc.config, *backend); !what.empty()) {
+  // The admission check itself, so that the doctor and the webhook never
+  // disagree on what a backend can express.
+  if (const workloadbuilder::FieldErrorList unsupported =
+          workloadbuilder::CheckBackendCapabilities(*backend, sc.config, sc.path, in.facts);
+      !unsupported.empty()) {
     return Finish(d, kUnsupportedProviderCapability,
-                  "backend " + d.backend + " cannot express " + what,
-                  "remove it from the scheduling configuration or choose the native backend");
+                  "backend " + d.backend + " cannot express the scheduling configuration: " +
+                      workloadbuilder::AggregateMessage(unsupported),
+                  "change the scheduling configuration as the error says, or configure the "
+                  "cluster facts it names (`wasd check --capabilities` shows what each backend "
+                  "expresses)");
   }
   const bool gang = workloadbuilder::IsGang(sc.config);
   d.counts.min_count = gang ? workloadbuilder::ResolveMinCount(sc.config, d.counts.replicas) : 1;
@@ -392,6 +405,17 @@ Diagnosis Diagnose(const GangInput& in) {
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the Workload)");
   }
+  if (info.has_workload && planner::ControllerUid(in.workload) != planner::UidOf(dep)) {
+    const std::string owner = planner::ControllerKind(in.workload);
+    return Finish(d, kForeignObject,
+                  "Workload " + planner::NameOf(in.workload) + " is not controlled by Deployment " +
+                      planner::NameOf(dep) + " (controller: " +
+                      (owner.empty() ? std::string("none")
+                                     : owner + " " + planner::ControllerName(in.workload)) +
+                      "); wasd leaves it alone",
+                  "delete the foreign Workload so that wasd can create its own, or move the "
+                  "Deployment off wasd");
+  }
   if (group == nullptr) {
     return Finish(d, kPodGroupMissing,
                   std::string(info.kind) + " " + d.group_name + " of ReplicaSet " + rs_name +
@@ -400,20 +424,37 @@ Diagnosis Diagnose(const GangInput& in) {
                   "did not create the " +
                       std::string(info.kind) + ")");
   }
-  if (planner::ControllerUid(*group) != rs_uid) {
-    const std::string owner = planner::ControllerKind(*group);
-    return Finish(
-        d, kForeignObject,
-        std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
-            rs_name + " (controller: " +
-            (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
-            "); wasd leaves it alone",
-        "delete the foreign " + std::string(info.kind) +
-            " so that wasd can create its own, or move the Deployment off wasd");
-  }
-  if (std::optional<std::int64_t> n = GroupMinCount(*group, *backend)) d.counts.min_count = *n;
+  // Its status, also when it is someone else's (what that owner made of it).
   const GroupStatus gs = ReadGroupStatus(*group, *backend);
   d.group_summary = gs.summary;
+  if (planner::ControllerUid(*group) != rs_uid) {
+    const std::string owner = planner::ControllerKind(*group);
+    std::string message =
+        std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
+        rs_name + " (controller: " +
+        (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
+        "); wasd leaves it alone";
+    std::string next = "delete the foreign " + std::string(info.kind) +
+                       " so that wasd can create its own, or move the Deployment off wasd";
+    if (planner::IsTerminating(*group)) {
+      // Deleted already, but held: kube's podgroup-protection finalizer waits
+      // for the pods that name the PodGroup, and the members wasd keeps gated
+      // name it (they never ran), so it is never released on its own.
+      const std::string finalizers = Finalizers(*group);
+      message += "; it is being deleted";
+      next = "wait for it to go; wasd then creates its own";
+      if (!finalizers.empty()) {
+        message += ", held by finalizers " + finalizers;
+        next = "its deletion waits for its finalizers; " +
+               std::string(planner::kPodGroupProtectionFinalizer) +
+               " waits for the pods that name it, here the members wasd keeps gated (they never "
+               "ran): remove that finalizer from the foreign " +
+               std::string(info.kind) + ", or delete the Deployment";
+      }
+    }
+    return Finish(d, kForeignObject, std::move(message), std::move(next));
+  }
+  if (std::optional<std::int64_t> n = GroupMinCount(*group, *backend)) d.counts.min_count = *n;
   if (planner::IsTerminating(*group)) {
     return Finish(
         d, kPodGroupTerminating,

@@ -15,11 +15,18 @@
 //                                   label names no backend
 //   APINotAvailable                 the backend's API is not served
 //   UnsupportedProviderCapability   the intent asks what the backend cannot
-//                                   express (topology on coscheduling,
-//                                   resourceClaims off native)
+//                                   express under the cluster facts: the
+//                                   admission check itself
+//                                   (workloadbuilder::CheckBackendCapabilities;
+//                                   topology on coscheduling, or on Volcano/KAI
+//                                   without a tier/level for its key,
+//                                   resourceClaims off native, ...) for a
+//                                   Deployment stored past the webhook or
+//                                   admitted before the facts changed
 //   PodGroupMissing                 the current ReplicaSet's group object (or
 //                                   the native Workload) does not exist
-//   ForeignObject                   it exists but another owner controls it
+//   ForeignObject                   it (or the native Workload) exists but
+//                                   another owner controls it
 //   PodGroupTerminating             it is being deleted
 //   WaitingForQuorum                fewer than minCount members are
 //                                   schedulable (not created yet, or still
@@ -63,6 +70,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "workloadbuilder/backend_compile.h"
 
 namespace wasd::doctor {
 
@@ -109,6 +118,10 @@ struct GangInput {
   std::vector<nlohmann::json> nodes;       // every Node (empty: no fit preview)
   std::vector<nlohmann::json> bound_pods;  // pods with spec.nodeName, any namespace
   bool api_served = true;                  // the backend's group/version/resource is served
+  // What the objects do not say (the --volcano-topology-tiers, --kai-topology
+  // ... flags of the reconciler, or of `wasd explain`): without them a
+  // topology key on Volcano or KAI reads as not expressible.
+  workloadbuilder::ClusterFacts facts;
 };
 
 struct Counts {

@@ -97,7 +97,7 @@ class Controller {
     metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
     if (options.gang_status) {
       caches_.EnableGangStatus();
-      gang_ = std::make_unique<GangStatus>(api_, events_, log_);
+      gang_ = std::make_unique<GangStatus>(api_, events_, log_, options_.backends.facts);
       metrics_.SetExtraSource([this](std::string* out) { gang_->Render(out); });
     }
   }
@@ -322,7 +322,9 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   // The plan wrote (a PodGroup created, gates lifted): read again, with the
   // writes on top (RecentWrites), so the condition says what is now true.
   if (gang_ && metrics_.writes() != writes_before) last = caches_.Assemble(ns, name);
-  if (result.status.ok()) PublishGangStatus(last, ns, name, true, result);
+  // Also after a failed write: a group object the API server refuses to
+  // create is exactly what the doctor's PodGroupMissing is for.
+  PublishGangStatus(last, ns, name, true, result);
   return result;
 }
 
@@ -331,7 +333,7 @@ void Controller::PublishGangStatus(const PlanInput& observed, const std::string&
                                    ReconcileResult& result) {
   if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
   base::Status s = gang_->Update(caches_, observed, ns, name, api_served);
-  if (!s.ok()) result.status = std::move(s);
+  if (!s.ok() && result.status.ok()) result.status = std::move(s);  // the first error is retried
 }
 
 void Controller::Worker() {

@@ -42,12 +42,17 @@ std::optional<double> PendingSeconds(const doctor::Diagnosis& d) {
   }
   if (!first_created || bound.empty()) return std::nullopt;
   std::sort(bound.begin(), bound.end());
-  const std::size_t quorum =
-      static_cast<std::size_t>(std::clamp<std::int64_t>(d.counts.min_count, 1, bound.size()));
+  const std::size_t quorum = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(d.counts.min_count, 1, static_cast<std::int64_t>(bound.size())));
   return static_cast<double>(std::max<std::int64_t>(0, bound[quorum - 1] - *first_created));
 }
 
 }  // namespace
+
+bool AnnouncedByReconciler(std::string_view reason) {
+  return reason == doctor::kForeignObject || reason == doctor::kPodGroupTerminating ||
+         reason == doctor::kInvalidSchedulingConfiguration || reason == doctor::kAPINotAvailable;
+}
 
 GangCondition ConditionFor(const doctor::Diagnosis& d) {
   GangCondition c;
@@ -154,6 +159,7 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
     if (planner::NameOf(*w) == workload_name) in.workload = *w;
   }
   in.api_served = api_served;
+  in.facts = facts_;
   doctor::Diagnosis d = doctor::Diagnose(in);
   // The fit preview only once the scheduler (or the backend) has said the
   // gang, or its new members, cannot be placed: it reads every Node and bound
@@ -194,7 +200,7 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
   {
     std::lock_guard lock(mu_);
     ++patches_;
-    if (c.reason != old_reason) {
+    if (c.reason != old_reason && !AnnouncedByReconciler(c.reason)) {
       post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
     }
   }

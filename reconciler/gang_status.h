@@ -16,7 +16,12 @@
 //   an Event        on each reason change (Normal for Scheduled, Warning
 //                   otherwise), at most kGangEventBurst per Deployment in a
 //                   row and then one per kGangEventRefill, through the
-//                   EventRecorder (whose repeat filter also applies).
+//                   EventRecorder (whose repeat filter also applies) — except
+//                   for a reason whose fact the reconciler already announces
+//                   with a Warning of its own (AnnouncedByReconciler): one
+//                   Event per fact, and the one that names what wasd does
+//                   about it (and covers every ReplicaSet, not only the
+//                   current one) is the planner's.
 //   metrics         wasd_gang_members{namespace,deployment,state},
 //                   wasd_gangs{reason}, wasd_gang_pending_seconds (histogram:
 //                   first member created → the gang is Scheduled); series
@@ -79,6 +84,12 @@ struct GangCondition {
   std::string message;
 };
 
+// True for the reasons whose fact the reconciler reports with its own
+// Warning Event, so the doctor posts none: ForeignObject,
+// PodGroupTerminating and InvalidSchedulingConfiguration (the planner's,
+// planner/plan.h), APINotAvailable (the controller's APINotServed). Pure.
+bool AnnouncedByReconciler(std::string_view reason);
+
 // The condition the diagnosis asks for. Pure.
 GangCondition ConditionFor(const doctor::Diagnosis& d);
 
@@ -111,10 +122,15 @@ class GangEventLimiter {
 
 class GangStatus {
  public:
-  GangStatus(Api& api, EventRecorder& events, const base::Logger& log)
+  // `facts`: the reconciler's cluster facts (--volcano-topology-tiers, ...),
+  // which the diagnosis needs to judge what a backend can express; must
+  // outlive this object.
+  GangStatus(Api& api, EventRecorder& events, const base::Logger& log,
+             const workloadbuilder::ClusterFacts& facts)
       : api_(api),
         events_(events),
         log_(log),
+        facts_(facts),
         pending_(std::vector<double>(kGangPendingBuckets.begin(), kGangPendingBuckets.end())) {}
 
   // Diagnoses Deployment ns/name from `caches` and publishes it. `api_served`:
@@ -140,6 +156,7 @@ class GangStatus {
   Api& api_;
   EventRecorder& events_;
   const base::Logger& log_;
+  const workloadbuilder::ClusterFacts& facts_;
   mutable std::mutex mu_;
   std::map<std::string, Published> gangs_;  // "ns/name" → last diagnosis; guarded by mu_
   GangEventLimiter limiter_;                // guarded by mu_

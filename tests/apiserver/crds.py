@@ -2,7 +2,7 @@
 
 Three custom resources (issue 16): Volcano `scheduling.volcano.sh/v1beta1`, KAI-Scheduler
 `scheduling.run.ai/v2alpha2` and scheduler-plugins coscheduling `scheduling.x-k8s.io/v1alpha1`
-PodGroups, each with a structural schema holding the real field names and types (from the
+PodGroups (and Volcano's cluster-scoped Queue, which the gang scheduler's enqueue step reads), each with a structural schema holding the real field names and types (from the
 projects' Go types; see the research notes, §A.2–A.4). Like the API server with a CRD:
 
 * unknown fields are pruned (fieldValidation Warn: a warning each; Strict: refused);
@@ -68,6 +68,30 @@ VOLCANO = Obj({
         "failed": Int()}),
 })
 
+# Volcano's Queue (cluster-scoped): a PodGroup's spec.queue. Volcano's queue controller sets
+# status.state (Open unless closed with `vcctl queue operate --action close`); here a test
+# writes it on /status, standing in for that controller. The gang scheduler
+# (scheduler.py) reads state and spec.capability for its enqueue step.
+VOLCANO_QUEUE = Obj({
+    "spec": Obj({
+        "weight": Int(1),
+        "capability": RESOURCE_LIST,
+        "deserved": RESOURCE_LIST,
+        "guarantee": Obj({"resource": RESOURCE_LIST}),
+        "reclaimable": BOOL,
+        "parent": STR,
+        "priority": Int(),
+        "type": STR,
+        "affinity": PRESERVE,
+        "extendClusters": {"type": "array", "items": PRESERVE},
+    }),
+    "status": Obj({
+        "state": {"type": "string", "enum": ["Open", "Closed", "Closing", "Unknown"]},
+        "pending": Int(), "running": Int(), "inqueue": Int(), "completed": Int(), "unknown": Int(),
+        "allocated": RESOURCE_LIST, "reservation": PRESERVE,
+    }),
+})
+
 KAI_TOPOLOGY = Obj({"topology": STR, "requiredTopologyLevel": STR, "preferredTopologyLevel": STR})
 KAI = Obj({
     "spec": Obj({
@@ -109,6 +133,7 @@ COSCHEDULING = Obj({
 # Storage key → schema of everything but apiVersion/kind/metadata.
 SCHEMAS = {
     "scheduling.volcano.sh/podgroups": VOLCANO,
+    "scheduling.volcano.sh/queues": VOLCANO_QUEUE,
     "scheduling.run.ai/podgroups": KAI,
     "scheduling.x-k8s.io/podgroups": COSCHEDULING,
 }
@@ -116,6 +141,8 @@ SCHEMAS = {
 RESOURCES = [
     registry.Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup",
                       short=["pg", "podgroup-v1beta1"], status=True),
+    registry.Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", namespaced=False,
+                      short=["q", "queue-v1beta1"], status=True),
     registry.Resource("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", status=True),
     registry.Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", status=True),
 ]

@@ -23,6 +23,22 @@ preview models, so that a test can produce each reason of the gang doctor:
   is not limited by it) covering the pod's requests (containers summed, init containers
   at least, overhead added). With a topology key all members go to one domain: the one
   of members already bound, else the first (by name) where the quorum fits.
+* Volcano groups first go through Volcano's enqueue step (its `enqueue` action with the
+  `proportion` plugin's check): a group in phase "" or Pending moves to Inqueue unless it
+  sets `spec.minResources` and its queue (`spec.queue`, else
+  `default`; a Queue object, see crds.py) is not Open (`status.state`; unset = Open, as
+  Volcano's queue controller sets it) or its `spec.capability` cannot hold the group's
+  minResources on top of those of the queue's Inqueue/Running groups. A group without
+  minResources is enqueued whatever its queue, as Volcano does, but nothing of a group in a
+  queue that is not Open is placed (the `proportion` plugin's allocate check): it gets the
+  condition below and stays Inqueue. A group left Pending gets
+  phase Pending and Volcano's condition `Unschedulable` True (reason `NotEnoughResources`,
+  `N/N tasks in gang unschedulable: pod group is not ready, N Pending, M minAvailable`), its
+  pending members PodScheduled False/Unschedulable with the part after the colon, and, for
+  capacity, a Normal Event `Unschedulable` on the PodGroup from `volcano` (`queue resource
+  quota insufficient: insufficient cpu`, once when the group is first held); nothing binds. A queue that is not stored is an
+  open one (this server has no Volcano webhook refusing a PodGroup for a missing queue).
+  A Volcano group whose quorum is placed gets phase Running and `status.running`.
 * If bound + placed reaches minCount, every placement is committed: `spec.nodeName`,
   phase Running, Ready (audited as a `binding` POST), and for native the PodGroup's
   `PodGroupInitiallyScheduled` condition True (reason `Scheduled`). After that, new
@@ -43,6 +59,8 @@ from . import registry
 from .api import Now
 
 NODE = registry.BY_KEY["/nodes"]
+VOLCANO_PODGROUPS = "scheduling.volcano.sh/podgroups"
+VOLCANO_QUEUES = "scheduling.volcano.sh/queues"
 POD = registry.BY_KEY["/pods"]
 
 # backend name → (group object store key, how a pod names its group)
@@ -188,6 +206,8 @@ class GangScheduler:
             if group is None or group["metadata"].get("deletionTimestamp"):
                 return  # PreEnqueue: waits without a word
             min_count, topo_key = self._MinAndKey(g["backend"], group)
+            if g["backend"] == "volcano" and not self._VolcanoEnqueue(ns, group, g, min_count):
+                return
         bound, pending = g["bound"], sorted(g["pending"], key=lambda p: p["metadata"]["name"])
         placed_before = len(bound) >= min_count
         if len(bound) + len(pending) < min_count:
@@ -223,6 +243,73 @@ class GangScheduler:
             self._Unschedulable(p, msg)
         if g["backend"] == "native" and group is not None and not placed_before:
             self._GroupCondition(group, "False", "Unschedulable", msg)
+
+    def _VolcanoEnqueue(self, ns, group, g, min_count):
+        """Volcano's enqueue step, then its allocate step's queue check, for `group`: True
+        when its pending members may be placed now."""
+        st = group.get("status") or {}
+        spec = group.get("spec") or {}
+        queue_name = spec.get("queue") or "default"
+        queue = self._Group(VOLCANO_QUEUES, None, queue_name) if VOLCANO_QUEUES in registry.BY_KEY else None
+        state = ((queue or {}).get("status") or {}).get("state") or "Open"
+        if st.get("phase") in (None, "", "Pending"):
+            wants = _Resources(spec.get("minResources"))
+            short = []
+            if wants and queue is not None:
+                if state != "Open":
+                    short = None  # a queue that is not open admits nothing with minResources
+                else:
+                    short = self._VolcanoShort(queue_name, wants, _Resources((queue.get("spec") or {}).get("capability")))
+            if short != []:
+                self._VolcanoHold(group, g, min_count, "Pending",
+                                  "queue resource quota insufficient: insufficient " + ", ".join(short)
+                                  if short and st.get("phase") != "Pending" else None)
+                return False
+            self._VolcanoStatus(group, {"phase": "Inqueue"})
+            group = self._Group(VOLCANO_PODGROUPS, ns, group["metadata"]["name"]) or group
+        if state != "Open":  # the proportion plugin's queueAllocatable: nothing is allocated
+            self._VolcanoHold(group, g, min_count, None, None)
+            return False
+        return True
+
+    def _VolcanoShort(self, queue_name, wants, capability):
+        """The resources of `capability` that the queue's Inqueue/Running groups plus `wants` exceed."""
+        used = {}
+        for other in self.api.store.List(VOLCANO_PODGROUPS)[0]:
+            ospec, ost = other.get("spec") or {}, other.get("status") or {}
+            if (ospec.get("queue") or "default") != queue_name or ost.get("phase") not in ("Inqueue", "Running"):
+                continue
+            for k, v in _Resources(ospec.get("minResources")).items():
+                used[k] = used.get(k, 0) + v
+        return sorted(k for k, v in wants.items() if k in capability and used.get(k, 0) + v > capability[k])
+
+    def _VolcanoHold(self, group, g, min_count, phase, quota_event):
+        """What Volcano writes for a gang it does not place: the PodGroup's Unschedulable
+        condition (and `phase`), its pending members' PodScheduled, the quota Event."""
+        st = group.get("status") or {}
+        n = len(g["pending"]) + len(g["bound"])
+        why = f"pod group is not ready, {n} Pending, {min_count} minAvailable"
+        cond = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                "message": f"{n}/{n} tasks in gang unschedulable: {why}", "transitionID": "",
+                "lastTransitionTime": Now()}
+        old = [c for c in st.get("conditions") or [] if c.get("type") == "Unschedulable"]
+        if (phase and st.get("phase") != phase) or not old or old[0].get("message") != cond["message"]:
+            fields = {"conditions": [c for c in st.get("conditions") or [] if c.get("type") != "Unschedulable"] + [cond]}
+            if phase:
+                fields["phase"] = phase
+            self._VolcanoStatus(group, fields)
+            if quota_event:  # once, when the group is first held
+                self.ctl._Event(group, registry.BY_KEY[VOLCANO_PODGROUPS], "Normal", "Unschedulable",
+                                quota_event, "volcano")
+        for p in g["pending"]:
+            old = [c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
+            if not (old and old[0].get("reason") == "Unschedulable" and old[0].get("message") == why):
+                self.ctl._Try(self.ctl._MarkUnschedulable, p, why)
+
+    def _VolcanoStatus(self, group, fields):
+        new = copy.deepcopy(group)
+        new.setdefault("status", {}).update(fields)
+        self.ctl._Try(self.ctl._Update, "volcano", registry.BY_KEY[VOLCANO_PODGROUPS], new, "status")
 
     @staticmethod
     def _NodeLabels(nodes, name):
@@ -270,6 +357,14 @@ class GangScheduler:
             self.ctl._Try(self.ctl._BindAndRun, p, node)
         if backend == "native" and group is not None:
             self._GroupCondition(group, "True", "Scheduled", "")
+        if backend == "volcano" and group is not None:
+            running = sum(1 for p in self.api.store.List(POD.key)[0]
+                          if (p["metadata"].get("annotations") or {}).get("scheduling.k8s.io/group-name")
+                          == group["metadata"]["name"] and p["metadata"]["namespace"] == group["metadata"]["namespace"]
+                          and p["spec"].get("nodeName") and not _Terminal(p))
+            fresh = self._Group(VOLCANO_PODGROUPS, group["metadata"]["namespace"], group["metadata"]["name"])
+            if fresh is not None:
+                self._VolcanoStatus(fresh, {"phase": "Running", "running": running})
 
     def _Unschedulable(self, p, msg):
         old = [c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]

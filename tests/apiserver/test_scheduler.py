@@ -150,6 +150,66 @@ class GangSchedulerTest(unittest.TestCase):
                                            "2 Insufficient cpu.")
         self.assertIsNone(self.get_pod("v-1")["spec"].get("nodeName"))
 
+    @unittest.skipUnless("scheduling.volcano.sh/queues" in registry.BY_KEY,
+                         "this server does not store Volcano Queues (tests/apiserver/crds.py)")
+    def test_volcano_enqueue_by_queue_state_and_capability(self):
+        vpg = "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups"
+        queues = "/apis/scheduling.volcano.sh/v1beta1/queues"
+        self.create("/api/v1/nodes", node("n1", "a", "8"))
+        self.create(queues, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                             "metadata": {"name": "small"}, "spec": {"weight": 1, "capability": {"cpu": "1"}}})
+        self.create(queues, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                             "metadata": {"name": "shut"}, "spec": {"weight": 1}})
+        q = self.srv.Get(f"{queues}/shut")
+        q["status"] = {"state": "Closed"}  # what Volcano's queue controller writes on a close command
+        code, _, body = self.srv.Request("PUT", f"{queues}/shut/status", q)
+        self.assertEqual(code, 200, body)
+
+        def group(name, queue, min_resources=None):
+            spec = {"minMember": 2, "queue": queue}
+            if min_resources:
+                spec["minResources"] = min_resources
+            self.create(vpg, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                              "metadata": {"name": name, "namespace": NS}, "spec": spec})
+            for i in (1, 2):
+                p = pod(f"{name}-{i}")
+                p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": name}
+                self.create(PODS, p)
+
+        group("big", "small", {"cpu": "2"})      # more than the queue's capability
+        group("closed", "shut", {"cpu": "1"})    # a queue that is not Open
+        group("plain", "shut")                   # no minResources: enqueued, but not allocated
+        why = "pod group is not ready, 2 Pending, 2 minAvailable"
+        for name, phase in (("big", "Pending"), ("closed", "Pending"), ("plain", "Inqueue")):
+            st = wait_for(lambda: (lambda st: st if st.get("phase") == phase and "2/2" in str(st) else None)(
+                self.srv.Get(f"{vpg}/{name}").get("status") or {}), what=f"{name} {phase}")
+            self.assertEqual([(c["type"], c["status"], c["reason"], c["message"]) for c in st["conditions"]],
+                             [("Unschedulable", "True", "NotEnoughResources", f"2/2 tasks in gang unschedulable: {why}")])
+            p = wait_for(lambda: (lambda p: p if (p.get("status") or {}).get("conditions") else None)(
+                self.get_pod(f"{name}-1")), what=f"{name}-1 PodScheduled")
+            self.assertIsNone(p["spec"].get("nodeName"))
+            self.assertEqual([(c["reason"], c["message"]) for c in p["status"]["conditions"]], [("Unschedulable", why)])
+        _, _, evs = self.srv.Request("GET", f"/api/v1/namespaces/{NS}/events")
+        quota = [(e["type"], e["reason"], e["message"], e["source"]["component"]) for e in evs["items"]
+                 if e["involvedObject"]["kind"] == "PodGroup"]
+        self.assertEqual(quota, [("Normal", "Unschedulable", "queue resource quota insufficient: insufficient cpu",
+                                  "volcano")])
+        # Room in the queue: enqueued, then placed.
+        code, _, body = self.srv.Request("PATCH", f"{queues}/small", {"spec": {"capability": {"cpu": "4"}}},
+                                         content_type="application/merge-patch+json")
+        self.assertEqual(code, 200, body)
+        wait_for(lambda: self.srv.Get(f"{vpg}/big").get("status", {}).get("phase") == "Running", what="big Running")
+        self.assertTrue(self.get_pod("big-2")["spec"].get("nodeName"))
+        self.assertEqual(self.srv.Get(f"{vpg}/big")["status"]["running"], 2)
+        # The queue opened: the enqueued group is placed, the held one enqueued and placed.
+        q = self.srv.Get(f"{queues}/shut")
+        q["status"] = {"state": "Open"}
+        code, _, body = self.srv.Request("PUT", f"{queues}/shut/status", q)
+        self.assertEqual(code, 200, body)
+        for name in ("plain", "closed"):
+            wait_for(lambda: self.srv.Get(f"{vpg}/{name}").get("status", {}).get("phase") == "Running",
+                     what=f"{name} Running")
+
     def test_quantity(self):
         self.assertEqual(Quantity("500m") * 2, 1)
         self.assertEqual(Quantity("2Gi"), 2 * 1024 ** 3)

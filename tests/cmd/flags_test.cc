@@ -389,5 +389,21 @@ TEST_CASE("explain: -n, -o text|json|yaml, --kubeconfig, --timeout", "[unit][cmd
   CHECK(usage.find("Exit status: 0 the gang is scheduled, 3 it is pending") != std::string::npos);
 }
 
+TEST_CASE("explain: the reconciler's backend flags give the doctor the cluster facts",
+          "[unit][cmd]") {
+  ExplainSettings s;
+  REQUIRE(ParseWith(ExplainFlags(&s),
+                    {"--volcano-topology-tiers", "topology.kubernetes.io/zone=2", "--kai-topology",
+                     "gpu-topo", "--kai-topology-levels", "topology.kubernetes.io/zone"})
+              .outcome == Outcome::kRun);
+  REQUIRE(s.backends.facts.VolcanoTierFor("topology.kubernetes.io/zone") != nullptr);
+  CHECK(s.backends.facts.VolcanoTierFor("topology.kubernetes.io/zone")->number == 2);
+  CHECK(s.backends.facts.KaiHasLevel("topology.kubernetes.io/zone"));
+  ExplainSettings t;
+  REQUIRE(ParseWith(ExplainFlags(&t), {"--kai-topology-levels", "topology.kubernetes.io/zone"})
+              .outcome == Outcome::kRun);
+  CHECK_FALSE(BackendFlagsError(t.backends).empty());  // levels without --kai-topology
+}
+
 }  // namespace
 }  // namespace wasd::cmd

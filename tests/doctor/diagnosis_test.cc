@@ -132,7 +132,12 @@ GangInput Native(int replicas, int min_count) {
   in.deployment = Deployment(replicas, Config(min_count));
   in.replicasets = {ReplicaSet()};
   in.group_objects = {NativeGroup(min_count)};
-  in.workload = {{"metadata", {{"name", "web-wl"}}}};
+  in.workload = {{"metadata",
+                  {{"name", "web-wl"},
+                   {"ownerReferences", json::array({{{"kind", "Deployment"},
+                                                     {"name", "web"},
+                                                     {"uid", "dep-1"},
+                                                     {"controller", true}}})}}}};
   return in;
 }
 
@@ -190,11 +195,41 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     CHECK(d.reason == kPodGroupMissing);
     CHECK_THAT(d.message, Catch::StartsWith("Workload web-"));
   }
-  SECTION("ForeignObject") {
+  SECTION("ForeignObject: the group object, or the native Workload") {
     GangInput in = Native(4, 4);
     in.group_objects = {NativeGroup(4, json::array(), "someone-else")};
-    const Diagnosis d = Diagnose(in);
+    Diagnosis d = Diagnose(in);
     CHECK(d.reason == kForeignObject);
+    CHECK(d.message == "PodGroup " + kGroup +
+                           " is not controlled by ReplicaSet web-aaaa (controller: ReplicaSet "
+                           "web-aaaa); wasd leaves it alone");
+    CHECK(d.group_summary == "no status yet");  // read, though not wasd's
+    in = Native(4, 4);
+    in.workload["metadata"]["ownerReferences"][0]["uid"] = "another-deployment";
+    in.workload["metadata"]["ownerReferences"][0]["name"] = "other";
+    d = Diagnose(in);
+    CHECK(d.reason == kForeignObject);
+    CHECK(d.message ==
+          "Workload web-wl is not controlled by Deployment web (controller: Deployment other); "
+          "wasd leaves it alone");
+    in.workload["metadata"].erase("ownerReferences");
+    CHECK_THAT(Diagnose(in).message, Catch::Contains("(controller: none)"));
+    // A foreign PodGroup already deleted, held by podgroup-protection (wasd's gated members
+    // name it): the next step is the way out, not "delete it".
+    in = Native(4, 4);
+    in.group_objects = {NativeGroup(4, json::array(), "someone-else")};
+    in.group_objects[0]["metadata"]["deletionTimestamp"] = "2026-12-02T06:00:00Z";
+    in.group_objects[0]["metadata"]["finalizers"] = {"scheduling.k8s.io/podgroup-protection"};
+    d = Diagnose(in);
+    CHECK(d.reason == kForeignObject);
+    CHECK_THAT(d.message, Catch::EndsWith("; wasd leaves it alone; it is being deleted, held by "
+                                          "finalizers scheduling.k8s.io/podgroup-protection"));
+    CHECK(d.next_step ==
+          "its deletion waits for its finalizers; scheduling.k8s.io/podgroup-protection waits for "
+          "the pods that name it, here the members wasd keeps gated (they never ran): remove that "
+          "finalizer from the foreign PodGroup, or delete the Deployment");
+    in.group_objects[0]["metadata"].erase("finalizers");
+    CHECK(Diagnose(in).next_step == "wait for it to go; wasd then creates its own");
   }
   SECTION("PodGroupTerminating") {
     GangInput in = Native(4, 4);
@@ -276,6 +311,11 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     in.pods = {Pod("p1"), Pod("p2")};
     Diagnosis d = Diagnose(in);
     CHECK(d.reason == kQueueBlocked);
+    CHECK(d.message ==
+          "2/2 created, 0 gated by wasd, 0 bound, minCount 2; the PodGroup is still Pending (not "
+          "Inqueue) in Volcano queue default");
+    in.group_objects[0]["spec"]["queue"] = "research";
+    CHECK_THAT(Diagnose(in).message, Catch::EndsWith("in Volcano queue research"));
 
     in.deployment = Deployment(2, Config(2), "kai");
     in.group_objects[0]["status"] = {
@@ -317,6 +357,79 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     const Diagnosis d = Diagnose(in);
     CHECK(d.reason == kWaitingForQuorum);
     CHECK_THAT(d.message, Catch::EndsWith("waiting for the scheduler"));
+  }
+}
+
+// A Volcano or KAI gang of `replicas` whose group object exists and whose
+// members are bound (Scheduled once the capability check passes).
+GangInput BackendGang(const std::string& backend, const json& config) {
+  GangInput in;
+  in.deployment = Deployment(2, config, backend);
+  in.replicasets = {ReplicaSet()};
+  in.group_objects = {
+      {{"metadata",
+        {{"name", kGroup},
+         {"ownerReferences", json::array({{{"uid", kRsUid}, {"controller", true}}})}}},
+       {"spec", {{"minMember", 2}}}}};
+  in.pods = {Pod("p1", json::array(), "n1"), Pod("p2", json::array(), "n1")};
+  return in;
+}
+
+TEST_CASE("UnsupportedProviderCapability is the admission check under the cluster facts",
+          "[doctor]") {
+  const std::string carrier = "metadata.annotations[wasd.io/scheduling]";
+  SECTION("topology on Volcano: expressible only with a HyperNode tier for its key") {
+    GangInput in = BackendGang("volcano", Config(2, kZone));
+    Diagnosis d = Diagnose(in);
+    CHECK(d.reason == kUnsupportedProviderCapability);
+    CHECK(d.message == "backend volcano cannot express the scheduling configuration: " + carrier +
+                           ".schedulingConstraints.topology: Forbidden: not supported by backend "
+                           "\"volcano\": no HyperNode tier is configured for the node label "
+                           "\"topology.kubernetes.io/zone\" (--volcano-topology-tiers); remove it "
+                           "or use backend \"native\" or \"kai\"");
+    CHECK(d.next_step ==
+          "change the scheduling configuration as the error says, or configure the cluster facts "
+          "it names (`wasd check --capabilities` shows what each backend expresses)");
+    in.facts.volcano_tiers = {{kZone, workloadbuilder::VolcanoTier{1, ""}}};
+    d = Diagnose(in);
+    CHECK(d.reason == kScheduled);
+    CHECK(d.message == "2/2 created, 0 gated by wasd, 2 bound, minCount 2");
+  }
+  SECTION("topology on KAI: expressible only when the KAI Topology lists the key") {
+    GangInput in = BackendGang("kai", Config(2, kZone));
+    Diagnosis d = Diagnose(in);
+    CHECK(d.reason == kUnsupportedProviderCapability);
+    CHECK_THAT(d.message, Catch::Contains("no KAI Topology is configured (--kai-topology)"));
+    in.facts.kai_topology = "gpu-topo";
+    in.facts.kai_topology_levels = {"kubernetes.io/hostname"};
+    d = Diagnose(in);
+    CHECK(d.reason == kUnsupportedProviderCapability);
+    CHECK_THAT(d.message, Catch::Contains("the KAI Topology \"gpu-topo\" has no level "
+                                          "\"topology.kubernetes.io/zone\""));
+    in.facts.kai_topology_levels.push_back(kZone);
+    CHECK(Diagnose(in).reason == kScheduled);
+  }
+  SECTION("rows the doctor's own copy of the table lacked") {
+    json config = Config(2);
+    config["disruptionMode"] = {{"all", json::object()}};
+    Diagnosis d = Diagnose(BackendGang("volcano", config));
+    CHECK(d.reason == kUnsupportedProviderCapability);
+    CHECK_THAT(d.message, Catch::Contains(carrier + ".disruptionMode: Forbidden: not supported by "
+                                                    "backend \"volcano\""));
+    config = Config(2);
+    config["backends"] = {{"kai", {{"queue", "team-a"}}}};
+    d = Diagnose(BackendGang("volcano", config));
+    CHECK(d.reason == kUnsupportedProviderCapability);
+    CHECK_THAT(d.message,
+               Catch::Contains(carrier + ".backends.kai: Forbidden: settings for backend "
+                                         "\"kai\", but this Deployment uses backend "
+                                         "\"volcano\""));
+    // Native expresses every row: never this reason.
+    config = Config(2, kZone);
+    config["disruptionMode"] = {{"all", json::object()}};
+    GangInput in = Native(2, 2);
+    in.deployment = Deployment(2, config);
+    CHECK(Diagnose(in).reason != kUnsupportedProviderCapability);
   }
 }
 

@@ -12,8 +12,10 @@ Scenarios, in order (they share the nodes):
   Scheduled         2 members of 1 GPU; then zero writes across resyncs; then a rollout
   ScaleUpPending    the same scaled to 8 after its first placement
   GatedByOther      a Kueue-style gate on the members
-  PodGroupTerminating  the placed gang's PodGroup deleted while its pods run
+  PodGroupTerminating  the placed gang's PodGroup deleted while its pods run (one Event:
+                    the planner's, not a second one from the doctor)
   --gang-status=false  no condition, no Nodes watched
+The other reasons: tests/e2e/test_gang_reasons.py.
 """
 import json
 import subprocess
@@ -21,6 +23,7 @@ import time
 import unittest
 
 from e2e.test_explain import GPU, PODGROUPS, ZONE, gang, node
+from e2e.test_gang_reasons import DoctorChecks
 from lib.cluster import RECONCILER_USER, Env
 from lib.manifests import NS, pod_group_name
 from lib.paths import WASD
@@ -30,7 +33,7 @@ RESYNC_SECONDS = 2
 DEPLOYMENTS = f"/apis/apps/v1/namespaces/{NS}/deployments"
 
 
-class GangStatusTest(unittest.TestCase):
+class GangStatusTest(DoctorChecks, unittest.TestCase):
     maxDiff = None
 
     @classmethod
@@ -86,18 +89,6 @@ class GangStatusTest(unittest.TestCase):
                 if e["involvedObject"]["kind"] == "Deployment" and e["involvedObject"]["name"] == name
                 and e["source"].get("component") == "wasd-reconciler" and e["reason"] in reasons]
 
-    def assert_event(self, name, etype, reason, message):
-        """Exactly one gang doctor Event of `reason` whose message starts with the condition's
-        (the planner's own Warnings may share a reason, e.g. PodGroupTerminating, with
-        other words)."""
-        def matching():
-            return [e for e in self.gang_events(name)
-                    if e["reason"] == reason and e["message"].startswith(message)]
-        wait_for(matching, what=f"{name}: {reason} Event")
-        events = matching()
-        self.assertEqual(len(events), 1, self.gang_events(name))
-        self.assertEqual(events[0]["type"], etype)
-
     def status_patches(self, name, since):
         return [e for e in self.env.srv.Audit(since=since, user=RECONCILER_USER, methods=("PATCH", "PUT"))
                 if e["path"].startswith(f"{DEPLOYMENTS}/{name}/status")]
@@ -126,9 +117,21 @@ class GangStatusTest(unittest.TestCase):
         self.assertEqual(c["lastTransitionTime"] <= c["lastUpdateTime"], True)
         # The same words as `wasd explain`.
         self.assertEqual(self.explain("big")["message"], want)
-        wait_for(lambda: [e for e in self.gang_events("big") if e["reason"] == "Unschedulable"],
-                 what="Unschedulable Event")
-        self.assert_event("big", "Warning", "Unschedulable", want)
+        # One Event: the condition as the doctor first wrote it for the reason (the scheduler's
+        # words follow the members as they arrive), and the next step.
+        step = ("free or add capacity where the fit preview says it is short, lower minCount, or relax "
+                "the pod template's nodeSelector/tolerations")
+        self.assert_doctor_event("big", "Warning", "Unschedulable", step)
+        rs, _ = self.names("big")
+        c = self.counts(8, 8, created=8)
+        self.assert_explain("big", self.condition("big"), step, [
+            "Backend:     native", f"ReplicaSet:  {rs}",
+            f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: PodGroupInitiallyScheduled=False "
+            f"(Unschedulable): {sched}", self.members(c),
+            f"Fit:         largest {ZONE} (zone-a) has room for 6 of 8 members; short 2 {GPU}",
+            f"             per member: cpu 100m, {GPU} 1, pods 1",
+            "             zone-a: room for 6 on 2 nodes",
+            "             zone-b: room for 4 on 1 node"], c)
         # The metrics: one series per state for this Deployment, the gang counted by reason.
         text = self.rec.metrics_text()
         self.assertIn(f'wasd_gang_members{{namespace="{NS}",deployment="big",state="created"}} 8', text)
@@ -146,11 +149,25 @@ class GangStatusTest(unittest.TestCase):
         wait_for(lambda: [e for e in self.gang_events("small") if e["reason"] == "Scheduled"],
                  what="Scheduled Event")
         scheduled_events = len([e for e in self.gang_events("small") if e["reason"] == "Scheduled"])
-        self.assert_event("small", "Normal", "Scheduled", c["message"])
-        # Every status write of the reconciler was a JSON patch of its own entry only.
+        self.assert_doctor_event("small", "Normal", "Scheduled", None)
+        rs, pg = self.names("small")
+        counts = self.counts(2, 2, created=2, bound=2, running=2)
+        self.assert_explain("small", c, "none", [
+            "Backend:     native", f"ReplicaSet:  {rs}",
+            f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: PodGroupInitiallyScheduled=True (Scheduled)",
+            self.members(counts)], counts)
+        # Every status write of the reconciler was a JSON patch of its own entry only (or, on a
+        # Deployment with no status yet, a status of that one entry, guarded by the
+        # resourceVersion the reconciler read).
         for e in self.status_patches("small", 0):
             self.assertEqual(e["method"], "PATCH")
             ops = e["body"]
+            if any(op["path"] == "/status" for op in ops):
+                self.assertEqual([(op["op"], op["path"]) for op in ops],
+                                 [("test", "/metadata/resourceVersion"), ("add", "/status")])
+                self.assertEqual([c["type"] for c in ops[1]["value"]["conditions"]], ["GangScheduled"])
+                self.assertEqual(list(ops[1]["value"]), ["conditions"])
+                continue
             self.assertTrue(all(op["path"].startswith("/status/conditions") or
                                 op["path"] == "/metadata/resourceVersion" for op in ops), ops)
 
@@ -196,10 +213,17 @@ class GangStatusTest(unittest.TestCase):
         c = self.wait_condition("small", "ScaleUpPending", want)
         self.assertEqual(c["status"], "False")
         self.assertEqual(self.explain("small")["message"], want)
-        wait_for(lambda: [e for e in self.gang_events("small") if e["reason"] == "ScaleUpPending"],
-                 what="ScaleUpPending Event")
-        events = [e for e in self.gang_events("small") if e["reason"] == "ScaleUpPending"]
-        self.assertEqual(events[0]["type"], "Warning")
+        step = "free or add capacity for the new members, or scale back to the placed size"
+        self.assert_doctor_event("small", "Warning", "ScaleUpPending", step)
+        rs, _ = self.names("small")
+        counts = self.counts(8, 2, created=8, bound=6, running=6)
+        self.assert_explain("small", c, step, [
+            "Backend:     native", f"ReplicaSet:  {rs}",
+            f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: PodGroupInitiallyScheduled=True (Scheduled)",
+            self.members(counts),
+            f"Fit:         {ZONE} zone-a (where the gang runs) has room for 0 of 2 members; short 2 {GPU}",
+            f"             per member: cpu 100m, {GPU} 1, pods 1",
+            "             zone-a: room for 0 on 2 nodes"], counts)
         self.delete("small")
 
     def test_3_gated_by_other_then_pod_group_terminating(self):
@@ -207,23 +231,47 @@ class GangStatusTest(unittest.TestCase):
         want = "2/2 created, 0 gated by wasd, 2 gated by others, 0 bound, minCount 2"
         c = self.wait_condition("kueued", "GatedByOther", want)
         self.assertEqual(c["status"], "False")
-        wait_for(lambda: [e for e in self.gang_events("kueued") if e["reason"] == "GatedByOther"],
-                 what="GatedByOther Event")
-        self.assert_event("kueued", "Warning", "GatedByOther", want)
+        def kueue_step(first):
+            n = first.split(" gated by others")[0].rsplit(" ", 1)[1]
+            return (f"another controller holds its scheduling gate on {n} members (Kueue's "
+                    "kueue.x-k8s.io/admission: the workload waits for quota in its queue; kubectl get "
+                    "workloads.kueue.x-k8s.io)")
+        self.assert_doctor_event("kueued", "Warning", "GatedByOther", kueue_step)
+        rs, pg = self.names("kueued")
+        counts = self.counts(2, 2, created=2, others=2)
+        self.assert_explain("kueued", c, kueue_step(want), [
+            "Backend:     native", f"ReplicaSet:  {rs}",
+            f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: no status yet", self.members(counts),
+            f"Fit:         largest {ZONE} (zone-a) has room for 2 of 2 members",
+            "             per member: cpu 100m, pods 1",
+            "             zone-a: room for 220 on 2 nodes",
+            "             zone-b: room for 110 on 1 node"], counts)
         for p in self.env.pods("kueued"):
             self.env.patch(f"/api/v1/namespaces/{NS}/pods/{p['metadata']['name']}",
                            {"spec": {"schedulingGates": []}})
         c = self.wait_condition("kueued", "Scheduled")
         self.assertEqual(c["status"], "True")
         # The transition time moved with the status (False -> True).
-        _, pg = self.names("kueued")
+        rs, pg = self.names("kueued")
         self.assertEqual(self.env.delete(f"{PODGROUPS}/{pg}"), 200)
         c = self.wait_condition("kueued", "PodGroupTerminating")
         self.assertEqual(c["message"], f"PodGroup {pg} is being deleted; 2/2 created, 0 gated by wasd, "
                                        "2 bound, minCount 2")
         wait_for(lambda: [e for e in self.gang_events("kueued") if e["reason"] == "PodGroupTerminating"],
                  what="PodGroupTerminating Event")
-        self.assert_event("kueued", "Warning", "PodGroupTerminating", f"PodGroup {pg} is being deleted")
+        # One Event for the fact, the planner's (it says what wasd does about it); the doctor
+        # posts none for a reason the reconciler already announces.
+        events = [(e["type"], e["message"]) for e in self.gang_events("kueued") if e["reason"] == "PodGroupTerminating"]
+        self.assertEqual(events, [("Warning", f"PodGroup {pg} is Terminating while pods that ran or are bound still "
+                                              "name it (its podgroup-protection finalizer waits for them); it is "
+                                              "re-created as soon as it is gone, and the new pods of ReplicaSet "
+                                              f"{rs} stay gated until then")])
+        counts = self.counts(2, 2, created=2, bound=2, running=2)
+        self.assert_explain("kueued", c, "wait for its old pods to finish (the deletion waits for them); the "
+                            "reconciler then creates it again", [
+                                "Backend:     native", f"ReplicaSet:  {rs}",
+                                f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: "
+                                "PodGroupInitiallyScheduled=True (Scheduled)", self.members(counts)], counts)
         self.delete("kueued")
 
     def test_4_gang_status_off(self):

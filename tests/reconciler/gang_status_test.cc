@@ -134,6 +134,23 @@ TEST_CASE("gang status: no conditions array yet: created under a resourceVersion
   }
 }
 
+TEST_CASE("gang status: one Event per fact: none from the doctor where the reconciler reports it",
+          "[unit][gang]") {
+  // The planner's ForeignObject, PodGroupTerminating and InvalidSchedulingConfiguration
+  // Warnings, the controller's APINotServed.
+  for (const std::string_view reason :
+       {doctor::kForeignObject, doctor::kPodGroupTerminating,
+        doctor::kInvalidSchedulingConfiguration, doctor::kAPINotAvailable}) {
+    CHECK(AnnouncedByReconciler(reason));
+  }
+  for (const std::string_view reason :
+       {doctor::kUnsupportedProviderCapability, doctor::kPodGroupMissing, doctor::kWaitingForQuorum,
+        doctor::kGatedByOther, doctor::kUnschedulable, doctor::kQueueBlocked,
+        doctor::kScaleUpPending, doctor::kScheduled}) {
+    CHECK_FALSE(AnnouncedByReconciler(reason));
+  }
+}
+
 TEST_CASE("gang status: Events per Deployment are rate-limited", "[unit][gang]") {
   GangEventLimiter limiter;
   const auto t0 = GangEventLimiter::Clock::time_point{} + std::chrono::hours(1);
