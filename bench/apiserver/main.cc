@@ -21,7 +21,8 @@
 //              once); ReplicaSet -> pods, each created as the pod webhook would
 //              leave it (the wasd.io/pod-group gate, spec.schedulingGroup) and
 //              padded with the bulk of a realistic pod (--pod-fixture)
-//   /debug/apply   POST a JSON array of Deployments: created or replaced
+//   /debug/apply   POST a JSON array of Deployments: created or replaced (the
+//              status kept, as an update of the main resource keeps it)
 //   /debug/stats   counts of objects and of the requests of User-Agent "wasd"
 //
 // Plain HTTP on 127.0.0.1 only, no authentication.
@@ -635,6 +636,15 @@ Reply Server::Update(const Target& t, json obj) {
   json old = json::parse(*it->second.text);
   obj["metadata"]["uid"] = old["metadata"]["uid"];
   obj["metadata"]["creationTimestamp"] = old["metadata"].value("creationTimestamp", Now());
+  // A PUT of the main resource leaves status alone (every resource here
+  // that has one serves it as a subresource in kube-apiserver).
+  if (!t.status) {
+    if (old.contains("status")) {
+      obj["status"] = old["status"];
+    } else {
+      obj.erase("status");
+    }
+  }
   if (!t.ns.empty()) obj["metadata"]["namespace"] = t.ns;
   const Stored& s = Put(t.res, key, obj, "MODIFIED");
   Changed(t.res, key);
@@ -913,6 +923,13 @@ Reply Server::Apply(const std::string& body) {
       json old = json::parse(*it->second.text);
       d["metadata"]["uid"] = old["metadata"]["uid"];
       d["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"];
+      // As kube-apiserver updates the main resource: status (the gang
+      // doctor's GangScheduled condition) is the status subresource's.
+      if (old.contains("status")) {
+        d["status"] = old["status"];
+      } else {
+        d.erase("status");
+      }
       Put(kDeployments, key, d, "MODIFIED");
       Changed(kDeployments, key);
       ++replaced;

@@ -8,6 +8,7 @@ never time:
   * resync: a full --resync-period after convergence writes nothing;
   * rollout of 10 %: 1 new PodGroup and 1 gate lift per new pod, the old
     PodGroups deleted once their pods are gone;
+  * scale to zero of 10 % others: their PodGroups deleted, nothing else;
   * no write refused by the server in any phase (a refused write is one
     planned from a stale cache: a second create, a second gate lift, a
     delete of a PodGroup already deleted);
@@ -33,7 +34,7 @@ class ScaleQuick(unittest.TestCase):
     def test_minimum_writes_and_bounded_memory(self):
         p = subprocess.run([sys.executable, SCRIPT, "--n", str(N), "--replicas", str(REPLICAS),
                             "--qps", "0", "--workers", "2", "--resync", "5", "--timeout", "240",
-                            "--phases", "create,resync,rollout", "--json"],
+                            "--phases", "create,resync,rollout,zero", "--json"],
                            capture_output=True, text=True, timeout=400)
         sys.stdout.write(p.stderr[-4000:])
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
@@ -62,6 +63,8 @@ class ScaleQuick(unittest.TestCase):
         writes = Succeeded(rollout["writes"])
         self.assertEqual(writes, {"POST podgroups": N // 10, "DELETE podgroups": N // 10,
                                   "PATCH pods": N // 10 * REPLICAS}, rollout)
+        zero = r["phases"]["zero"]
+        self.assertEqual(Succeeded(zero["writes"]), {"DELETE podgroups": N // 10}, zero)
         self.assertEqual(r["reconciler_log_errors"], 0)
         grown = create["rss_bytes"] - r["idle_rss_bytes"]
         self.assertLessEqual(grown, 8 * MIB + N * REPLICAS * 2 * KIB,
