@@ -300,7 +300,11 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
   f.Bool("gang-status", &o.gang_status,
          "publish the gang doctor's diagnosis: the GangScheduled condition and Events on\n"
-         "each Deployment and the wasd_gang_* metrics (also watches Nodes and bound pods)");
+         "each Deployment and the wasd_gang_* metrics (also watches Nodes and bound pods\n"
+         "once a gang is Unschedulable)");
+  f.Duration("gang-status-delay", &o.gang_status_delay, milliseconds(0),
+             "write a GangScheduled condition that is not Scheduled only once it has held\n"
+             "this long (a gang on its way passes through transient reasons; 0: at once)");
   f.Custom("kube-api-qps", "N",
            "requests per second to the API server, on average (client-side token\n"
            "bucket; 0 turns the client-side limit off, the API server's priority\n"

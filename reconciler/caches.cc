@@ -1,6 +1,9 @@
 #include "reconciler/caches.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <set>
+#include <string_view>
 
 #include "reconciler/api.h"
 #include "reconciler/projections.h"
@@ -61,6 +64,45 @@ std::string WorkloadNameOf(const json& pg) {
 
 }  // namespace
 
+namespace {
+
+// Objects `a` and `b` have the same members with equal values, those named
+// in `skip` aside.
+bool EqualExcept(const json& a, const json& b, std::initializer_list<std::string_view> skip) {
+  const auto skipped = [&skip](const std::string& key) {
+    return std::find(skip.begin(), skip.end(), key) != skip.end();
+  };
+  std::size_t compared = 0;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (skipped(it.key())) continue;
+    const auto other = b.find(it.key());
+    if (other == b.end() || *other != it.value()) return false;
+    ++compared;
+  }
+  std::size_t in_b = 0;
+  for (auto it = b.begin(); it != b.end(); ++it) in_b += skipped(it.key()) ? 0 : 1;
+  return compared == in_b;
+}
+
+}  // namespace
+
+bool OnlyStatusMoved(const json& before, const json& after) {
+  const json* m1 = workloadbuilder::Member(before, "metadata");
+  const json* m2 = workloadbuilder::Member(after, "metadata");
+  if (!before.is_object() || !after.is_object() || m1 == nullptr || m2 == nullptr ||
+      !m1->is_object() || !m2->is_object()) {
+    return false;
+  }
+  // A resync (or a relist) delivers the object unchanged: not a status write.
+  const std::string* rv1 =
+      workloadbuilder::AsString(workloadbuilder::Member(*m1, "resourceVersion"));
+  const std::string* rv2 =
+      workloadbuilder::AsString(workloadbuilder::Member(*m2, "resourceVersion"));
+  if (rv1 == nullptr || rv2 == nullptr || *rv1 == *rv2) return false;
+  return EqualExcept(before, after, {"status", "metadata"}) &&
+         EqualExcept(*m1, *m2, {"resourceVersion"});
+}
+
 Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWrites& recent,
                std::function<void(const std::string&)> enqueue,
                const std::vector<workloadbuilder::Backend>& backends)
@@ -75,8 +117,11 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
   podgroups_ = MakeInformer(client_, PodGroups(), "", {}, SchedulingObjectProjection());
 
   auto key_of = [this](const kube::ObjectPtr& d) { enqueue_(Key(NamespaceOf(*d), NameOf(*d))); };
-  deployments_->AddEventHandlers(
-      {key_of, [key_of](const kube::ObjectPtr&, const kube::ObjectPtr& d) { key_of(d); }, key_of});
+  deployments_->AddEventHandlers({key_of,
+                                  [key_of](const kube::ObjectPtr& old, const kube::ObjectPtr& d) {
+                                    if (old == nullptr || !OnlyStatusMoved(*old, *d)) key_of(d);
+                                  },
+                                  key_of});
   replicasets_->AddEventHandlers(
       {[this](const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
@@ -122,23 +167,19 @@ void Caches::StartCore() {
   deployments_->Start();
   replicasets_->Start();
   pods_->Start();
-  if (nodes_ != nullptr) nodes_->Start();
-  if (bound_pods_ != nullptr) bound_pods_->Start();
 }
 
-std::vector<json> Caches::Nodes() const {
-  std::vector<json> out;
+bool Caches::FitInputs(std::vector<json>* nodes, std::vector<json>* bound_pods) {
+  if (nodes_ == nullptr) return false;
+  if (!fit_started_.exchange(true)) {
+    nodes_->Start();
+    bound_pods_->Start();
+  }
   // Both or neither: free capacity from Nodes without their pods overstates.
-  if (nodes_ == nullptr || !nodes_->HasSynced() || !bound_pods_->HasSynced()) return out;
-  for (const kube::ObjectPtr& n : nodes_->List()) out.push_back(*n);
-  return out;
-}
-
-std::vector<json> Caches::BoundPods() const {
-  std::vector<json> out;
-  if (bound_pods_ == nullptr || !bound_pods_->HasSynced()) return out;
-  for (const kube::ObjectPtr& p : bound_pods_->List()) out.push_back(*p);
-  return out;
+  if (!nodes_->HasSynced() || !bound_pods_->HasSynced()) return false;
+  for (const kube::ObjectPtr& n : nodes_->List()) nodes->push_back(*n);
+  for (const kube::ObjectPtr& p : bound_pods_->List()) bound_pods->push_back(*p);
+  return true;
 }
 
 void Caches::StartScheduling() {

@@ -13,9 +13,14 @@
 // (LinkedPodGroupName: spec.schedulingGroup, an annotation or a label).
 //
 // Every event enqueues the key of the Deployment it concerns (if that
-// Deployment is in the cache). Workloads and PodGroups are watched only once
-// the scheduling API is known to be served (StartScheduling); a backend's
-// group objects only once its API is (StartGroups).
+// Deployment is in the cache) — except a Deployment update that moved only
+// its status (and resourceVersion): no planner input changed. That is the
+// Deployment controller's status writes and the gang doctor's own
+// GangScheduled patch, each of which would otherwise cost one more
+// reconcile; a foreign edit of the GangScheduled entry is put right at the
+// next reconcile (a pod or ReplicaSet event, or the resync). Workloads and PodGroups are watched
+// only once the scheduling API is known to be served (StartScheduling); a backend's group objects
+// only once its API is (StartGroups).
 //
 // Assemble() builds the planner's input for one Deployment from the caches,
 // with RecentWrites applied on top.
@@ -45,6 +50,11 @@
 
 namespace wasd::reconciler {
 
+// Deployment `after` differs from `before` only in status (and a new
+// metadata.resourceVersion): a status write, which changes no planner input.
+// False for a resync's unchanged object (same resourceVersion). Pure.
+bool OnlyStatusMoved(const nlohmann::json& before, const nlohmann::json& after);
+
 class Caches {
  public:
   // `enqueue` receives "ns/name" Deployment keys, on informer threads.
@@ -58,11 +68,14 @@ class Caches {
   Caches(const Caches&) = delete;
   Caches& operator=(const Caches&) = delete;
 
-  // The gang doctor's fit preview (--gang-status): also watch Nodes and the
-  // pods bound to them in every namespace (projected to what PodRequests
-  // reads). Before StartCore, which starts them.
+  // The gang doctor's fit preview (--gang-status): makes the informers of
+  // Nodes and of the pods bound to them in every namespace (projected to
+  // what PodRequests reads). They start on the first FitInputs call, not
+  // with StartCore: the fit preview is needed only once a gang is
+  // Unschedulable or ScaleUpPending, and a cluster whose gangs are placed
+  // never pays for a watch of every Node and bound pod. Before StartCore.
   void EnableGangStatus();
-  void StartCore();        // Deployments, ReplicaSets, Pods (+ Nodes, bound pods)
+  void StartCore();        // Deployments, ReplicaSets, Pods
   void StartScheduling();  // Workloads, PodGroups
   // The group objects of `backend` (native: StartScheduling).
   void StartGroups(workloadbuilder::Backend backend);
@@ -81,9 +94,14 @@ class Caches {
   // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;
-  // The gang doctor's fit preview inputs (empty without EnableGangStatus).
-  std::vector<nlohmann::json> Nodes() const;
-  std::vector<nlohmann::json> BoundPods() const;
+  // The gang doctor's fit preview inputs: every Node and bound pod into
+  // `nodes` and `bound_pods` (copies: the preview is rare, and the doctor
+  // takes values). Starts the two informers on the first call. False (and
+  // nothing filled) until both have delivered their first list, or without
+  // EnableGangStatus. Thread-safe.
+  bool FitInputs(std::vector<nlohmann::json>* nodes, std::vector<nlohmann::json>* bound_pods);
+  // FitInputs was called (its informers run).
+  bool fit_started() const { return fit_started_; }
 
  private:
   void EnqueueIfManaged(const std::string& ns, const std::string& deployment);
@@ -110,8 +128,11 @@ class Caches {
   std::unique_ptr<kube::Informer> podgroups_;
   // Group objects of the allowed non-native backends.
   std::map<workloadbuilder::Backend, std::unique_ptr<kube::Informer>> backend_groups_;
-  std::unique_ptr<kube::Informer> nodes_;       // EnableGangStatus only
-  std::unique_ptr<kube::Informer> bound_pods_;  // EnableGangStatus only
+  // EnableGangStatus only; set before the informers start, started by the
+  // first FitInputs (fit_started_ makes that once).
+  std::unique_ptr<kube::Informer> nodes_;
+  std::unique_ptr<kube::Informer> bound_pods_;
+  std::atomic<bool> fit_started_{false};
   ObjectIndex rs_by_deployment_;
   ObjectIndex pods_by_group_;
   ObjectIndex workloads_by_deployment_;

@@ -97,7 +97,8 @@ class Controller {
     metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
     if (options.gang_status) {
       caches_.EnableGangStatus();
-      gang_ = std::make_unique<GangStatus>(api_, events_, log_, options_.backends.facts);
+      gang_ = std::make_unique<GangStatus>(api_, events_, log_, options_.backends.facts,
+                                           options.gang_status_delay);
       metrics_.SetExtraSource([this](std::string* out) { gang_->Render(out); });
     }
   }
@@ -319,9 +320,19 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   };
   const std::uint64_t writes_before = metrics_.writes();
   result = RunPlanRounds(key, observe, api_, executor_, log_);
-  // The plan wrote (a PodGroup created, gates lifted): read again, with the
-  // writes on top (RecentWrites), so the condition says what is now true.
-  if (gang_ && metrics_.writes() != writes_before) last = caches_.Assemble(ns, name);
+  // The plan wrote (a PodGroup created, gates lifted): what it read is out
+  // of date. With settling on, the gang doctor looks when the settle time
+  // ends (GangStatus::Defer); without, read again, with the writes on top
+  // (RecentWrites), so the condition says what is now true.
+  if (gang_ && metrics_.writes() != writes_before) {
+    if (const std::optional<std::chrono::milliseconds> later = gang_->Defer(ns, name)) {
+      if (result.status.ok() && (!result.requeue_after || *later < *result.requeue_after)) {
+        result.requeue_after = later;
+      }
+      return result;
+    }
+    last = caches_.Assemble(ns, name);
+  }
   // Also after a failed write: a group object the API server refuses to
   // create is exactly what the doctor's PodGroupMissing is for.
   PublishGangStatus(last, ns, name, true, result);
@@ -332,8 +343,20 @@ void Controller::PublishGangStatus(const PlanInput& observed, const std::string&
                                    const std::string& name, bool api_served,
                                    ReconcileResult& result) {
   if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
-  base::Status s = gang_->Update(caches_, observed, ns, name, api_served);
-  if (!s.ok() && result.status.ok()) result.status = std::move(s);  // the first error is retried
+  GangUpdate u = gang_->Update(
+      observed, ns, name, api_served,
+      [this](std::vector<nlohmann::json>* nodes, std::vector<nlohmann::json>* bound_pods) {
+        return caches_.FitInputs(nodes, bound_pods);
+      });
+  if (!u.status.ok()) {
+    if (result.status.ok()) result.status = std::move(u.status);  // the first error is retried
+    return;
+  }
+  // Settling or waiting for the fit preview: come back when it is due (the
+  // sooner of that and the plan's own requeue).
+  if (u.recheck && (!result.requeue_after || *u.recheck < *result.requeue_after)) {
+    result.requeue_after = u.recheck;
+  }
 }
 
 void Controller::Worker() {

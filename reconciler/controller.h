@@ -50,8 +50,16 @@ struct ControllerOptions {
   workloadbuilder::BackendSettings backends;
   // --gang-status: the gang doctor's GangScheduled condition, Events and
   // wasd_gang_* metrics (reconciler/gang_status.h); also watches Nodes and
-  // bound pods for the fit preview.
+  // bound pods for the fit preview, from the first gang that needs one.
   bool gang_status = true;
+  // --gang-status-delay: how long a GangScheduled condition that is not
+  // Scheduled waits before it is written (transient reasons of a gang on
+  // its way are not published; reconciler/gang_status.h). 0: at once.
+  // 5 s: kube-scheduler places a gang that fits within a second or two of
+  // its last gate being lifted, so such a gang reaches Scheduled before
+  // anything is written, and a Pending gang is still explained long before
+  // anyone looks.
+  std::chrono::milliseconds gang_status_delay{std::chrono::seconds(5)};
 };
 
 // The backends `settings` allows, in kAllBackends order (only `backend`

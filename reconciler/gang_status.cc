@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
+#include <string_view>
 #include <vector>
 
 #include "planner/object_util.h"
-#include "reconciler/caches.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 
@@ -140,14 +141,80 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
   return true;
 }
 
-base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& plan,
-                                const std::string& ns, const std::string& name, bool api_served) {
+std::chrono::milliseconds SettleWait(const GangCondition& c,
+                                     std::chrono::steady_clock::time_point stale_since,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::chrono::milliseconds settle) {
+  if (c.status == "True" || settle <= std::chrono::milliseconds(0)) return {};
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(stale_since + settle - now);
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
+std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served) {
+  std::uint64_t h = api_served ? 1 : 2;
+  const auto mix = [&h](const planner::Object& o) {
+    if (o == nullptr) return;
+    for (const char* key : {"uid", "resourceVersion"}) {
+      const std::string* v =
+          workloadbuilder::AsString(workloadbuilder::MemberPath(*o, {"metadata", key}));
+      const std::size_t x = std::hash<std::string_view>{}(v != nullptr ? *v : std::string_view());
+      // boost::hash_combine's mixing step.
+      h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    }
+  };
+  mix(observed.deployment);
+  for (const auto* list :
+       {&observed.replicasets, &observed.pods, &observed.podgroups, &observed.workloads}) {
+    // The count too: an object gone and another's version moved never cancel out.
+    h ^= list->size() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    for (const planner::Object& o : *list) mix(o);
+  }
+  return h == 0 ? 1 : h;
+}
+
+std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangInput& in,
+                                                             const FitInputsFn& fit,
+                                                             const std::string& key,
+                                                             Clock::time_point now) {
+  doctor::Diagnosis d = doctor::Diagnose(in);
+  // The fit preview only once the scheduler (or the backend) has said the
+  // gang, or its new members, cannot be placed: it reads every Node and bound
+  // pod, so a gang that is placed or still on its way never pays for it.
+  if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) return d;
+  if (!fit || !fit(&in.nodes, &in.bound_pods)) {
+    // The informers started just now (or are still listing): wait for them,
+    // up to kFitSyncWait, so the first condition and Event carry the preview.
+    std::lock_guard lock(mu_);
+    Published& g = gangs_[key];
+    if (!g.fit_wait_since) g.fit_wait_since = now;
+    if (now - *g.fit_wait_since < kFitSyncWait) return std::nullopt;
+    return d;
+  }
+  {
+    std::lock_guard lock(mu_);
+    gangs_[key].fit_wait_since.reset();
+  }
+  if (!in.nodes.empty()) d = doctor::Diagnose(in);
+  return d;
+}
+
+GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string& ns,
+                              const std::string& name, bool api_served, const FitInputsFn& fit) {
+  GangUpdate out;
   if (plan.deployment == nullptr) {
     Forget(ns, name);
-    return base::Status::Ok();
+    return out;
   }
   const json& deployment = *plan.deployment;
-  if (planner::IsTerminating(deployment)) return base::Status::Ok();
+  if (planner::IsTerminating(deployment)) return out;
+  const std::string key = ns + "/" + name;
+  const Clock::time_point now = now_();
+  const std::uint64_t fingerprint = InputsFingerprint(plan, api_served);
+  {
+    std::lock_guard lock(mu_);
+    const auto it = gangs_.find(key);
+    if (it != gangs_.end() && it->second.settled_inputs == fingerprint) return out;
+  }
   doctor::GangInput in;
   in.deployment = deployment;
   for (const auto& rs : plan.replicasets) in.replicasets.push_back(*rs);
@@ -160,51 +227,68 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
   }
   in.api_served = api_served;
   in.facts = facts_;
-  doctor::Diagnosis d = doctor::Diagnose(in);
-  // The fit preview only once the scheduler (or the backend) has said the
-  // gang, or its new members, cannot be placed: it reads every Node and bound
-  // pod, so a gang that is placed or still on its way never pays for it.
-  if (d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending) {
-    in.nodes = caches.Nodes();
-    if (!in.nodes.empty()) {
-      in.bound_pods = caches.BoundPods();
-      d = doctor::Diagnose(in);
-    }
+  const std::optional<doctor::Diagnosis> diagnosed = DiagnoseWithFit(in, fit, key, now);
+  if (!diagnosed) {
+    out.recheck = kGangRecheck;
+    return out;
   }
+  const doctor::Diagnosis& d = *diagnosed;
   const GangCondition c = ConditionFor(d);
   const json* old = FindGangCondition(deployment);
   const std::string old_reason = old != nullptr ? Str(*old, "reason") : "";
   const std::string old_status = old != nullptr ? Str(*old, "status") : "";
+  const std::optional<json> patch = ConditionPatch(deployment, c, NowRfc3339());
   {
     std::lock_guard lock(mu_);
-    gangs_[ns + "/" + name] = Published{d.reason, d.counts};
+    Published& g = gangs_[key];
+    g.reason = d.reason;
+    g.counts = d.counts;
+    g.settled_inputs = 0;
+    if (!patch) {
+      g.stale_since.reset();
+      // Up to date. Not for a gang that wants a fit preview: Nodes and
+      // bound pods are not in the fingerprint.
+      if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) {
+        g.settled_inputs = fingerprint;
+      }
+      return out;
+    }
+    if (!g.stale_since) g.stale_since = now;
+    const std::chrono::milliseconds wait = SettleWait(c, *g.stale_since, now, settle_);
+    if (wait > std::chrono::milliseconds(0)) {
+      out.recheck = wait;
+      return out;
+    }
   }
-  const std::optional<json> patch = ConditionPatch(deployment, c, NowRfc3339());
-  if (!patch) return base::Status::Ok();
   base::Result<json> r = api_.JsonPatch(kube::Deployments().Sub("status"), ns, name, *patch);
   if (!r.ok()) {
-    // A failed `test`: the cache is behind; the watch brings the newer
-    // Deployment and with it another reconcile.
+    // A failed `test`: the cache is behind. The Deployment's watch event
+    // does not bring another reconcile when only its status moved
+    // (Caches), so look again shortly.
     if (r.status().http_code() == 422 || r.status().conflict() || r.status().not_found()) {
       log_.Debug("GangScheduled condition not written: the cached Deployment is stale",
-                 {{"deployment", ns + "/" + name}, {"error", r.status().ToString()}});
-      return base::Status::Ok();
+                 {{"deployment", key}, {"error", r.status().ToString()}});
+      if (!r.status().not_found()) out.recheck = kGangRecheck;
+      return out;
     }
-    return r.status();
+    out.status = r.status();
+    return out;
   }
-  log_.Info("GangScheduled condition written", {{"deployment", ns + "/" + name},
-                                                {"status", c.status},
-                                                {"reason", c.reason},
-                                                {"message", c.message}});
+  log_.Info(
+      "GangScheduled condition written",
+      {{"deployment", key}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}});
   bool post = false;
   {
     std::lock_guard lock(mu_);
     ++patches_;
+    gangs_[key].stale_since.reset();
     if (c.reason != old_reason && !AnnouncedByReconciler(c.reason)) {
       post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
     }
   }
-  if (old_status == "False" && c.status == "True") {
+  // The first True: also a gang placed within the settle time, which never
+  // had a False condition written.
+  if (old_status != "True" && c.status == "True") {
     if (const std::optional<double> s = PendingSeconds(d)) pending_.Observe(*s);
   }
   if (post) {
@@ -215,7 +299,20 @@ base::Status GangStatus::Update(const Caches& caches, const planner::PlanInput& 
       ++events_posted_;
     }
   }
-  return base::Status::Ok();
+  return out;
+}
+
+std::optional<std::chrono::milliseconds> GangStatus::Defer(const std::string& ns,
+                                                           const std::string& name) {
+  if (settle_ <= std::chrono::milliseconds(0)) return std::nullopt;
+  const Clock::time_point now = now_();
+  std::lock_guard lock(mu_);
+  Published& g = gangs_[ns + "/" + name];
+  g.settled_inputs = 0;
+  if (!g.stale_since) g.stale_since = now;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*g.stale_since + settle_ - now);
+  // Settled already (a plan that keeps writing): look again soon.
+  return std::max(left, kGangRecheck);
 }
 
 void GangStatus::Forget(const std::string& ns, const std::string& name) {
@@ -243,6 +340,7 @@ void GangStatus::Render(std::string* out) const {
                         "Members of each opted-in Deployment's current ReplicaSet by state "
                         "(created, gated by wasd, gated by others, bound, running, failed).");
   for (const auto& [key, g] : gangs) {
+    if (g.reason.empty()) continue;  // deferred, not diagnosed yet
     const std::size_t slash = key.find('/');
     std::string labels = "namespace=\"";
     metrics::AppendLabelValue(&labels, key.substr(0, slash));

@@ -27,12 +27,37 @@
 //                   first member created → the gang is Scheduled); series
 //                   of a Deployment are dropped when it goes (Forget).
 //
+// Settling (--gang-status-delay; 0 turns it off; default:
+// ControllerOptions::gang_status_delay): a gang on its way passes through
+// transient reasons in milliseconds (PodGroupMissing, then WaitingForQuorum
+// with counts that move as members are created and their gates lifted). A
+// condition that is not Scheduled is written only once the Deployment's
+// GangScheduled entry has been out of date for the settle time; Update then
+// asks for a re-diagnosis when it elapses (the reconcile's requeue_after),
+// and writes what is true then. Scheduled is written at once, by the first
+// reconcile that reads it. A gang that is created and placed within the
+// settle time costs one write (Scheduled) and one Event; a gang that stays
+// pending gets its condition and Event after the settle time; a gang whose
+// reason keeps changing is written at most once per settle time.
+//
+// A reconcile whose plan wrote does not diagnose at once (Defer): the gang
+// is diagnosed when its settle time ends, from a fresh read.
+//
+// A Deployment whose objects did not change since a diagnosis found its
+// condition up to date is not diagnosed again (InputsFingerprint): a resync
+// costs a hash of resourceVersions per gang, not a copy and a Diagnose.
+//
 // Inputs: the planner's input from the caches (Deployment, ReplicaSets,
 // pods, group objects, Workload), the pods' PodScheduled condition (no
 // Event informer: the scheduler's verdict is on the pod already watched),
 // and — only when that first diagnosis is Unschedulable or ScaleUpPending —
-// Nodes and the pods bound to them (Caches::EnableGangStatus) for the fit
-// preview. Any other gang costs one Diagnose over its own objects.
+// Nodes and the pods bound to them (`fit`: Caches::FitInputs) for the fit
+// preview.
+// Those two informers start on the first such diagnosis, not at start-up: a
+// cluster whose gangs are placed never lists its Nodes. Until they have
+// synced the gang's condition waits (a re-diagnosis every kGangRecheck, at
+// most kFitSyncWait; then it is written without the preview). Any other gang costs one Diagnose
+// over its own objects.
 //
 // The pure parts (GangCondition, ConditionPatch, GangEventLimiter) are
 // tested in tests/reconciler/gang_status_test.cc.
@@ -43,11 +68,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -62,8 +89,6 @@
 
 namespace wasd::reconciler {
 
-class Caches;
-
 inline constexpr std::string_view kGangScheduledType = "GangScheduled";
 // Gang Events per Deployment: this many in a row (a gang's life — created,
 // gated, placed, a rollout, a scale-up — changes reason 3 to 6 times), then
@@ -77,6 +102,15 @@ inline constexpr std::string_view kGangMemberStates[] = {"created", "gated",   "
 // Buckets (seconds) of wasd_gang_pending_seconds: 1 s to 1 h.
 inline constexpr std::array<double, 10> kGangPendingBuckets = {1,   5,   15,  30,   60,
                                                                120, 300, 600, 1800, 3600};
+
+// Re-diagnose this soon while the fit preview's informers sync (a Node list
+// is one request; 250 ms keeps the first Unschedulable condition close to
+// the scheduler's verdict) and after a patch refused for a stale cache (the
+// watch brings the newer Deployment within milliseconds).
+inline constexpr std::chrono::milliseconds kGangRecheck{250};
+// Give up waiting for the fit preview's informers after this long (Nodes
+// not readable): the condition goes out without the preview.
+inline constexpr std::chrono::milliseconds kFitSyncWait{10'000};
 
 struct GangCondition {
   std::string status;  // "True" | "False"
@@ -105,6 +139,23 @@ const nlohmann::json* FindGangCondition(const nlohmann::json& deployment);
 std::optional<nlohmann::json> ConditionPatch(const nlohmann::json& deployment,
                                              const GangCondition& c, std::string_view now);
 
+// How long a condition that differs from the Deployment's waits before it
+// is written: zero for Scheduled (`c.status` "True") or without settling
+// (`settle` <= 0); else what remains of `settle` since `stale_since`, when
+// the Deployment's entry was first seen out of date (zero once it passed).
+// Pure.
+std::chrono::milliseconds SettleWait(const GangCondition& c,
+                                     std::chrono::steady_clock::time_point stale_since,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::chrono::milliseconds settle);
+
+// The objects a diagnosis reads, in one number: the uid and resourceVersion
+// of the Deployment and of each ReplicaSet, pod, group object and Workload,
+// and `api_served`. Equal fingerprints: the same diagnosis (Diagnose is pure;
+// the fit preview, which reads more, is never skipped). A 64-bit hash: a
+// collision costs one skipped diagnosis until the next change. Pure.
+std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served);
+
 // Per-Deployment token bucket for gang Events. Not thread-safe (GangStatus
 // guards it); at most kMaxRememberedEvents Deployments remembered.
 class GangEventLimiter {
@@ -120,26 +171,54 @@ class GangEventLimiter {
   std::map<std::string, Bucket> buckets_;
 };
 
+// What Update did: `status` not ok is a failed patch (the caller requeues
+// with backoff); `recheck`: diagnose this Deployment again after this long
+// (settling, the fit preview's informers syncing, a stale cache).
+struct GangUpdate {
+  base::Status status;
+  std::optional<std::chrono::milliseconds> recheck;
+};
+
+// The fit preview's inputs: fills every Node and bound pod and returns true,
+// or false while they are not known yet (Caches::FitInputs).
+using FitInputsFn = std::function<bool(std::vector<nlohmann::json>* nodes,
+                                       std::vector<nlohmann::json>* bound_pods)>;
+
 class GangStatus {
  public:
+  using Clock = std::chrono::steady_clock;
   // `facts`: the reconciler's cluster facts (--volcano-topology-tiers, ...),
   // which the diagnosis needs to judge what a backend can express; must
-  // outlive this object.
-  GangStatus(Api& api, EventRecorder& events, const base::Logger& log,
-             const workloadbuilder::ClusterFacts& facts)
+  // outlive this object. `settle`: --gang-status-delay (see the header comment). `now`: the clock
+  // of settling and of the fit wait (tests inject one).
+  GangStatus(
+      Api& api, EventRecorder& events, const base::Logger& log,
+      const workloadbuilder::ClusterFacts& facts, std::chrono::milliseconds settle,
+      std::function<Clock::time_point()> now = [] { return Clock::now(); })
       : api_(api),
         events_(events),
         log_(log),
         facts_(facts),
+        settle_(settle),
+        now_(std::move(now)),
         pending_(std::vector<double>(kGangPendingBuckets.begin(), kGangPendingBuckets.end())) {}
 
-  // Diagnoses Deployment ns/name from `caches` and publishes it. `api_served`:
-  // the Deployment's backend API is served. An error is a failed patch (the
-  // caller requeues); a stale cache (failed `test`) is not an error.
-  // `observed`: the Deployment's objects as the reconcile last read them
-  // (Caches::Assemble; no second read of the caches).
-  base::Status Update(const Caches& caches, const planner::PlanInput& observed,
-                      const std::string& ns, const std::string& name, bool api_served);
+  // Diagnoses Deployment ns/name and publishes it. `observed`: the
+  // Deployment's objects as the reconcile last read them (Caches::Assemble;
+  // no second read of the caches). `api_served`: the Deployment's backend
+  // API is served. `fit`: called only for an Unschedulable or ScaleUpPending
+  // diagnosis. A stale cache (failed `test`) is not an error: it asks for a
+  // recheck.
+  GangUpdate Update(const planner::PlanInput& observed, const std::string& ns,
+                    const std::string& name, bool api_served, const FitInputsFn& fit);
+  // The plan just wrote for Deployment ns/name (a PodGroup created, gates
+  // lifted): what the reconcile read is out of date. With settling on, the
+  // diagnosis waits for the settle time anyway, so it is not made now (no
+  // second read of the caches): the gang's condition counts as out of date
+  // from now (unless it already was) and the returned delay is when to
+  // diagnose it. Without settling: nullopt (the caller reads again and
+  // calls Update).
+  std::optional<std::chrono::milliseconds> Defer(const std::string& ns, const std::string& name);
   // The Deployment is gone: its series go too.
   void Forget(const std::string& ns, const std::string& name);
   // Appends the wasd_gang_* families.
@@ -152,11 +231,26 @@ class GangStatus {
   struct Published {
     std::string reason;
     doctor::Counts counts;
+    // When the Deployment's GangScheduled entry was first seen out of date
+    // (settling), and when this gang first waited for the fit preview's
+    // informers; unset when not.
+    std::optional<Clock::time_point> stale_since;
+    std::optional<Clock::time_point> fit_wait_since;
+    // InputsFingerprint of the last diagnosis that found the Deployment's
+    // condition up to date (0: none): the same inputs again (a resync, an
+    // event that changed nothing the doctor reads) skip the diagnosis.
+    std::uint64_t settled_inputs = 0;
   };
+  // The diagnosis of `in`, with the fit preview when it needs one; nullopt
+  // while the preview's informers sync (the caller rechecks).
+  std::optional<doctor::Diagnosis> DiagnoseWithFit(doctor::GangInput& in, const FitInputsFn& fit,
+                                                   const std::string& key, Clock::time_point now);
   Api& api_;
   EventRecorder& events_;
   const base::Logger& log_;
   const workloadbuilder::ClusterFacts& facts_;
+  const std::chrono::milliseconds settle_;
+  const std::function<Clock::time_point()> now_;
   mutable std::mutex mu_;
   std::map<std::string, Published> gangs_;  // "ns/name" → last diagnosis; guarded by mu_
   GangEventLimiter limiter_;                // guarded by mu_

@@ -275,7 +275,7 @@ class Components(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
             "metrics-bind-address": ":8080", "log-level": "info", "backend": "native",
-            "gang-status": "true"})
+            "gang-status": "true", "gang-status-delay": "5s"})
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -666,7 +666,8 @@ class ValuesReachObjects(unittest.TestCase):
             "leader-elect": "false", "lease-namespace": NS, "health-probe-bind-address": ":28081",
             "metrics-bind-address": ":28080", "workers": "8", "kube-api-qps": "50",
             "kube-api-burst": "100", "log-level": "debug",
-            "kubeconfig": "/dev/null", "gang-status": "false", **FULL_BACKEND_ARGS})
+            "kubeconfig": "/dev/null", "gang-status": "false", "gang-status-delay": "2s",
+            **FULL_BACKEND_ARGS})
         # No gang status: no gang alert, no deployments/status or nodes rules.
         self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])
         self.assertIn("nodeAffinity", rspec["affinity"])

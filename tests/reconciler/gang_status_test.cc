@@ -1,17 +1,23 @@
 // The reconciler's gang status: the condition it asks for, the status patch
 // that sets only its own entry (and nothing when the cached Deployment says
-// it already), the per-Deployment Event limiter, and that the caches'
-// projections keep every member the gang doctor reads.
+// it already), the per-Deployment Event limiter, that the caches'
+// projections keep every member the gang doctor reads, settling, the wait
+// for the fit preview's informers, and the Deployment updates the caches do
+// not reconcile again (a status write).
 #include "reconciler/gang_status.h"
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "doctor/diagnosis.h"
 #include "kube/projection.h"
+#include "reconciler/caches.h"
 #include "reconciler/projections.h"
+#include "tests/reconciler/fake_api.h"
 #include "workloadbuilder/names.h"
 
 namespace wasd::reconciler {
@@ -347,6 +353,250 @@ TEST_CASE("gang status: the doctor diagnoses the same on the caches' projected o
   // What is dropped is dropped: the Nodes' images, the last-applied copy.
   CHECK_FALSE(projected.nodes[0]["status"].contains("images"));
   CHECK_FALSE(projected.deployment["metadata"].contains("managedFields"));
+}
+
+TEST_CASE("gang status: settling holds a condition that is not Scheduled", "[unit][gang]") {
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  const GangCondition pending{"False", "WaitingForQuorum", "m"};
+  const GangCondition scheduled{"True", "Scheduled", "m"};
+  CHECK(SettleWait(pending, t0, t0, milliseconds(5000)) == milliseconds(5000));
+  CHECK(SettleWait(pending, t0, t0 + milliseconds(1200), milliseconds(5000)) == milliseconds(3800));
+  CHECK(SettleWait(pending, t0, t0 + milliseconds(5000), milliseconds(5000)) == milliseconds(0));
+  CHECK(SettleWait(pending, t0, t0 + milliseconds(9000), milliseconds(5000)) == milliseconds(0));
+  CHECK(SettleWait(scheduled, t0, t0, milliseconds(5000)) == milliseconds(0));
+  CHECK(SettleWait(pending, t0, t0, milliseconds(0)) == milliseconds(0));
+}
+
+TEST_CASE("gang status: a Deployment update that moved only its status is not a change",
+          "[unit][gang]") {
+  const json before = DeploymentWith(json::array({Available()}));
+  json after = before;
+  after["metadata"]["resourceVersion"] = "42";
+  after["status"]["conditions"].push_back(Gang("False", "WaitingForQuorum", "m"));
+  CHECK(OnlyStatusMoved(before, after));
+  // A resync delivers the same object: reconciled.
+  CHECK_FALSE(OnlyStatusMoved(before, before));
+  SECTION("a spec change") {
+    after["spec"] = {{"replicas", 3}};
+    CHECK_FALSE(OnlyStatusMoved(before, after));
+  }
+  SECTION("a metadata change") {
+    after["metadata"]["labels"] = {{"wasd.io/managed", "true"}};
+    CHECK_FALSE(OnlyStatusMoved(before, after));
+  }
+  SECTION("a member gone") {
+    json gone = before;
+    gone["metadata"]["resourceVersion"] = "42";
+    gone.erase("kind");
+    CHECK_FALSE(OnlyStatusMoved(before, gone));
+  }
+  SECTION("deleted (deletionTimestamp set)") {
+    after["metadata"]["deletionTimestamp"] = "2026-12-02T07:00:00Z";
+    CHECK_FALSE(OnlyStatusMoved(before, after));
+  }
+}
+
+// GangStatus::Update against the fake API server, on an injected clock.
+struct UpdateFixture {
+  testing::FakeApi api;
+  base::Logger log{base::LogLevel::kError};
+  workloadbuilder::ClusterFacts facts;
+  EventRecorder events{api, log, "test"};
+  std::chrono::steady_clock::time_point now =
+      std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  doctor::GangInput full = FullInput();
+  planner::PlanInput observed;
+
+  UpdateFixture() {
+    // No GangScheduled entry yet: the first write is the condition.
+    full.deployment["status"]["conditions"] = json::array({Available()});
+    Cache(full.deployment);
+    for (const json& rs : full.replicasets) observed.replicasets.push_back(Ptr(rs));
+    for (const json& p : full.pods) observed.pods.push_back(Ptr(p));
+    for (const json& g : full.group_objects) observed.podgroups.push_back(Ptr(g));
+    observed.workloads.push_back(Ptr(full.workload));
+  }
+  static planner::Object Ptr(const json& o) { return std::make_shared<const json>(o); }
+  // The Deployment in the store and, as the watch would bring it, in the cache.
+  void Cache(const json& deployment) {
+    const kube::Resource status = kube::Deployments().Sub("status");
+    if (!api.Find(status, "ml", "train")) api.Put(status, deployment);
+    observed.deployment = Ptr(*api.Find(status, "ml", "train"));
+  }
+  GangStatus Status(std::chrono::milliseconds settle) {
+    return GangStatus(api, events, log, facts, settle, [this] { return now; });
+  }
+  // Fit inputs that are known (`ready`) or still syncing.
+  FitInputsFn Fit(const bool& ready) {
+    return [this, &ready](std::vector<json>* nodes, std::vector<json>* bound) {
+      if (!ready) return false;
+      *nodes = full.nodes;
+      *bound = full.bound_pods;
+      return true;
+    };
+  }
+  const json* Written() {
+    Cache(*api.Find(kube::Deployments().Sub("status"), "ml", "train"));
+    return FindGangCondition(*observed.deployment);
+  }
+};
+
+TEST_CASE("gang status: an Unschedulable gang is written once it settled, with its fit preview",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  bool synced = false;
+  // The fit preview's informers are still listing: nothing yet, look again soon.
+  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK(u.recheck == kGangRecheck);
+  CHECK(f.api.calls("patch") == 0);
+  // Synced: the diagnosis is known, but it waits for the settle time.
+  synced = true;
+  f.now += std::chrono::milliseconds(300);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck == std::chrono::milliseconds(5000));
+  CHECK(f.api.calls("patch") == 0);
+  CHECK(status.patches() == 0);
+  f.now += std::chrono::milliseconds(2000);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck == std::chrono::milliseconds(3000));
+  CHECK(status.patches() == 0);
+  // Settled: one patch and one Event, the preview in the message.
+  f.now += std::chrono::milliseconds(3000);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(status.patches() == 1);
+  CHECK(status.events() == 1);
+  const json* c = f.Written();
+  REQUIRE(c != nullptr);
+  CHECK((*c)["reason"] == "Unschedulable");
+  CHECK((*c)["message"].get<std::string>().find("has room for") != std::string::npos);
+  // Up to date: nothing more, however often it is diagnosed.
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(status.patches() == 1);
+  CHECK(status.events() == 1);
+}
+
+TEST_CASE("gang status: without settling the condition is written at once", "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  const bool synced = true;
+  const GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(status.patches() == 1);
+  REQUIRE(f.Written() != nullptr);
+  CHECK((*f.Written())["reason"] == "Unschedulable");
+}
+
+TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSyncWait",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  const bool synced = false;
+  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck == kGangRecheck);
+  f.now += kFitSyncWait - std::chrono::milliseconds(1);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck == kGangRecheck);
+  CHECK(status.patches() == 0);
+  f.now += std::chrono::milliseconds(1);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(status.patches() == 1);
+  REQUIRE(f.Written() != nullptr);
+  CHECK((*f.Written())["reason"] == "Unschedulable");
+  CHECK((*f.Written())["message"].get<std::string>().find("has room for") == std::string::npos);
+}
+
+TEST_CASE("gang status: Scheduled is written at once, and a transient reason never",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  const bool synced = true;
+  // Still on its way (members gated, no verdict): held.
+  std::vector<json> pods = f.full.pods;
+  for (json& p : pods) {
+    p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+    p["status"].erase("conditions");
+  }
+  f.observed.pods.clear();
+  for (const json& p : pods) f.observed.pods.push_back(UpdateFixture::Ptr(p));
+  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck.has_value());
+  CHECK(status.patches() == 0);
+  // Placed a second later: Scheduled at once, the transient reason never written.
+  f.now += std::chrono::seconds(1);
+  f.observed.pods.clear();
+  for (json p : f.full.pods) {
+    p["spec"]["nodeName"] = "n0";
+    p["status"] = {{"phase", "Running"}};
+    f.observed.pods.push_back(UpdateFixture::Ptr(p));
+  }
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(status.patches() == 1);
+  CHECK(status.events() == 1);
+  REQUIRE(f.Written() != nullptr);
+  CHECK((*f.Written())["reason"] == "Scheduled");
+  CHECK(f.api.calls("create") == 1);  // the one Event
+}
+
+TEST_CASE("gang status: the inputs' fingerprint moves with any object the doctor reads",
+          "[unit][gang]") {
+  UpdateFixture f;
+  const planner::PlanInput& a = f.observed;
+  const std::uint64_t fp = InputsFingerprint(a, true);
+  CHECK(fp != 0);
+  CHECK(InputsFingerprint(a, true) == fp);
+  CHECK(InputsFingerprint(a, false) != fp);
+  planner::PlanInput b = a;
+  json pod = *b.pods[1];
+  pod["metadata"]["resourceVersion"] = "99";
+  b.pods[1] = UpdateFixture::Ptr(pod);
+  CHECK(InputsFingerprint(b, true) != fp);
+  b = a;
+  b.pods.pop_back();
+  CHECK(InputsFingerprint(b, true) != fp);
+  b = a;
+  json dep = *b.deployment;
+  dep["metadata"]["resourceVersion"] = "99";
+  b.deployment = UpdateFixture::Ptr(dep);
+  CHECK(InputsFingerprint(b, true) != fp);
+  // Another object with the same uid and resourceVersion: the same inputs.
+  b = a;
+  b.workloads[0] = UpdateFixture::Ptr(*a.workloads[0]);
+  CHECK(InputsFingerprint(b, true) == fp);
+}
+
+TEST_CASE("gang status: after the plan wrote, the diagnosis waits for the settle time",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus off = f.Status(std::chrono::milliseconds(0));
+  CHECK_FALSE(off.Defer("ml", "train").has_value());
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(5000));
+  f.now += std::chrono::milliseconds(2000);
+  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(3000));
+  // Deferred, not diagnosed: no series yet.
+  std::string text;
+  status.Render(&text);
+  CHECK(text.find("deployment=\"train\"") == std::string::npos);
+  // The settle time counts from the first deferral: the condition is written then.
+  f.now += std::chrono::milliseconds(3000);
+  const bool synced = true;
+  const GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK(status.patches() == 1);
+  // A plan that keeps writing after that: looked at again soon.
+  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(5000));
+  f.now += std::chrono::milliseconds(6000);
+  CHECK(status.Defer("ml", "train") == kGangRecheck);
 }
 
 }  // namespace
