@@ -267,6 +267,18 @@ current-context: bench
             results["bytes_per_pod_upper_bound"] = round(
                 (results["phases"]["create"]["rss_bytes"] - results["idle_rss_bytes"]) / (n * R))
         if "resync" in phases:
+            # The gang doctor writes a condition that is not Scheduled only
+            # after its settle time (--gang-status-delay, 5 s): that tail of
+            # the create phase is not the resync's. The window starts once
+            # the reconciler has sent nothing for 7 s (at most 120 s).
+            quiet_since, last = time.monotonic(), srv.stats()["wasdRequests"]
+            for _ in range(240):
+                time.sleep(0.5)
+                now = srv.stats()["wasdRequests"]
+                if now != last:
+                    quiet_since, last = time.monotonic(), now
+                elif time.monotonic() - quiet_since >= 7:
+                    break
             Phase("resync", None, wait=args.resync * 1.5 + 5)
         if "rollout" in phases:
             Phase("rollout", lambda: srv.call(
