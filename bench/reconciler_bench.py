@@ -142,6 +142,11 @@ def main():
         reconciles_resync = rec.metric("wasd_reconciler_reconciles_total") - reconciles_before
         peak = max(peak, VmHWM(rec.proc.pid) or 0)
         late = env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES)
+        # Every write the server refused, from the start to the end of the
+        # resync window: a write planned from a stale view.
+        refused = [f"{e['method']} {e['path']} -> {e.get('status')}"
+                   for e in env.srv.Audit(since=seq0, user=RECONCILER_USER, methods=WRITES)
+                   if not 200 <= e.get("status", 0) < 300 and "/leases/" not in e["path"]]
 
     per = {k: v / n for k, v in sorted(by_kind.items())}
     print(f"deployments: {n} x {REPLICAS} replicas; backend {args.backend}; "
@@ -159,12 +164,16 @@ def main():
     print(f"writes after convergence (before the resync window): {len(late) - len(resync_writes)}")
     print(f"writes during a full resync ({args.resync} s period, {int(reconciles_resync)} reconciles): "
           f"{len(resync_writes)}")
+    print(f"writes refused by the server: {len(refused)}")
+    for line in refused[:20]:
+        print(f"  {line}")
     print(f"reconciler peak RSS (VmHWM): {peak / 1024:.1f} MiB")
     if args.json:
         print(json.dumps({"n": n, "replicas": REPLICAS, "backend": args.backend,
                           "converge_seconds": round(converge, 2),
                           "writes_per_deployment": per, "resync_writes": len(resync_writes),
-                          "resync_reconciles": reconciles_resync, "peak_rss_kib": peak}))
+                          "resync_reconciles": reconciles_resync, "peak_rss_kib": peak,
+                          "refused_writes": refused}))
 
 
 if __name__ == "__main__":

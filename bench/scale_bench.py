@@ -127,6 +127,12 @@ def Writes(by_verb):
     return {k: v for k, v in by_verb.items() if k.split()[0] in WRITE_VERBS}
 
 
+def Refused(by_verb):
+    """The writes the server refused ("PATCH pods (failed 422)": count): a
+    write the reconciler should not have sent (a plan from a stale cache)."""
+    return {k: v for k, v in Writes(by_verb).items() if "(failed" in k}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -235,6 +241,7 @@ current-context: bench
                 "requests": total,
                 "requests_per_second": round(total / seconds, 1) if seconds else 0,
                 "writes": Writes(by_verb),
+                "refused_writes": Refused(by_verb),
                 "by_verb": by_verb,
                 "reconciler_cpu_seconds": round(rp.cpu() - cpu0, 2),
                 "reconciles": (Metric(metrics_port, "wasd_reconciler_reconciles_total") or 0) - rec0,
@@ -260,6 +267,18 @@ current-context: bench
             results["bytes_per_pod_upper_bound"] = round(
                 (results["phases"]["create"]["rss_bytes"] - results["idle_rss_bytes"]) / (n * R))
         if "resync" in phases:
+            # The gang doctor writes a condition that is not Scheduled only
+            # after its settle time (--gang-status-delay, 5 s): that tail of
+            # the create phase is not the resync's. The window starts once
+            # the reconciler has sent nothing for 7 s (at most 120 s).
+            quiet_since, last = time.monotonic(), srv.stats()["wasdRequests"]
+            for _ in range(240):
+                time.sleep(0.5)
+                now = srv.stats()["wasdRequests"]
+                if now != last:
+                    quiet_since, last = time.monotonic(), now
+                elif time.monotonic() - quiet_since >= 7:
+                    break
             Phase("resync", None, wait=args.resync * 1.5 + 5)
         if "rollout" in phases:
             Phase("rollout", lambda: srv.call(

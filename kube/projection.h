@@ -13,7 +13,11 @@
 // A path that ends keeps the whole value at its end. Arrays are transparent:
 // a path through an array applies to each element ({"metadata",
 // "ownerReferences", "uid"} keeps only the uid of each owner reference).
-// "*" as a member name matches every member at that level. The text is
+// "*" as a member name matches every member at that level. A member name
+// "name[key=value]" keeps, of the array at `name`, only the elements that
+// are objects whose member `key` is the string `value` ({"status",
+// "conditions[type=PodScheduled]"} keeps one condition of a pod's five);
+// a path may go on below it. The text is
 // validated exactly as nlohmann::json::parse validates it (the same parser
 // runs, with a callback that refuses unlisted members).
 //
@@ -28,8 +32,10 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +48,8 @@ class Projection {
     bool keep_all = false;  // the whole value below here
     std::map<std::string, std::shared_ptr<const Node>, std::less<>> members;
     std::shared_ptr<const Node> any;  // "*"
+    // "name[key=value]": as an array's node, the elements kept (key, value).
+    std::optional<std::pair<std::string, std::string>> where;
   };
 
   // Keeps everything (the identity projection).

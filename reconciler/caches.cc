@@ -376,7 +376,8 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
   workload_names.insert(workloadbuilder::GenerateWorkloadName(name, UidOf(*in.deployment)));
   for (const std::string& w : workloads_by_deployment_.Lookup(deploy_key)) workload_names.insert(w);
   for (const std::string& w : workload_names) {
-    if (Object o = recent_.Resolve(Kind::kWorkload, ns, w, workloads_->Get(ns, w))) {
+    if (Object o =
+            recent_.Resolve(Kind::kWorkload, ns, w, [&] { return workloads_->Get(ns, w); })) {
       in.workloads.push_back(std::move(o));
     }
   }
@@ -393,11 +394,13 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
     for (const std::string& pg : podgroups_by_workload_.Lookup(Key(ns, w))) pg_names.insert(pg);
   }
   for (const std::string& pg : pg_names) {
-    if (Object o = recent_.Resolve(Kind::kPodGroup, ns, pg, podgroups_->Get(ns, pg))) {
+    if (Object o =
+            recent_.Resolve(Kind::kPodGroup, ns, pg, [&] { return podgroups_->Get(ns, pg); })) {
       in.podgroups.push_back(std::move(o));
     }
     for (const std::string& pod_name : pods_by_group_.Lookup(Key(ns, pg))) {
-      if (Object pod = recent_.Resolve(Kind::kPod, ns, pod_name, pods_->Get(ns, pod_name))) {
+      if (Object pod =
+              recent_.Resolve(Kind::kPod, ns, pod_name, [&] { return pods_->Get(ns, pod_name); })) {
         in.pods.push_back(std::move(pod));
       }
     }
@@ -413,13 +416,15 @@ void Caches::AssembleBackend(workloadbuilder::Backend backend, const std::string
     if (rs == nullptr) continue;
     in.replicasets.push_back(rs);
     const std::string pg = workloadbuilder::PodGroupName(rs_name, UidOf(*rs));
-    const kube::ObjectPtr cached =
-        informer != backend_groups_.end() ? informer->second->Get(ns, pg) : nullptr;
+    const auto cached = [&]() -> Object {
+      return informer != backend_groups_.end() ? informer->second->Get(ns, pg) : nullptr;
+    };
     if (Object o = recent_.Resolve(Kind::kPodGroup, ns, pg, cached)) {
       in.podgroups.push_back(std::move(o));
     }
     for (const std::string& pod_name : pods_by_group_.Lookup(Key(ns, pg))) {
-      if (Object pod = recent_.Resolve(Kind::kPod, ns, pod_name, pods_->Get(ns, pod_name))) {
+      if (Object pod =
+              recent_.Resolve(Kind::kPod, ns, pod_name, [&] { return pods_->Get(ns, pod_name); })) {
         in.pods.push_back(std::move(pod));
       }
     }

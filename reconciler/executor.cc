@@ -194,10 +194,15 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action,
     metrics_.CountWrite(ActionKindName(action.kind));
     const json& body = deleted.value();
     const std::string* body_kind = workloadbuilder::AsString(workloadbuilder::Member(body, "kind"));
-    if (body_kind != nullptr && *body_kind == "PodGroup" && UidOf(body) == action.uid) {
+    const bool ours = body_kind != nullptr && *body_kind != "Status" && UidOf(body) == action.uid;
+    if (ours && IsTerminating(body)) {
       recent_.Record(Kind::kPodGroup, Share(body));  // still Terminating behind its finalizer
+    } else if (ours) {
+      // Gone, answered with its final state (custom resources answer so):
+      // not a live object, though it reads like one.
+      recent_.RecordGone(Kind::kPodGroup, body);
     } else {
-      recent_.RecordDeleted(Kind::kPodGroup, ns, action.name, action.uid);
+      recent_.RecordDeleted(Kind::kPodGroup, ns, action.name, action.uid);  // a Status
     }
     return true;
   }

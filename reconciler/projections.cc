@@ -143,8 +143,10 @@ std::shared_ptr<const kube::Projection> PodProjection() {
                       // Finished pods release their PodGroup (plan_podgroups.cc).
                       {"status", "phase"},
                       // The gang doctor: PodScheduled False/Unschedulable and
-                      // its message (what the scheduler said), the timeline.
-                      {"status", "conditions"},
+                      // its message (what the scheduler said), the timeline —
+                      // the only condition it reads (doctor/diagnosis.cc); a
+                      // running pod's other four would triple the cached pod.
+                      {"status", "conditions[type=PodScheduled]"},
                       {"status", "startTime"},
                   });
     return Make(paths);

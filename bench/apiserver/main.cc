@@ -13,13 +13,16 @@
 //              (resourceVersion, from a bounded history; 410 Expired below it;
 //              timeoutSeconds), GET, POST, PUT (resourceVersion precondition),
 //              PATCH (json-patch with `test` ops; merge and strategic-merge
-//              patches as RFC 7386), DELETE (uid/resourceVersion preconditions)
+//              patches as RFC 7386), DELETE (uid/resourceVersion preconditions;
+//              answered as kube-apiserver answers an immediate deletion: a pod's
+//              final state, a Status for every other resource)
 //   controllers  Deployment -> ReplicaSet "<name>-<template hash>" (a template
 //              change creates a new ReplicaSet and scales the old ones to 0 at
 //              once); ReplicaSet -> pods, each created as the pod webhook would
 //              leave it (the wasd.io/pod-group gate, spec.schedulingGroup) and
 //              padded with the bulk of a realistic pod (--pod-fixture)
-//   /debug/apply   POST a JSON array of Deployments: created or replaced
+//   /debug/apply   POST a JSON array of Deployments: created or replaced (the
+//              status kept, as an update of the main resource keeps it)
 //   /debug/stats   counts of objects and of the requests of User-Agent "wasd"
 //
 // Plain HTTP on 127.0.0.1 only, no authentication.
@@ -633,6 +636,15 @@ Reply Server::Update(const Target& t, json obj) {
   json old = json::parse(*it->second.text);
   obj["metadata"]["uid"] = old["metadata"]["uid"];
   obj["metadata"]["creationTimestamp"] = old["metadata"].value("creationTimestamp", Now());
+  // A PUT of the main resource leaves status alone (every resource here
+  // that has one serves it as a subresource in kube-apiserver).
+  if (!t.status) {
+    if (old.contains("status")) {
+      obj["status"] = old["status"];
+    } else {
+      obj.erase("status");
+    }
+  }
   if (!t.ns.empty()) obj["metadata"]["namespace"] = t.ns;
   const Stored& s = Put(t.res, key, obj, "MODIFIED");
   Changed(t.res, key);
@@ -672,16 +684,32 @@ Reply Server::Delete(const Target& t, const std::string& body) {
   if (it == st.objects.end())
     return {404, StatusBody(404, "NotFound", "\"" + t.name + "\" not found")};
   const json opts = body.empty() ? json::object() : json::parse(body, nullptr, false);
-  const std::string uid = opts.is_object() ? Str(opts, {"preconditions", "uid"}) : "";
+  const std::string want_uid = opts.is_object() ? Str(opts, {"preconditions", "uid"}) : "";
   const std::string rv = opts.is_object() ? Str(opts, {"preconditions", "resourceVersion"}) : "";
-  if ((!uid.empty() && uid != it->second.uid) ||
+  if ((!want_uid.empty() && want_uid != it->second.uid) ||
       (!rv.empty() && rv != std::to_string(it->second.rv))) {
     return {409, StatusBody(409, "Conflict", "Precondition failed for \"" + t.name + "\"")};
   }
   json obj = json::parse(*it->second.text);
+  const std::string uid = it->second.uid;
   Remove(t.res, key);
-  obj["metadata"]["resourceVersion"] = std::to_string(rv_);
-  return {200, obj.dump()};
+  // As kube-apiserver answers an object deleted at once (no finalizers in
+  // this server): pods with their final state (the pod registry's
+  // ReturnDeletedObject), every other built-in resource with a Status.
+  if (t.res == kPods) {
+    obj["metadata"]["resourceVersion"] = std::to_string(rv_);
+    return {200, obj.dump()};
+  }
+  const ResourceInfo& info = kResources[std::size_t(t.res)];
+  const auto slash = info.group_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : info.group_version.substr(0, slash);
+  const json status = {
+      {"kind", "Status"},
+      {"apiVersion", "v1"},
+      {"metadata", json::object()},
+      {"status", "Success"},
+      {"details", {{"name", t.name}, {"group", group}, {"kind", info.plural}, {"uid", uid}}}};
+  return {200, status.dump()};
 }
 
 void Server::Remove(int res, const std::string& key) {
@@ -895,6 +923,13 @@ Reply Server::Apply(const std::string& body) {
       json old = json::parse(*it->second.text);
       d["metadata"]["uid"] = old["metadata"]["uid"];
       d["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"];
+      // As kube-apiserver updates the main resource: status (the gang
+      // doctor's GangScheduled condition) is the status subresource's.
+      if (old.contains("status")) {
+        d["status"] = old["status"];
+      } else {
+        d.erase("status");
+      }
       Put(kDeployments, key, d, "MODIFIED");
       Changed(kDeployments, key);
       ++replaced;

@@ -65,6 +65,43 @@ TEST_CASE("projection: '*' keeps every member at its level; a shorter path wins"
   CHECK_FALSE(got.contains("status"));
 }
 
+TEST_CASE("projection: name[key=value] keeps the array elements that match", "[unit][projection]") {
+  const json pod = json::parse(R"j({
+    "status": {"conditions": [
+      {"type": "Initialized", "status": "True", "x": [{"type": "no"}]},
+      {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+       "x": [{"type": "no"}, 1]},
+      "scalar", 7, {"status": "no type"}, {"type": 1},
+      {"type": "Ready", "status": "True"}]},
+    "other": [{"type": "PodScheduled"}, {"type": "Ready"}]
+  })j");
+  SECTION("kept whole") {
+    const Projection p({{"status", "conditions[type=PodScheduled]"}, {"other"}});
+    const json want = json::parse(R"j({
+      "status": {"conditions": [{"type": "PodScheduled", "status": "False",
+                                 "reason": "Unschedulable", "x": [{"type": "no"}, 1]}]},
+      "other": [{"type": "PodScheduled"}, {"type": "Ready"}]
+    })j");
+    CHECK(p.Parse(pod.dump()) == want);
+    CHECK(p.Project(pod) == want);
+  }
+  SECTION("a path going on below it") {
+    const Projection p(std::vector<std::vector<std::string>>{
+        {"status", "conditions[type=PodScheduled]", "reason"}});
+    // The selection reads `type`; only `reason` is kept of the element.
+    const json want = json::parse(R"j({"status": {"conditions": [{"reason": "Unschedulable"}]}})j");
+    CHECK(p.Parse(pod.dump()) == want);
+    CHECK(p.Project(pod) == want);
+  }
+  SECTION("no element matches") {
+    const Projection p(
+        std::vector<std::vector<std::string>>{{"status", "conditions[type=Nothing]"}});
+    const json want = json::parse(R"j({"status": {"conditions": []}})j");
+    CHECK(p.Parse(pod.dump()) == want);
+    CHECK(p.Project(pod) == want);
+  }
+}
+
 TEST_CASE("projection: Project() on a decoded value equals Parse() of its text",
           "[unit][projection]") {
   CHECK(kProjection.Project(kObject) == kProjection.Parse(kObject.dump()));

@@ -312,6 +312,19 @@ TEST_CASE("executor: a superseded PodGroup name is deleted without reading the R
   CHECK(s.h.Recent(Kind::kPodGroup, kPgA, Obj(s.pg)) == nullptr);  // recorded deleted
 }
 
+TEST_CASE("executor: a PodGroup answered with its final state is recorded deleted", "[unit]") {
+  // Custom resources answer a DELETE with the object as it was (no
+  // deletionTimestamp when nothing holds it): recorded as a live object, it
+  // would be planned for deletion again until its watch event came.
+  DeleteScene s(/*finalizer=*/false);
+  s.h.api.set_delete_answers_object(true);
+  const ExecuteOutcome out = s.Delete(/*owner_may_be_active=*/true);
+  CHECK(out.writes == 1);
+  CHECK_FALSE(s.h.api.Find(PodGroups(), kNs, kPgA));
+  CHECK(s.h.Recent(Kind::kPodGroup, kPgA, Obj(s.pg)) == nullptr);
+  CHECK(s.h.Recent(Kind::kPodGroup, kPgA, nullptr) == nullptr);
+}
+
 TEST_CASE("executor: a PodGroup changed since the plan is not deleted (precondition)", "[unit]") {
   DeleteScene s;
   json changed = s.pg;

@@ -197,6 +197,12 @@ base::Result<json> FakeApi::Delete(const kube::Resource& r, std::string_view ns,
     return object;
   }
   const std::string uid = UidOf(object);
+  if (delete_answers_object_) {
+    json last = std::move(object);
+    last["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
+    objects_.erase(it);
+    return last;
+  }
   objects_.erase(it);
   return json{{"apiVersion", "v1"},
               {"kind", "Status"},
@@ -252,6 +258,11 @@ void FakeApi::FailNext(std::string_view verb, base::Status status, std::string_v
 void FakeApi::set_on_create(std::function<void(const kube::Resource&, json&)> hook) {
   std::lock_guard lock(mu_);
   on_create_ = std::move(hook);
+}
+
+void FakeApi::set_delete_answers_object(bool on) {
+  std::lock_guard lock(mu_);
+  delete_answers_object_ = on;
 }
 
 void FakeApi::set_test_failure_code(int code) {

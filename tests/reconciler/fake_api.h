@@ -85,6 +85,10 @@ class FakeApi : public Api {
   // Applied to every object created through Create() before it is stored.
   void set_on_create(std::function<void(const kube::Resource&, nlohmann::json&)> hook);
   void set_test_failure_code(int code);
+  // An object deleted at once (no finalizer) is answered with its final
+  // state, resourceVersion the deletion's, as custom resources and pods are
+  // (default: a Status, as most built-in resources are).
+  void set_delete_answers_object(bool on);
 
   // Calls of `verb` so far (all resources).
   int calls(std::string_view verb) const;
@@ -122,6 +126,7 @@ class FakeApi : public Api {
   std::int64_t resource_version_ = 100;                                    // guarded by mu_
   std::int64_t next_uid_ = 1;                                              // guarded by mu_
   int test_failure_code_ = 422;                                            // guarded by mu_
+  bool delete_answers_object_ = false;                                     // guarded by mu_
 };
 
 }  // namespace wasd::reconciler::testing

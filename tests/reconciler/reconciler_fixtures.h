@@ -81,7 +81,7 @@ struct Harness {
     return "";
   }
   planner::Object Recent(Kind kind, const std::string& name, const planner::Object& cached) {
-    return recent.Resolve(kind, planner::testing::kNs, name, cached);
+    return recent.Resolve(kind, planner::testing::kNs, name, [&] { return cached; });
   }
   planner::PlanInput Observe() const {
     return ObserveFake(api, planner::testing::kNs, planner::NameOf(deployment));
