@@ -211,6 +211,9 @@ current-context: bench
             time.sleep(0.1)
         time.sleep(1)
         results["idle_rss_bytes"] = rp.mem("VmRSS")
+        # The whole run, phases and the time between them (the gang doctor's writes after its
+        # settle time can fall between two phases' windows).
+        start_stats, start_cpu = srv.stats(), rp.cpu()
 
         def Phase(name, action, wait=None):
             before = srv.stats()
@@ -289,6 +292,9 @@ current-context: bench
             Phase("zero", lambda: srv.call("POST", "/debug/apply",
                                            [Deployment(i, 0) for i in range(tenth, 2 * tenth)]))
         results["peak_rss_bytes"] = rp.mem("VmHWM")
+        whole = Diff(srv.stats(), start_stats)
+        results["whole_run"] = {"reconciler_cpu_seconds": round(rp.cpu() - start_cpu, 2),
+                                "requests": sum(whole.values()), "writes": Writes(whole)}
         results["server_cpu_seconds"] = round(Proc(srv_proc.pid).cpu(), 2)
         results["server_peak_rss_bytes"] = Proc(srv_proc.pid).mem("VmHWM")
         results["reconciler_log_errors"] = sum(
