@@ -54,9 +54,10 @@ std::int64_t Revision(const json& rs) {
 }
 
 // The Deployment's current ReplicaSet: the highest revision, then the newest.
-const json* CurrentReplicaSet(const std::vector<json>& replicasets) {
+const json* CurrentReplicaSet(const ObjectRefs& replicasets) {
   const json* best = nullptr;
-  for (const json& rs : replicasets) {
+  for (const json* rs_p : replicasets) {
+    const json& rs = *rs_p;
     if (best == nullptr) {
       best = &rs;
       continue;
@@ -265,11 +266,12 @@ void AddTimeline(const json& pod, std::vector<TimelineEntry>* out) {
 }
 
 // The one topology domain the bound members run in; "" when none or several.
-std::string DomainOfBound(const std::vector<const json*>& members, const std::vector<json>& nodes,
+std::string DomainOfBound(const std::vector<const json*>& members, const ObjectRefs& nodes,
                           const std::string& key) {
   if (key.empty()) return "";
   std::map<std::string, std::string> domain_of;  // node name -> its domain
-  for (const json& n : nodes) {
+  for (const json* n_p : nodes) {
+    const json& n = *n_p;
     domain_of.emplace(Str(n, {"metadata", "name"}),
                       Str(MemberPath(n, {"metadata", "labels", key})));
   }
@@ -299,12 +301,13 @@ struct Members {
   std::set<std::string> uids;
 };
 
-Members CountMembers(const GangInput& in, const json* rs, Diagnosis* d) {
+Members CountMembers(const GangView& in, const json* rs, Diagnosis* d) {
   Members m;
   if (rs == nullptr) return m;
   const std::string rs_uid = planner::UidOf(*rs);
   Counts& c = d->counts;
-  for (const json& pod : in.pods) {
+  for (const json* pod_p : in.pods) {
+    const json& pod = *pod_p;
     if (planner::ControllerUid(pod) != rs_uid || planner::IsTerminating(pod)) continue;
     m.pods.push_back(&pod);
     m.uids.insert(planner::UidOf(pod));
@@ -332,9 +335,34 @@ Members CountMembers(const GangInput& in, const json* rs, Diagnosis* d) {
 
 }  // namespace
 
-Diagnosis Diagnose(const GangInput& in) {
+GangView ViewOf(const GangInput& input) {
+  GangView v;
+  v.deployment = &input.deployment;
+  const auto refs = [](const std::vector<json>& objects) {
+    ObjectRefs out;
+    out.reserve(objects.size());
+    for (const json& o : objects) out.push_back(&o);
+    return out;
+  };
+  v.replicasets = refs(input.replicasets);
+  v.pods = refs(input.pods);
+  v.group_objects = refs(input.group_objects);
+  v.workload = input.workload.is_null() ? nullptr : &input.workload;
+  v.events = refs(input.events);
+  v.nodes = refs(input.nodes);
+  v.bound_pods = refs(input.bound_pods);
+  v.api_served = input.api_served;
+  v.facts = &input.facts;
+  return v;
+}
+
+Diagnosis Diagnose(const GangInput& in) { return Diagnose(ViewOf(in)); }
+
+Diagnosis Diagnose(const GangView& in) {
+  static const workloadbuilder::ClusterFacts kNoFacts;
   Diagnosis d;
-  const json& dep = in.deployment;
+  const json& dep = in.deployment != nullptr ? *in.deployment : kNullJson;
+  const json& workload = in.workload != nullptr ? *in.workload : kNullJson;
   const workloadbuilder::SchedulingConfig sc = workloadbuilder::ReadSchedulingConfig(dep);
   d.counts.replicas = planner::ReplicasOf(dep);
   const json* rs = CurrentReplicaSet(in.replicasets);
@@ -379,8 +407,8 @@ Diagnosis Diagnose(const GangInput& in) {
   }
   // The admission check itself, so that the doctor and the webhook never
   // disagree on what a backend can express.
-  if (const workloadbuilder::FieldErrorList unsupported =
-          workloadbuilder::CheckBackendCapabilities(*backend, sc.config, sc.path, in.facts);
+  if (const workloadbuilder::FieldErrorList unsupported = workloadbuilder::CheckBackendCapabilities(
+          *backend, sc.config, sc.path, in.facts != nullptr ? *in.facts : kNoFacts);
       !unsupported.empty()) {
     return Finish(d, kUnsupportedProviderCapability,
                   "backend " + d.backend + " cannot express the scheduling configuration: " +
@@ -408,10 +436,10 @@ Diagnosis Diagnose(const GangInput& in) {
 
   // The group object (and the native Workload).
   const json* group = nullptr;
-  for (const json& g : in.group_objects) {
-    if (planner::NameOf(g) == d.group_name) group = &g;
+  for (const json* g : in.group_objects) {
+    if (planner::NameOf(*g) == d.group_name) group = g;
   }
-  if (info.has_workload && !in.workload.is_object()) {
+  if (info.has_workload && !workload.is_object()) {
     const std::string wl =
         workloadbuilder::GenerateWorkloadName(planner::NameOf(dep), planner::UidOf(dep));
     return Finish(d, kPodGroupMissing,
@@ -419,13 +447,13 @@ Diagnosis Diagnose(const GangInput& in) {
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the Workload)");
   }
-  if (info.has_workload && planner::ControllerUid(in.workload) != planner::UidOf(dep)) {
-    const std::string owner = planner::ControllerKind(in.workload);
+  if (info.has_workload && planner::ControllerUid(workload) != planner::UidOf(dep)) {
+    const std::string owner = planner::ControllerKind(workload);
     return Finish(d, kForeignObject,
-                  "Workload " + planner::NameOf(in.workload) + " is not controlled by Deployment " +
+                  "Workload " + planner::NameOf(workload) + " is not controlled by Deployment " +
                       planner::NameOf(dep) + " (controller: " +
                       (owner.empty() ? std::string("none")
-                                     : owner + " " + planner::ControllerName(in.workload)) +
+                                     : owner + " " + planner::ControllerName(workload)) +
                       "); wasd leaves it alone",
                   "delete the foreign Workload so that wasd can create its own, or move the "
                   "Deployment off wasd");
@@ -500,7 +528,8 @@ Diagnosis Diagnose(const GangInput& in) {
     }
   }
   if (!said) {
-    for (const json& ev : in.events) {
+    for (const json* ev_p : in.events) {
+      const json& ev = *ev_p;
       if (Str(Member(ev, "reason")) != "FailedScheduling") continue;
       if (member_uids.count(Str(ev, {"involvedObject", "uid"})) == 0) continue;
       consider(EventTime(ev), Str(Member(ev, "message")));

@@ -124,6 +124,27 @@ struct GangInput {
   workloadbuilder::ClusterFacts facts;
 };
 
+// The same inputs, borrowed: pointers to objects the caller keeps alive and
+// unchanged for the call (the reconciler passes its cached objects, so a
+// diagnosis copies none). Null `deployment` reads as an empty object; null
+// `workload` as none; null `facts` as no facts.
+using ObjectRefs = std::vector<const nlohmann::json*>;
+struct GangView {
+  const nlohmann::json* deployment = nullptr;
+  ObjectRefs replicasets;
+  ObjectRefs pods;
+  ObjectRefs group_objects;
+  const nlohmann::json* workload = nullptr;
+  ObjectRefs events;
+  ObjectRefs nodes;
+  ObjectRefs bound_pods;
+  bool api_served = true;
+  const workloadbuilder::ClusterFacts* facts = nullptr;
+};
+
+// A view of `input` (which must outlive it).
+GangView ViewOf(const GangInput& input);
+
 struct Counts {
   std::int64_t replicas = 0;     // the Deployment's spec.replicas
   std::int64_t min_count = 0;    // the gang minimum (group object, else intent; basic: 1)
@@ -183,6 +204,8 @@ struct Diagnosis {
 };
 
 Diagnosis Diagnose(const GangInput& input);
+// The same diagnosis over borrowed objects (what the reconciler runs).
+Diagnosis Diagnose(const GangView& input);
 
 // The fit preview alone (Diagnose calls it): `needed` members of `pod_spec`.
 // `only_domain` (with a topology key): the one domain the members may use —
@@ -191,6 +214,9 @@ FitPreview PreviewFit(const nlohmann::json& pod_spec, std::int64_t needed,
                       std::string_view topology_key, const std::vector<nlohmann::json>& nodes,
                       const std::vector<nlohmann::json>& bound_pods,
                       std::string_view only_domain = {});
+FitPreview PreviewFit(const nlohmann::json& pod_spec, std::int64_t needed,
+                      std::string_view topology_key, const ObjectRefs& nodes,
+                      const ObjectRefs& bound_pods, std::string_view only_domain = {});
 
 // Requests of one pod: the sum over containers, at least the largest init
 // container's, plus the pod overhead; every member counts one "pods".

@@ -153,6 +153,18 @@ std::vector<std::pair<std::string, std::int64_t>> PodRequests(const json& pod_sp
 FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_view topology_key,
                       const std::vector<json>& nodes, const std::vector<json>& bound_pods,
                       std::string_view only_domain) {
+  ObjectRefs node_refs;
+  node_refs.reserve(nodes.size());
+  for (const json& n : nodes) node_refs.push_back(&n);
+  ObjectRefs pod_refs;
+  pod_refs.reserve(bound_pods.size());
+  for (const json& p : bound_pods) pod_refs.push_back(&p);
+  return PreviewFit(pod_spec, needed, topology_key, node_refs, pod_refs, only_domain);
+}
+
+FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_view topology_key,
+                      const ObjectRefs& nodes, const ObjectRefs& bound_pods,
+                      std::string_view only_domain) {
   FitPreview fit;
   if (topology_key.empty()) only_domain = {};
   fit.only_domain = std::string(only_domain);
@@ -164,7 +176,8 @@ FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_vie
   fit.computed = true;
 
   std::map<std::string, NodeRoom> rooms;  // by node name
-  for (const json& node : nodes) {
+  for (const json* node_p : nodes) {
+    const json& node = *node_p;
     const std::string* name_p = AsString(MemberPath(node, {"metadata", "name"}));
     const std::string name = name_p == nullptr ? "" : *name_p;
     if (name.empty() || !Usable(node, pod_spec)) continue;
@@ -178,7 +191,8 @@ FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_vie
     room.free.try_emplace(std::string(kPods), kUnstatedPods);
     rooms.emplace(name, std::move(room));
   }
-  for (const json& pod : bound_pods) {
+  for (const json* pod_p : bound_pods) {
+    const json& pod = *pod_p;
     const std::string* node = AsString(MemberPath(pod, {"spec", "nodeName"}));
     if (node == nullptr || Terminal(pod)) continue;
     const auto it = rooms.find(*node);

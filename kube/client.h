@@ -81,6 +81,10 @@ struct RequestOptions {
   // body (kube/projection.h): a caller that keeps only a few fields of a
   // large object never builds the rest. Must outlive the call.
   const Projection* projection = nullptr;
+  // The caller does not read a successful answer: its body is not decoded
+  // and the call returns an empty object (an Event's POST, a status patch
+  // whose only result is that it was stored). Errors are decoded as always.
+  bool discard_answer = false;
 };
 
 struct ListOptions {

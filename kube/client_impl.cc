@@ -221,7 +221,7 @@ Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& pa
       retryable = a.never_sent && status.kind() == Status::Kind::kUnreachable;
       wait = BackoffDelay(retry.backoff, attempt, Random01());
     } else if (a.response.code >= 200 && a.response.code < 300) {
-      if (a.response.body.empty()) return nlohmann::json::object();
+      if (a.response.body.empty() || options.discard_answer) return nlohmann::json::object();
       nlohmann::json j = projection != nullptr
                              ? projection->Parse(a.response.body)
                              : nlohmann::json::parse(a.response.body, nullptr, false);

@@ -169,7 +169,7 @@ void Caches::StartCore() {
   pods_->Start();
 }
 
-bool Caches::FitInputs(std::vector<json>* nodes, std::vector<json>* bound_pods) {
+bool Caches::FitInputs(std::vector<Object>* nodes, std::vector<Object>* bound_pods) {
   if (nodes_ == nullptr) return false;
   if (!fit_started_.exchange(true)) {
     nodes_->Start();
@@ -177,8 +177,8 @@ bool Caches::FitInputs(std::vector<json>* nodes, std::vector<json>* bound_pods) 
   }
   // Both or neither: free capacity from Nodes without their pods overstates.
   if (!nodes_->HasSynced() || !bound_pods_->HasSynced()) return false;
-  for (const kube::ObjectPtr& n : nodes_->List()) nodes->push_back(*n);
-  for (const kube::ObjectPtr& p : bound_pods_->List()) bound_pods->push_back(*p);
+  *nodes = nodes_->List();
+  *bound_pods = bound_pods_->List();
   return true;
 }
 

@@ -95,11 +95,10 @@ class Caches {
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;
   // The gang doctor's fit preview inputs: every Node and bound pod into
-  // `nodes` and `bound_pods` (copies: the preview is rare, and the doctor
-  // takes values). Starts the two informers on the first call. False (and
-  // nothing filled) until both have delivered their first list, or without
-  // EnableGangStatus. Thread-safe.
-  bool FitInputs(std::vector<nlohmann::json>* nodes, std::vector<nlohmann::json>* bound_pods);
+  // `nodes` and `bound_pods` (as the informers hand them out). Starts the two
+  // informers on the first call. False (and nothing filled) until both have
+  // delivered their first list, or without EnableGangStatus. Thread-safe.
+  bool FitInputs(std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods);
   // FitInputs was called (its informers run).
   bool fit_started() const { return fit_started_; }
 

@@ -345,7 +345,7 @@ void Controller::PublishGangStatus(const PlanInput& observed, const std::string&
   if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
   GangUpdate u = gang_->Update(
       observed, ns, name, api_served,
-      [this](std::vector<nlohmann::json>* nodes, std::vector<nlohmann::json>* bound_pods) {
+      [this](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods) {
         return caches_.FitInputs(nodes, bound_pods);
       });
   if (!u.status.ok()) {

@@ -1,6 +1,7 @@
 #include "reconciler/gang_status.h"
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <functional>
 #include <string_view>
@@ -172,7 +173,7 @@ std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_ser
   return h == 0 ? 1 : h;
 }
 
-std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangInput& in,
+std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangView& in,
                                                              const FitInputsFn& fit,
                                                              const std::string& key,
                                                              Clock::time_point now) {
@@ -181,7 +182,9 @@ std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangInput& 
   // gang, or its new members, cannot be placed: it reads every Node and bound
   // pod, so a gang that is placed or still on its way never pays for it.
   if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) return d;
-  if (!fit || !fit(&in.nodes, &in.bound_pods)) {
+  std::vector<planner::Object> nodes;
+  std::vector<planner::Object> bound_pods;
+  if (!fit || !fit(&nodes, &bound_pods)) {
     // The informers started just now (or are still listing): wait for them,
     // up to kFitSyncWait, so the first condition and Event carry the preview.
     std::lock_guard lock(mu_);
@@ -194,8 +197,10 @@ std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangInput& 
     std::lock_guard lock(mu_);
     gangs_[key].fit_wait_since.reset();
   }
-  if (!in.nodes.empty()) d = doctor::Diagnose(in);
-  return d;
+  if (nodes.empty()) return d;
+  for (const planner::Object& n : nodes) in.nodes.push_back(n.get());
+  for (const planner::Object& p : bound_pods) in.bound_pods.push_back(p.get());
+  return doctor::Diagnose(in);
 }
 
 GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string& ns,
@@ -215,18 +220,25 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     const auto it = gangs_.find(key);
     if (it != gangs_.end() && it->second.settled_inputs == fingerprint) return out;
   }
-  doctor::GangInput in;
-  in.deployment = deployment;
-  for (const auto& rs : plan.replicasets) in.replicasets.push_back(*rs);
-  for (const auto& p : plan.pods) in.pods.push_back(*p);
-  for (const auto& g : plan.podgroups) in.group_objects.push_back(*g);
+  // The cached objects themselves (`plan` keeps them alive): no copies.
+  doctor::GangView in;
+  in.deployment = &deployment;
+  const auto refs = [](const std::vector<planner::Object>& objects) {
+    doctor::ObjectRefs borrowed;
+    borrowed.reserve(objects.size());
+    for (const planner::Object& o : objects) borrowed.push_back(o.get());
+    return borrowed;
+  };
+  in.replicasets = refs(plan.replicasets);
+  in.pods = refs(plan.pods);
+  in.group_objects = refs(plan.podgroups);
   const std::string workload_name =
       workloadbuilder::GenerateWorkloadName(name, planner::UidOf(deployment));
   for (const auto& w : plan.workloads) {
-    if (planner::NameOf(*w) == workload_name) in.workload = *w;
+    if (planner::NameOf(*w) == workload_name) in.workload = w.get();
   }
   in.api_served = api_served;
-  in.facts = facts_;
+  in.facts = &facts_;
   const std::optional<doctor::Diagnosis> diagnosed = DiagnoseWithFit(in, fit, key, now);
   if (!diagnosed) {
     out.recheck = kGangRecheck;
@@ -331,11 +343,11 @@ std::uint64_t GangStatus::events() const {
 }
 
 void GangStatus::Render(std::string* out) const {
-  std::map<std::string, Published> gangs;
-  {
-    std::lock_guard lock(mu_);
-    gangs = gangs_;
-  }
+  // Formatted under the lock rather than from a copy of every gang's entry:
+  // a scrape of thousands of gangs holds no second map (peak memory), and
+  // an Update waits for the formatting at most.
+  std::lock_guard lock(mu_);
+  const std::map<std::string, Published>& gangs = gangs_;
   metrics::AppendHeader(out, "wasd_gang_members", "gauge",
                         "Members of each opted-in Deployment's current ReplicaSet by state "
                         "(created, gated by wasd, gated by others, bound, running, failed).");
@@ -358,11 +370,16 @@ void GangStatus::Render(std::string* out) const {
   metrics::AppendHeader(out, "wasd_gangs", "gauge",
                         "Opted-in Deployments by the gang doctor's reason (one series per "
                         "reason, always present).");
-  for (const std::string_view reason : doctor::kAllReasons) {
-    std::int64_t n = 0;
-    for (const auto& [key, g] : gangs) n += g.reason == reason ? 1 : 0;
-    metrics::AppendSample(out, "wasd_gangs", "reason=\"" + std::string(reason) + "\"",
-                          static_cast<double>(n));
+  std::array<std::int64_t, std::size(doctor::kAllReasons)> by_reason{};
+  for (const auto& [key, g] : gangs) {
+    for (std::size_t i = 0; i < by_reason.size(); ++i) {
+      if (g.reason == doctor::kAllReasons[i]) ++by_reason[i];
+    }
+  }
+  for (std::size_t i = 0; i < by_reason.size(); ++i) {
+    metrics::AppendSample(out, "wasd_gangs",
+                          "reason=\"" + std::string(doctor::kAllReasons[i]) + "\"",
+                          static_cast<double>(by_reason[i]));
   }
   metrics::AppendHeader(out, "wasd_gang_pending_seconds", "histogram",
                         "Seconds from a gang's first member created to its quorum bound, "

@@ -48,7 +48,8 @@
 // costs a hash of resourceVersions per gang, not a copy and a Diagnose.
 //
 // Inputs: the planner's input from the caches (Deployment, ReplicaSets,
-// pods, group objects, Workload), the pods' PodScheduled condition (no
+// pods, group objects, Workload; borrowed as doctor::GangView, never
+// copied), the pods' PodScheduled condition (no
 // Event informer: the scheduler's verdict is on the pod already watched),
 // and — only when that first diagnosis is Unschedulable or ScaleUpPending —
 // Nodes and the pods bound to them (`fit`: Caches::FitInputs) for the fit
@@ -179,10 +180,11 @@ struct GangUpdate {
   std::optional<std::chrono::milliseconds> recheck;
 };
 
-// The fit preview's inputs: fills every Node and bound pod and returns true,
-// or false while they are not known yet (Caches::FitInputs).
-using FitInputsFn = std::function<bool(std::vector<nlohmann::json>* nodes,
-                                       std::vector<nlohmann::json>* bound_pods)>;
+// The fit preview's inputs: fills every Node and bound pod (shared, as the
+// caches hold them) and returns true, or false while they are not known yet
+// (Caches::FitInputs).
+using FitInputsFn = std::function<bool(std::vector<planner::Object>* nodes,
+                                       std::vector<planner::Object>* bound_pods)>;
 
 class GangStatus {
  public:
@@ -243,7 +245,7 @@ class GangStatus {
   };
   // The diagnosis of `in`, with the fit preview when it needs one; nullopt
   // while the preview's informers sync (the caller rechecks).
-  std::optional<doctor::Diagnosis> DiagnoseWithFit(doctor::GangInput& in, const FitInputsFn& fit,
+  std::optional<doctor::Diagnosis> DiagnoseWithFit(doctor::GangView& in, const FitInputsFn& fit,
                                                    const std::string& key, Clock::time_point now);
   Api& api_;
   EventRecorder& events_;

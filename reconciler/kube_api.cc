@@ -41,7 +41,11 @@ base::Result<kube::ListResult> KubeApi::ListPage(const kube::Resource& r, std::s
 
 base::Result<nlohmann::json> KubeApi::Create(const kube::Resource& r, std::string_view ns,
                                              const nlohmann::json& object) {
-  return Count("create", client_.Create(r, ns, object, CallOptions()));
+  kube::RequestOptions o = CallOptions();
+  // An Event's answer is never read (EventRecorder only needs to know it was
+  // stored): its body is not decoded.
+  o.discard_answer = r.plural == kube::Events().plural;
+  return Count("create", client_.Create(r, ns, object, o));
 }
 
 base::Result<nlohmann::json> KubeApi::Update(const kube::Resource& r, std::string_view ns,
@@ -57,6 +61,10 @@ base::Result<nlohmann::json> KubeApi::JsonPatch(const kube::Resource& r, std::st
   // A gate lift's answer is the whole pod (10–25 KB); RecentWrites keeps
   // only its projection, so only that is decoded.
   if (r.plural == kube::Pods().plural) o.request.projection = PodProjection().get();
+  // The gang doctor's condition patch on deployments/status: only whether
+  // it was stored matters (the watch brings the Deployment), so the answer,
+  // the whole Deployment, is not decoded.
+  o.request.discard_answer = r.plural == kube::Deployments().plural && r.subresource == "status";
   return Count("patch", client_.Patch(r, ns, name, kube::PatchType::kJson, patch, o));
 }
 

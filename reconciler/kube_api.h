@@ -1,6 +1,7 @@
 // KubeApi: Api (api.h) over kube::Client — every call with a per-call
 // timeout (kCallTimeout), and every request counted in Metrics by verb and
-// HTTP code (0: no answer).
+// HTTP code (0: no answer). The answers nobody reads are not decoded: an
+// Event's POST and a deployments/status patch return an empty object.
 //
 // Thread-safe, as kube::Client and Metrics.
 #ifndef WASD_RECONCILER_KUBE_API_H_

@@ -21,11 +21,18 @@ void WorkQueue::AddLocked(const std::string& key, Clock::time_point now) {
   if (shutting_down_) return;
   if (!dirty_.insert(key).second) return;  // already queued (or to be re-queued)
   ++adds_;
-  delayed_.erase(key);
+  EraseDelayedLocked(key);
   if (processing_.count(key) > 0) return;  // Done() re-queues it
   queue_.push_back(key);
   ready_since_[key] = now;
   cv_.notify_one();
+}
+
+void WorkQueue::EraseDelayedLocked(const std::string& key) {
+  const auto it = delayed_.find(key);
+  if (it == delayed_.end()) return;
+  due_.erase({it->second, key});
+  delayed_.erase(it);
 }
 
 void WorkQueue::Add(const std::string& key) {
@@ -43,7 +50,13 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
   if (shutting_down_ || dirty_.count(key) > 0) return;  // already due sooner
   const Clock::time_point due = now + delay;
   auto [it, inserted] = delayed_.emplace(key, due);
-  if (!inserted && due < it->second) it->second = due;
+  if (inserted) {
+    due_.emplace(due, key);
+  } else if (due < it->second) {
+    due_.erase({it->second, key});
+    it->second = due;
+    due_.emplace(due, key);
+  }
   cv_.notify_all();  // a sleeping Get() may have to wake sooner
 }
 
@@ -71,18 +84,12 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 }
 
 WorkQueue::Clock::time_point WorkQueue::PromoteLocked(Clock::time_point now) {
-  Clock::time_point earliest = Clock::time_point::max();
-  for (auto it = delayed_.begin(); it != delayed_.end();) {
-    if (it->second <= now) {
-      const std::string key = it->first;
-      it = delayed_.erase(it);
-      AddLocked(key, now);
-    } else {
-      earliest = std::min(earliest, it->second);
-      ++it;
-    }
+  while (!due_.empty() && due_.begin()->first <= now) {
+    const std::string key = due_.begin()->second;
+    EraseDelayedLocked(key);
+    AddLocked(key, now);
   }
-  return earliest;
+  return due_.empty() ? Clock::time_point::max() : due_.begin()->first;
 }
 
 bool WorkQueue::PopLocked(std::string* key, std::chrono::nanoseconds* waited,

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace wasd::reconciler {
 
@@ -84,6 +85,8 @@ class WorkQueue {
 
  private:
   void AddLocked(const std::string& key, Clock::time_point now);
+  // Drops `key` from delayed_ and due_ (when there).
+  void EraseDelayedLocked(const std::string& key);
   // Moves delayed keys that are due into the queue; returns the earliest
   // remaining due time (or max()).
   Clock::time_point PromoteLocked(Clock::time_point now);
@@ -99,10 +102,13 @@ class WorkQueue {
   std::set<std::string, std::less<>> processing_;  // guarded by mu_
   std::map<std::string, Clock::time_point, std::less<>> ready_since_;  // guarded by mu_
   std::map<std::string, Clock::time_point, std::less<>> delayed_;      // key -> due; guarded by mu_
-  std::map<std::string, int, std::less<>> failures_;                   // guarded by mu_
-  bool shutting_down_ = false;                                         // guarded by mu_
-  std::uint64_t adds_ = 0;                                             // guarded by mu_
-  std::uint64_t retries_ = 0;                                          // guarded by mu_
+  // delayed_ by due time, so that a Get() looks only at the keys that are due
+  // (thousands of keys can wait: the gang doctor's settle time); guarded by mu_
+  std::set<std::pair<Clock::time_point, std::string>> due_;
+  std::map<std::string, int, std::less<>> failures_;  // guarded by mu_
+  bool shutting_down_ = false;                        // guarded by mu_
+  std::uint64_t adds_ = 0;                            // guarded by mu_
+  std::uint64_t retries_ = 0;                         // guarded by mu_
 };
 
 }  // namespace wasd::reconciler

@@ -429,12 +429,13 @@ struct UpdateFixture {
   }
   // Fit inputs that are known (`ready`) or still syncing.
   FitInputsFn Fit(const bool& ready) {
-    return [this, &ready](std::vector<json>* nodes, std::vector<json>* bound) {
-      if (!ready) return false;
-      *nodes = full.nodes;
-      *bound = full.bound_pods;
-      return true;
-    };
+    return
+        [this, &ready](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound) {
+          if (!ready) return false;
+          for (const json& n : full.nodes) nodes->push_back(Ptr(n));
+          for (const json& p : full.bound_pods) bound->push_back(Ptr(p));
+          return true;
+        };
   }
   const json* Written() {
     Cache(*api.Find(kube::Deployments().Sub("status"), "ml", "train"));

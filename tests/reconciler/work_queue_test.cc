@@ -2,7 +2,9 @@
 // backoff, on an injected clock.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "reconciler/work_queue.h"
 
@@ -93,6 +95,41 @@ TEST_CASE("work queue: delays, sooner wins, immediate add overrides", "[unit]") 
   CHECK(q.DelayedLen() == 0);
   REQUIRE(q.TryGet(&key));
   CHECK(key == "j");
+}
+
+TEST_CASE("work queue: many delayed keys come out when each is due, in due order", "[unit]") {
+  FakeClock clock;
+  WorkQueue q({}, clock.Fn());
+  // Added in reverse: key i is due after (1000 - i) ms.
+  for (int i = 0; i < 1000; ++i)
+    q.AddAfter("k" + std::to_string(i), std::chrono::milliseconds(1000 - i));
+  q.AddAfter("k0", 5ms);      // sooner wins, also among many
+  q.AddAfter("k999", 900ms);  // later changes nothing
+  CHECK(q.DelayedLen() == 1000);
+  std::string key;
+  clock.t += 1ms;
+  REQUIRE(q.TryGet(&key));
+  CHECK(key == "k999");
+  q.Done(key);
+  CHECK_FALSE(q.TryGet(&key));
+  clock.t += 4ms;  // 5 ms: k0 (moved up), k995..k998
+  std::vector<std::string> got;
+  while (q.TryGet(&key)) {
+    got.push_back(key);
+    q.Done(key);
+  }
+  CHECK(got == std::vector<std::string>{"k998", "k997", "k996", "k0", "k995"});
+  CHECK(q.DelayedLen() == 994);
+  q.Add("k500");  // an immediate add takes the key out of the delayed ones
+  CHECK(q.DelayedLen() == 993);
+  clock.t += 1s;
+  int rest = 0;
+  while (q.TryGet(&key)) {
+    q.Done(key);
+    ++rest;
+  }
+  CHECK(rest == 994);
+  CHECK(q.DelayedLen() == 0);
 }
 
 TEST_CASE("work queue: per-key exponential backoff until Forget", "[unit]") {
