@@ -330,6 +330,59 @@ Members CountMembers(const GangInput& in, const json* rs, Diagnosis* d) {
   return m;
 }
 
+// A group object that is not ours, being deleted: the step ForeignObject
+// asks for is under way, so the reason is PodGroupTerminating and the next
+// step says what it waits for. A native PodGroup that only
+// podgroup-protection holds, named only by members wasd keeps gated (they
+// never ran), is released by the reconciler itself (Q14 extended to foreign
+// PodGroups; Event PodGroupReleased). `owner`: its controller, "none" or
+// "Kind name".
+Diagnosis ForeignTerminating(Diagnosis& d, const json& group,
+                             const std::vector<const json*>& members, Backend backend,
+                             const std::string& rs_name, const std::string& owner) {
+  const std::string kind(workloadbuilder::Info(backend).kind);
+  const std::string finalizers = Finalizers(group);
+  bool protection = false;
+  std::string others;
+  const json* list = MemberPath(group, {"metadata", "finalizers"});
+  for (std::size_t i = 0; list != nullptr && list->is_array() && i < list->size(); ++i) {
+    const std::string name = Str(&(*list)[i]);
+    if (name == planner::kPodGroupProtectionFinalizer) {
+      protection = true;
+    } else if (!name.empty()) {
+      others += (others.empty() ? "" : ", ") + name;
+    }
+  }
+  std::int64_t gated = 0;  // members naming it that never ran (wasd's gate, no node)
+  std::int64_t ran = 0;    // members naming it that are bound or lost wasd's gate
+  for (const json* pod : members) {
+    if (workloadbuilder::LinkedPodGroupName(*pod, backend) != d.group_name) continue;
+    const bool held = planner::GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value() &&
+                      Str(*pod, {"spec", "nodeName"}).empty();
+    ++(held ? gated : ran);
+  }
+  std::string message = kind + " " + d.group_name + " is not controlled by ReplicaSet " + rs_name +
+                        " (controller: " + owner + ") and is being deleted" +
+                        (finalizers.empty() ? "" : ", held by finalizers " + finalizers) + "; " +
+                        JoinCounts(d.counts);
+  std::string next = "wait for it to go; wasd then creates its own";
+  if (!others.empty()) {
+    next = "its deletion waits for finalizers " + others +
+           ", which wasd never removes: whoever added them must remove them";
+  } else if (protection && ran > 0) {
+    next = "its deletion waits for the pods that name it: " + std::to_string(ran) +
+           " member(s) that are bound or no longer gated by wasd must finish or be deleted "
+           "(wasd releases it only while just the members it keeps gated name it)";
+  } else if (protection && gated > 0 && backend == Backend::kNative) {
+    next = "wait: only members wasd keeps gated (they never ran) name it, so wasd removes its " +
+           std::string(planner::kPodGroupProtectionFinalizer) +
+           " finalizer (Event PodGroupReleased) and then creates its own; if it stays, pods "
+           "outside this Deployment still name it (the reconciler's PodGroupTerminating Event "
+           "names one): they must finish or be deleted";
+  }
+  return Finish(d, kPodGroupTerminating, std::move(message), std::move(next));
+}
+
 }  // namespace
 
 Diagnosis Diagnose(const GangInput& in) {
@@ -442,30 +495,18 @@ Diagnosis Diagnose(const GangInput& in) {
   const GroupStatus gs = ReadGroupStatus(*group, *backend);
   d.group_summary = gs.summary;
   if (planner::ControllerUid(*group) != rs_uid) {
-    const std::string owner = planner::ControllerKind(*group);
-    std::string message =
-        std::string(info.kind) + " " + d.group_name + " is not controlled by ReplicaSet " +
-        rs_name + " (controller: " +
-        (owner.empty() ? std::string("none") : owner + " " + planner::ControllerName(*group)) +
-        "); wasd leaves it alone";
+    const std::string owner =
+        planner::ControllerKind(*group).empty()
+            ? std::string("none")
+            : planner::ControllerKind(*group) + " " + planner::ControllerName(*group);
+    if (planner::IsTerminating(*group)) {
+      return ForeignTerminating(d, *group, members, *backend, rs_name, owner);
+    }
+    std::string message = std::string(info.kind) + " " + d.group_name +
+                          " is not controlled by ReplicaSet " + rs_name + " (controller: " + owner +
+                          "); wasd leaves it alone";
     std::string next = "delete the foreign " + std::string(info.kind) +
                        " so that wasd can create its own, or move the Deployment off wasd";
-    if (planner::IsTerminating(*group)) {
-      // Deleted already, but held: kube's podgroup-protection finalizer waits
-      // for the pods that name the PodGroup, and the members wasd keeps gated
-      // name it (they never ran), so it is never released on its own.
-      const std::string finalizers = Finalizers(*group);
-      message += "; it is being deleted";
-      next = "wait for it to go; wasd then creates its own";
-      if (!finalizers.empty()) {
-        message += ", held by finalizers " + finalizers;
-        next = "its deletion waits for its finalizers; " +
-               std::string(planner::kPodGroupProtectionFinalizer) +
-               " waits for the pods that name it, here the members wasd keeps gated (they never "
-               "ran): remove that finalizer from the foreign " +
-               std::string(info.kind) + ", or delete the Deployment";
-      }
-    }
     return Finish(d, kForeignObject, std::move(message), std::move(next));
   }
   if (std::optional<std::int64_t> n = GroupMinCount(*group, *backend)) d.counts.min_count = *n;

@@ -27,7 +27,12 @@
 //                                   the native Workload) does not exist
 //   ForeignObject                   it (or the native Workload) exists but
 //                                   another owner controls it
-//   PodGroupTerminating             it is being deleted
+//   PodGroupTerminating             it is being deleted, ours or someone
+//                                   else's (deleting a foreign one is
+//                                   ForeignObject's next step; the next step
+//                                   then says what the deletion waits for, and
+//                                   that wasd releases a native one that only
+//                                   its gated members hold)
 //   WaitingForQuorum                fewer than minCount members are
 //                                   schedulable (not created yet, or still
 //                                   gated by wasd)

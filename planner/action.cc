@@ -75,6 +75,15 @@ Action Action::ReleasePodGroup(std::string name, std::string uid, std::size_t fi
   return a;
 }
 
+Action Action::ReleaseForeignPodGroup(std::string name, std::string uid,
+                                      std::size_t finalizer_index,
+                                      std::vector<std::string> owner_uids) {
+  Action a = ReleasePodGroup(std::move(name), std::move(uid), finalizer_index);
+  a.foreign = true;
+  a.owner_uids = std::move(owner_uids);
+  return a;
+}
+
 Action Action::LiftGate(std::string pod_name, std::string pod_uid, std::size_t gate_index) {
   Action a;
   a.kind = ActionKind::kLiftGate;
@@ -127,7 +136,9 @@ std::string Action::ToString() const {
       out += " " + name + " minCount=" + std::to_string(min_count);
       break;
     case ActionKind::kPatchPodGroupOwners:
-    case ActionKind::kReleasePodGroup: out += " " + name + " uid=" + uid; break;
+    case ActionKind::kReleasePodGroup:
+      out += " " + name + " uid=" + uid + (foreign ? " (foreign)" : "");
+      break;
     case ActionKind::kDeletePodGroup:
       out += " " + name + " uid=" + uid + " resourceVersion=" + resource_version;
       break;

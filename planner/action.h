@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wasd::planner {
 
@@ -27,10 +28,13 @@ enum class ActionKind {
   // controlling ReplicaSet the executor re-reads first (Q13), unless
   // owner_may_be_active (a superseded name)
   kDeletePodGroup,
-  kReleasePodGroup,  // name, uid, patch: removes podgroup-protection (Q14)
-  kLiftGate,         // name (pod), uid (pod), gate_index, patch (JSON patch)
-  kEvent,            // event_type, reason, message
-  kRequeueAfter,     // delay
+  // name, uid, patch: removes podgroup-protection (Q14); foreign and
+  // owner_uids for a PodGroup that is someone else's (the executor first
+  // confirms with a live pod list that only those owners' pods name it)
+  kReleasePodGroup,
+  kLiftGate,      // name (pod), uid (pod), gate_index, patch (JSON patch)
+  kEvent,         // event_type, reason, message
+  kRequeueAfter,  // delay
 };
 
 std::string_view ActionKindName(ActionKind kind);
@@ -58,6 +62,13 @@ struct Action {
   // Remove the podgroup-protection finalizer at `finalizer_index` of
   // PodGroup name/uid (Q14).
   static Action ReleasePodGroup(std::string name, std::string uid, std::size_t finalizer_index);
+  // The same for a PodGroup wasd does not own: only when every unfinished pod
+  // naming it is a never-run pod, gated by wasd, of a ReplicaSet in
+  // `owner_uids` — which the executor confirms live before the write (the
+  // caches hold only wasd's pods).
+  static Action ReleaseForeignPodGroup(std::string name, std::string uid,
+                                       std::size_t finalizer_index,
+                                       std::vector<std::string> owner_uids);
   // Remove wasd's scheduling gate at `gate_index` of pod name/uid.
   static Action LiftGate(std::string pod_name, std::string pod_uid, std::size_t gate_index);
   // Record an Event ("Normal" or "Warning") on the Deployment.
@@ -76,7 +87,9 @@ struct Action {
   std::string owner_name;        // delete: the ReplicaSet to re-read
   std::string owner_uid;
   bool owner_may_be_active = false;
-  std::string event_type;  // "Normal" or "Warning"
+  bool foreign = false;                 // release: the PodGroup is not ours
+  std::vector<std::string> owner_uids;  // release (foreign): ReplicaSets whose pods may name it
+  std::string event_type;               // "Normal" or "Warning"
   std::string reason;
   std::string message;
   std::chrono::milliseconds delay{0};

@@ -24,7 +24,14 @@
 //     (Event PodGroupReleased) and re-create it (Q14); otherwise wait
 //     (Warning Event PodGroupTerminating, requeue). A PodGroup with a needed
 //     name that is not ours → ForeignObject, and no PodGroup writes or gate
-//     lifting for the whole Deployment.
+//     lifting for the whole Deployment. Once such a foreign PodGroup is
+//     Terminating (deleted on the Event's advice), wasd's own gated pods keep
+//     its podgroup-protection finalizer: when that finalizer alone holds it
+//     and only never-run pods of this Deployment still gated by wasd name it
+//     (at least one), it is released the same way (ReleaseForeignPodGroup,
+//     Event PodGroupReleased; the executor confirms the pods with a live
+//     list first) and created as ours once gone; otherwise a Warning
+//     PodGroupTerminating says what holds it, and the plan looks again.
 //  3. Gate lifting: every gated pod of a ReplicaSet whose PodGroup exists (and
 //     is patched to the new minCount earlier in the same plan) gets one JSON
 //     patch removing only the gate `wasd.io/pod-group`.

@@ -88,6 +88,14 @@ bool InUse(const PlanInput& in, std::string_view pg_name) {
   return !PodsNaming(in, pg_name).empty();
 }
 
+// A pod that never ran: it still carries wasd's gate and was never bound to
+// a node.
+bool NeverRanGated(const json& pod) {
+  if (!GateIndex(pod, workloadbuilder::kPodGroupGate)) return false;
+  const std::string* node = AsString(workloadbuilder::MemberPath(pod, {"spec", "nodeName"}));
+  return node == nullptr || node->empty();
+}
+
 // Q14: a Terminating PodGroup protects nothing when every unfinished pod that
 // names it still carries wasd's gate and was never bound to a node: those
 // pods never ran and cannot run while it is Terminating, and the
@@ -95,9 +103,7 @@ bool InUse(const PlanInput& in, std::string_view pg_name) {
 // only then) wasd may remove that finalizer itself.
 bool ProtectsNothing(const PlanInput& in, std::string_view pg_name) {
   for (const json* pod : PodsNaming(in, pg_name)) {
-    if (!GateIndex(*pod, workloadbuilder::kPodGroupGate)) return false;
-    const std::string* node = AsString(workloadbuilder::MemberPath(*pod, {"spec", "nodeName"}));
-    if (node != nullptr && !node->empty()) return false;
+    if (!NeverRanGated(*pod)) return false;
   }
   return true;
 }
@@ -111,15 +117,6 @@ std::optional<std::size_t> ProtectionFinalizerIndex(const json& pg) {
     if (f != nullptr && *f == kPodGroupProtectionFinalizer) return i;
   }
   return std::nullopt;
-}
-
-std::string ForeignMessage(const std::string& name, const json& pg) {
-  return "PodGroup " + name + " exists but does not belong to this Deployment" +
-         (ControllerUid(pg).empty()
-              ? std::string(" (it has no controller)")
-              : " (controller: " + ControllerKind(pg) + " " + ControllerName(pg) + ")") +
-         "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
-         "this Deployment until it is removed";
 }
 
 // A Terminating PodGroup that an active ReplicaSet needs (the name is its
@@ -173,10 +170,111 @@ PodGroupScene SceneOf(const PlanInput& in, const json& deployment) {
   return scene;
 }
 
+// "(controller: ReplicaSet x)" or "(it has no controller)" for PodGroup `pg`.
+std::string ControllerWords(const json& pg) {
+  return ControllerUid(pg).empty()
+             ? std::string("(it has no controller)")
+             : "(controller: " + ControllerKind(pg) + " " + ControllerName(pg) + ")";
+}
+
+std::string ForeignMessage(const std::string& name, const json& pg) {
+  return "PodGroup " + name + " exists but does not belong to this Deployment " +
+         ControllerWords(pg) +
+         "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
+         "this Deployment until it is removed";
+}
+
+// The finalizers of `pg` other than podgroup-protection, "a, b".
+std::string OtherFinalizers(const json& pg) {
+  std::string out;
+  const json* finalizers = workloadbuilder::MemberPath(pg, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->is_array()) return out;
+  for (const json& f : *finalizers) {
+    const std::string* name = AsString(&f);
+    if (name == nullptr || *name == kPodGroupProtectionFinalizer) continue;
+    out += (out.empty() ? "" : ", ") + *name;
+  }
+  return out;
+}
+
+// The first pod that keeps a foreign Terminating PodGroup `pg_name` (Q14
+// extended): one that ran or is bound, or one that is not of this
+// Deployment's ReplicaSets. nullptr when only never-run gated pods of this
+// Deployment name it.
+const json* ForeignKeeper(const PlanInput& in, const PodGroupScene& scene,
+                          std::string_view pg_name) {
+  for (const json* pod : PodsNaming(in, pg_name)) {
+    if (!NeverRanGated(*pod) || scene.rs_by_uid.count(ControllerUid(*pod)) == 0) return pod;
+  }
+  return nullptr;
+}
+
+// Why a foreign Terminating PodGroup is not released (PlanForeignTerminating):
+// `others` its finalizers besides podgroup-protection, `protection` whether it
+// has that one, `keeper` the pod that keeps it (ForeignKeeper).
+std::string WhatHolds(const std::string& others, bool protection, const json* keeper) {
+  if (!others.empty()) return "finalizers wasd does not own hold it (" + others + ")";
+  if (!protection) return "it has not gone yet";
+  if (keeper == nullptr) {
+    return "its " + std::string(kPodGroupProtectionFinalizer) +
+           " finalizer waits for the pods that name it";
+  }
+  return "pod " + NameOf(*keeper) +
+         (NeverRanGated(*keeper) ? ", which is not this Deployment's,"
+                                 : ", which is bound or no longer gated by wasd,") +
+         " still names it (its " + std::string(kPodGroupProtectionFinalizer) +
+         " finalizer waits for every pod that names it)";
+}
+
+// A foreign PodGroup with a needed name that is being deleted (the
+// ForeignObject Event's advice taken). wasd's gated pods name it and keep
+// its podgroup-protection finalizer forever, so it is released as ours are
+// (Q14) when that finalizer is all that holds it and only never-run pods of
+// this Deployment, still gated by wasd, name it — at least one (with none,
+// kube's controller releases it, and pods outside wasd's caches may exist).
+// The executor confirms the pods with a live list first. Otherwise a Warning
+// says what holds it, and the plan looks again (pods of other owners send
+// wasd no events).
+void PlanForeignTerminating(const PlanInput& in, const PodGroupScene& scene,
+                            const std::string& pg_name, const json& pg, const json& rs,
+                            Plan& plan) {
+  const std::optional<std::size_t> finalizer = ProtectionFinalizerIndex(pg);
+  const std::string others = OtherFinalizers(pg);
+  const json* keeper = ForeignKeeper(in, scene, pg_name);
+  const bool named = !PodsNaming(in, pg_name).empty();
+  if (finalizer && others.empty() && keeper == nullptr && named &&
+      plan.backend == Backend::kNative) {
+    std::vector<std::string> owners;
+    for (const auto& entry : scene.rs_by_uid) owners.push_back(entry.first);
+    plan.actions.push_back(
+        Action::ReleaseForeignPodGroup(pg_name, UidOf(pg), *finalizer, std::move(owners)));
+    AddEvent(plan, "Normal", kReasonPodGroupReleased,
+             "PodGroup " + pg_name + " is someone else's " + ControllerWords(pg) +
+                 " and is being deleted, and only pods of this Deployment that never ran (still "
+                 "gated by " +
+                 std::string(workloadbuilder::kPodGroupGate) + ") name it: removed its " +
+                 std::string(kPodGroupProtectionFinalizer) +
+                 " finalizer so that it can go; wasd then creates its own PodGroup for "
+                 "ReplicaSet " +
+                 NameOf(rs));
+    plan.needs_replan = true;
+    return;
+  }
+  const std::string why = WhatHolds(others, finalizer.has_value(), keeper);
+  AddEvent(plan, "Warning", kReasonPodGroupTerminating,
+           "PodGroup " + pg_name + " does not belong to this Deployment " + ControllerWords(pg) +
+               " and is being deleted, but " + why +
+               "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
+               "this Deployment until it is gone");
+  AddRequeue(plan, kTerminatingRecheck);
+}
+
 // Foreign objects first: a PodGroup with a needed name that is not ours
 // stops every PodGroup write and gate lift of the Deployment. True when there
-// is one (each gets a Warning Event).
-bool PlanForeign(const PodGroupScene& scene, const json& workload, Plan& plan) {
+// is one (each gets a Warning Event, or is released when it is being
+// deleted and only our never-run pods hold it).
+bool PlanForeign(const PlanInput& in, const PodGroupScene& scene, const json& workload,
+                 Plan& plan) {
   bool foreign = false;
   for (const auto& [pg_name, rs] : scene.wanted) {
     const auto it = scene.pg_by_name.find(pg_name);
@@ -184,7 +282,11 @@ bool PlanForeign(const PodGroupScene& scene, const json& workload, Plan& plan) {
       continue;
     }
     foreign = true;
-    AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
+    if (IsTerminating(*it->second)) {
+      PlanForeignTerminating(in, scene, pg_name, *it->second, *rs, plan);
+    } else {
+      AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
+    }
   }
   if (foreign) plan.note = "foreign PodGroup";
   return foreign;
@@ -360,7 +462,7 @@ namespace {
 void PlanGroups(const PlanInput& in, const json& deployment, const Target& target, Plan& plan) {
   const json& workload = target.workload;
   const PodGroupScene scene = SceneOf(in, deployment);
-  if (PlanForeign(scene, workload, plan)) return;
+  if (PlanForeign(in, scene, workload, plan)) return;
   PlanDeletions(in, scene, workload, plan);
 
   // Active ReplicaSets: create, keep in step, lift gates.

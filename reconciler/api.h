@@ -40,7 +40,8 @@ class Api {
   // The object, or NotFound (404) and the like.
   virtual base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
                                            std::string_view name) = 0;
-  // One page of at most `limit` objects ("" = every namespace).
+  // One page of at most `limit` objects ("" = every namespace); limit 0:
+  // every object in one answer.
   virtual base::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
                                                   std::int64_t limit) = 0;
   // The stored object; AlreadyExists (409, reason "AlreadyExists") when the

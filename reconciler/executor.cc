@@ -1,9 +1,12 @@
 #include "reconciler/executor.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler {
 
@@ -220,9 +223,62 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action,
   return false;
 }
 
+namespace {
+
+// Why live pod `pod` keeps foreign PodGroup `name` from being released
+// (Executor::OnlyOurPodsName): "" when it does not (it names another group,
+// has finished, or is a never-run pod gated by wasd of one of `owner_uids`).
+std::string Keeps(const json& pod, const std::string& name,
+                  const std::vector<std::string>& owner_uids) {
+  using workloadbuilder::AsString;
+  using workloadbuilder::MemberPath;
+  if (workloadbuilder::LinkedPodGroupName(pod) != name) return "";
+  const std::string* phase = AsString(MemberPath(pod, {"status", "phase"}));
+  if (phase != nullptr && (*phase == "Succeeded" || *phase == "Failed")) return "";
+  const std::string* node = AsString(MemberPath(pod, {"spec", "nodeName"}));
+  if ((node != nullptr && !node->empty()) ||
+      !planner::GateIndex(pod, workloadbuilder::kPodGroupGate)) {
+    return "pod " + NameOf(pod) + ", which is bound or no longer gated by wasd,";
+  }
+  if (std::find(owner_uids.begin(), owner_uids.end(), ControllerUid(pod)) == owner_uids.end()) {
+    return "pod " + NameOf(pod) + ", which is not this Deployment's,";
+  }
+  return "";
+}
+
+}  // namespace
+
+bool Executor::OnlyOurPodsName(const json& deployment, const Action& action, ExecuteOutcome& out) {
+  const std::string ns = NamespaceOf(deployment);
+  base::Result<kube::ListResult> pods = api_.ListPage(kube::Pods(), ns, 0);
+  if (!pods.ok()) {
+    out.status = pods.status();  // unsure: never release someone else's object on a guess
+    return false;
+  }
+  for (const json& pod : pods.value().items) {
+    const std::string keeper = Keeps(pod, action.name, action.owner_uids);
+    if (keeper.empty()) continue;
+    log_.Info("not releasing a foreign PodGroup: a pod wasd does not hold still names it",
+              {{"podgroup", action.name}, {"pod", NameOf(pod)}});
+    events_.Record(deployment, "Warning", planner::kReasonPodGroupTerminating,
+                   "PodGroup " + action.name +
+                       " does not belong to this Deployment and is being deleted, but " + keeper +
+                       " still names it (its " +
+                       std::string(planner::kPodGroupProtectionFinalizer) +
+                       " finalizer waits for every pod that names it); wasd leaves it alone, "
+                       "creates no PodGroups and lifts no scheduling gates for this Deployment "
+                       "until it is gone");
+    // Pods of other owners are not in wasd's caches: nothing would wake us.
+    out.requeue_after = planner::kTerminatingRecheck;
+    return false;
+  }
+  return true;
+}
+
 bool Executor::ReleasePodGroup(const json& deployment, const Action& action,
                                const kube::Resource& groups, ExecuteOutcome& out) {
   const std::string ns = NamespaceOf(deployment);
+  if (action.foreign && !OnlyOurPodsName(deployment, action, out)) return false;
   base::Result<json> patched = api_.JsonPatch(groups, ns, action.name, action.patch);
   if (patched.ok()) {
     ++out.writes;

@@ -7,7 +7,9 @@
 // before the watch does. Q11 (claims stripped) is checked on each created
 // Workload and PodGroup. A PodGroup is deleted only after a live GET of its
 // ReplicaSet confirms it is at zero, Terminating or gone (Q13), with uid and
-// resourceVersion preconditions. PodGroup actions go to the resource of the
+// resourceVersion preconditions. A PodGroup of someone else's is released
+// (its podgroup-protection finalizer removed) only after a live list of the
+// namespace's pods confirms what the plan saw. PodGroup actions go to the resource of the
 // plan's backend (Plan::backend → GroupResource). A create the API server refuses for good
 // (403, 422, a terminating namespace) records a Warning Event
 // (FailedWorkloadCreate / FailedPodGroupCreate) besides the retry.
@@ -66,6 +68,15 @@ class Executor {
                       const kube::Resource& groups, ExecuteOutcome& out);
   bool ReleasePodGroup(const nlohmann::json& deployment, const planner::Action& action,
                        const kube::Resource& groups, ExecuteOutcome& out);
+  // Before releasing a PodGroup that is not ours (Q14 extended): true when a
+  // live list of the namespace's pods shows that every unfinished pod naming
+  // it is a never-run pod, gated by wasd, of one of action.owner_uids (wasd's
+  // caches hold only its own pods). Otherwise false: a Warning Event
+  // PodGroupTerminating names the pod that keeps it and `out` asks for a
+  // look again after kTerminatingRecheck; or the list failed (`out` carries
+  // the error).
+  bool OnlyOurPodsName(const nlohmann::json& deployment, const planner::Action& action,
+                       ExecuteOutcome& out);
   // Q13: true when the live ReplicaSet still needs the PodGroup (or the read
   // failed: `out` carries the error), so the delete must not happen.
   bool OwnerStillNeeds(const std::string& ns, const planner::Action& action, ExecuteOutcome& out);

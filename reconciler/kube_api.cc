@@ -36,6 +36,9 @@ base::Result<kube::ListResult> KubeApi::ListPage(const kube::Resource& r, std::s
   kube::ListOptions o;
   o.limit = limit;
   o.request = CallOptions();
+  // Pods are listed only to see which PodGroup they name and whether they
+  // ran (Executor, a foreign PodGroup's release): their projection is enough.
+  if (r.plural == kube::Pods().plural) o.projection = PodProjection().get();
   return Count("list", client_.ListPage(r, ns, o));
 }
 

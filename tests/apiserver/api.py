@@ -28,6 +28,8 @@ crds.Register(schema)
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # kube's utilrand alphabet (no vowels)
 SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+PODGROUPS_KEY = "scheduling.k8s.io/podgroups"
+PODGROUP_PROTECTION = "scheduling.k8s.io/podgroup-protection"
 
 
 def Now():
@@ -65,6 +67,11 @@ class Api:
         self.service_endpoints = {}  # "ns/name" -> (host, port)
         self.webhook_client_cert = None  # (cert file, key file) presented to webhooks
         self.log = log or (lambda msg: None)
+        # Whether PodGroups get the podgroup-protection finalizer when created
+        # (kube: the PodGroupProtection admission plugin, on with the
+        # GenericWorkload feature gate, as the controller that removes it); the
+        # server ties it to the `podgroup` controller being enabled.
+        self.podgroup_protection = lambda: False
         # Longest pod termination grace honoured (seconds; 0 = pods are deleted at
         # once). With it, a bound pod being deleted keeps running with
         # deletionTimestamp = now + grace until the "kubelet" removes it, as kube
@@ -210,6 +217,15 @@ class Api:
                     "lastProbeTime": None, "lastTransitionTime": Now()}]
             obj["status"] = status
 
+    @staticmethod
+    def _BuiltinPodGroupAdmission(obj):
+        """The PodGroupProtection admission plugin: every new PodGroup gets the
+        podgroup-protection finalizer (the podgroup controller removes it once the
+        PodGroup is being deleted and no non-terminal pod names it)."""
+        fins = obj["metadata"].setdefault("finalizers", [])
+        if PODGROUP_PROTECTION not in fins:
+            fins.append(PODGROUP_PROTECTION)
+
     def _BuiltinPodAdmission(self, obj):
         """ServiceAccount, DefaultTolerationSeconds and Priority admission plugins (pods)."""
         spec = obj["spec"]
@@ -256,6 +272,8 @@ class Api:
         defaults.ApplyDefaults(res.key, obj)
         if res.key == "/pods":
             self._BuiltinPodAdmission(obj)
+        if res.key == PODGROUPS_KEY and self.podgroup_protection():
+            self._BuiltinPodGroupAdmission(obj)
         name = obj["metadata"].get("name", "")
         attrs = admission.Attributes(res, "CREATE", obj["metadata"].get("namespace"), name, obj, None,
                                      ctx.user, ctx.dry_run)

@@ -646,10 +646,9 @@ class Controllers:
             fins = m.get("finalizers") or []
             in_use = (m["namespace"], m["name"]) in used
             new = copy.deepcopy(pg)
-            if m.get("deletionTimestamp") and PG_FINALIZER in fins and not in_use:
-                new["metadata"]["finalizers"] = [f for f in fins if f != PG_FINALIZER]
-            elif not m.get("deletionTimestamp") and PG_FINALIZER not in fins and in_use:
-                new["metadata"]["finalizers"] = fins + [PG_FINALIZER]
-            else:
+            # Stamped at creation (api.py, as kube's PodGroupProtection admission
+            # plugin); only removed here, and only from a PodGroup being deleted.
+            if not (m.get("deletionTimestamp") and PG_FINALIZER in fins and not in_use):
                 continue
+            new["metadata"]["finalizers"] = [f for f in fins if f != PG_FINALIZER]
             self._Try(self._Update, "podgroup-protection-controller", PODGROUP, new)

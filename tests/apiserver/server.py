@@ -762,6 +762,8 @@ class App:
             self.api, self.audit.Record,
             enabled=[c for c in args.controllers.split(",") if c] if args.controllers is not None else controllers.ALL,
             gang_scheduler=args.gang_scheduler)
+        # The PodGroupProtection admission plugin goes with its controller.
+        self.api.podgroup_protection = lambda: "podgroup" in self.controllers.enabled
 
     def Log(self, msg):
         with self.log_lock:

@@ -158,14 +158,37 @@ class AdmissionTest(unittest.TestCase):
         status, _, out = self.srv.Request("POST", "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups", pg)
         self.assertEqual(status, 201, out)
         wait_for(lambda: self.srv.Get(path)["status"]["phase"] == "Running", 10, what="ungated pod running")
-        # the PodGroup protection finalizer follows the pods that name it
+        # the PodGroup protection finalizer is stamped at creation and holds a deleted
+        # PodGroup while pods name it
+        self.assertEqual(out["metadata"]["finalizers"], ["scheduling.k8s.io/podgroup-protection"])
         pg_path = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/grp-1"
-        wait_for(lambda: "scheduling.k8s.io/podgroup-protection" in
-                (self.srv.Get(pg_path)["metadata"].get("finalizers") or []), 10, what="podgroup finalizer")
         self.srv.Request("DELETE", pg_path)
         self.assertTrue(self.srv.Get(pg_path)["metadata"].get("deletionTimestamp"))
         self.srv.Kubectl("delete", "deployment", "gated", "--cascade=foreground", "--timeout=30s")
         wait_for(lambda: self.srv.Get(pg_path) is None, 20, what="podgroup gone after its pods")
+
+    def test_podgroup_protection_stamped_at_creation(self):
+        """As kube's PodGroupProtection admission plugin and controller: the finalizer comes
+        with the create, and goes only when the PodGroup is deleted and no pod names it."""
+        base = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups"
+        pg = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "lonely"},
+              "spec": {"schedulingPolicy": {"basic": {}}}}
+        status, _, out = self.srv.Request("POST", base, pg)
+        self.assertEqual(status, 201, out)
+        self.assertEqual(out["metadata"]["finalizers"], ["scheduling.k8s.io/podgroup-protection"])
+        status, _, out = self.srv.Request("DELETE", f"{base}/lonely")
+        self.assertEqual(status, 200, out)
+        self.assertTrue(out["metadata"].get("deletionTimestamp"))  # held until the controller looks
+        wait_for(lambda: self.srv.Get(f"{base}/lonely") is None, 10, what="unused podgroup gone")
+        # Without the podgroup controller, no finalizer is stamped (nothing would remove it).
+        self.srv.SetControllers(["deployment", "replicaset", "scheduler", "gc", "namespace", "kubelet"])
+        self.addCleanup(self.srv.SetControllers, ["deployment", "replicaset", "scheduler", "gc", "podgroup",
+                                                  "namespace", "kubelet"])
+        status, _, out = self.srv.Request("POST", base, dict(pg, metadata={"name": "bare"}))
+        self.assertEqual(status, 201, out)
+        self.assertNotIn("finalizers", out["metadata"])
+        self.assertEqual(self.srv.Request("DELETE", f"{base}/bare")[0], 200)
+        self.assertIsNone(self.srv.Get(f"{base}/bare"))
 
     def test_failure_policy_when_webhook_is_down(self):
         dead = free_port()  # nothing listens there

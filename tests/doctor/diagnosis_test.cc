@@ -222,22 +222,58 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
           "wasd leaves it alone");
     in.workload["metadata"].erase("ownerReferences");
     CHECK_THAT(Diagnose(in).message, Catch::Contains("(controller: none)"));
-    // A foreign PodGroup already deleted, held by podgroup-protection (wasd's gated members
-    // name it): the next step is the way out, not "delete it".
-    in = Native(4, 4);
-    in.group_objects = {NativeGroup(4, json::array(), "someone-else")};
+  }
+  SECTION("a foreign PodGroup being deleted is PodGroupTerminating; the next step is true") {
+    // Deleting it was ForeignObject's next step. wasd's gated members name it, so
+    // podgroup-protection holds it; wasd releases it itself when only they do.
+    GangInput in = Native(2, 2);
+    in.group_objects = {NativeGroup(2, json::array(), "someone-else")};
+    in.group_objects[0]["metadata"]["ownerReferences"][0]["name"] = "other";
     in.group_objects[0]["metadata"]["deletionTimestamp"] = "2026-12-02T06:00:00Z";
     in.group_objects[0]["metadata"]["finalizers"] = {"scheduling.k8s.io/podgroup-protection"};
+    in.pods = {Pod("p1", Gate("wasd.io/pod-group")), Pod("p2", Gate("wasd.io/pod-group"))};
+    for (json& pod : in.pods) pod["spec"]["schedulingGroup"]["podGroupName"] = kGroup;
+    Diagnosis d = Diagnose(in);
+    CHECK(d.reason == kPodGroupTerminating);
+    CHECK(d.message == std::string("PodGroup ") + kGroup + " is not controlled by ReplicaSet " +
+                           kRsName +
+                           " (controller: ReplicaSet other) and is being deleted, held by "
+                           "finalizers scheduling.k8s.io/podgroup-protection; 2/2 created, 2 "
+                           "gated by wasd, 0 bound, minCount 2");
+    CHECK(d.next_step ==
+          "wait: only members wasd keeps gated (they never ran) name it, so wasd removes its "
+          "scheduling.k8s.io/podgroup-protection finalizer (Event PodGroupReleased) and then "
+          "creates its own; if it stays, pods outside this Deployment still name it (the "
+          "reconciler's PodGroupTerminating Event names one): they must finish or be deleted");
+
+    // A member that ran names it: wasd does not release it.
+    in.pods[1] = Pod("p2", json::array(), "node-1");
+    in.pods[1]["spec"]["schedulingGroup"]["podGroupName"] = kGroup;
+    d = Diagnose(in);
+    CHECK(d.reason == kPodGroupTerminating);
+    CHECK(d.next_step ==
+          "its deletion waits for the pods that name it: 1 member(s) that are bound or no longer "
+          "gated by wasd must finish or be deleted (wasd releases it only while just the members "
+          "it keeps gated name it)");
+
+    // A finalizer of someone else's: wasd never removes it.
+    in.group_objects[0]["metadata"]["finalizers"] = {"example.com/keep",
+                                                     "scheduling.k8s.io/podgroup-protection"};
+    CHECK(Diagnose(in).next_step ==
+          "its deletion waits for finalizers example.com/keep, which wasd never removes: whoever "
+          "added them must remove them");
+
+    // Nothing holds it (or no member names it): it goes by itself.
+    in.group_objects[0]["metadata"].erase("finalizers");
+    d = Diagnose(in);
+    CHECK_THAT(d.message, Catch::Contains("(controller: ReplicaSet other) and is being deleted; "));
+    CHECK(d.next_step == "wait for it to go; wasd then creates its own");
+
+    // Not being deleted: ForeignObject, whose next step is to delete it.
+    in.group_objects[0]["metadata"].erase("deletionTimestamp");
     d = Diagnose(in);
     CHECK(d.reason == kForeignObject);
-    CHECK_THAT(d.message, Catch::EndsWith("; wasd leaves it alone; it is being deleted, held by "
-                                          "finalizers scheduling.k8s.io/podgroup-protection"));
-    CHECK(d.next_step ==
-          "its deletion waits for its finalizers; scheduling.k8s.io/podgroup-protection waits for "
-          "the pods that name it, here the members wasd keeps gated (they never ran): remove that "
-          "finalizer from the foreign PodGroup, or delete the Deployment");
-    in.group_objects[0]["metadata"].erase("finalizers");
-    CHECK(Diagnose(in).next_step == "wait for it to go; wasd then creates its own");
+    CHECK_THAT(d.next_step, Catch::StartsWith("delete the foreign PodGroup"));
   }
   SECTION("PodGroupTerminating") {
     GangInput in = Native(4, 4);

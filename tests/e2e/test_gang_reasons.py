@@ -20,7 +20,9 @@ of the reconciler's status patches: one Event per change to the reason, no more.
 Scenarios, in order (they share the reconciler; the last one restarts it):
   WaitingForQuorum   a quota-like admission refuses the 3rd of 3 members (minCount 3)
   PodGroupMissing    a policy refuses the reconciler's PodGroup create (count quota)
-  ForeignObject      then a PodGroup of that name made by someone else, the policy gone
+  ForeignObject      then a PodGroup of that name made by someone else, the policy gone;
+                     deleting it is enough: wasd releases it (PodGroupReleased) and places
+                     the gang
   InvalidSchedulingConfiguration  a bad annotation stored with wasd's validating webhook gone
   APINotAvailable    a coscheduling Deployment while scheduling.x-k8s.io is not served
   QueueBlocked       a Volcano gang whose minResources its queue's capability cannot hold
@@ -317,24 +319,45 @@ class GangReasonsTest(DoctorChecks, unittest.TestCase):
                                 "Backend:     native", f"ReplicaSet:  {rs}",
                                 f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: no status yet",
                                 self.members(c)], c)
-        # The next step taken: the foreign PodGroup deleted. podgroup-protection holds it (wasd's
-        # gated members name it) and wasd leaves a foreign object alone, so the doctor says
-        # how to get out; still ForeignObject: no second Event.
+        # The next step taken: the foreign PodGroup deleted — and that alone is enough.
+        # podgroup-protection (stamped when it was created) holds it while pods name it, and
+        # the only pods that do are wasd's gated members, which never ran: wasd removes that
+        # finalizer itself (Q14 for a foreign PodGroup), the object goes, wasd creates its own
+        # PodGroup and lifts the gates, and the gang is placed.
+        foreign = self.env.srv.Get(f"{PODGROUPS}/{pg}")
+        self.assertEqual(foreign["metadata"].get("finalizers"), ["scheduling.k8s.io/podgroup-protection"])
         self.assertEqual(self.env.delete(f"{PODGROUPS}/{pg}"), 200)
-        held = self.wait_gang_condition(
-            "orphan", "False", "ForeignObject",
-            f"PodGroup {pg} is not controlled by ReplicaSet {rs} (controller: none); wasd leaves it alone; "
-            "it is being deleted, held by finalizers scheduling.k8s.io/podgroup-protection")
+        done = self.wait_gang_condition("orphan", "True", "Scheduled",
+                                        "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
+        self.assertGreater(done["lastTransitionTime"], cond["lastTransitionTime"])
+        released = [e for e in self.env.events("PodGroupReleased") if e["involvedObject"]["name"] == "orphan"]
+        self.assertEqual([(e["type"], e["message"]) for e in released], [(
+            "Normal",
+            f"PodGroup {pg} is someone else's (it has no controller) and is being deleted, and only pods of "
+            "this Deployment that never ran (still gated by wasd.io/pod-group) name it: removed its "
+            "scheduling.k8s.io/podgroup-protection finalizer so that it can go; wasd then creates its own "
+            f"PodGroup for ReplicaSet {rs}")])
+        # Its own PodGroup in its place; wasd's one write to the foreign object was the
+        # finalizer's removal (the release made it go: any later write is to its own).
+        ours = self.env.srv.Get(f"{PODGROUPS}/{pg}")
+        self.assertNotEqual(ours["metadata"]["uid"], foreign["metadata"]["uid"])
+        touched = [e for e in self.env.srv.Audit(since=0, user=RECONCILER_USER, methods=("PATCH", "PUT", "DELETE"))
+                   if e["path"] == f"{PODGROUPS}/{pg}" and e.get("status", 0) < 400]
+        self.assertEqual((touched[0]["method"], touched[0]["body"]), ("PATCH", [
+            {"op": "test", "path": "/metadata/uid", "value": foreign["metadata"]["uid"]},
+            {"op": "test", "path": "/metadata/finalizers/0", "value": "scheduling.k8s.io/podgroup-protection"},
+            {"op": "remove", "path": "/metadata/finalizers/0"}]))
+        for e in touched[1:]:
+            self.assertEqual((e["method"], e["body"][0]),
+                             ("PATCH", {"op": "test", "path": "/metadata/uid", "value": ours["metadata"]["uid"]}))
+        self.assertEqual([(r["kind"], r["name"]) for r in ours["metadata"]["ownerReferences"] if r.get("controller")],
+                         [("ReplicaSet", rs)])
+        pods = self.env.pods("orphan")
+        self.assertEqual(len(pods), 2)
+        for p in pods:
+            self.assertTrue(p["spec"].get("nodeName"), p["metadata"]["name"])
+            self.assertFalse(p["spec"].get("schedulingGates"), p["metadata"]["name"])
         self.assertEqual(len(self.reconciler_events("orphan", "ForeignObject")), 1)
-        step = ("its deletion waits for its finalizers; scheduling.k8s.io/podgroup-protection waits for the "
-                "pods that name it, here the members wasd keeps gated (they never ran): remove that finalizer "
-                "from the foreign PodGroup, or delete the Deployment")
-        self.assertEqual(json.loads(self.run_explain("orphan", "-o", "json")[1])["nextStep"], step)
-        self.assertEqual(held["lastTransitionTime"], cond["lastTransitionTime"])
-        # And that step: the finalizer removed, the object goes, wasd makes its own, the gang is placed.
-        self.env.patch(f"{PODGROUPS}/{pg}", [{"op": "remove", "path": "/metadata/finalizers"}],
-                       content_type="application/json-patch+json")
-        self.wait_gang_condition("orphan", "True", "Scheduled", "2/2 created, 0 gated by wasd, 2 bound, minCount 2")
         self.delete("orphan")
 
     def test_3_invalid_configuration(self):

@@ -447,6 +447,119 @@ TEST_CASE("foreign PodGroup with a needed name: no PodGroup writes, no gate lift
   CHECK(Summary(plan) == V{"PatchWorkloadMinCount " + WorkloadName(), "Event ForeignObject"});
 }
 
+TEST_CASE("foreign PodGroup being deleted: released when only our never-run pods hold it",
+          "[unit]") {
+  // The ForeignObject Event's advice taken: the foreign PodGroup is deleted, and
+  // podgroup-protection keeps it while pods name it — wasd's gated pods, forever.
+  const json d = Deployment(2);
+  const json w = StoredWorkload(d);
+  const json rs_a = ReplicaSet("aaaa", "rs-a", 2);
+  json foreign = {{"metadata",
+                   {{"name", kPgA},
+                    {"namespace", kNs},
+                    {"uid", "pg-x"},
+                    {"finalizers", json::array({"scheduling.k8s.io/podgroup-protection"})}}},
+                  {"spec", {{"schedulingPolicy", {{"basic", json::object()}}}}}};
+  PlanInput in = Input(d);
+  in.workloads = {Obj(w)};
+  in.replicasets = {Obj(rs_a)};
+  in.podgroups = {Obj(Terminating(foreign))};
+  in.pods = {Obj(Pod("web-aaaa-1", rs_a)), Obj(Pod("web-aaaa-2", rs_a))};
+
+  SECTION("only our never-run gated pods name it: release, plan again, no gate lifted") {
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"ReleasePodGroup " + kPgA, "Event PodGroupReleased"});
+    const Action& release = plan.actions[0];
+    CHECK(release.foreign);
+    CHECK(release.uid == "pg-x");
+    CHECK(release.owner_uids == V{"rs-a"});
+    CHECK(release.patch == json::parse(R"([
+      {"op":"test","path":"/metadata/uid","value":"pg-x"},
+      {"op":"test","path":"/metadata/finalizers/0","value":"scheduling.k8s.io/podgroup-protection"},
+      {"op":"remove","path":"/metadata/finalizers/0"}])"));
+    CHECK(plan.actions[1].event_type == "Normal");
+    CHECK(plan.actions[1].message ==
+          "PodGroup " + kPgA +
+              " is someone else's (it has no controller) and is being deleted, and only pods of "
+              "this Deployment that never ran (still gated by wasd.io/pod-group) name it: "
+              "removed its scheduling.k8s.io/podgroup-protection finalizer so that it can go; "
+              "wasd then creates its own PodGroup for ReplicaSet web-aaaa");
+    CHECK(plan.needs_replan);
+  }
+  SECTION("once it is gone: our PodGroup, and the gates lift") {
+    in.podgroups.clear();
+    CHECK(Summary(PlanDeployment(in)) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated",
+                                           "LiftGate web-aaaa-1", "LiftGate web-aaaa-2"});
+  }
+  SECTION("a pod that ran still names it: wait, with a Warning") {
+    json ran = Pod("web-aaaa-3", rs_a, json::array());
+    ran["spec"]["nodeName"] = "node-1";
+    ran["status"]["phase"] = "Running";
+    in.pods.push_back(Obj(ran));
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"Event PodGroupTerminating", "RequeueAfter"});
+    CHECK(plan.actions[0].event_type == "Warning");
+    CHECK(plan.actions[0].message ==
+          "PodGroup " + kPgA +
+              " does not belong to this Deployment (it has no controller) and is being deleted, "
+              "but pod web-aaaa-3, which is bound or no longer gated by wasd, still names it (its "
+              "scheduling.k8s.io/podgroup-protection finalizer waits for every pod that names "
+              "it); wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
+              "this Deployment until it is gone");
+    CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kTerminatingRecheck);
+    CHECK_FALSE(plan.needs_replan);
+  }
+  SECTION("a gated pod whose gate another hand lifted counts as one that ran") {
+    in.pods.push_back(Obj(Pod("web-aaaa-3", rs_a, json::array())));
+    CHECK(Summary(PlanDeployment(in)) == V{"Event PodGroupTerminating", "RequeueAfter"});
+  }
+  SECTION("a never-run pod of another owner names it: wait") {
+    const json theirs = ReplicaSet("zzzz", "rs-z", 1, "someone");
+    json pod = Pod("batch-1", theirs);
+    pod["spec"]["schedulingGroup"]["podGroupName"] = kPgA;
+    in.pods.push_back(Obj(pod));
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"Event PodGroupTerminating", "RequeueAfter"});
+    CHECK_THAT(plan.actions[0].message,
+               Catch::Contains("pod batch-1, which is not this Deployment's, still names it"));
+  }
+  SECTION("a finished pod of another owner does not hold it") {
+    const json theirs = ReplicaSet("zzzz", "rs-z", 1, "someone");
+    json pod = Pod("batch-1", theirs, json::array());
+    pod["spec"]["schedulingGroup"]["podGroupName"] = kPgA;
+    pod["status"]["phase"] = "Succeeded";
+    in.pods.push_back(Obj(pod));
+    CHECK(Summary(PlanDeployment(in))[0] == "ReleasePodGroup " + kPgA);
+  }
+  SECTION("another finalizer holds it too: wasd touches nothing") {
+    foreign["metadata"]["finalizers"].push_back("example.com/keep");
+    in.podgroups = {Obj(Terminating(foreign))};
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"Event PodGroupTerminating", "RequeueAfter"});
+    CHECK_THAT(plan.actions[0].message,
+               Catch::Contains("but finalizers wasd does not own hold it (example.com/keep)"));
+  }
+  SECTION("no pod names it: kube's controller releases it, wasd waits") {
+    in.pods.clear();
+    CHECK(Summary(PlanDeployment(in)) == V{"Event PodGroupTerminating", "RequeueAfter"});
+  }
+  SECTION("owned by another controller: released all the same, and the Event says whose") {
+    foreign["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "batch/v1"},
+                                                           {"kind", "Job"},
+                                                           {"name", "x"},
+                                                           {"uid", "j-1"},
+                                                           {"controller", true}}});
+    in.podgroups = {Obj(Terminating(foreign))};
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"ReleasePodGroup " + kPgA, "Event PodGroupReleased"});
+    CHECK_THAT(plan.actions[1].message, Catch::Contains("is someone else's (controller: Job x)"));
+  }
+  SECTION("not being deleted: ForeignObject as before, nothing written") {
+    in.podgroups = {Obj(foreign)};
+    CHECK(Summary(PlanDeployment(in)) == V{"Event ForeignObject"});
+  }
+}
+
 TEST_CASE("crash between Workload and PodGroup creation: recovery creates only what is missing",
           "[unit]") {
   const json d = Deployment(2);

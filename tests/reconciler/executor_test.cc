@@ -389,6 +389,93 @@ TEST_CASE("executor: a release planned against another incarnation re-reads it",
   CHECK(h.api.Find(PodGroups(), kNs, kPgA)->at("metadata")["finalizers"].size() == 1);
 }
 
+// A foreign PodGroup (no controller) being deleted, held by podgroup-protection,
+// and the release the planner makes for it.
+struct ForeignRelease {
+  Harness h;
+  json rs = ReplicaSet("aaaa", "rs-a", 2);
+  json pg;
+  Action release = Action::ReleaseForeignPodGroup(kPgA, "pg-x", 0, {"rs-a"});
+
+  ForeignRelease() {
+    json foreign = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                    {"kind", "PodGroup"},
+                    {"metadata",
+                     {{"name", kPgA},
+                      {"namespace", kNs},
+                      {"uid", "pg-x"},
+                      {"finalizers", json::array({"scheduling.k8s.io/podgroup-protection"})}}},
+                    {"spec", {{"schedulingPolicy", {{"basic", json::object()}}}}}};
+    pg = h.api.Put(PodGroups(), Terminating(foreign));
+    h.api.Put(kube::Pods(), Pod("web-aaaa-1", rs));
+    h.api.Put(kube::Pods(), Pod("web-aaaa-2", rs));
+  }
+  // A pod of another owner that names the PodGroup (not in wasd's caches).
+  json Stranger(json gates = json::array({{{"name", "wasd.io/pod-group"}}})) {
+    json pod = Pod("batch-1", ReplicaSet("zzzz", "rs-z", 1, "someone"), std::move(gates));
+    pod["spec"]["schedulingGroup"]["podGroupName"] = kPgA;
+    return pod;
+  }
+};
+
+TEST_CASE("executor: a foreign PodGroup is released after a live pod list confirms the plan",
+          "[unit]") {
+  ForeignRelease f;
+  SECTION("only never-run gated pods of the Deployment name it: released, and gone") {
+    json done = f.Stranger(json::array());
+    done["status"]["phase"] = "Failed";  // a finished pod keeps nothing
+    f.h.api.Put(kube::Pods(), done);
+    const ExecuteOutcome out = f.h.Run({f.release});
+    CHECK(out.status.ok());
+    CHECK(out.writes == 1);
+    CHECK(out.replan);  // our own PodGroup is created in the next round
+    CHECK_FALSE(f.h.api.Find(PodGroups(), kNs, kPgA));
+    const std::vector<std::string> log = f.h.api.log();
+    REQUIRE(log.size() == 2);
+    CHECK(log[0] == "list pods ml/");
+    CHECK(log[1] == "patch podgroups ml/" + kPgA);
+  }
+  SECTION("a pod of another owner names it: nothing written, a Warning, a look again later") {
+    f.h.api.Put(kube::Pods(), f.Stranger());
+    const ExecuteOutcome out =
+        f.h.Run({f.release, Action::Event("Normal", "PodGroupReleased", "x")});
+    CHECK(out.status.ok());
+    CHECK_FALSE(out.replan);
+    CHECK(out.writes == 0);
+    CHECK(out.requeue_after == planner::kTerminatingRecheck);
+    CHECK(f.h.api.calls("patch") == 0);
+    CHECK(f.h.api.Find(PodGroups(), kNs, kPgA)->at("metadata")["finalizers"].size() == 1);
+    CHECK(f.h.EventReasons() == std::vector<std::string>{"PodGroupTerminating"});
+    bool said = false;
+    for (const json& e : f.h.api.Objects(kube::Events(), kNs)) {
+      said = said || e.value("message", "") ==
+                         "PodGroup " + kPgA +
+                             " does not belong to this Deployment and is being deleted, but pod "
+                             "batch-1, which is not this Deployment's, still names it (its "
+                             "scheduling.k8s.io/podgroup-protection finalizer waits for every "
+                             "pod that names it); wasd leaves it alone, creates no PodGroups and "
+                             "lifts no scheduling gates for this Deployment until it is gone";
+    }
+    CHECK(said);
+  }
+  SECTION("a pod of the Deployment that is bound names it: nothing written") {
+    json bound = WithoutGates(Pod("web-aaaa-3", f.rs));
+    bound["spec"]["nodeName"] = "node-1";
+    f.h.api.Put(kube::Pods(), bound);
+    const ExecuteOutcome out = f.h.Run({f.release});
+    CHECK(out.writes == 0);
+    CHECK(f.h.api.calls("patch") == 0);
+    CHECK(f.h.EventReasons() == std::vector<std::string>{"PodGroupTerminating"});
+  }
+  SECTION("the list fails: nothing written on a guess") {
+    f.h.api.FailNext("list", testing::InternalError("etcd timeout"), "pods");
+    const ExecuteOutcome out = f.h.Run({f.release});
+    CHECK_FALSE(out.status.ok());
+    CHECK(f.h.api.calls("patch") == 0);
+    CHECK(f.h.EventReasons().empty());
+  }
+}
+
 // --- claims stripped (Q11) --------------------------------------------------------
 
 TEST_CASE("executor: claims the API server dropped from a create are reported", "[unit]") {
