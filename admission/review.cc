@@ -2,6 +2,8 @@
 
 #include <exception>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
@@ -294,18 +296,29 @@ std::string AnswerText(const Envelope& env, const json& request, const Verdict& 
     out += ",\"patchType\":\"JSONPatch\"";
   }
   if (!v.allowed) {
+    // Each error rendered once, "<path>: <body>": the cause's field and
+    // message are its two parts, the status message aggregates them.
+    std::vector<std::string> messages;
+    std::vector<std::size_t> path_sizes;
+    messages.reserve(v.errors.size());
+    path_sizes.reserve(v.errors.size());
+    for (const auto& e : v.errors) {
+      messages.push_back(e.path.String());
+      path_sizes.push_back(messages.back().size());
+      messages.back() += ": ";
+      messages.back() += e.Body();
+    }
     out += ",\"status\":{\"code\":422";
     if (with_causes) {
       out += ",\"details\":{\"causes\":[";
-      bool first = true;
-      for (const auto& e : v.errors) {
-        out += first ? "{" : ",{";
-        first = false;
-        AppendMember(out, "field", e.path.String());
+      for (std::size_t i = 0; i < v.errors.size(); ++i) {
+        const std::string_view message = messages[i];
+        out += i == 0 ? "{" : ",{";
+        AppendMember(out, "field", message.substr(0, path_sizes[i]));
         out += ',';
-        AppendMember(out, "message", e.Body());
+        AppendMember(out, "message", message.substr(path_sizes[i] + 2));
         out += ',';
-        AppendMember(out, "reason", ErrorTypeReason(e.type));
+        AppendMember(out, "reason", ErrorTypeReason(v.errors[i].type));
         out += '}';
       }
       out += ']';
@@ -324,7 +337,7 @@ std::string AnswerText(const Envelope& env, const json& request, const Verdict& 
       out += '}';
     }
     out += ',';
-    AppendMember(out, "message", workloadbuilder::AggregateMessage(v.errors));
+    AppendMember(out, "message", workloadbuilder::AggregateMessageOf(messages));
     out += R"(,"metadata":{},"reason":"Invalid","status":"Failure"})";
   }
   out += ',';

@@ -55,7 +55,10 @@ void AdmissionMetrics::RecordDenial(const std::vector<std::string_view>& rule_id
   for (std::string_view id : rule_ids) {
     std::size_t i = rules::kRuleIds.size() - 1;  // "other"
     for (std::size_t j = 0; j < rules::kRuleIds.size(); ++j) {
-      if (rules::kRuleIds[j] == id) i = j;
+      if (rules::kRuleIds[j] == id) {
+        i = j;  // the ids are distinct
+        break;
+      }
     }
     denials_[i].fetch_add(1, std::memory_order_relaxed);
   }

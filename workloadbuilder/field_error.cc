@@ -1,5 +1,6 @@
 #include "workloadbuilder/field_error.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_set>
 
@@ -156,20 +157,40 @@ void Append(FieldErrorList& list, const FieldErrorList& more) {
 }
 
 std::string AggregateMessage(const FieldErrorList& errors) {
-  std::vector<std::string> msgs;
-  std::unordered_set<std::string> seen;
-  for (const FieldError& e : errors) {
-    std::string m = e.ToString();
-    if (seen.insert(m).second) msgs.push_back(std::move(m));
+  std::vector<std::string> messages;
+  messages.reserve(errors.size());
+  for (const FieldError& e : errors) messages.push_back(e.ToString());
+  return AggregateMessageOf(messages);
+}
+
+std::string AggregateMessageOf(const std::vector<std::string>& messages) {
+  if (messages.empty()) return {};
+  if (messages.size() == 1) return messages.front();
+  // Denials carry a few errors: those are compared with the ones kept so far;
+  // a long list (up to the config's value limit) goes through a hash set.
+  constexpr std::size_t kLinearUpTo = 16;
+  std::vector<std::string_view> kept;
+  kept.reserve(messages.size());
+  std::unordered_set<std::string_view> seen;
+  for (const std::string& m : messages) {
+    if (messages.size() <= kLinearUpTo) {
+      if (std::find(kept.begin(), kept.end(), m) != kept.end()) continue;
+    } else if (!seen.insert(m).second) {
+      continue;
+    }
+    kept.push_back(m);
   }
-  if (msgs.empty()) return {};
-  if (msgs.size() == 1) return msgs.front();
-  std::string out = "[";
-  for (std::size_t i = 0; i < msgs.size(); ++i) {
+  if (kept.size() == 1) return std::string(kept.front());
+  std::size_t size = 1;
+  for (const std::string_view m : kept) size += m.size() + 2;
+  std::string out;
+  out.reserve(size);
+  out += '[';
+  for (std::size_t i = 0; i < kept.size(); ++i) {
     if (i > 0) out += ", ";
-    out += msgs[i];
+    out += kept[i];
   }
-  out += "]";
+  out += ']';
   return out;
 }
 

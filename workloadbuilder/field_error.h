@@ -74,6 +74,9 @@ void Append(FieldErrorList& list, const FieldErrorList& more);
 // The aggregate message: "" for no errors, the one message for one error,
 // "[e1, e2, …]" for several; exact duplicate messages are printed once.
 std::string AggregateMessage(const FieldErrorList& errors);
+// The same from messages already rendered, each an error's ToString() in the
+// order of the errors (for a caller that needs them anyway).
+std::string AggregateMessageOf(const std::vector<std::string>& messages);
 
 // Go's strconv.Quote for a UTF-8 string: "…" with \" \\ \n \t and \u/\x
 // escapes for non-printable bytes.

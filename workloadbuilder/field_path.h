@@ -4,12 +4,21 @@
 // `metadata.annotations[wasd.io/scheduling]`) and as an RFC 6901 JSON Pointer
 // (`/spec/scheduling/resourceClaims/1/name`).
 //
-// A value type: copying is cheap enough for validation (two short strings);
-// every method is const and returns a new path. Thread-safe as any const value.
+// Validation makes a path for every field it visits, and only an error reads
+// one, so a path keeps its segments (kind, length, bytes) in one compact
+// buffer and renders either form only when String() or JsonPointer() is
+// called. The buffer lives inside the object up to kInlineBytes (every path
+// wasd's rules build fits), so Child, Index and Key copy a few dozen bytes
+// and allocate nothing; a longer path moves to the heap.
+//
+// A value type: every method is const and returns a new path or a new
+// string. Thread-safe as any const value (no caches).
 #ifndef WASD_WORKLOADBUILDER_FIELD_PATH_H_
 #define WASD_WORKLOADBUILDER_FIELD_PATH_H_
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +28,11 @@ class FieldPath {
  public:
   // The empty path (renders as "" and the pointer "").
   FieldPath() = default;
+  FieldPath(const FieldPath& other);
+  FieldPath(FieldPath&& other) noexcept;
+  FieldPath& operator=(const FieldPath& other);
+  FieldPath& operator=(FieldPath&& other) noexcept;
+  ~FieldPath() = default;
 
   // A path from a dotted Kubernetes form made only of field names, e.g.
   // FieldPath::Parse("spec.strategy.type"). No brackets are interpreted.
@@ -32,16 +46,37 @@ class FieldPath {
   FieldPath Key(std::string_view key) const;
 
   // The Kubernetes rendering, e.g. `spec.template.spec.schedulingGroup`.
-  const std::string& String() const { return text_; }
-  // The JSON Pointer of the same location ("~" → "~0", "/" → "~1").
-  const std::string& JsonPointer() const { return pointer_; }
-  bool empty() const { return text_.empty(); }
+  // Built on each call.
+  std::string String() const;
+  // The JSON Pointer of the same location ("~" → "~0", "/" → "~1"). Built on
+  // each call.
+  std::string JsonPointer() const;
+  // True when String() is empty.
+  bool empty() const;
 
-  friend bool operator==(const FieldPath& a, const FieldPath& b) { return a.text_ == b.text_; }
+  // Paths are equal when their Kubernetes renderings are.
+  friend bool operator==(const FieldPath& a, const FieldPath& b) {
+    return a.String() == b.String();
+  }
 
  private:
-  std::string text_;
-  std::string pointer_;
+  // Bytes of segments kept inside the object; sizeof(FieldPath) is 160.
+  static constexpr std::size_t kInlineBytes = 124;
+
+  enum class Kind : unsigned char { kChild, kIndex, kKey };
+  // Appends one segment to this path (only while building a new one).
+  void Push(Kind kind, std::string_view token);
+  // The encoded segments, wherever they are.
+  std::string_view Encoded() const {
+    return heap_.empty() ? std::string_view(inline_.data(), size_) : std::string_view(heap_);
+  }
+  void CopyFrom(const FieldPath& other);
+
+  // Each segment: its Kind (one byte), the token's length (LEB128), the
+  // token's bytes (a name, a key, or an index in decimal).
+  std::uint32_t size_ = 0;                 // bytes of inline_ in use while heap_ is empty
+  std::array<char, kInlineBytes> inline_;  // only the first size_ bytes are ever read
+  std::string heap_;                       // all the segments once they outgrow inline_
 };
 
 // Escapes one JSON Pointer reference token (RFC 6901: "~" → "~0", "/" → "~1").

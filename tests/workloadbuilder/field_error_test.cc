@@ -1,6 +1,8 @@
 #include "workloadbuilder/field_error.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 namespace wb = wasd::workloadbuilder;
 
@@ -40,4 +42,24 @@ TEST_CASE("AggregateMessage: one alone, several in brackets, duplicates once", "
   CHECK(wb::AggregateMessage({wb::Required(p)}) == "spec.a: Required value");
   CHECK(wb::AggregateMessage({wb::Required(p), wb::Forbidden(q), wb::Required(p)}) ==
         "[spec.a: Required value, spec.b: Forbidden]");
+}
+
+TEST_CASE("AggregateMessageOf drops repeats in short and long lists alike", "[unit]") {
+  CHECK(wb::AggregateMessageOf({}).empty());
+  CHECK(wb::AggregateMessageOf({"a: x"}) == "a: x");
+  CHECK(wb::AggregateMessageOf({"a: x", "a: x"}) == "a: x");
+  CHECK(wb::AggregateMessageOf({"a: x", "b: y", "a: x"}) == "[a: x, b: y]");
+  for (const std::size_t n : {15, 16, 17, 40}) {
+    wb::FieldErrorList errors;
+    std::vector<std::string> messages;
+    for (std::size_t i = 0; i < n; ++i) {
+      errors.push_back(wb::Required(wb::FieldPath().Index(i % 7)));
+      messages.push_back(errors.back().ToString());
+    }
+    INFO(n << " messages");
+    CHECK(wb::AggregateMessageOf(messages) == wb::AggregateMessage(errors));
+    CHECK(wb::AggregateMessage(errors) ==
+          "[[0]: Required value, [1]: Required value, [2]: Required value, [3]: Required value, "
+          "[4]: Required value, [5]: Required value, [6]: Required value]");
+  }
 }
