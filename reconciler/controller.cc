@@ -87,7 +87,7 @@ class Controller {
         api_(client_, metrics_),
         allowed_(AllowedBackends(options.backends)),
         caches_(
-            client_, options.resync, recent_, [this](const std::string& key) { queue_.Add(key); },
+            client_, options.resync, recent_, [this](const std::string& key) { Enqueue(key); },
             allowed_),
         events_(api_, log_, options.election.identity),
         executor_(api_, recent_, events_, metrics_, log_, [this] { return MayWrite(); }) {
@@ -106,6 +106,12 @@ class Controller {
   int Run(const std::stop_token& stop);
 
  private:
+  // Every queueing that is not the reconcile's own requeue: the key's plan
+  // may have moved (PlanMarks).
+  void Enqueue(const std::string& key) {
+    marks_.Changed(key);
+    queue_.Add(key);
+  }
   bool MayWrite() const { return !options_.leader_elect || (elector_ && elector_->is_leader()); }
   // Q13: nothing is planned or written before every cache the plan reads has
   // delivered its first list and the first scheduling-API check is done (a
@@ -137,6 +143,7 @@ class Controller {
   KubeApi api_;
   RecentWrites recent_;
   WorkQueue queue_;
+  PlanMarks marks_;  // before caches_, whose handlers call Enqueue
   const std::vector<Backend> allowed_;
   Caches caches_;
   EventRecorder events_;
@@ -179,7 +186,7 @@ void Controller::OnLeadership(bool leading) {
   metrics_.SetLeader(leading);
   if (!leading) return;
   // A new leader has not been reconciling: look at everything once.
-  for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+  for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
 }
 
 bool Controller::Allowed(Backend backend) const {
@@ -215,7 +222,7 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
         }
         if (stop.stop_requested()) return;
         served_[Index(b)] = true;  // only now: a plan needs the group caches
-        for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+        for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
         continue;
       }
       all_served = false;
@@ -227,7 +234,7 @@ void Controller::ApiCheckLoop(const std::stop_token& stop) {
                        std::to_string(options_.api_check_interval.count() / 1000) + " s)",
                    {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
         reported[Index(b)] = true;
-        for (const std::string& key : caches_.DeploymentKeys()) queue_.Add(key);
+        for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
       }
     }
     api_checked_ = true;
@@ -293,9 +300,12 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
+  // Before the caches are read: a change after this point plans again.
+  const PlanMarks::Ticket ticket = marks_.Begin(key);
   std::optional<PlanInput> first = caches_.Assemble(ns, name);
   if (first->deployment == nullptr) {
     if (gang_) gang_->Forget(ns, name);
+    marks_.Forget(key);
     return result;
   }
   // A label that names no backend is the planner's to report.
@@ -303,6 +313,13 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   if (backend && !(Allowed(*backend) && Served(*backend))) {
     if (!IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
     if (Allowed(*backend)) PublishGangStatus(*first, ns, name, false, result);
+    return result;
+  }
+  // The gang doctor's recheck, with nothing changed since a clean plan:
+  // only the diagnosis (PlanMarks).
+  if (gang_ && ticket.current) {
+    first->facts = options_.backends.facts;
+    PublishGangStatus(*first, ns, name, true, result);
     return result;
   }
   PlanInput last;
@@ -320,6 +337,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   };
   const std::uint64_t writes_before = metrics_.writes();
   result = RunPlanRounds(key, observe, api_, executor_, log_);
+  marks_.Planned(key, ticket, result.status.ok() && !result.requeue_after);
   // The plan wrote (a PodGroup created, gates lifted): what it read is out
   // of date. With settling on, the gang doctor looks when the settle time
   // ends (GangStatus::Defer); without, read again, with the writes on top

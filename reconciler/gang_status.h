@@ -41,7 +41,10 @@
 // reason keeps changing is written at most once per settle time.
 //
 // A reconcile whose plan wrote does not diagnose at once (Defer): the gang
-// is diagnosed when its settle time ends, from a fresh read.
+// is diagnosed when its settle time ends, from a fresh read. That recheck
+// does not plan again when nothing the controller watches changed since
+// the last clean plan (PlanMarks, reconciler/plan_rounds.h): without the
+// doctor the reconcile would not have run.
 //
 // A Deployment whose objects did not change since a diagnosis found its
 // condition up to date is not diagnosed again (InputsFingerprint): a resync

@@ -194,5 +194,56 @@ TEST_CASE("plan rounds: a missing PriorityClass is left out, a failed read retri
   }
 }
 
+TEST_CASE("plan marks: a plan is current only until the next change", "[unit]") {
+  PlanMarks marks;
+  // A key never seen plans.
+  PlanMarks::Ticket t = marks.Begin("ml/web");
+  CHECK_FALSE(t.current);
+
+  // Queued by an event, planned cleanly: the recheck that follows (no
+  // change since) may skip the plan.
+  marks.Changed("ml/web");
+  t = marks.Begin("ml/web");
+  CHECK_FALSE(t.current);
+  marks.Planned("ml/web", t, true);
+  CHECK(marks.Begin("ml/web").current);
+  CHECK(marks.Begin("ml/web").current);  // asking does not use it up
+
+  // Any change (an informer event, a resync, a new leader) plans again.
+  marks.Changed("ml/web");
+  CHECK_FALSE(marks.Begin("ml/web").current);
+
+  // A change while the plan ran is not in that plan.
+  t = marks.Begin("ml/web");
+  marks.Changed("ml/web");
+  marks.Planned("ml/web", t, true);
+  CHECK_FALSE(marks.Begin("ml/web").current);
+  t = marks.Begin("ml/web");
+  marks.Planned("ml/web", t, true);
+  CHECK(marks.Begin("ml/web").current);
+
+  // Other keys are their own.
+  CHECK_FALSE(marks.Begin("ml/other").current);
+}
+
+TEST_CASE("plan marks: a failed or requeued plan is never current; a gone Deployment is forgotten",
+          "[unit]") {
+  PlanMarks marks;
+  marks.Changed("ml/web");
+  PlanMarks::Ticket t = marks.Begin("ml/web");
+  marks.Planned("ml/web", t, true);
+  REQUIRE(marks.Begin("ml/web").current);
+  // The retry of a failed plan (AddRateLimited) or its own requeue
+  // (a terminating PodGroup) comes with no change: it must plan.
+  t = marks.Begin("ml/web");
+  marks.Planned("ml/web", t, false);
+  CHECK_FALSE(marks.Begin("ml/web").current);
+
+  CHECK(marks.size() == 1);
+  marks.Forget("ml/web");
+  CHECK(marks.size() == 0);
+  CHECK_FALSE(marks.Begin("ml/web").current);
+}
+
 }  // namespace
 }  // namespace wasd::reconciler
