@@ -107,9 +107,10 @@ class Controller {
 
  private:
   // Every queueing that is not the reconcile's own requeue: the key's plan
-  // may have moved (PlanMarks).
+  // may have moved (PlanMarks; kept only for the gang doctor's rechecks, the
+  // one reconcile that no change asks for).
   void Enqueue(const std::string& key) {
-    marks_.Changed(key);
+    if (gang_) marks_.Changed(key);
     queue_.Add(key);
   }
   bool MayWrite() const { return !options_.leader_elect || (elector_ && elector_->is_leader()); }
@@ -301,7 +302,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     return result;
   }
   // Before the caches are read: a change after this point plans again.
-  const PlanMarks::Ticket ticket = marks_.Begin(key);
+  const PlanMarks::Ticket ticket = gang_ ? marks_.Begin(key) : PlanMarks::Ticket{};
   std::optional<PlanInput> first = caches_.Assemble(ns, name);
   if (first->deployment == nullptr) {
     if (gang_) gang_->Forget(ns, name);
@@ -317,7 +318,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   }
   // The gang doctor's recheck, with nothing changed since a clean plan:
   // only the diagnosis (PlanMarks).
-  if (gang_ && ticket.current) {
+  if (ticket.current) {
     first->facts = options_.backends.facts;
     PublishGangStatus(*first, ns, name, true, result);
     return result;
@@ -337,7 +338,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   };
   const std::uint64_t writes_before = metrics_.writes();
   result = RunPlanRounds(key, observe, api_, executor_, log_);
-  marks_.Planned(key, ticket, result.status.ok() && !result.requeue_after);
+  if (gang_) marks_.Planned(key, ticket, result.status.ok() && !result.requeue_after);
   // The plan wrote (a PodGroup created, gates lifted): what it read is out
   // of date. With settling on, the gang doctor looks when the settle time
   // ends (GangStatus::Defer); without, read again, with the writes on top
