@@ -292,9 +292,12 @@ current-context: bench
             Phase("zero", lambda: srv.call("POST", "/debug/apply",
                                            [Deployment(i, 0) for i in range(tenth, 2 * tenth)]))
         results["peak_rss_bytes"] = rp.mem("VmHWM")
-        whole = Diff(srv.stats(), start_stats)
+        end_stats = srv.stats()
+        whole = Diff(end_stats, start_stats)
         results["whole_run"] = {"reconciler_cpu_seconds": round(rp.cpu() - start_cpu, 2),
-                                "requests": sum(whole.values()), "writes": Writes(whole)}
+                                "requests": sum(whole.values()), "writes": Writes(whole),
+                                "watch_events": end_stats["watchEventsSent"] -
+                                start_stats["watchEventsSent"]}
         results["server_cpu_seconds"] = round(Proc(srv_proc.pid).cpu(), 2)
         results["server_peak_rss_bytes"] = Proc(srv_proc.pid).mem("VmHWM")
         results["reconciler_log_errors"] = sum(

@@ -9,9 +9,13 @@
 //              (scheduling.k8s.io/v1beta1); leases (coordination.k8s.io/v1);
 //              priorityclasses, nodes (cluster-scoped); deployments/status
 //              (PATCH, applied to the object as a whole)
-//   verbs      LIST (labelSelector k=v[,k=v], limit/continue), WATCH
+//   verbs      LIST (labelSelector k=v[,k=v]; fieldSelector on metadata.name,
+//              metadata.namespace and, for pods, spec.nodeName and
+//              status.phase, with =, == and !=; limit/continue), WATCH
 //              (resourceVersion, from a bounded history; 410 Expired below it;
-//              timeoutSeconds), GET, POST, PUT (resourceVersion precondition),
+//              timeoutSeconds; an object that moves into a watch's selection
+//              comes as ADDED, one that moves out of it as DELETED, as
+//              kube-apiserver's watch cache sends them), GET, POST, PUT (resourceVersion precondition),
 //              PATCH (json-patch with `test` ops; merge and strategic-merge
 //              patches as RFC 7386), DELETE (uid/resourceVersion preconditions;
 //              answered as kube-apiserver answers an immediate deletion: a pod's
@@ -94,12 +98,28 @@ const std::vector<ResourceInfo> kResources = {
 enum ResIndex { kDeployments = 0, kReplicaSets = 1, kPods = 2 };
 
 using Labels = std::map<std::string, std::string, std::less<>>;
+// The fields a field selector can name ("metadata.name", "spec.nodeName",
+// ...; FieldsOf), by value.
+using Fields = Labels;
+
+// One fieldSelector term: `key` = (or ==) `value`, or `key` != `value`.
+struct FieldTerm {
+  std::string key;
+  std::string value;
+  bool equal = true;
+};
+
+struct Selector {
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<FieldTerm> fields;
+};
 
 struct Stored {
   Text text;
   std::uint64_t rv = 0;
   std::string uid;
   Labels labels;
+  Fields fields;
 };
 
 struct Event {
@@ -107,7 +127,13 @@ struct Event {
   const char* type;
   Text text;
   std::shared_ptr<const Labels> labels;
+  std::shared_ptr<const Fields> fields;
   std::string ns;
+  // A MODIFIED event: the object before it (what a watch whose selection it
+  // leaves is sent, as DELETED).
+  Text prev_text;
+  std::shared_ptr<const Labels> prev_labels;
+  std::shared_ptr<const Fields> prev_fields;
 };
 
 class Session;
@@ -115,7 +141,7 @@ class Session;
 struct Watcher {
   std::weak_ptr<Session> session;
   std::string ns;
-  std::vector<std::pair<std::string, std::string>> selector;
+  Selector selector;
 };
 
 struct Store {
@@ -181,6 +207,47 @@ bool Matches(const std::vector<std::pair<std::string, std::string>>& sel, const 
   return true;
 }
 
+// The fields kube-apiserver lets a fieldSelector name, per resource: every
+// object's metadata.name and metadata.namespace; a pod's spec.nodeName and
+// status.phase (the ones wasd selects on; kube has a few more).
+bool FieldSupported(int res, std::string_view key) {
+  if (key == "metadata.name" || key == "metadata.namespace") return true;
+  return res == kPods && (key == "spec.nodeName" || key == "status.phase");
+}
+
+// Parses a fieldSelector ("k=v,k!=v"); false (and `error`, worded as
+// kube-apiserver's) on a field `res` does not support or a term that is not
+// a comparison.
+bool ParseFieldSelector(int res, const std::string& s, std::vector<FieldTerm>* out,
+                        std::string* error) {
+  std::stringstream in(s);
+  std::string term;
+  while (std::getline(in, term, ',')) {
+    if (term.empty()) continue;
+    FieldTerm f;
+    std::size_t at = term.find("!=");
+    std::size_t width = 2;
+    if (at != std::string::npos) {
+      f.equal = false;
+    } else if ((at = term.find("==")) == std::string::npos) {
+      at = term.find('=');
+      width = 1;
+    }
+    if (at == std::string::npos) {
+      *error = "invalid selector: '" + s + "'; can't understand '" + term + "'";
+      return false;
+    }
+    f.key = term.substr(0, at);
+    f.value = term.substr(at + width);
+    if (!FieldSupported(res, f.key)) {
+      *error = "field label not supported: " + f.key;
+      return false;
+    }
+    out->push_back(std::move(f));
+  }
+  return true;
+}
+
 Labels LabelsOf(const json& obj) {
   Labels out;
   auto md = obj.find("metadata");
@@ -202,6 +269,52 @@ std::string Str(const json& j, std::initializer_list<const char*> path) {
     p = &*it;
   }
   return p->is_string() ? p->get<std::string>() : std::string();
+}
+
+// A pod's selectable fields (FieldSupported).
+Fields PodFields(const std::string& name, const std::string& ns, const std::string& node,
+                 const std::string& phase) {
+  return {{"metadata.name", name},
+          {"metadata.namespace", ns},
+          {"spec.nodeName", node},
+          {"status.phase", phase}};
+}
+
+Fields FieldsOf(int res, const json& obj) {
+  const std::string name = Str(obj, {"metadata", "name"});
+  const std::string ns = Str(obj, {"metadata", "namespace"});
+  if (res == kPods) {
+    return PodFields(name, ns, Str(obj, {"spec", "nodeName"}), Str(obj, {"status", "phase"}));
+  }
+  return {{"metadata.name", name}, {"metadata.namespace", ns}};
+}
+
+bool Selects(const Selector& sel, const Labels& labels, const Fields& fields) {
+  if (!Matches(sel.labels, labels)) return false;
+  for (const FieldTerm& f : sel.fields) {
+    const auto it = fields.find(f.key);
+    const std::string_view have = it == fields.end() ? std::string_view() : it->second;
+    if ((have == f.value) != f.equal) return false;
+  }
+  return true;
+}
+
+// What a watch with `sel` is sent of event `e`, as kube-apiserver's watch
+// cache filters it: the event itself when the object is selected before and
+// after; ADDED when it moves into the selection; DELETED, with the object as
+// it was (at the event's resourceVersion), when it moves out; nothing (null)
+// when it is outside both times. `*text`: the object to send.
+const char* Seen(const Selector& sel, const Event& e, Text* text) {
+  const bool now_in = Selects(sel, *e.labels, *e.fields);
+  *text = e.text;
+  if (e.prev_labels == nullptr) return now_in ? e.type : nullptr;
+  const bool was_in = Selects(sel, *e.prev_labels, *e.prev_fields);
+  if (now_in) return was_in ? e.type : "ADDED";
+  if (!was_in) return nullptr;
+  json old = json::parse(*e.prev_text);
+  old["metadata"]["resourceVersion"] = std::to_string(e.rv);
+  *text = std::make_shared<const std::string>(old.dump());
+  return "DELETED";
 }
 
 std::string StatusBody(int code, const std::string& reason, const std::string& message) {
@@ -327,7 +440,12 @@ class Server {
   // Stores `obj` (metadata.resourceVersion set here) and tells the watchers.
   const Stored& Put(int res, const std::string& key, json& obj, const char* type);
   void Remove(int res, const std::string& key);
-  void Notify(int res, const char* type, const Stored& s, const std::string& ns);
+  // `prev`: the object before a MODIFIED event (null for the others).
+  void Notify(int res, const char* type, const Stored& s, const std::string& ns,
+              const Stored* prev = nullptr);
+  // The selectors of a LIST or WATCH; false and a 400 reply when the
+  // fieldSelector is not one kube-apiserver would take.
+  static bool SelectorOf(const Target& t, Selector* sel, Reply* bad);
   void Changed(int res, const std::string& key);
 
   // Controllers.
@@ -485,10 +603,25 @@ Reply Server::Get(const Target& t) {
   return {200, *it->second.text};
 }
 
+bool Server::SelectorOf(const Target& t, Selector* sel, Reply* bad) {
+  const auto query = [&t](const char* key) {
+    const auto it = t.query.find(key);
+    return it == t.query.end() ? std::string() : it->second;
+  };
+  sel->labels = ParseSelector(query("labelSelector"));
+  std::string error;
+  if (!ParseFieldSelector(t.res, query("fieldSelector"), &sel->fields, &error)) {
+    *bad = {400, StatusBody(400, "BadRequest", error)};
+    return false;
+  }
+  return true;
+}
+
 Reply Server::List(const Target& t) {
   const ResourceInfo& info = kResources[std::size_t(t.res)];
   const Store& st = stores_[std::size_t(t.res)];
-  const auto sel = ParseSelector(t.query.count("labelSelector") ? t.query.at("labelSelector") : "");
+  Selector sel;
+  if (Reply bad; !SelectorOf(t, &sel, &bad)) return bad;
   std::int64_t limit = 0;
   if (auto it = t.query.find("limit"); it != t.query.end()) limit = std::atoll(it->second.c_str());
   std::string start;
@@ -499,7 +632,7 @@ Reply Server::List(const Target& t) {
   std::int64_t n = 0;
   std::string next;
   for (; it != st.objects.end() && it->first.starts_with(prefix); ++it) {
-    if (!Matches(sel, it->second.labels)) continue;
+    if (!Selects(sel, it->second.labels, it->second.fields)) continue;
     if (limit > 0 && n == limit) {
       next = std::prev(it)->first;
       break;
@@ -519,8 +652,8 @@ Reply Server::List(const Target& t) {
 
 Reply Server::Watch(const Target& t, const std::shared_ptr<Session>& session) {
   Store& st = stores_[std::size_t(t.res)];
-  Watcher w{session, t.ns,
-            ParseSelector(t.query.count("labelSelector") ? t.query.at("labelSelector") : "")};
+  Watcher w{session, t.ns, {}};
+  if (Reply bad; !SelectorOf(t, &w.selector, &bad)) return bad;
   std::uint64_t timeout = 0;
   if (auto it = t.query.find("timeoutSeconds"); it != t.query.end())
     timeout = std::strtoull(it->second.c_str(), nullptr, 10);
@@ -529,7 +662,7 @@ Reply Server::Watch(const Target& t, const std::shared_ptr<Session>& session) {
   const std::string prefix = t.ns.empty() ? "" : t.ns + "/";
   if (rv_text.empty() || rv_text == "0") {
     for (const auto& [key, s] : st.objects) {
-      if (key.starts_with(prefix) && Matches(w.selector, s.labels))
+      if (key.starts_with(prefix) && Selects(w.selector, s.labels, s.fields))
         session->SendEvent("ADDED", s.text);
     }
   } else {
@@ -544,9 +677,9 @@ Reply Server::Watch(const Target& t, const std::shared_ptr<Session>& session) {
     auto it = std::upper_bound(st.history.begin(), st.history.end(), from,
                                [](std::uint64_t v, const Event& e) { return v < e.rv; });
     for (; it != st.history.end(); ++it) {
-      if ((t.ns.empty() || it->ns == t.ns) && Matches(w.selector, *it->labels)) {
-        session->SendEvent(it->type, it->text);
-      }
+      Text text;
+      const char* seen = t.ns.empty() || it->ns == t.ns ? Seen(w.selector, *it, &text) : nullptr;
+      if (seen != nullptr) session->SendEvent(seen, text);
     }
   }
   st.watchers.push_back(std::move(w));
@@ -560,18 +693,35 @@ const Stored& Server::Put(int res, const std::string& key, json& obj, const char
   s.rv = rv_;
   s.uid = Str(obj, {"metadata", "uid"});
   s.labels = LabelsOf(obj);
+  s.fields = FieldsOf(res, obj);
   s.text = std::make_shared<const std::string>(obj.dump());
   const std::string ns = Str(obj, {"metadata", "namespace"});
   Stored& slot = st.objects[key];
+  const Stored prev = std::move(slot);
   slot = std::move(s);
-  Notify(res, type, slot, ns);
+  Notify(res, type, slot, ns, prev.text != nullptr ? &prev : nullptr);
   return slot;
 }
 
-void Server::Notify(int res, const char* type, const Stored& s, const std::string& ns) {
+void Server::Notify(int res, const char* type, const Stored& s, const std::string& ns,
+                    const Stored* prev) {
   Store& st = stores_[std::size_t(res)];
-  auto labels = std::make_shared<const Labels>(s.labels);
-  st.history.push_back({s.rv, type, s.text, labels, ns});
+  Event e{s.rv,
+          type,
+          s.text,
+          std::make_shared<const Labels>(s.labels),
+          std::make_shared<const Fields>(s.fields),
+          ns,
+          {},
+          {},
+          {}};
+  if (prev != nullptr) {
+    e.prev_text = prev->text;
+    e.prev_labels = std::make_shared<const Labels>(prev->labels);
+    e.prev_fields = std::make_shared<const Fields>(prev->fields);
+  }
+  st.history.push_back(std::move(e));
+  const Event& ev = st.history.back();
   while (st.history.size() > kHistory) {
     st.compacted = st.history.front().rv;
     st.history.pop_front();
@@ -582,8 +732,10 @@ void Server::Notify(int res, const char* type, const Stored& s, const std::strin
       it = st.watchers.erase(it);
       continue;
     }
-    if ((it->ns.empty() || it->ns == ns) && Matches(it->selector, s.labels)) {
-      session->SendEvent(type, s.text);
+    Text text;
+    const char* seen = it->ns.empty() || it->ns == ns ? Seen(it->selector, ev, &text) : nullptr;
+    if (seen != nullptr) {
+      session->SendEvent(seen, text);
       ++watch_events_sent_;
     }
     ++it;
@@ -845,6 +997,7 @@ void Server::SyncReplicaSet(const std::string& key) {
     s.rv = ++rv_;
     s.uid = NewUid();
     s.labels = LabelsOf(rs["spec"]["template"]);
+    s.fields = PodFields(name, ns, "", "Pending");  // as PodText writes it
     s.text = std::make_shared<const std::string>(PodText(rs, name, s.uid, s.rv));
     Stored& slot = st.objects[pod_key] = std::move(s);
     pods.insert(pod_key);
