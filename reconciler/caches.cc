@@ -360,6 +360,10 @@ void Caches::EnqueueGroupOwner(const json& pg_object) {
   EnqueueIfManaged(ns, rs_name);
 }
 
+planner::Object Caches::Deployment(const std::string& ns, const std::string& name) const {
+  return deployments_->Get(ns, name);
+}
+
 PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const {
   PlanInput in;
   in.deployment = deployments_->Get(ns, name);

@@ -91,6 +91,9 @@ class Caches {
   std::vector<std::string> DeploymentKeys() const;
   // The planner's input for Deployment ns/name (priority classes not filled).
   planner::PlanInput Assemble(const std::string& ns, const std::string& name) const;
+  // The cached Deployment ns/name alone (null when none): Assemble's first
+  // read, for a reader that needs nothing else (the gang doctor's recheck).
+  planner::Object Deployment(const std::string& ns, const std::string& name) const;
   // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;

@@ -133,9 +133,12 @@ class Controller {
   void Worker();
   ReconcileResult Reconcile(const std::string& key);
   // The gang doctor after a reconcile (--gang-status); a failed write makes
-  // `result` an error so the key is retried.
+  // `result` an error so the key is retried. `marks`: GangStatus::Update's.
   void PublishGangStatus(const PlanInput& observed, const std::string& ns, const std::string& name,
-                         bool api_served, ReconcileResult& result);
+                         bool api_served, ReconcileResult& result,
+                         std::optional<std::uint64_t> marks = std::nullopt);
+  // Folds what the gang doctor did into `result` (its error, its recheck).
+  static void ApplyGangUpdate(GangUpdate u, ReconcileResult& result);
 
   const ControllerOptions& options_;
   const base::Logger& log_;
@@ -303,6 +306,21 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   }
   // Before the caches are read: a change after this point plans again.
   const PlanMarks::Ticket ticket = gang_ ? marks_.Begin(key) : PlanMarks::Ticket{};
+  // The gang doctor's recheck, with nothing changed since the clean plan
+  // whose inputs gave the verdict it holds: only that verdict, published
+  // (GangStatus::Recheck) — the Deployment is all it reads.
+  if (gang_ && ticket.current) {
+    // Null (the full path below) when gone or of a backend not usable now.
+    const auto usable = [&]() -> planner::Object {
+      planner::Object d = caches_.Deployment(ns, name);
+      const std::optional<Backend> b = d != nullptr ? planner::BackendOf(*d) : std::nullopt;
+      return b && !(Allowed(*b) && Served(*b)) ? nullptr : d;
+    };
+    if (std::optional<GangUpdate> u = gang_->Recheck(usable, ns, name, ticket.changes)) {
+      ApplyGangUpdate(std::move(*u), result);
+      return result;
+    }
+  }
   std::optional<PlanInput> first = caches_.Assemble(ns, name);
   if (first->deployment == nullptr) {
     if (gang_) gang_->Forget(ns, name);
@@ -317,10 +335,10 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     return result;
   }
   // The gang doctor's recheck, with nothing changed since a clean plan:
-  // only the diagnosis (PlanMarks).
+  // only the diagnosis (PlanMarks), held for a further recheck.
   if (ticket.current) {
     first->facts = options_.backends.facts;
-    PublishGangStatus(*first, ns, name, true, result);
+    PublishGangStatus(*first, ns, name, true, result, ticket.changes);
     return result;
   }
   PlanInput last;
@@ -353,20 +371,31 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     last = caches_.Assemble(ns, name);
   }
   // Also after a failed write: a group object the API server refuses to
-  // create is exactly what the doctor's PodGroupMissing is for.
-  PublishGangStatus(last, ns, name, true, result);
+  // create is exactly what the doctor's PodGroupMissing is for. A clean
+  // plan that wrote nothing read exactly the ticket's changes: its verdict
+  // may be held until the settle time ends.
+  const bool exact =
+      metrics_.writes() == writes_before && result.status.ok() && !result.requeue_after;
+  PublishGangStatus(last, ns, name, true, result,
+                    exact ? std::optional<std::uint64_t>(ticket.changes) : std::nullopt);
   return result;
 }
 
 void Controller::PublishGangStatus(const PlanInput& observed, const std::string& ns,
                                    const std::string& name, bool api_served,
-                                   ReconcileResult& result) {
+                                   ReconcileResult& result, std::optional<std::uint64_t> marks) {
   if (!gang_ || !MayWrite() || observed.deployment == nullptr) return;
-  GangUpdate u = gang_->Update(
-      observed, ns, name, api_served,
-      [this](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods) {
-        return caches_.FitInputs(nodes, bound_pods);
-      });
+  ApplyGangUpdate(
+      gang_->Update(
+          observed, ns, name, api_served,
+          [this](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods) {
+            return caches_.FitInputs(nodes, bound_pods);
+          },
+          marks),
+      result);
+}
+
+void Controller::ApplyGangUpdate(GangUpdate u, ReconcileResult& result) {
   if (!u.status.ok()) {
     if (result.status.ok()) result.status = std::move(u.status);  // the first error is retried
     return;

@@ -204,7 +204,8 @@ std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangView& i
 }
 
 GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string& ns,
-                              const std::string& name, bool api_served, const FitInputsFn& fit) {
+                              const std::string& name, bool api_served, const FitInputsFn& fit,
+                              std::optional<std::uint64_t> marks) {
   GangUpdate out;
   if (plan.deployment == nullptr) {
     Forget(ns, name);
@@ -245,7 +246,40 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     return out;
   }
   const doctor::Diagnosis& d = *diagnosed;
-  const GangCondition c = ConditionFor(d);
+  Verdict v{ConditionFor(d), d.counts, d.next_step, std::nullopt};
+  if (d.scheduled) v.pending_seconds = PendingSeconds(d);
+  // The fit preview's reasons read Nodes, which neither the fingerprint nor
+  // PlanMarks cover: never kept, never held.
+  const bool fit_reason = d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending;
+  return Publish(v, deployment, key, now, fit_reason ? 0 : fingerprint,
+                 fit_reason ? std::nullopt : marks);
+}
+
+std::optional<GangUpdate> GangStatus::Recheck(const std::function<planner::Object()>& deployment,
+                                              const std::string& ns, const std::string& name,
+                                              std::uint64_t marks) {
+  const std::string key = ns + "/" + name;
+  Verdict v;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = gangs_.find(key);
+    if (it == gangs_.end() || !it->second.held || it->second.held_marks != marks) {
+      return std::nullopt;
+    }
+    v = *it->second.held;
+  }
+  const planner::Object d = deployment();
+  if (d == nullptr) return std::nullopt;
+  if (planner::IsTerminating(*d)) return GangUpdate{};
+  return Publish(v, *d, key, now_(), 0, marks);
+}
+
+GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const std::string& key,
+                               Clock::time_point now, std::uint64_t fingerprint,
+                               std::optional<std::uint64_t> marks) {
+  GangUpdate out;
+  const GangCondition& c = v.condition;
+  const bool scheduled = c.status == "True";
   const json* old = FindGangCondition(deployment);
   const std::string old_reason = old != nullptr ? Str(*old, "reason") : "";
   const std::string old_status = old != nullptr ? Str(*old, "status") : "";
@@ -253,25 +287,29 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   {
     std::lock_guard lock(mu_);
     Published& g = gangs_[key];
-    g.reason = d.reason;
-    g.counts = d.counts;
+    g.reason = c.reason;
+    g.counts = v.counts;
     g.settled_inputs = 0;
+    g.held.reset();
     if (!patch) {
       g.stale_since.reset();
-      // Up to date. Not for a gang that wants a fit preview: Nodes and
-      // bound pods are not in the fingerprint.
-      if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) {
-        g.settled_inputs = fingerprint;
-      }
+      g.settled_inputs = fingerprint;  // up to date: the same inputs again skip the diagnosis
       return out;
     }
     if (!g.stale_since) g.stale_since = now;
     const std::chrono::milliseconds wait = SettleWait(c, *g.stale_since, now, settle_);
     if (wait > std::chrono::milliseconds(0)) {
       out.recheck = wait;
+      if (marks) {
+        g.held = v;
+        g.held_marks = *marks;
+      }
       return out;
     }
   }
+  const std::size_t slash = key.find('/');
+  const std::string ns = key.substr(0, slash);
+  const std::string name = key.substr(slash + 1);
   base::Result<json> r = api_.JsonPatch(kube::Deployments().Sub("status"), ns, name, *patch);
   if (!r.ok()) {
     // A failed `test`: the cache is behind. The Deployment's watch event
@@ -300,13 +338,11 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   }
   // The first True: also a gang placed within the settle time, which never
   // had a False condition written.
-  if (old_status != "True" && c.status == "True") {
-    if (const std::optional<double> s = PendingSeconds(d)) pending_.Observe(*s);
-  }
+  if (old_status != "True" && scheduled && v.pending_seconds) pending_.Observe(*v.pending_seconds);
   if (post) {
     std::string message = c.message;
-    if (!d.next_step.empty() && !d.scheduled) message += ". " + d.next_step;
-    if (events_.Record(deployment, d.scheduled ? "Normal" : "Warning", c.reason, message)) {
+    if (!v.next_step.empty() && !scheduled) message += ". " + v.next_step;
+    if (events_.Record(deployment, scheduled ? "Normal" : "Warning", c.reason, message)) {
       std::lock_guard lock(mu_);
       ++events_posted_;
     }
@@ -321,6 +357,7 @@ std::optional<std::chrono::milliseconds> GangStatus::Defer(const std::string& ns
   std::lock_guard lock(mu_);
   Published& g = gangs_[ns + "/" + name];
   g.settled_inputs = 0;
+  g.held.reset();  // read before the plan's writes
   if (!g.stale_since) g.stale_since = now;
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(*g.stale_since + settle_ - now);
   // Settled already (a plan that keeps writing): look again soon.

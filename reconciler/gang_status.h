@@ -46,6 +46,16 @@
 // the last clean plan (PlanMarks, reconciler/plan_rounds.h): without the
 // doctor the reconcile would not have run.
 //
+// A verdict that waits for its settle time is held (a few hundred bytes per
+// waiting gang, dropped once written or moot) together with the PlanMarks
+// count of the reconcile that read its inputs, when that reconcile's plan
+// wrote nothing. The recheck at the end of the settle time, when nothing
+// changed since (the same count, still current), publishes the held verdict
+// (Recheck): it reads only the Deployment, not the gang's pods, and makes no
+// second Diagnose of the same inputs. Diagnose reads no Deployment status
+// (which moves without a mark), and the fit preview's reasons, whose Nodes
+// are not marked, are never held.
+//
 // A Deployment whose objects did not change since a diagnosis found its
 // condition up to date is not diagnosed again (InputsFingerprint): a resync
 // costs a hash of resourceVersions per gang, not a copy and a Diagnose.
@@ -214,8 +224,20 @@ class GangStatus {
   // API is served. `fit`: called only for an Unschedulable or ScaleUpPending
   // diagnosis. A stale cache (failed `test`) is not an error: it asks for a
   // recheck.
+  // `marks`: the PlanMarks count (Ticket::changes) that `observed` reflects
+  // exactly, with a clean plan that wrote nothing, or nullopt: a verdict
+  // that waits for its settle time is then held for Recheck.
   GangUpdate Update(const planner::PlanInput& observed, const std::string& ns,
-                    const std::string& name, bool api_served, const FitInputsFn& fit);
+                    const std::string& name, bool api_served, const FitInputsFn& fit,
+                    std::optional<std::uint64_t> marks = std::nullopt);
+  // The settle-time recheck of a gang whose plan is current at `marks`
+  // (PlanMarks): publishes the verdict held at that count, reading only the
+  // Deployment (`deployment`, called only when a verdict is held: the cached
+  // one now, or null to decline); nullopt when none is held at `marks` or
+  // `deployment` declines (the caller diagnoses with Update).
+  std::optional<GangUpdate> Recheck(const std::function<planner::Object()>& deployment,
+                                    const std::string& ns, const std::string& name,
+                                    std::uint64_t marks);
   // The plan just wrote for Deployment ns/name (a PodGroup created, gates
   // lifted): what the reconcile read is out of date. With settling on, the
   // diagnosis waits for the settle time anyway, so it is not made now (no
@@ -233,6 +255,14 @@ class GangStatus {
   std::uint64_t events() const;
 
  private:
+  // What Publish needs of a diagnosis (held between a verdict and its
+  // settle time: no timeline, no fit preview).
+  struct Verdict {
+    GangCondition condition;
+    doctor::Counts counts;
+    std::string next_step;
+    std::optional<double> pending_seconds;  // PendingSeconds of the diagnosis
+  };
   struct Published {
     std::string reason;
     doctor::Counts counts;
@@ -245,7 +275,18 @@ class GangStatus {
     // condition up to date (0: none): the same inputs again (a resync, an
     // event that changed nothing the doctor reads) skip the diagnosis.
     std::uint64_t settled_inputs = 0;
+    // The verdict waiting for its settle time, and the PlanMarks count its
+    // inputs reflect (see the header comment); unset when none.
+    std::optional<Verdict> held;
+    std::uint64_t held_marks = 0;
   };
+  // Writes `v` (the condition when it differs from `deployment`'s, after the
+  // settle time; the Event on a reason change). `fingerprint`: the inputs'
+  // InputsFingerprint, kept when the condition is found up to date (0: do
+  // not keep). `marks`: as Update's.
+  GangUpdate Publish(const Verdict& v, const nlohmann::json& deployment, const std::string& key,
+                     Clock::time_point now, std::uint64_t fingerprint,
+                     std::optional<std::uint64_t> marks);
   // The diagnosis of `in`, with the fit preview when it needs one; nullopt
   // while the preview's informers sync (the caller rechecks).
   std::optional<doctor::Diagnosis> DiagnoseWithFit(doctor::GangView& in, const FitInputsFn& fit,

@@ -15,11 +15,11 @@
 //              (resourceVersion, from a bounded history; 410 Expired below it;
 //              timeoutSeconds; an object that moves into a watch's selection
 //              comes as ADDED, one that moves out of it as DELETED, as
-//              kube-apiserver's watch cache sends them), GET, POST, PUT (resourceVersion precondition),
-//              PATCH (json-patch with `test` ops; merge and strategic-merge
-//              patches as RFC 7386), DELETE (uid/resourceVersion preconditions;
-//              answered as kube-apiserver answers an immediate deletion: a pod's
-//              final state, a Status for every other resource)
+//              kube-apiserver's watch cache sends them), GET, POST, PUT (resourceVersion
+//              precondition), PATCH (json-patch with `test` ops; merge and strategic-merge patches
+//              as RFC 7386), DELETE (uid/resourceVersion preconditions; answered as kube-apiserver
+//              answers an immediate deletion: a pod's final state, a Status for every other
+//              resource)
 //   controllers  Deployment -> ReplicaSet "<name>-<template hash>" (a template
 //              change creates a new ReplicaSet and scales the old ones to 0 at
 //              once); ReplicaSet -> pods, each created as the pod webhook would

@@ -600,5 +600,82 @@ TEST_CASE("gang status: after the plan wrote, the diagnosis waits for the settle
   CHECK(status.Defer("ml", "train") == kGangRecheck);
 }
 
+TEST_CASE("gang status: the settle-time recheck publishes the verdict held at the same marks",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  const bool synced = true;
+  // Members still gated: a verdict that is not Scheduled, held for 5 s.
+  f.observed.pods.clear();
+  for (json p : f.full.pods) {
+    p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+    p["status"].erase("conditions");
+    f.observed.pods.push_back(UpdateFixture::Ptr(p));
+  }
+  int reads = 0;
+  const auto deployment = [&f, &reads]() -> planner::Object {
+    ++reads;
+    return f.observed.deployment;
+  };
+  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced), 7);
+  REQUIRE(u.status.ok());
+  CHECK(u.recheck == std::chrono::milliseconds(5000));
+  CHECK(status.patches() == 0);
+  // Another count (a change since): nothing held for it, the Deployment unread.
+  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 8).has_value());
+  CHECK(reads == 0);
+  // Too early: held again, nothing written.
+  f.now += std::chrono::milliseconds(2000);
+  std::optional<GangUpdate> r = status.Recheck(deployment, "ml", "train", 7);
+  REQUIRE(r.has_value());
+  CHECK(r->recheck == std::chrono::milliseconds(3000));
+  CHECK(status.patches() == 0);
+  // Settled: written from the held verdict, reading only the Deployment.
+  f.now += std::chrono::milliseconds(3000);
+  r = status.Recheck(deployment, "ml", "train", 7);
+  REQUIRE(r.has_value());
+  REQUIRE(r->status.ok());
+  CHECK_FALSE(r->recheck.has_value());
+  CHECK(reads == 2);
+  CHECK(status.patches() == 1);
+  CHECK(status.events() == 1);
+  REQUIRE(f.Written() != nullptr);
+  const std::string written = (*f.Written())["reason"];
+  CHECK(written != "Scheduled");
+  // It was what a fresh diagnosis says: the next Update finds it up to date.
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced), 7);
+  CHECK(status.patches() == 1);
+  CHECK_FALSE(u.recheck.has_value());
+  // Written: nothing held any more.
+  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 7).has_value());
+  CHECK(reads == 2);
+}
+
+TEST_CASE("gang status: no verdict is held without marks, after a plan's write, or declined",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  const bool synced = true;
+  f.observed.pods.clear();
+  for (json p : f.full.pods) {
+    p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+    p["status"].erase("conditions");
+    f.observed.pods.push_back(UpdateFixture::Ptr(p));
+  }
+  const auto deployment = [&f]() -> planner::Object { return f.observed.deployment; };
+  const auto none = []() -> planner::Object { return nullptr; };
+  // Diagnosed from inputs of no known count: not held.
+  status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 0).has_value());
+  // Held, then the plan wrote (what it read is out of date): dropped.
+  status.Update(f.observed, "ml", "train", true, f.Fit(synced), 3);
+  status.Defer("ml", "train");
+  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 3).has_value());
+  // Held, but the caller declines (the Deployment gone, its backend unusable).
+  status.Update(f.observed, "ml", "train", true, f.Fit(synced), 4);
+  CHECK_FALSE(status.Recheck(none, "ml", "train", 4).has_value());
+  CHECK(status.patches() == 0);
+}
+
 }  // namespace
 }  // namespace wasd::reconciler
