@@ -64,6 +64,12 @@ class BenchApiserverSelectors(unittest.TestCase):
         finally:
             c.close()
 
+    def merge(self, name, patch):
+        """A merge patch of pod `name`; the pod as the server answers."""
+        status, obj = self.call("PATCH", PODS + "/" + name, patch, "application/merge-patch+json")
+        self.assertEqual(status, 200, obj)
+        return obj
+
     def pod(self, name, node="", phase="Pending"):
         spec = {"containers": [{"name": "c", "image": "i"}]}
         if node:
@@ -122,20 +128,12 @@ class BenchApiserverSelectors(unittest.TestCase):
     def test_watch_sends_moves_into_and_out_of_the_selection(self):
         start = self.pod("w-a")["metadata"]["resourceVersion"]
         # Outside the selection: no event.
-        status, _ = self.call("PATCH", PODS + "/w-a", {"metadata": {"labels": {"x": "1"}}},
-                              "application/merge-patch+json")
-        self.assertEqual(status, 200)
+        self.merge("w-a", {"metadata": {"labels": {"x": "1"}}})
         # Bound: moves in (ADDED); a label while bound: MODIFIED; done: moves
         # out (DELETED, at the resourceVersion of the change).
-        status, bound = self.call("PATCH", PODS + "/w-a", {"spec": {"nodeName": "node-2"}},
-                                  "application/merge-patch+json")
-        self.assertEqual(status, 200)
-        status, relabelled = self.call("PATCH", PODS + "/w-a", {"metadata": {"labels": {"x": "2"}}},
-                                       "application/merge-patch+json")
-        self.assertEqual(status, 200)
-        status, done = self.call("PATCH", PODS + "/w-a", {"status": {"phase": "Succeeded"}},
-                                 "application/merge-patch+json")
-        self.assertEqual(status, 200)
+        bound = self.merge("w-a", {"spec": {"nodeName": "node-2"}})
+        relabelled = self.merge("w-a", {"metadata": {"labels": {"x": "2"}}})
+        done = self.merge("w-a", {"status": {"phase": "Succeeded"}})
         want = [("ADDED", "w-a", bound["metadata"]["resourceVersion"]),
                 ("MODIFIED", "w-a", relabelled["metadata"]["resourceVersion"]),
                 ("DELETED", "w-a", done["metadata"]["resourceVersion"])]
@@ -151,12 +149,8 @@ class BenchApiserverSelectors(unittest.TestCase):
         t.start()
         time.sleep(0.3)
         self.pod("w-b")  # never selected
-        status, b_bound = self.call("PATCH", PODS + "/w-b", {"spec": {"nodeName": "node-3"}},
-                                    "application/merge-patch+json")
-        self.assertEqual(status, 200)
-        status, b_failed = self.call("PATCH", PODS + "/w-b", {"status": {"phase": "Failed"}},
-                                     "application/merge-patch+json")
-        self.assertEqual(status, 200)
+        b_bound = self.merge("w-b", {"spec": {"nodeName": "node-3"}})
+        b_failed = self.merge("w-b", {"status": {"phase": "Failed"}})
         t.join(timeout=10)
         self.assertEqual(live.get("events"),
                          [("ADDED", "w-b", b_bound["metadata"]["resourceVersion"]),

@@ -437,6 +437,15 @@ struct UpdateFixture {
           return true;
         };
   }
+  // Every member still gated, no scheduler verdict: a gang on its way.
+  void GateAll() {
+    observed.pods.clear();
+    for (json p : full.pods) {
+      p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+      p["status"].erase("conditions");
+      observed.pods.push_back(Ptr(p));
+    }
+  }
   const json* Written() {
     Cache(*api.Find(kube::Deployments().Sub("status"), "ml", "train"));
     return FindGangCondition(*observed.deployment);
@@ -606,12 +615,7 @@ TEST_CASE("gang status: the settle-time recheck publishes the verdict held at th
   GangStatus status = f.Status(std::chrono::milliseconds(5000));
   const bool synced = true;
   // Members still gated: a verdict that is not Scheduled, held for 5 s.
-  f.observed.pods.clear();
-  for (json p : f.full.pods) {
-    p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
-    p["status"].erase("conditions");
-    f.observed.pods.push_back(UpdateFixture::Ptr(p));
-  }
+  f.GateAll();
   int reads = 0;
   const auto deployment = [&f, &reads]() -> planner::Object {
     ++reads;
@@ -656,12 +660,7 @@ TEST_CASE("gang status: no verdict is held without marks, after a plan's write, 
   UpdateFixture f;
   GangStatus status = f.Status(std::chrono::milliseconds(5000));
   const bool synced = true;
-  f.observed.pods.clear();
-  for (json p : f.full.pods) {
-    p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
-    p["status"].erase("conditions");
-    f.observed.pods.push_back(UpdateFixture::Ptr(p));
-  }
+  f.GateAll();
   const auto deployment = [&f]() -> planner::Object { return f.observed.deployment; };
   const auto none = []() -> planner::Object { return nullptr; };
   // Diagnosed from inputs of no known count: not held.
