@@ -1,6 +1,7 @@
 // `wasd reconciler`: parses the flags (cmd/flags.cc ReconcilerFlags), loads
 // the API server config, and runs the companion controller until
 // SIGTERM/SIGINT (then: Lease released, workers stopped, exit 0).
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -46,6 +47,15 @@ std::string OwnNamespace() {
   return ns.empty() ? kDefaultLeaseNamespace : ns;
 }
 
+// glibc raises its mmap threshold to the size of each large block freed
+// (up to 32 MiB), after which blocks that size come from a thread's arena and
+// stay there when freed. The reconciler's large blocks are short-lived and
+// made by threads that allocate little else: a /metrics text (~0.5 MB at
+// 1,000 gangs), a LIST or a patch response. A fixed threshold keeps them
+// mmap'd, so each is returned to the system when freed. Measured in
+// bench/README.md ("Gang doctor cost"): about 0.5 MiB less peak RSS.
+constexpr int kMmapThresholdBytes = 128 * 1024;
+
 }  // namespace
 
 int RunReconciler(int argc, const char* const* argv) {
@@ -55,6 +65,9 @@ int RunReconciler(int argc, const char* const* argv) {
   if (std::string e = BackendFlagsError(settings.backends); !e.empty()) return flags.UsageError(e);
   reconciler::ControllerOptions& options = settings.options;
   const base::Logger log(settings.log);
+  if (mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes) != 1) {
+    log.Warn("cannot fix the allocator's mmap threshold; large freed blocks may stay resident");
+  }
   base::Result<kube::Config> config =
       kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));
   if (!config.ok()) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <functional>
 
 #include "kube/backoff.h"
 #include "planner/object_util.h"
@@ -67,7 +68,8 @@ json EventObject(const json& deployment, std::string_view type, std::string_view
 
 bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::time_point now) {
   if (type != "Warning") return true;
-  const auto it = recent_.find(key);
+  const std::uint64_t digest = std::hash<std::string>{}(key);
+  const auto it = recent_.find(digest);
   if (it != recent_.end() && now - it->second < kEventRepeatWindow) return false;
   if (it == recent_.end() && recent_.size() >= kMaxRememberedEvents) {
     auto oldest = recent_.begin();
@@ -76,7 +78,7 @@ bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::t
     }
     recent_.erase(oldest);
   }
-  recent_[key] = now;
+  recent_[digest] = now;
   return true;
 }
 

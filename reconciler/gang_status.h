@@ -84,6 +84,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -171,7 +172,8 @@ std::chrono::milliseconds SettleWait(const GangCondition& c,
 std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served);
 
 // Per-Deployment token bucket for gang Events. Not thread-safe (GangStatus
-// guards it); at most kMaxRememberedEvents Deployments remembered.
+// guards it); at most kMaxRememberedEvents Deployments remembered, by a 64-bit
+// digest of the UID (two UIDs with one digest share a bucket).
 class GangEventLimiter {
  public:
   using Clock = std::chrono::steady_clock;
@@ -182,7 +184,7 @@ class GangEventLimiter {
     double tokens = kGangEventBurst;
     Clock::time_point at;
   };
-  std::map<std::string, Bucket> buckets_;
+  std::map<std::uint64_t, Bucket> buckets_;
 };
 
 // What Update did: `status` not ok is a failed patch (the caller requeues
@@ -263,8 +265,10 @@ class GangStatus {
     std::string next_step;
     std::optional<double> pending_seconds;  // PendingSeconds of the diagnosis
   };
+  // One per opted-in Deployment, for as long as it exists: kept small (the
+  // reason a view of doctor::kAllReasons, the held verdict out of line).
   struct Published {
-    std::string reason;
+    std::string_view reason;  // "" until diagnosed
     doctor::Counts counts;
     // When the Deployment's GangScheduled entry was first seen out of date
     // (settling), and when this gang first waited for the fit preview's
@@ -277,7 +281,7 @@ class GangStatus {
     std::uint64_t settled_inputs = 0;
     // The verdict waiting for its settle time, and the PlanMarks count its
     // inputs reflect (see the header comment); unset when none.
-    std::optional<Verdict> held;
+    std::unique_ptr<Verdict> held;
     std::uint64_t held_marks = 0;
   };
   // Writes `v` (the condition when it differs from `deployment`'s, after the
