@@ -503,6 +503,31 @@ TEST_CASE("gang status: without settling the condition is written at once", "[un
   CHECK((*f.Written())["reason"] == "Unschedulable");
 }
 
+TEST_CASE("gang status: the metrics count each gang under the reason it was published with",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  const bool synced = true;
+  std::string before;
+  status.Render(&before);
+  CHECK(before.find("wasd_gang_members{") == std::string::npos);  // nothing diagnosed yet
+  CHECK(before.find("wasd_gangs{reason=\"Unschedulable\"} 0\n") != std::string::npos);
+  REQUIRE(status.Update(f.observed, "ml", "train", true, f.Fit(synced)).status.ok());
+  std::string text = "# what came before\n";
+  status.Render(&text);
+  CHECK(text.rfind("# what came before\n", 0) == 0);
+  CHECK(text.find("wasd_gangs{reason=\"Unschedulable\"} 1\n") != std::string::npos);
+  CHECK(text.find("wasd_gangs{reason=\"Scheduled\"} 0\n") != std::string::npos);
+  const std::string created =
+      "wasd_gang_members{namespace=\"ml\",deployment=\"train\",state=\"created\"} " +
+      std::to_string(f.full.pods.size()) + "\n";
+  CHECK(text.find(created) != std::string::npos);
+  for (const std::string_view state : kGangMemberStates) {
+    CHECK(text.find("deployment=\"train\",state=\"" + std::string(state) + "\"}") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSyncWait",
           "[unit][gang]") {
   UpdateFixture f;
@@ -529,13 +554,7 @@ TEST_CASE("gang status: Scheduled is written at once, and a transient reason nev
   GangStatus status = f.Status(std::chrono::milliseconds(5000));
   const bool synced = true;
   // Still on its way (members gated, no verdict): held.
-  std::vector<json> pods = f.full.pods;
-  for (json& p : pods) {
-    p["spec"]["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
-    p["status"].erase("conditions");
-  }
-  f.observed.pods.clear();
-  for (const json& p : pods) f.observed.pods.push_back(UpdateFixture::Ptr(p));
+  f.GateAll();
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   CHECK(u.recheck.has_value());
   CHECK(status.patches() == 0);
