@@ -38,8 +38,18 @@ class ReconcilerBenchQuick(unittest.TestCase):
         # how many reasons a gang passes through on its way, so it is left out.
         # No write refused, until convergence or after (a refused write is
         # one planned from a stale view: a second create, a second gate lift).
-        self.assertEqual(result["refused_writes"], [], per)
-        ok = {k: v for k, v in per.items() if k not in ("POST events", "PATCH deployments/status")}
+        # The one exception is the doctor's status patch: it carries a JSON
+        # patch `test` so that it is refused (409/422) when the cached
+        # Deployment is behind, and the doctor then looks again
+        # (GangStatus::Publish) — a race with the Deployment controller's own
+        # status writes, not a plan from a stale view.
+        def doctors(refused):
+            return "/deployments/" in refused and refused.split(" -> ")[0].endswith("/status") \
+                and refused.endswith(("-> 409", "-> 422"))
+        self.assertEqual([r for r in result["refused_writes"] if not doctors(r)], [], per)
+        ok = {k: v for k, v in per.items()
+              if k not in ("POST events", "PATCH deployments/status")
+              and not k.startswith("PATCH deployments/status (failed ")}
         self.assertEqual(ok, dict(want, **{"PATCH pods": float(REPLICAS)}), per)
         self.assertEqual(result["resync_writes"], 0, result)
         self.assertGreaterEqual(result["resync_reconciles"], n, "the resync did reconcile every Deployment")
