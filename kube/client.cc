@@ -131,10 +131,16 @@ Result<ListResult> Client::List(const Resource& resource, std::string_view ns,
 
 Result<nlohmann::json> Client::Create(const Resource& resource, std::string_view ns,
                                       const nlohmann::json& object, const RequestOptions& options) {
+  return CreateEncoded(resource, ns, object.dump(), options);
+}
+
+Result<nlohmann::json> Client::CreateEncoded(const Resource& resource, std::string_view ns,
+                                             const std::string& body,
+                                             const RequestOptions& options) {
   if (resource.namespaced && ns.empty())
     return BadArgument("namespace required to create " + resource.plural);
-  return impl_->Call(http::verb::post, ResourcePath(resource, ns, ""), DryRunQuery(options),
-                     object.dump(), "application/json", options);
+  return impl_->Call(http::verb::post, ResourcePath(resource, ns, ""), DryRunQuery(options), body,
+                     "application/json", options);
 }
 
 Result<nlohmann::json> Client::Update(const Resource& resource, std::string_view ns,

@@ -172,6 +172,9 @@ class Client {
   // POST. 409 AlreadyExists -> already_exists().
   Result<nlohmann::json> Create(const Resource& resource, std::string_view ns,
                                 const nlohmann::json& object, const RequestOptions& options = {});
+  // POST of an object already encoded as JSON text (sent as is).
+  Result<nlohmann::json> CreateEncoded(const Resource& resource, std::string_view ns,
+                                       const std::string& body, const RequestOptions& options = {});
   // PUT. The object's metadata.resourceVersion is the optimistic-concurrency
   // precondition: a stale one gives conflict().
   Result<nlohmann::json> Update(const Resource& resource, std::string_view ns,

@@ -1,6 +1,8 @@
 #include "kube/informer.h"
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <utility>
 
 namespace wasd::kube {
@@ -69,9 +71,33 @@ bool Informer::WaitForSync(std::chrono::milliseconds timeout) const {
   return synced_cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
+std::uint64_t RestDigest(const nlohmann::json& object) {
+  const std::hash<nlohmann::json> hash_json;
+  const std::hash<std::string> hash_key;
+  std::uint64_t h = 0x84222325cbf29ce4ULL;
+  // boost::hash_combine's mixing step.
+  const auto mix = [&h](std::uint64_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  if (!object.is_object()) return hash_json(object);
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (it.key() == "status") continue;
+    mix(hash_key(it.key()));
+    if (it.key() != "metadata" || !it->is_object()) {
+      mix(hash_json(*it));
+      continue;
+    }
+    for (auto m = it->begin(); m != it->end(); ++m) {
+      if (m.key() == "resourceVersion") continue;
+      mix(hash_key(m.key()));
+      mix(hash_json(*m));
+    }
+  }
+  return h;
+}
+
 Informer::Slot Informer::MakeSlot(const ObjectPtr& object) const {
   Slot slot;
   slot.resource_version = Meta(*object, "resourceVersion");
+  if (options_.quiet_status_updates) slot.rest_digest = RestDigest(*object);
   if (options_.compact) {
     nlohmann::json::to_msgpack(*object, slot.packed);
     slot.packed.shrink_to_fit();
@@ -199,7 +225,9 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
       auto it = cache_.find(key);
       if (it == cache_.end()) {
         changes.emplace_back(nullptr, obj);
-      } else if (it->second.resource_version != slots.at(key).resource_version) {
+      } else if (const Slot& now = slots.at(key);
+                 it->second.resource_version != now.resource_version &&
+                 !(options_.quiet_status_updates && it->second.rest_digest == now.rest_digest)) {
         changes.emplace_back(Decode(it->second), obj);
       }
     }
@@ -257,14 +285,17 @@ void Informer::Apply(const WatchEvent& event) {
   Slot slot = event.type == WatchEventType::kDeleted ? Slot{} : MakeSlot(obj);
   Slot old_slot;
   bool existed = false;
+  bool quiet = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) {
       existed = true;
+      quiet = options_.quiet_status_updates && event.type != WatchEventType::kDeleted &&
+              it->second.rest_digest == slot.rest_digest;
       // Only an update's handlers see the old object (a delete's see the
       // event's final state); it is decoded outside the lock.
-      if (event.type != WatchEventType::kDeleted) old_slot = it->second;
+      if (event.type != WatchEventType::kDeleted && !quiet) old_slot = it->second;
     }
     if (event.type == WatchEventType::kDeleted) {
       if (it != cache_.end()) cache_.erase(it);
@@ -275,6 +306,8 @@ void Informer::Apply(const WatchEvent& event) {
   }
   if (event.type == WatchEventType::kDeleted) {
     Deliver(WatchEventType::kDeleted, obj, nullptr);  // the event carries the final state
+  } else if (quiet) {
+    return;  // only the status moved: stored, no handler
   } else if (existed) {
     Deliver(WatchEventType::kModified, Decode(old_slot), obj);
   } else {

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,7 +71,19 @@ struct InformerOptions {
   // thousands of objects, where memory matters more than the microseconds of
   // a decode per read. Handlers still get the decoded object.
   bool compact = false;
+  // An update that changes only the object's status (and its
+  // resourceVersion) is stored but given to no handler: for readers that
+  // read the status from the cache yet react only to the rest (the
+  // reconciler's Deployments, whose status the Deployment controller and the
+  // gang doctor write). Told apart by a 64-bit digest of the rest kept with
+  // each object (RestDigest), so the old object is not decoded; a spec
+  // change whose digest collides with the old one waits for the next resync.
+  bool quiet_status_updates = false;
 };
+
+// The digest of `object` without its status and its metadata.resourceVersion
+// (InformerOptions::quiet_status_updates). Pure.
+std::uint64_t RestDigest(const nlohmann::json& object);
 
 struct EventHandlers {
   std::function<void(const ObjectPtr& obj)> on_add;
@@ -137,6 +150,7 @@ class Informer {
     ObjectPtr object;
     std::string packed;
     std::string resource_version;
+    std::uint64_t rest_digest = 0;  // quiet_status_updates only
   };
   Slot MakeSlot(const ObjectPtr& object) const;
   static ObjectPtr Decode(const Slot& slot);

@@ -13,4 +13,14 @@ kube::Resource GroupResource(workloadbuilder::Backend backend) {
   return {workloadbuilder::GroupVersion(backend), std::string(info.resource)};
 }
 
+base::Result<nlohmann::json> Api::CreateEncoded(const kube::Resource& r, std::string_view ns,
+                                                const std::string& body) {
+  nlohmann::json object = nlohmann::json::parse(body, nullptr, false);
+  if (object.is_discarded()) {
+    return base::Status::Error(base::Status::Kind::kInvalidArgument,
+                               "create " + r.plural + ": the body is not JSON");
+  }
+  return Create(r, ns, object);
+}
+
 }  // namespace wasd::reconciler

@@ -48,6 +48,10 @@ class Api {
   // name is taken.
   virtual base::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
                                               const nlohmann::json& object) = 0;
+  // Create of an object already encoded as JSON text (an Event, written
+  // without building a DOM first). By default decoded and passed to Create.
+  virtual base::Result<nlohmann::json> CreateEncoded(const kube::Resource& r, std::string_view ns,
+                                                     const std::string& body);
   // PUT; Conflict (409) when object's resourceVersion is not the stored one.
   virtual base::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
                                               std::string_view name,

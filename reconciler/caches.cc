@@ -38,8 +38,10 @@ const std::string kManagedSelector = std::string(workloadbuilder::kManagedLabel)
 std::unique_ptr<kube::Informer> MakeInformer(kube::Client& client, kube::Resource resource,
                                              const std::string& selector,
                                              std::chrono::milliseconds resync,
-                                             std::shared_ptr<const kube::Projection> projection) {
+                                             std::shared_ptr<const kube::Projection> projection,
+                                             bool quiet_status_updates = false) {
   kube::InformerOptions o;
+  o.quiet_status_updates = quiet_status_updates;
   o.resource = std::move(resource);
   o.label_selector = selector;
   o.resync = resync;
@@ -108,8 +110,13 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
                const std::vector<workloadbuilder::Backend>& backends)
     : client_(client), recent_(recent), enqueue_(std::move(enqueue)) {
   // Each cache keeps only what its readers read (reconciler/projections.cc).
-  deployments_ =
-      MakeInformer(client_, kube::Deployments(), kManagedSelector, resync, DeploymentProjection());
+  // A Deployment's status moves with every rollout step and every gang
+  // doctor condition; only the rest brings a reconcile, so a status-only
+  // update is not even decoded for the handler (quiet_status_updates). The
+  // handler's OnlyStatusMoved check stays for what the informer delivers
+  // anyway (a collision of its digest).
+  deployments_ = MakeInformer(client_, kube::Deployments(), kManagedSelector, resync,
+                              DeploymentProjection(), true);
   replicasets_ =
       MakeInformer(client_, kube::ReplicaSets(), kManagedSelector, {}, ReplicaSetProjection());
   pods_ = MakeInformer(client_, kube::Pods(), kManagedSelector, {}, PodProjection());

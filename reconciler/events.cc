@@ -38,32 +38,44 @@ std::string RandomHex() {
 
 }  // namespace
 
-json EventObject(const json& deployment, std::string_view type, std::string_view reason,
-                 std::string_view message, std::string_view instance, std::string_view name_suffix,
-                 std::string_view now_rfc3339) {
+std::string EventJson(const json& deployment, std::string_view type, std::string_view reason,
+                      std::string_view message, std::string_view instance,
+                      std::string_view name_suffix, std::string_view now_rfc3339) {
   const std::string ns = NamespaceOf(deployment);
   const std::string name = NameOf(deployment);
-  json involved = {{"apiVersion", "apps/v1"},
-                   {"kind", "Deployment"},
-                   {"name", name},
-                   {"namespace", ns},
-                   {"uid", UidOf(deployment)}};
-  if (const std::string rv = ResourceVersionOf(deployment); !rv.empty()) {
-    involved["resourceVersion"] = rv;
-  }
-  return {{"apiVersion", "v1"},
-          {"kind", "Event"},
-          {"metadata", {{"name", name + "." + std::string(name_suffix)}, {"namespace", ns}}},
-          {"involvedObject", std::move(involved)},
-          {"type", type},
-          {"reason", reason},
-          {"message", message},
-          {"source", {{"component", kComponent}}},
-          {"reportingComponent", kComponent},
-          {"reportingInstance", instance},
-          {"firstTimestamp", now_rfc3339},
-          {"lastTimestamp", now_rfc3339},
-          {"count", 1}};
+  const std::string rv = ResourceVersionOf(deployment);
+  std::string out;
+  out.reserve(512 + message.size());
+  // `"key":"value"` with the value escaped; `sep` comes first.
+  const auto field = [&out](std::string_view sep, std::string_view key, std::string_view value) {
+    out += sep;
+    out += '"';
+    out += key;
+    out += "\":\"";
+    base::AppendJsonEscaped(&out, value);
+    out += '"';
+  };
+  out += R"({"apiVersion":"v1","kind":"Event","metadata":{)";
+  field("", "name", name + "." + std::string(name_suffix));
+  field(",", "namespace", ns);
+  out += R"(},"involvedObject":{"apiVersion":"apps/v1","kind":"Deployment")";
+  field(",", "name", name);
+  field(",", "namespace", ns);
+  field(",", "uid", UidOf(deployment));
+  if (!rv.empty()) field(",", "resourceVersion", rv);
+  out += '}';
+  field(",", "type", type);
+  field(",", "reason", reason);
+  field(",", "message", message);
+  out += R"(,"source":{)";
+  field("", "component", kComponent);
+  out += '}';
+  field(",", "reportingComponent", kComponent);
+  field(",", "reportingInstance", instance);
+  field(",", "firstTimestamp", now_rfc3339);
+  field(",", "lastTimestamp", now_rfc3339);
+  out += R"(,"count":1})";
+  return out;
 }
 
 bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::time_point now) {
@@ -83,16 +95,16 @@ bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::t
 }
 
 bool EventRecorder::Record(const json& deployment, std::string_view type, std::string_view reason,
-                           std::string_view message) {
+                           std::string_view message, bool log_posted) {
   const std::string key =
       UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
   {
     std::lock_guard lock(mu_);
     if (!repeats_.Admit(type, key, RepeatFilter::Clock::now())) return false;
   }
-  const json event =
-      EventObject(deployment, type, reason, message, instance_, RandomHex(), NowSeconds());
-  const auto result = api_.Create(kube::Events(), NamespaceOf(deployment), event);
+  const auto result = api_.CreateEncoded(
+      kube::Events(), NamespaceOf(deployment),
+      EventJson(deployment, type, reason, message, instance_, RandomHex(), NowSeconds()));
   if (!result.ok()) {
     log_.Warn("event not recorded",
               {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},
@@ -100,6 +112,7 @@ bool EventRecorder::Record(const json& deployment, std::string_view type, std::s
                {"error", result.status().ToString()}});
     return false;
   }
+  if (!log_posted) return true;
   log_.Info("event", {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},
                       {"type", type},
                       {"reason", reason},

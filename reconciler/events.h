@@ -1,7 +1,7 @@
 // Events: core/v1 Events on a Deployment, as kubectl describe shows them.
 // source.component and reportingComponent are "wasd-reconciler".
 //
-// EventObject() is pure (tested); EventRecorder posts them and suppresses a
+// EventJson() is pure (tested); EventRecorder posts them and suppresses a
 // repeat of the same (Deployment UID, reason, message) within
 // kEventRepeatWindow, so a condition that lasts (a foreign object, a
 // Terminating PodGroup, an API that is not served) is reported once instead
@@ -35,12 +35,13 @@ inline constexpr std::chrono::minutes kEventRepeatWindow{30};
 // beyond this so memory stays bounded with many Deployments.
 inline constexpr std::size_t kMaxRememberedEvents = 20'000;
 
-// The Event object for `deployment`; `name_suffix` makes the name unique
-// (the recorder passes a random hex string); `now_rfc3339` is the time.
-nlohmann::json EventObject(const nlohmann::json& deployment, std::string_view type,
-                           std::string_view reason, std::string_view message,
-                           std::string_view instance, std::string_view name_suffix,
-                           std::string_view now_rfc3339);
+// The Event object for `deployment`, as the JSON text that is posted
+// (written directly: no DOM is built for an object that is only sent);
+// `name_suffix` makes the name unique (the recorder passes a random hex
+// string); `now_rfc3339` is the time.
+std::string EventJson(const nlohmann::json& deployment, std::string_view type,
+                      std::string_view reason, std::string_view message, std::string_view instance,
+                      std::string_view name_suffix, std::string_view now_rfc3339);
 
 // Which Events are posted again within kEventRepeatWindow. A Warning
 // reports a lasting condition (a foreign object, a Terminating PodGroup, an
@@ -72,9 +73,12 @@ class EventRecorder {
       : api_(api), log_(log), instance_(std::move(instance)) {}
 
   // Posts the Event unless RepeatFilter holds it back (a Warning posted
-  // within the window). Returns true when it was posted.
+  // within the window). Returns true when it was posted. A posted Event is
+  // logged ("event") unless `log_posted` is false: the caller's own line
+  // says so (the gang doctor's "GangScheduled condition written"). A failed
+  // post is always logged.
   bool Record(const nlohmann::json& deployment, std::string_view type, std::string_view reason,
-              std::string_view message);
+              std::string_view message, bool log_posted = true);
 
  private:
   Api& api_;

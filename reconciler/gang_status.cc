@@ -341,9 +341,6 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
     out.status = r.status();
     return out;
   }
-  log_.Info(
-      "GangScheduled condition written",
-      {{"deployment", key}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}});
   bool post = false;
   {
     std::lock_guard lock(mu_);
@@ -356,14 +353,26 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
   // The first True: also a gang placed within the settle time, which never
   // had a False condition written.
   if (old_status != "True" && scheduled && v.pending_seconds) pending_.Observe(*v.pending_seconds);
+  // One line for the condition and its Event (the recorder logs a failed
+  // post itself).
+  std::string_view event = "none";  // the reason did not change, or the reconciler's own
   if (post) {
     std::string message = c.message;
     if (!v.next_step.empty() && !scheduled) message += ". " + v.next_step;
-    if (events_.Record(deployment, scheduled ? "Normal" : "Warning", c.reason, message)) {
+    event = "not posted";
+    if (events_.Record(deployment, scheduled ? "Normal" : "Warning", c.reason, message, false)) {
+      event = "posted";
       std::lock_guard lock(mu_);
       ++events_posted_;
     }
+  } else if (c.reason != old_reason && !AnnouncedByReconciler(c.reason)) {
+    event = "rate-limited";
   }
+  log_.Info("GangScheduled condition written", {{"deployment", key},
+                                                {"status", c.status},
+                                                {"reason", c.reason},
+                                                {"message", c.message},
+                                                {"event", event}});
   return out;
 }
 

@@ -51,6 +51,13 @@ base::Result<nlohmann::json> KubeApi::Create(const kube::Resource& r, std::strin
   return Count("create", client_.Create(r, ns, object, o));
 }
 
+base::Result<nlohmann::json> KubeApi::CreateEncoded(const kube::Resource& r, std::string_view ns,
+                                                    const std::string& body) {
+  kube::RequestOptions o = CallOptions();
+  o.discard_answer = r.plural == kube::Events().plural;  // as in Create
+  return Count("create", client_.CreateEncoded(r, ns, body, o));
+}
+
 base::Result<nlohmann::json> KubeApi::Update(const kube::Resource& r, std::string_view ns,
                                              std::string_view name, const nlohmann::json& object) {
   return Count("update", client_.Update(r, ns, name, object, CallOptions()));

@@ -32,6 +32,8 @@ class KubeApi : public Api {
                                           std::int64_t limit) override;
   base::Result<nlohmann::json> Create(const kube::Resource& r, std::string_view ns,
                                       const nlohmann::json& object) override;
+  base::Result<nlohmann::json> CreateEncoded(const kube::Resource& r, std::string_view ns,
+                                             const std::string& body) override;
   base::Result<nlohmann::json> Update(const kube::Resource& r, std::string_view ns,
                                       std::string_view name, const nlohmann::json& object) override;
   base::Result<nlohmann::json> JsonPatch(const kube::Resource& r, std::string_view ns,

@@ -48,7 +48,14 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
     return;
   }
   if (shutting_down_ || dirty_.count(key) > 0) return;  // already due sooner
-  const Clock::time_point due = now + delay;
+  Clock::time_point due = now + delay;
+  if (delay >= kBatchedDelay) {
+    const Clock::duration tick = kDelayTick;
+    const Clock::duration since = due.time_since_epoch();
+    // Up to the tick boundary (an exact boundary stays); non-negative for a
+    // steady clock.
+    due += (tick - since % tick) % tick;
+  }
   auto [it, inserted] = delayed_.emplace(key, due);
   if (inserted) {
     due_.emplace(due, key);

@@ -5,7 +5,12 @@
 //    more when its worker calls Done() — so one key is never processed by two
 //    workers at a time, and no change is lost.
 //  * Delays: AddAfter() holds a key back until its time (the sooner of two
-//    delays wins).
+//    delays wins). A delay of kBatchedDelay or more (a settle time, a long
+//    backoff) ends on the next kDelayTick boundary of the clock, so keys
+//    held back at about the same time come out together and idle workers
+//    wake once per tick, not once per key (the gang doctor defers each of a
+//    thousand new Deployments by its settle time); shorter delays keep their
+//    exact time.
 //  * Per-key exponential backoff: AddRateLimited() delays by
 //    base * 2^(failures) capped at max, counting failures per key until
 //    Forget() (called after a successful reconcile).
@@ -29,6 +34,11 @@
 #include <utility>
 
 namespace wasd::reconciler {
+
+// A delay this long or longer is rounded up to the next kDelayTick (at most
+// 10 % later).
+inline constexpr std::chrono::milliseconds kBatchedDelay{1'000};
+inline constexpr std::chrono::milliseconds kDelayTick{100};
 
 struct WorkQueueOptions {
   // First retry after a failed reconcile: 100 ms lets a conflict caused by a

@@ -274,6 +274,68 @@ TEST_CASE("informer: a projected, compact cache keeps and delivers only the proj
   informer.Stop();
 }
 
+TEST_CASE("informer: the rest digest ignores only the status and the resourceVersion",
+          "[unit][informer]") {
+  const nlohmann::json a = {
+      {"metadata", {{"name", "a"}, {"resourceVersion", "1"}, {"labels", {{"x", "1"}}}}},
+      {"spec", {{"replicas", 2}}},
+      {"status", {{"conditions", nlohmann::json::array()}}}};
+  nlohmann::json b = a;
+  b["metadata"]["resourceVersion"] = "2";
+  b["status"]["conditions"].push_back({{"type", "GangScheduled"}});
+  CHECK(RestDigest(a) == RestDigest(b));
+  b.erase("status");
+  CHECK(RestDigest(a) == RestDigest(b));
+  for (const auto& [path, value] :
+       std::vector<std::pair<std::string, nlohmann::json>>{{"/spec/replicas", 3},
+                                                           {"/metadata/labels/x", "2"},
+                                                           {"/metadata/name", "b"},
+                                                           {"/metadata/generation", 2},
+                                                           {"/kind", "Deployment"}}) {
+    nlohmann::json c = a;
+    c[nlohmann::json::json_pointer(path)] = value;
+    CHECK(RestDigest(a) != RestDigest(c));
+  }
+}
+
+TEST_CASE("informer: quiet status updates are stored but reach no handler",
+          "[loopback][informer]") {
+  FakeApiServer server;
+  Client client(server.BaseConfig());
+  REQUIRE(client.Create(kConfigMaps, "inf", ConfigMap("a")).ok());
+  InformerOptions o = Options();
+  o.compact = true;
+  o.quiet_status_updates = true;
+  Informer informer(client, o);
+  Recorder rec;
+  informer.AddEventHandlers(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(15)));
+  REQUIRE(
+      client.Patch(kConfigMaps, "inf", "a", PatchType::kMerge, {{"status", {{"s", "1"}}}}).ok());
+  REQUIRE(Eventually([&] {
+    const ObjectPtr got = informer.Get("inf", "a");
+    return got && got->contains("status");
+  }));
+  CHECK(rec.Count("update a 1") == 0);
+  // A change of the rest is delivered, with the quietly stored status in the old object.
+  ObjectPtr old_seen;
+  std::mutex mu;
+  EventHandlers h;
+  h.on_update = [&](const ObjectPtr& old_obj, const ObjectPtr&) {
+    std::lock_guard<std::mutex> lock(mu);
+    old_seen = old_obj;
+  };
+  informer.AddEventHandlers(h);
+  REQUIRE(client.Patch(kConfigMaps, "inf", "a", PatchType::kMerge, {{"data", {{"k", "2"}}}}).ok());
+  REQUIRE(Eventually([&] { return rec.Count("update a 2") == 1; }));
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(old_seen);
+  CHECK(old_seen->at("status") == nlohmann::json{{"s", "1"}});
+  CHECK(rec.Count("update a 1") == 0);
+  informer.Stop();
+}
+
 TEST_CASE("informer: re-watches after a dropped connection without relisting",
           "[loopback][informer]") {
   FakeApiServer server;

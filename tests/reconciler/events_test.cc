@@ -1,4 +1,4 @@
-// RepeatFilter: which Events EventRecorder posts again.
+// EventJson: the Event posted; RepeatFilter: which Events EventRecorder posts again.
 #include <chrono>
 #include <string>
 
@@ -10,6 +10,46 @@ namespace wasd::reconciler {
 namespace {
 
 using Clock = RepeatFilter::Clock;
+using nlohmann::json;
+
+TEST_CASE("event JSON: the core/v1 Event kubectl describe shows, escaped", "[unit]") {
+  const json deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata",
+       {{"name", "web"}, {"namespace", "ml"}, {"uid", "u-1"}, {"resourceVersion", "42"}}}};
+  // Quotes, a backslash, a newline and a byte that is not UTF-8 in the message.
+  const std::string message = "waiting \"for\" 3/4\\\n\xff";
+  const std::string text = EventJson(deployment, "Warning", "WaitingForQuorum", message, "wasd-0",
+                                     "abc123", "2026-12-03T09:00:00Z");
+  const json got = json::parse(text);  // throws when the text is not JSON
+  const json want = {{"apiVersion", "v1"},
+                     {"kind", "Event"},
+                     {"metadata", {{"name", "web.abc123"}, {"namespace", "ml"}}},
+                     {"involvedObject",
+                      {{"apiVersion", "apps/v1"},
+                       {"kind", "Deployment"},
+                       {"name", "web"},
+                       {"namespace", "ml"},
+                       {"uid", "u-1"},
+                       {"resourceVersion", "42"}}},
+                     {"type", "Warning"},
+                     {"reason", "WaitingForQuorum"},
+                     {"message", "waiting \"for\" 3/4\\\n\xef\xbf\xbd"},  // the bad byte as U+FFFD
+                     {"source", {{"component", "wasd-reconciler"}}},
+                     {"reportingComponent", "wasd-reconciler"},
+                     {"reportingInstance", "wasd-0"},
+                     {"firstTimestamp", "2026-12-03T09:00:00Z"},
+                     {"lastTimestamp", "2026-12-03T09:00:00Z"},
+                     {"count", 1}};
+  CHECK(got == want);
+  // No resourceVersion known: the field is left out, not empty.
+  json bare = deployment;
+  bare["metadata"].erase("resourceVersion");
+  const json no_rv = json::parse(EventJson(bare, "Normal", "Scheduled", "4/4", "i", "s", "t"));
+  CHECK_FALSE(no_rv["involvedObject"].contains("resourceVersion"));
+  CHECK(no_rv["involvedObject"]["uid"] == "u-1");
+}
 
 TEST_CASE("repeat filter: a Warning once per window, a Normal event every time", "[unit]") {
   RepeatFilter filter;

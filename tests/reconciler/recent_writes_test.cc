@@ -231,26 +231,5 @@ TEST_CASE("object index: move, remove, lookup", "[unit]") {
   CHECK(idx.Lookup("ns/web").empty());
 }
 
-TEST_CASE("event object: core/v1 Event on the Deployment from wasd-reconciler", "[unit]") {
-  const json d = {
-      {"metadata",
-       {{"name", "web"}, {"namespace", "ml"}, {"uid", "d1"}, {"resourceVersion", "7"}}}};
-  const json e =
-      EventObject(d, "Warning", "ForeignObject", "msg", "host_1", "abc", "2025-01-01T00:00:00Z");
-  CHECK(e["metadata"] == json{{"name", "web.abc"}, {"namespace", "ml"}});
-  CHECK(e["involvedObject"] == json{{"apiVersion", "apps/v1"},
-                                    {"kind", "Deployment"},
-                                    {"name", "web"},
-                                    {"namespace", "ml"},
-                                    {"uid", "d1"},
-                                    {"resourceVersion", "7"}});
-  CHECK(e["source"]["component"] == "wasd-reconciler");
-  CHECK(e["reportingComponent"] == "wasd-reconciler");
-  CHECK(e["reportingInstance"] == "host_1");
-  CHECK(e["type"] == "Warning");
-  CHECK(e["reason"] == "ForeignObject");
-  CHECK(e["count"] == 1);
-}
-
 }  // namespace
 }  // namespace wasd::reconciler

@@ -97,6 +97,38 @@ TEST_CASE("work queue: delays, sooner wins, immediate add overrides", "[unit]") 
   CHECK(key == "j");
 }
 
+TEST_CASE("work queue: a long delay ends on the next tick, a short one keeps its time", "[unit]") {
+  FakeClock clock;
+  clock.t += 12ms;  // off the tick grid
+  WorkQueue q({}, clock.Fn());
+  std::string key;
+  q.AddAfter("long-a", kBatchedDelay + 30ms);  // due 1.042 s → 1.1 s
+  q.AddAfter("long-b", kBatchedDelay + 60ms);  // due 1.072 s → 1.1 s, with long-a
+  q.AddAfter("short", kBatchedDelay - 1ms);    // due 1.011 s exactly
+  clock.t += kBatchedDelay - 1ms;
+  REQUIRE(q.TryGet(&key));
+  CHECK(key == "short");
+  q.Done(key);
+  clock.t += 30ms;  // 1.041 s: long-a's own time has not come either
+  CHECK_FALSE(q.TryGet(&key));
+  clock.t += 1ms;  // 1.042 s: its own time, but not the tick
+  CHECK_FALSE(q.TryGet(&key));
+  clock.t += 57ms;  // 1.099 s
+  CHECK_FALSE(q.TryGet(&key));
+  clock.t += 1ms;  // 1.1 s: both at once
+  std::vector<std::string> got;
+  while (q.TryGet(&key)) {
+    got.push_back(key);
+    q.Done(key);
+  }
+  CHECK(got == std::vector<std::string>{"long-a", "long-b"});
+  // A due time already on a tick stays.
+  q.AddAfter("exact", 2 * kBatchedDelay);
+  clock.t += 2 * kBatchedDelay;
+  REQUIRE(q.TryGet(&key));
+  CHECK(key == "exact");
+}
+
 TEST_CASE("work queue: many delayed keys come out when each is due, in due order", "[unit]") {
   FakeClock clock;
   WorkQueue q({}, clock.Fn());
