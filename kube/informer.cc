@@ -291,7 +291,7 @@ void Informer::Apply(const WatchEvent& event) {
     auto it = cache_.find(key);
     if (it != cache_.end()) {
       existed = true;
-      quiet = options_.quiet_status_updates && event.type != WatchEventType::kDeleted &&
+      quiet = options_.quiet_status_updates && event.type == WatchEventType::kModified &&
               it->second.rest_digest == slot.rest_digest;
       // Only an update's handlers see the old object (a delete's see the
       // event's final state); it is decoded outside the lock.
