@@ -341,14 +341,14 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
     out.status = r.status();
     return out;
   }
+  // An Event on a reason change, unless the reconciler's own Warning tells it.
+  const bool owed = c.reason != old_reason && !AnnouncedByReconciler(c.reason);
   bool post = false;
   {
     std::lock_guard lock(mu_);
     ++patches_;
     gangs_[key].stale_since.reset();
-    if (c.reason != old_reason && !AnnouncedByReconciler(c.reason)) {
-      post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
-    }
+    if (owed) post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
   }
   // The first True: also a gang placed within the settle time, which never
   // had a False condition written.
@@ -365,7 +365,7 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
       std::lock_guard lock(mu_);
       ++events_posted_;
     }
-  } else if (c.reason != old_reason && !AnnouncedByReconciler(c.reason)) {
+  } else if (owed) {
     event = "rate-limited";
   }
   log_.Info("GangScheduled condition written", {{"deployment", key},

@@ -44,17 +44,15 @@ base::Result<kube::ListResult> KubeApi::ListPage(const kube::Resource& r, std::s
 
 base::Result<nlohmann::json> KubeApi::Create(const kube::Resource& r, std::string_view ns,
                                              const nlohmann::json& object) {
-  kube::RequestOptions o = CallOptions();
-  // An Event's answer is never read (EventRecorder only needs to know it was
-  // stored): its body is not decoded.
-  o.discard_answer = r.plural == kube::Events().plural;
-  return Count("create", client_.Create(r, ns, object, o));
+  return CreateEncoded(r, ns, object.dump());
 }
 
 base::Result<nlohmann::json> KubeApi::CreateEncoded(const kube::Resource& r, std::string_view ns,
                                                     const std::string& body) {
   kube::RequestOptions o = CallOptions();
-  o.discard_answer = r.plural == kube::Events().plural;  // as in Create
+  // An Event's answer is never read (EventRecorder only needs to know it was
+  // stored): its body is not decoded.
+  o.discard_answer = r.plural == kube::Events().plural;
   return Count("create", client_.CreateEncoded(r, ns, body, o));
 }
 
