@@ -80,6 +80,10 @@ class Api:
         # kube's NamespaceAutoProvision admission plugin: a create in a missing
         # namespace creates the namespace first.
         self.namespace_auto_provision = False
+        # Admission of components played by this server (e.g. Volcano's PodGroup webhooks
+        # under --gang-scheduler=volcano): callables (res, obj, operation) -> obj, run on
+        # CREATE after the registered mutating webhooks; they raise ApiError to deny.
+        self.builtin_admission = []
         self.write_lock = threading.RLock()  # serialises read-modify-write cycles
         self.on_change = []  # callbacks(key) after each committed write
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -284,6 +288,8 @@ class Api:
                                      ctx.user, ctx.dry_run)
         obj = self._Admit(attrs, ctx, mutate=True)
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        for hook in self.builtin_admission:
+            obj = hook(res, obj, "CREATE")
         # as kube's BeforeCreate: strategy PrepareForCreate runs after mutating admission
         self._PrepareCreate(res, obj)
         with self.write_lock:

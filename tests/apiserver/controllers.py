@@ -106,13 +106,15 @@ def _Resolve(value, total, round_up):
 
 
 class Controllers:
-    def __init__(self, api, audit, enabled=ALL, resync=0.5, gang_scheduler=False):
+    def __init__(self, api, audit, enabled=ALL, resync=0.5, gang_scheduler=False, gang_rules=(),
+                 kai_staleness_grace=60.0, kai_version=(0, 15, 0)):
         self.api = api
-        # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum.
+        # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum;
+        # with rules (gangrules.py) for the backends in gang_rules.
         self.gang = None
         if gang_scheduler:
             from .scheduler import GangScheduler
-            self.gang = GangScheduler(self)
+            self.gang = GangScheduler(self, gang_rules, kai_staleness_grace, kai_version)
         self.audit = audit
         self.enabled = set(enabled)
         self.resync = resync
@@ -123,6 +125,8 @@ class Controllers:
         api.on_change.append(lambda key: self.wake.set())
 
     def Start(self):
+        if self.gang is not None:
+            self.gang.Start()
         self.thread.start()
 
     def Stop(self):
@@ -151,14 +155,17 @@ class Controllers:
 
     # ------------------------------------------------------------ client helpers
 
-    def _Ctx(self, who):
+    def _Ctx(self, who, user=None):
+        if user:  # a component that is not a kube-system service account (e.g. kai-scheduler)
+            return Context({"username": user, "groups": ["system:authenticated"]},
+                           field_validation="Ignore", internal=True)
         return Context({"username": f"system:serviceaccount:kube-system:{who}",
                         "groups": ["system:serviceaccounts", "system:serviceaccounts:kube-system",
                                    "system:authenticated"]},
                        field_validation="Ignore", internal=True)
 
-    def _Do(self, who, method, res, ns, name, fn, body=None, sub=""):
-        ctx = self._Ctx(who)
+    def _Do(self, who, method, res, ns, name, fn, body=None, sub="", user=None):
+        ctx = self._Ctx(who, user)
         path = res.prefix(ns) + (f"/{name}" if name else "") + (f"/{sub}" if sub else "")
         code = 500
         try:
@@ -179,13 +186,13 @@ class Controllers:
                         lambda ctx: self.api.Update(res, m.get("namespace"), m["name"], obj, ctx, sub),
                         body=obj, sub=sub)
 
-    def _Delete(self, who, res, obj, policy="Background"):
+    def _Delete(self, who, res, obj, policy="Background", user=None):
         m = obj["metadata"]
         opts = {"propagationPolicy": policy, "preconditions": {"uid": m["uid"]}}
         try:
             return self._Do(who, "DELETE", res, m.get("namespace"), m["name"],
                             lambda ctx: self.api.Delete(res, m.get("namespace"), m["name"], opts, ctx),
-                            body=opts)
+                            body=opts, user=user)
         except ApiError as e:
             if e.code not in (404, 409):
                 raise
