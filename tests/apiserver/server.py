@@ -764,6 +764,7 @@ class App:
         self.api = Api(log=self.Log, history=args.history)
         self.api.pod_grace_max = args.pod_grace_period
         self.api.namespace_auto_provision = args.namespace_auto_provision
+        self.api.in_tree_deployment = args.in_tree_deployment
         self.watches = WatchControl(self.api.store.cond)
         self.inflight = InFlight()
         for ep in args.service_endpoint or []:
@@ -859,6 +860,11 @@ def ParseArgs(argv):
                     help="comma list of the versions (v1, v1beta1) in which scheduling.k8s.io "
                          "Workloads and PodGroups are served; one storage, v1 preferred "
                          "(default v1beta1, a 1.37 cluster; '' serves neither)")
+    ap.add_argument("--in-tree-deployment", action="store_true",
+                    help="play KEP-6276 with the WorkloadWithDeployment gate on: Deployment "
+                         "spec.scheduling kept (immutable), a Workload per Deployment, a PodGroup "
+                         "per ReplicaSet, pods linked at creation (intree.py); without it the "
+                         "field is dropped by the Deployment strategy after mutating admission")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop by itself after this many seconds (0: never)")
     ap.add_argument("--exit-with-parent", action="store_true",
