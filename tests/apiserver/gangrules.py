@@ -338,3 +338,8 @@ class CoschedulingRules:
 
     def Done(self, ns, name):
         self.waiting.pop((ns, name), None)
+
+    def Forget(self, live):
+        """Drops the waits of groups without pending pods any more."""
+        for k in [k for k in self.waiting if k not in live]:
+            del self.waiting[k]

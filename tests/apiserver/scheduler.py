@@ -212,6 +212,8 @@ class GangScheduler:
                 g["gated"] += 1
             elif (p.get("status") or {}).get("phase") in (None, "Pending"):
                 g["pending"].append(p)
+        if self.cos is not None:  # a wait ends with its gang (all its pods gone)
+            self.cos.Forget({(ns, name) for (ns, key, name), g in gangs.items() if g["pending"]})
         for (ns, key, name), g in sorted(gangs.items(), key=lambda kv: (kv[0][0], kv[0][2] or "")):
             if g["pending"]:
                 self._Schedule(ns, key, name, g, nodes, free)
