@@ -13,7 +13,8 @@
   kubectl runs against the test API server with `wasd webhook` registered
   (the fixtures of test_readme_commands.py); `build/wasd` is $WASD_BIN. An
   unlabelled block right after a shell block is its output: each line must
-  appear in what the block's last command printed.
+  appear in what the block's last command printed. Paths /tmp/wasd-* are
+  this test's temporary directory.
 - docs/reference/flags.md is what scripts/gen_flags_doc.py makes from the
   binary's --help now.
 - docs/life-of-a-review.md and docs/life-of-a-reconcile.md name files and
@@ -180,8 +181,10 @@ class DocsCommands(unittest.TestCase):
                         self.fail(f"{c.where()}: `cd` in a runnable block; mark the block")
                     if raw.startswith("kubectl "):
                         fixtures.Cluster()
-                    rc, out, elapsed = readme.ReadmeCommands.Run(
-                        readme.Substitute(raw, tmp), SRC, fixtures.Env(), TIMEOUT_S)
+                    # /tmp/wasd-* in the docs: this test's own directory.
+                    command = readme.Substitute(raw, tmp).replace("/tmp/wasd-", tmp + "/wasd-")
+                    rc, out, elapsed = readme.ReadmeCommands.Run(command, SRC, fixtures.Env(),
+                                                                 TIMEOUT_S)
                     ran += 1
                     report.append((c.where(), raw, f"ran: exit {rc} in {elapsed:.1f} s"))
                     last = (c, out)
