@@ -138,7 +138,7 @@ EOF
 echo "release.sh: $VERSION in $out ($(($(date +%s) - t0)) s):"
 (cd "$out" && ls -l --time-style=+ "${artifacts[@]}" SHA256SUMS |
   awk '{ printf "  %10d  %s\n", $5, $NF }')
-echo "  licenses/: $(cd "$out/licenses" && ls | tr '\n' ' ')"
+echo "  licenses/: $(cd "$out/licenses" && printf '%s ' *)"
 if [ "$with_image" = 1 ]; then
   echo "release.sh: image $IMAGE; push it with e.g."
   echo "  skopeo copy oci-archive:$out/wasd-$VERSION.oci.tar docker://$IMAGE"
