@@ -15,8 +15,8 @@ FROM scratch
 ARG VERSION=dev
 ARG REVISION=unknown
 ARG SOURCE=https://github.com/wasd-io/wasd
-# The repository has no LICENSE yet; SPDX's word for "not stated".
-ARG LICENSES=NOASSERTION
+# The repository's LICENSE (README.md "Licence").
+ARG LICENSES=Apache-2.0
 LABEL org.opencontainers.image.title="wasd" \
       org.opencontainers.image.description="Workload-Aware Scheduling for Kubernetes Deployments: admission webhook, reconciler, certificate tools" \
       org.opencontainers.image.source="${SOURCE}" \

@@ -1,6 +1,6 @@
 // /mutate-apps-v1-deployment: keeps the marker label `wasd.io/managed: "true"`
 // (which the pod webhook's objectSelector and the reconciler's caches key on)
-// in step with the Deployment's scheduling config (DESIGN.md "Admission
+// in step with the Deployment's scheduling config (docs/design.md "Admission
 // webhook", Q15, and L6 of the 2026-12 review):
 //   - with a carrier: the Deployment's own labels get the marker, and so does
 //     its pod template on CREATE, or on an UPDATE that changes the template
@@ -117,7 +117,7 @@ void StampBackend(const json* meta, const std::string& meta_pointer,
   patch.Add(meta_pointer + "/labels/" + EscapeJsonPointerToken(key), value);
 }
 
-// The backend to stamp into the template (DESIGN.md Q19), or nullopt for
+// The backend to stamp into the template (docs/design.md Q19), or nullopt for
 // none. CREATE: the annotation wasd.io/backend, else --backend (an
 // annotation that names no backend: none; validation denies it). UPDATE:
 // what the stored template says, so a rollout never moves a Deployment to

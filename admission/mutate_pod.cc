@@ -77,9 +77,9 @@ void AddToMap(const nlohmann::json* meta, std::string_view map_name,
   }
 }
 
-// The link of a non-native backend (research/gang-schedulers.md §A.6) and,
+// The link of a non-native backend (docs/howto/choose-a-backend.md) and,
 // in place of the API server's default-scheduler, the backend's scheduler
-// (§A.8: done on the pod, so the template hash and GitOps manifests stay as
+// (done on the pod, so the template hash and GitOps manifests stay as
 // they are). False when the pod already names a group: it is left alone.
 // No queue label: Volcano and KAI read the queue from a PodGroup that
 // someone else made (spec.queue), and only their own PodGroup makers read

@@ -166,7 +166,7 @@ bool Is(const json* gv, std::string_view group, std::string_view member, std::st
          StringOr(Member(gv, "version")) == "v1" && StringOr(Member(gv, member)) == name;
 }
 
-// "" when `request` is for webhook `w`'s resource (DESIGN.md Q18), else what
+// "" when `request` is for webhook `w`'s resource (docs/design.md Q18), else what
 // it is for, e.g. "apps/v1 statefulsets (kind apps/v1 StatefulSet)".
 std::string OutOfScope(Webhook w, const json& request, std::string_view sub_resource) {
   const json* resource = Member(&request, "resource");

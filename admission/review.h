@@ -1,5 +1,5 @@
 // The admission protocol: AdmissionReview bytes in, response bytes out
-// (WAS-API.md §d, DESIGN.md "Contract details"). No I/O: the server hands in
+// (docs/api.md §d, docs/design.md "Contract details"). No I/O: the server hands in
 // the request body and writes out what comes back.
 //
 // The one exception to "one call answers" is a deployments/scale UPDATE that
@@ -46,7 +46,7 @@ struct Summary {
   bool patched = false;
   std::string error;  // one line, for 4xx answers
   // Set when the request is not for this path's resource (a misregistered
-  // webhook, DESIGN.md Q18): it was allowed without a patch and not judged.
+  // webhook, docs/design.md Q18): it was allowed without a patch and not judged.
   // Names what was sent, e.g. "apps/v1 statefulsets (kind apps/v1
   // StatefulSet)"; the server logs each distinct one once.
   std::string out_of_scope;

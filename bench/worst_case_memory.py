@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peak memory of one worst-case request (DESIGN.md Q16, review finding H3).
+"""Peak memory of one worst-case request (docs/design.md Q16, review finding H3).
 
 For each hostile `wasd.io/scheduling` annotation (flow and block nesting, long scalars,
 many values, anchors and aliases; all at most 256 KiB, the API server's limit for all

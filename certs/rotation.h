@@ -5,7 +5,7 @@
 // is injected (its owner — a user, cert-manager's cainjector — does that).
 // The loop around it (interval, SIGTERM) is the caller's.
 //
-// CA renewal is two-phase (DESIGN.md Q17): the Secret gets the new CA and a
+// CA renewal is two-phase (docs/design.md Q17): the Secret gets the new CA and a
 // leaf signed by it, and keeps the previous CA certificate under
 // `ca-previous.crt` until `previous_ca_overlap` has passed (annotation
 // wasd.io/previous-ca-until, RFC 3339). While it is there the injected

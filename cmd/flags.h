@@ -24,7 +24,7 @@
 
 namespace wasd::cmd {
 
-// The gang-scheduling backend flags (DESIGN.md Q19), one table shared by
+// The gang-scheduling backend flags (docs/design.md Q19), one table shared by
 // `wasd webhook`, `wasd reconciler` and `wasd check`:
 //   --backend NAME                       a Deployment without wasd.io/backend
 //   --allowed-backends NAME,...          what wasd.io/backend may name

@@ -1,4 +1,4 @@
-// wasd: one binary, several subcommands (DESIGN.md "Command line").
+// wasd: one binary, several subcommands (docs/design.md "Command line").
 #include <gnu/libc-version.h>
 #include <openssl/crypto.h>
 

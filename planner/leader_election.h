@@ -4,7 +4,7 @@
 // whether this replica may act as the leader. The I/O loop around it lives in
 // leader_elector.h.
 //
-// Rules (DESIGN.md "leader election"; the client-go algorithm):
+// Rules (docs/design.md "leader election"; the client-go algorithm):
 //  * Expiry is judged on this replica's own monotonic clock, from the moment
 //    it last saw the Lease record change — never by comparing the holder's
 //    timestamps with our wall clock (clocks of two nodes may disagree).
@@ -32,7 +32,7 @@ struct LeaderElectionConfig {
   std::string lease_name = "wasd-reconciler";
   std::string lease_namespace = "wasd-system";
   std::string identity;  // hostname + random suffix
-  // DESIGN.md: 15 s / 10 s / 2 s, the values client-go-based controllers use.
+  // docs/design.md: 15 s / 10 s / 2 s, the values client-go-based controllers use.
   std::chrono::milliseconds lease_duration{15'000};
   std::chrono::milliseconds renew_deadline{10'000};
   std::chrono::milliseconds retry_period{2'000};

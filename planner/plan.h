@@ -4,7 +4,7 @@
 // ordered list of actions comes out. No I/O, no clock: every case the
 // controller meets is tested without an API server (tests/planner).
 //
-// What the plan does (DESIGN.md "Reconciler" and the decisions table):
+// What the plan does (docs/design.md "Reconciler" and the decisions table):
 //  1. Workload `GenerateWorkloadName(deployment, uid)`, found by its
 //     controller ownerReference UID (not by name alone). Missing → create it
 //     and stop (PodGroups need its UID; the executor feeds the created object
@@ -36,7 +36,7 @@
 //     is patched to the new minCount earlier in the same plan) gets one JSON
 //     patch removing only the gate `wasd.io/pod-group`.
 //
-// Backends (DESIGN.md Q19; workloadbuilder/backend.h): the Deployment's pod
+// Backends (docs/design.md Q19; workloadbuilder/backend.h): the Deployment's pod
 // template label wasd.io/backend names its backend (absent: native). The
 // other backends have no Workload: step 1 is skipped, and step 2 builds one
 // group object of the backend's API (BuildBackendPodGroup, with
@@ -68,7 +68,7 @@
 
 namespace wasd::planner {
 
-// Event reasons (DESIGN.md "Events"; a contract for users and tests).
+// Event reasons (docs/design.md "Events"; a contract for users and tests).
 inline constexpr std::string_view kReasonWorkloadCreated = "WorkloadCreated";
 inline constexpr std::string_view kReasonPodGroupCreated = "PodGroupCreated";
 inline constexpr std::string_view kReasonPodGroupDeleted = "PodGroupDeleted";
@@ -88,7 +88,7 @@ inline constexpr std::string_view kReasonFailedPodGroupCreate = "FailedPodGroupC
 inline constexpr std::string_view kPodGroupProtectionFinalizer =
     "scheduling.k8s.io/podgroup-protection";
 
-// Highest priority a Workload/PodGroup template accepts (WAS-API.md W14);
+// Highest priority a Workload/PodGroup template accepts (docs/api.md §a.1);
 // system classes (2,000,000,000 and up) are above it.
 inline constexpr std::int64_t kMaxTemplatePriority = 1'000'000'000;
 

@@ -43,7 +43,7 @@ struct ControllerOptions {
   // Every Deployment is reconciled again this often (level-triggered safety
   // net); a steady state makes no writes.
   std::chrono::milliseconds resync{std::chrono::minutes(10)};
-  // DESIGN.md: re-check a scheduling API that is not served every 30 s.
+  // docs/design.md: re-check a scheduling API that is not served every 30 s.
   std::chrono::milliseconds api_check_interval{std::chrono::seconds(30)};
   // --backend, --allowed-backends and the cluster facts: which group APIs
   // are checked and watched, and what the non-native compilers need.

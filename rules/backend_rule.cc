@@ -1,4 +1,4 @@
-// The backend rules (DESIGN.md Q19; research/gang-schedulers.md §A.7, §A.8):
+// The backend rules (docs/design.md Q19; docs/howto/choose-a-backend.md):
 //  - the annotation wasd.io/backend names a backend (NotSupported, with the
 //    allowed ones) that --allowed-backends enables (Forbidden, naming the
 //    flag), and it is immutable on UPDATE;

@@ -1,7 +1,7 @@
 // The Deployment admission rules of wasd: the structural rules of the
 // scheduling configuration (via workloadbuilder) plus the hand-written
 // cross-field rules H1–H5 and the update rules U1–U9 with ratcheting
-// (WAS-API.md §b.2, §b.3; DESIGN.md "Ratcheting").
+// (docs/api.md §b.2, §b.3; docs/design.md "Ratcheting").
 //
 // Objects are apps/v1 Deployments as the API server sends them to admission
 // (defaults applied: replicas, strategy). Pure; thread-safe.
@@ -24,7 +24,7 @@ using workloadbuilder::FieldErrorList;
 inline const workloadbuilder::BackendSettings kNativeOnly{};
 
 // CREATE: every rule on `deployment`. A Deployment without a carrier → no errors.
-// `backends`: --backend, --allowed-backends and the cluster facts (DESIGN.md
+// `backends`: --backend, --allowed-backends and the cluster facts (docs/design.md
 // Q19): the annotation wasd.io/backend must name an allowed backend, and the
 // intent must fit what the Deployment's backend can express
 // (workloadbuilder/backend_capabilities.h).

@@ -1,5 +1,5 @@
-// H1: an explicit gang.minCount may not exceed spec.replicas (WAS-API.md
-// §b.2). Zero replicas are allowed with any minCount (DESIGN.md Q5: a
+// H1: an explicit gang.minCount may not exceed spec.replicas (docs/api.md
+// §b.2). Zero replicas are allowed with any minCount (docs/design.md Q5: a
 // Deployment scaled to zero keeps its explicit minCount).
 #include <string>
 

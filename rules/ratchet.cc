@@ -1,4 +1,4 @@
-// Ratcheting (DESIGN.md "Contract details"): the Deployment controller and
+// Ratcheting (docs/design.md "Contract details"): the Deployment controller and
 // other clients update Deployments all the time (annotations, status,
 // revision). Such an update must not be denied because the stored object
 // breaks a rule introduced later, so rules only run when one of their inputs

@@ -44,7 +44,7 @@ FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old
 void CheckMinCountWithinReplicas(const DeploymentView& view, FieldErrorList& errors);
 // H2 (strategy_rule.cc): gang needs strategy Recreate.
 void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors);
-// Backends (backend_rule.cc, DESIGN.md Q19): the annotation wasd.io/backend
+// Backends (backend_rule.cc, docs/design.md Q19): the annotation wasd.io/backend
 // names an allowed backend; the intent fits the backend's capabilities; a
 // non-native backend's template names no third scheduler.
 void CheckBackend(const DeploymentView& view, FieldErrorList& errors);

@@ -1,4 +1,4 @@
-// RuleIdOf: which row of the rule tables in WAS-API.md §b (S1–S17, H1–H5,
+// RuleIdOf: which row of the rule tables in docs/api.md §b (S1–S17, H1–H5,
 // U1–U9, B1–B3) a field error of the Deployment rules comes from, so the
 // webhook can count denials by rule (wasd_admission_denials_total{rule}).
 //
@@ -23,7 +23,7 @@ namespace wasd::rules {
 
 // Every id RuleIdOf can return, in table order; "other" last. A closed set,
 // so the metric's label has a fixed cardinality.
-// K1–K5 are the backend rules (DESIGN.md Q19, rules/backend_rule.cc):
+// K1–K5 are the backend rules (docs/design.md Q19, rules/backend_rule.cc):
 //   K1 wasd.io/backend names no backend, or one --allowed-backends leaves out
 //   K2 wasd.io/backend changed on UPDATE
 //   K3 an intent field the Deployment's backend cannot express (capability table)

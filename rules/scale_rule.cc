@@ -1,6 +1,6 @@
 // H4: scaling through deployments/scale (kubectl scale, HPA) may not go below
 // an explicit gang.minCount — it acts as a floor (KEP-6276 "Scaling and
-// HPA"). Zero stays allowed (DESIGN.md Q5). A derived minCount follows the
+// HPA"). Zero stays allowed (docs/design.md Q5). A derived minCount follows the
 // replicas, so it never blocks scaling.
 //
 // Ratcheting: a Scale write that keeps the replica count is never denied,

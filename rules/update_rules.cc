@@ -1,6 +1,6 @@
 // U1–U9: the scheduling configuration is fixed at creation except for
-// gang.minCount (WAS-API.md §b.3, KEP-6276 DV markers). Errors use the
-// Forbidden form (WAS-API.md: "older: Forbidden"), not the current
+// gang.minCount (docs/api.md §b.3, KEP-6276 DV markers). Errors use the
+// Forbidden form (docs/api.md §b.3), not the current
 // declarative-validation form, Invalid with a null value: that prints
 // `Invalid value: "null"` for a field the user did set. Each names the way
 // forward, the recreate path of docs/operations.md ("Opting an existing

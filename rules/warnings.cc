@@ -1,5 +1,5 @@
 // DeploymentWarnings: short hints for an allowed Deployment, sent back as
-// admission warnings (each ≤ 120 characters, WAS-API.md §d.3).
+// admission warnings (each ≤ 120 characters, docs/api.md §d.3).
 #include <string>
 #include <vector>
 

@@ -2,28 +2,47 @@
 # Every release artifact from one command, all named by the version the
 # binary reports (`wasd version`: git describe of the tree; tag vX.Y.Z first
 # for a release, see CHANGELOG.md):
-#   wasd-VERSION-linux-ARCH.tar.gz   the fully static wasd, README, SECURITY, CHANGELOG
+#   wasd-VERSION-linux-ARCH.tar.gz   the fully static wasd, LICENSE, licenses/,
+#                                    README, SECURITY, CHANGELOG
 #   wasd-VERSION.oci.tar             the container image (OCI archive, ref name VERSION)
 #   wasd-VERSION.tgz                 the Helm chart (appVersion VERSION: its default
 #                                    image is exactly this image)
 #   wasd-VERSION.spdx.json           SBOM: every component linked into wasd, by
 #                                    Debian package and version (scripts/sbom.py)
-#   SHA256SUMS                       of the four files above
+#   licenses/                        LICENSE (wasd, Apache-2.0) and the Debian
+#                                    copyright file of each linked package
+#                                    (OpenSSL, Boost, nlohmann/json, yaml-cpp,
+#                                    glibc, libstdc++, libgcc), copied from
+#                                    /usr/share/doc, never downloaded
+#   wasd.yaml                        krew plugin manifest of `kubectl wasd` for
+#                                    the tarball (scripts/krew_manifest.py)
+#   SHA256SUMS                       of every file above
 #
 # Usage: scripts/release.sh [--build-dir DIR] [--out DIR] [--repository REPO]
+#                           [--krew-uri-template T] [--no-image]
 #   --build-dir   CMake tree for the binary (default build-image/cmake; see image.sh)
 #   --out         default build-image/release (emptied first)
 #   --repository  image name without tag (default: the chart's image.repository)
+#   --krew-uri-template  where the tarball will be downloaded from; {version}
+#                 and {tarball} are replaced (default: the GitHub release of
+#                 tag v{version}, see scripts/krew_manifest.py)
+#   --no-image    build everything but the OCI image archive (for a machine
+#                 without buildah; the release is then incomplete and says so).
+#                 Without it, a missing buildah stops the release before the build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-image/cmake
 out=$root/build-image/release
 image_args=()
+krew_args=()
+with_image=1
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --repository) image_args+=(--repository "$2"); shift 2 ;;
+    --krew-uri-template) krew_args+=(--uri-template "$2"); shift 2 ;;
+    --no-image) with_image=0; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -46,6 +65,13 @@ if [ "$project_version" != "$chart_version" ] || [ "$project_version" != "$chart
   exit 1
 fi
 
+if [ "$with_image" = 1 ] && ! command -v buildah >/dev/null; then
+  echo "release.sh: buildah is not installed, so the OCI image archive cannot be built." >&2
+  echo "  Install it (scripts/setup.sh), or run with --no-image for every other artifact" >&2
+  echo "  (the release then has no wasd-VERSION.oci.tar)." >&2
+  exit 1
+fi
+
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
@@ -53,9 +79,20 @@ work=$out/.work
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
-"$root/scripts/image.sh" --build-dir "$build_dir" --out "$work/image" "${image_args[@]}"
-# shellcheck disable=SC1091
-. "$work/image/image.env"
+if [ "$with_image" = 1 ]; then
+  "$root/scripts/image.sh" --build-dir "$build_dir" --out "$work/image" "${image_args[@]}"
+  # shellcheck disable=SC1091
+  . "$work/image/image.env"
+else
+  "$root/scripts/image.sh" --build-dir "$build_dir" --out "$work/image" "${image_args[@]}" \
+    --context-only >/dev/null
+  VERSION=$("$work/image/context/wasd" version | awk 'NR == 1 { print $2 }')
+  REVISION=$("$work/image/context/wasd" version | sed -n '1s/.*(revision \([^,]*\),.*/\1/p')
+  IMAGE="(not built: --no-image)"
+  ROOTFS_BYTES=0
+  ARCHIVE_BYTES=0
+  echo "release.sh: note: --no-image: no OCI image archive in this release"
+fi
 case $VERSION in
   "$project_version") ;;
   "$project_version"-*) echo "release.sh: note: $VERSION is not a tagged release (tag v$project_version)" ;;
@@ -69,16 +106,27 @@ esac
 arch=$(dpkg --print-architecture)
 name=wasd-$VERSION-linux-$arch
 mkdir -p "$work/$name"
+# The SBOM first: it finds the linked Debian packages, whose copyright files
+# are the third-party licences.
+"$root/scripts/sbom.py" --binary "$work/image/context/wasd" --version "$VERSION" \
+  --revision "$REVISION" --out "$out/wasd-$VERSION.spdx.json" --licenses-dir "$out/licenses"
 cp "$work/image/context/wasd" "$work/$name/wasd"
-cp "$root/README.md" "$root/SECURITY.md" "$root/CHANGELOG.md" "$work/$name/"
+cp "$root/LICENSE" "$root/README.md" "$root/SECURITY.md" "$root/CHANGELOG.md" "$work/$name/"
+cp -r "$out/licenses" "$work/$name/licenses"
 tar -C "$work" --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
   -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
-mv "$ARCHIVE" "$out/wasd-$VERSION.oci.tar"
+artifacts=("$name.tar.gz")
+if [ "$with_image" = 1 ]; then
+  mv "$ARCHIVE" "$out/wasd-$VERSION.oci.tar"
+  artifacts+=("wasd-$VERSION.oci.tar")
+fi
 "$root/scripts/package-chart.sh" --version "$VERSION" --out "$out" >/dev/null
-"$root/scripts/sbom.py" --binary "$work/image/context/wasd" --version "$VERSION" \
-  --revision "$REVISION" --out "$out/wasd-$VERSION.spdx.json"
-(cd "$out" && sha256sum "$name.tar.gz" "wasd-$VERSION.oci.tar" "wasd-$VERSION.tgz" \
-  "wasd-$VERSION.spdx.json" >SHA256SUMS)
+krew_arch=$arch
+[ "$arch" = amd64 ] || echo "release.sh: note: the krew manifest names linux/$arch"
+"$root/scripts/krew_manifest.py" --tarball "$out/$name.tar.gz" --version "$VERSION" \
+  --os linux --arch "$krew_arch" --out "$out/wasd.yaml" "${krew_args[@]}"
+artifacts+=("wasd-$VERSION.tgz" "wasd-$VERSION.spdx.json" wasd.yaml)
+(cd "$out" && sha256sum "${artifacts[@]}" licenses/* >SHA256SUMS)
 cat >"$out/release.env" <<EOF
 VERSION=$VERSION
 REVISION=$REVISION
@@ -88,7 +136,12 @@ ARCHIVE_BYTES=$ARCHIVE_BYTES
 EOF
 
 echo "release.sh: $VERSION in $out ($(($(date +%s) - t0)) s):"
-(cd "$out" && ls -l --time-style=+ "$name.tar.gz" "wasd-$VERSION.oci.tar" "wasd-$VERSION.tgz" \
-  "wasd-$VERSION.spdx.json" SHA256SUMS | awk '{ printf "  %10d  %s\n", $5, $NF }')
-echo "release.sh: image $IMAGE; push it with e.g."
-echo "  skopeo copy oci-archive:$out/wasd-$VERSION.oci.tar docker://$IMAGE"
+(cd "$out" && ls -l --time-style=+ "${artifacts[@]}" SHA256SUMS |
+  awk '{ printf "  %10d  %s\n", $5, $NF }')
+echo "  licenses/: $(cd "$out/licenses" && printf '%s ' *)"
+if [ "$with_image" = 1 ]; then
+  echo "release.sh: image $IMAGE; push it with e.g."
+  echo "  skopeo copy oci-archive:$out/wasd-$VERSION.oci.tar docker://$IMAGE"
+else
+  echo "release.sh: INCOMPLETE release: no OCI image archive (--no-image)"
+fi

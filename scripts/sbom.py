@@ -8,6 +8,13 @@ scanners no package database of its own, so without this file an OpenSSL or
 glibc advisory would not be matched to the image (SECURITY.md "Supply chain").
 
 Usage: sbom.py --binary FILE --version V --revision R --out FILE.spdx.json
+              [--licenses-dir DIR]
+
+With --licenses-dir, the licence texts go with it: DIR/LICENSE (wasd's own,
+Apache-2.0, the repository's LICENSE file), DIR/<package>.copyright for each
+Debian package found below (a copy of /usr/share/doc/<package>/copyright as
+installed on the build machine; nothing is downloaded), and DIR/README
+listing which component each file covers.
 
 The components are found from files, not from a fixed package list: each
 archive the link used and each header-only library compiled in is mapped to
@@ -19,6 +26,7 @@ import datetime
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -76,6 +84,49 @@ def package_info(pkg):
     return dict(zip(("name", "version", "arch", "source", "source_version"), fields))
 
 
+# wasd itself: the repository's LICENSE file is the Apache License 2.0.
+WASD_LICENSE = "Apache-2.0"
+WASD_COPYRIGHT = "Copyright 2026 The wasd Authors"
+WASD_SOURCE = "https://github.com/wasd-io/wasd"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def linked_packages(lib_dir):
+    """[(component, how, files, license, package info)], one per Debian
+    package, in COMPONENTS order; a package that carries two components is
+    listed once, under the first."""
+    result, seen = [], set()
+    for component, how, patterns, license_id in COMPONENTS:
+        files = [resolve(p, lib_dir) for p in patterns]
+        for pkg in sorted({owner(f) for f in files}):
+            info = package_info(pkg)
+            if info["name"] in seen:
+                continue
+            seen.add(info["name"])
+            result.append((component, how, files, license_id, info))
+    return result
+
+
+def write_licenses(directory, linked):
+    """The licence texts of wasd and of every linked package, from the files
+    Debian installs (never fetched)."""
+    os.makedirs(directory, exist_ok=True)
+    shutil.copyfile(os.path.join(ROOT, "LICENSE"), os.path.join(directory, "LICENSE"))
+    lines = ["Licences of wasd and of what its fully static binary contains.", "",
+             "LICENSE: wasd itself, %s (%s)." % (WASD_LICENSE, WASD_COPYRIGHT), ""]
+    for component, how, _, license_id, info in linked:
+        source = "/usr/share/doc/%s/copyright" % info["name"]
+        if not os.path.isfile(source):
+            raise SystemExit("sbom.py: %s is missing: the package %s %s installs no copyright "
+                             "file (reinstall it)" % (source, info["name"], info["version"]))
+        name = "%s.copyright" % info["name"]
+        shutil.copyfile(source, os.path.join(directory, name))
+        lines.append("%s: %s, %s (%s), from the Debian package %s %s (%s)." % (
+            name, component, license_id, how, info["name"], info["version"], source))
+    with open(os.path.join(directory, "README"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def spdx_id(text):
     return "SPDXRef-" + "".join(c if c.isalnum() or c in ".-" else "-" for c in text)
 
@@ -94,6 +145,7 @@ def main():
     ap.add_argument("--version", required=True)
     ap.add_argument("--revision", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--licenses-dir", help="also copy the licence texts here")
     a = ap.parse_args()
 
     lib_dir = "/usr/lib/" + out(["gcc", "-print-multiarch"])
@@ -113,50 +165,47 @@ def main():
         "SPDXID": wasd_id,
         "versionInfo": a.version,
         "primaryPackagePurpose": "APPLICATION",
-        "downloadLocation": "NOASSERTION",
+        "downloadLocation": ("git+%s@%s" % (WASD_SOURCE, a.revision)
+                             if a.revision != "unknown" else WASD_SOURCE),
         "filesAnalyzed": False,
         "checksums": [{"algorithm": "SHA256", "checksumValue": digest}],
-        # The repository states no license yet.
-        "licenseConcluded": "NOASSERTION",
-        "licenseDeclared": "NOASSERTION",
-        "copyrightText": "NOASSERTION",
+        # The repository's LICENSE (README.md "Licence").
+        "licenseConcluded": WASD_LICENSE,
+        "licenseDeclared": WASD_LICENSE,
+        "copyrightText": WASD_COPYRIGHT,
         "comment": "fully static (static-pie) wasd binary, revision %s" % a.revision,
     }]
     relationships = [{"spdxElementId": "SPDXRef-DOCUMENT", "relationshipType": "DESCRIBES",
                       "relatedSpdxElement": wasd_id}]
-    seen = {}
-    for component, how, patterns, license_id in COMPONENTS:
-        files = [resolve(p, lib_dir) for p in patterns]
-        for pkg in sorted({owner(f) for f in files}):
-            info = package_info(pkg)
-            if info["name"] in seen:
-                continue
-            pid = spdx_id("Package-deb-" + info["name"])
-            seen[info["name"]] = pid
-            purl = "pkg:deb/debian/%s@%s?arch=%s&upstream=%s" % (
-                info["name"], info["version"], info["arch"], info["source"])
-            if distro:
-                purl += "&distro=" + distro
-            packages.append({
-                "name": info["name"],
-                "SPDXID": pid,
-                "versionInfo": info["version"],
-                "supplier": "Organization: Debian",
-                "downloadLocation": "NOASSERTION",
-                "filesAnalyzed": False,
-                "sourceInfo": "built from the Debian source package %s %s" % (
-                    info["source"], info["source_version"]),
-                "licenseConcluded": "NOASSERTION",
-                "licenseDeclared": license_id,
-                "copyrightText": "NOASSERTION",
-                "externalRefs": [{"referenceCategory": "PACKAGE-MANAGER",
-                                  "referenceType": "purl", "referenceLocator": purl}],
-                "comment": "%s: %s (%s)" % (component, how, ", ".join(files)),
-            })
-            relationships.append({
-                "spdxElementId": wasd_id,
-                "relationshipType": "STATIC_LINK" if "static" in how else "CONTAINS",
-                "relatedSpdxElement": pid})
+    linked = linked_packages(lib_dir)
+    if a.licenses_dir:
+        write_licenses(a.licenses_dir, linked)
+    for component, how, files, license_id, info in linked:
+        pid = spdx_id("Package-deb-" + info["name"])
+        purl = "pkg:deb/debian/%s@%s?arch=%s&upstream=%s" % (
+            info["name"], info["version"], info["arch"], info["source"])
+        if distro:
+            purl += "&distro=" + distro
+        packages.append({
+            "name": info["name"],
+            "SPDXID": pid,
+            "versionInfo": info["version"],
+            "supplier": "Organization: Debian",
+            "downloadLocation": "NOASSERTION",
+            "filesAnalyzed": False,
+            "sourceInfo": "built from the Debian source package %s %s" % (
+                info["source"], info["source_version"]),
+            "licenseConcluded": "NOASSERTION",
+            "licenseDeclared": license_id,
+            "copyrightText": "NOASSERTION",
+            "externalRefs": [{"referenceCategory": "PACKAGE-MANAGER",
+                              "referenceType": "purl", "referenceLocator": purl}],
+            "comment": "%s: %s (%s)" % (component, how, ", ".join(files)),
+        })
+        relationships.append({
+            "spdxElementId": wasd_id,
+            "relationshipType": "STATIC_LINK" if "static" in how else "CONTAINS",
+            "relatedSpdxElement": pid})
 
     doc = {
         "spdxVersion": "SPDX-2.3",

@@ -111,7 +111,7 @@ std::string AdmissionMetrics::RenderPrometheus() const {
   // Every rule id is rendered from the start (0 until a denial), so rate()
   // and alerts see the series before the first denial.
   metrics::AppendHeader(&out, "wasd_admission_denials_total", "counter",
-                        "Denied admission requests by the WAS-API rule (spec/WAS-API.md §b) of "
+                        "Denied admission requests by the rule (docs/api.md §b) of "
                         "their field errors; a request denied by several rules counts for each.");
   for (std::size_t i = 0; i < rules::kRuleIds.size(); ++i) {
     std::string labels = "rule=\"";

@@ -1,6 +1,6 @@
 // OnceFilter: says whether a key is seen for the first time, so that a
 // condition worth one log line (an AdmissionReview for a resource the path
-// does not answer, DESIGN.md Q18) is logged once per distinct key, not once
+// does not answer, docs/design.md Q18) is logged once per distinct key, not once
 // per request. The keys come from requests, so the set is bounded: after
 // `capacity` keys every new key is reported as seen (not logged again).
 //

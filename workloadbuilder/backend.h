@@ -1,4 +1,4 @@
-// Gang-scheduling backends (DESIGN.md Q19; issue 16): one Deployment intent
+// Gang-scheduling backends (docs/design.md Q19; issue 16): one Deployment intent
 // (the KEP-shaped scheduling configuration) compiled to the group object of
 // the scheduler the cluster runs.
 //

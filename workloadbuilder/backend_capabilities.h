@@ -1,5 +1,5 @@
-// What each backend can express of the intent (research/gang-schedulers.md
-// §A.6), as data, and the admission checks built on it (DESIGN.md Q19):
+// What each backend can express of the intent (docs/howto/choose-a-backend.md),
+// as data, and the admission checks built on it (docs/design.md Q19):
 //
 //  - CheckBackendCapabilities: an intent field the chosen backend cannot
 //    express is denied with a field error that names the backend and the way

@@ -1,6 +1,6 @@
 // The compilers from one Deployment intent to the group object of each
-// non-native gang scheduler (DESIGN.md Q19; research/gang-schedulers.md §A.2–
-// §A.8), the pod link each backend reads, and the cluster facts a compile
+// non-native gang scheduler (docs/design.md Q19; docs/howto/choose-a-backend.md),
+// the pod link each backend reads, and the cluster facts a compile
 // needs that are not in the objects (set from flags, cmd/flags.cc).
 //
 //   volcano       scheduling.volcano.sh/v1beta1 PodGroup   spec.minMember, queue,

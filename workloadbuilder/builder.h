@@ -1,6 +1,6 @@
 // The compiler from a Deployment's scheduling configuration to the
-// `scheduling.k8s.io/v1beta1` objects wasd creates (WAS-API.md §a.1, §a.2,
-// §c.1–§c.5; DESIGN.md Q4, Q5, Q10):
+// `scheduling.k8s.io/v1beta1` objects wasd creates (docs/api.md §a.1, §a.2,
+// §c.1–§c.5; docs/design.md Q4, Q5, Q10):
 //
 //   Deployment + config  --BuildWorkload-->  Workload (one template "pgt-0")
 //   Workload + ReplicaSet --BuildPodGroup-->  PodGroup (PodGroupName(rs name, rs uid), Q12)

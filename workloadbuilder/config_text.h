@@ -6,7 +6,7 @@
 // read them (yaml_scalars.h).
 //
 // Untrusted input, so the work per text is bounded before and while parsing
-// (DESIGN.md Q16):
+// (docs/design.md Q16):
 //   1. text longer than `max_bytes` (by default 256 KiB, the API server's
 //      limit for all annotations of an object together) is refused before
 //      any parser sees it;

@@ -1,6 +1,6 @@
 // FieldError and FieldErrorList: validation errors that render exactly like
 // Kubernetes' `k8s.io/apimachinery/pkg/util/validation/field` errors
-// (WAS-API.md §b.0):
+// (docs/api.md §b.0):
 //
 //   <path>: <Type>[: <value>][: <detail>]
 //

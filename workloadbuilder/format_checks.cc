@@ -1,6 +1,6 @@
 // Kubernetes string formats (DNS-1123 label and subdomain, qualified name /
 // label key) checked by hand, without regular expressions, with the messages
-// of apimachinery's `api/validate/content` package (WAS-API.md §b.0).
+// of apimachinery's `api/validate/content` package (docs/api.md §b.0).
 #include <string>
 #include <string_view>
 #include <vector>

@@ -34,7 +34,7 @@ const std::string* AsString(const nlohmann::json* value);
 // (floating-point numbers are not integers here, as in Go's decoder).
 std::optional<std::int64_t> AsInt(const nlohmann::json* value);
 
-// Equality used for immutability and "did it change" checks (WAS-API.md
+// Equality used for immutability and "did it change" checks (docs/api.md
 // §b.0): null equals an absent member and an empty list; an absent or null
 // object is different from {}; numbers compare by value. Values nested
 // deeper than kMaxCompareDepth compare as different (never recurses further).

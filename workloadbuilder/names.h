@@ -1,4 +1,4 @@
-// Names of the objects wasd creates (WAS-API.md §c.1, §c.2; DESIGN.md Q4, Q6).
+// Names of the objects wasd creates (docs/api.md §c.1, §c.2; docs/design.md Q4, Q6).
 //
 //  - Workload: GenerateWorkloadName(deployment name, deployment UID), the
 //    scheme Kubernetes' Job integration uses: `<owner>-<hash of the UID>`,
@@ -6,7 +6,7 @@
 //  - The Workload's single PodGroupTemplate: kPodGroupTemplateName ("pgt-0",
 //    always a valid DNS label whatever the Deployment's name).
 //  - PodGroup: PodGroupName(replicaset name, replicaset UID) — the Workload
-//    scheme applied to the ReplicaSet (DESIGN.md Q12, a deviation from the
+//    scheme applied to the ReplicaSet (docs/design.md Q12, a deviation from the
 //    KEP's bare ReplicaSet name): a ReplicaSet deleted and re-created under
 //    the same name gets a new PodGroup name, so its pods never name the old
 //    PodGroup while podgroup-protection keeps that one Terminating.

@@ -54,7 +54,7 @@ void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
   ParsedText parsed = ParseConfigText(*text, options);
   switch (parsed.kind) {
     case TextError::kNone: break;
-    case TextError::kTooLong:  // refused before any parse (DESIGN.md Q16)
+    case TextError::kTooLong:  // refused before any parse (docs/design.md Q16)
       errors.push_back(TooLong(path, parsed.error));
       return;
     case TextError::kDuplicateKey:  // as strict decoding refuses a repeated field

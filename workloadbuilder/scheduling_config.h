@@ -1,6 +1,6 @@
 // Reading a Deployment's scheduling configuration (KEP-6276
 // `DeploymentSchedulingConfiguration`: schedulingPolicy, schedulingConstraints,
-// disruptionMode, resourceClaims) from its two carriers (DESIGN.md):
+// disruptionMode, resourceClaims) from its two carriers (docs/design.md):
 //   1. `spec.scheduling` (clusters whose Deployment schema has the field);
 //   2. the annotation `wasd.io/scheduling`, holding the same object as JSON or
 //      YAML text.
@@ -18,7 +18,7 @@
 
 namespace wasd::workloadbuilder {
 
-// Names that are part of wasd's contract (DESIGN.md).
+// Names that are part of wasd's contract (docs/design.md).
 inline constexpr std::string_view kSchedulingAnnotation = "wasd.io/scheduling";
 inline constexpr std::string_view kManagedLabel = "wasd.io/managed";
 inline constexpr std::string_view kPodGroupGate = "wasd.io/pod-group";

@@ -1,4 +1,4 @@
-// ValidateSchedulingConfig: rules S2–S17 and B1 (WAS-API.md §b.1, §b.4).
+// ValidateSchedulingConfig: rules S2–S17 and B1 (docs/api.md §b.1, §b.4).
 #include "workloadbuilder/validate.h"
 
 #include <cstdint>

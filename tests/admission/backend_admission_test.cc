@@ -1,4 +1,4 @@
-// The webhook's backend paths (DESIGN.md Q19) through Review(), both with
+// The webhook's backend paths (docs/design.md Q19) through Review(), both with
 // the pruned decoder and the whole document: the pod link per backend (the
 // patch applied to the pod gives the expected pod), the backend label the
 // Deployment path stamps into the template, and the Deployment denials.

@@ -1,4 +1,4 @@
-// DESIGN.md Q18 (review finding L2): each path answers only its resource,
+// docs/design.md Q18 (review finding L2): each path answers only its resource,
 // read from request.resource and request.kind; any other request is allowed
 // without a patch and flagged for one log line (Summary::out_of_scope).
 #include <catch2/catch.hpp>

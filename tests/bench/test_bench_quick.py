@@ -87,7 +87,7 @@ def apply_patch(doc, ops):
 
 
 def controlling_podgroup(pod):
-    """DESIGN.md Q12: the PodGroup of the controlling ReplicaSet's incarnation."""
+    """docs/design.md Q12: the PodGroup of the controlling ReplicaSet's incarnation."""
     for ref in pod["metadata"].get("ownerReferences", []):
         if ref.get("controller"):
             return pod_group_name(ref["name"], ref["uid"])

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Runs the shell commands that README.md and charts/wasd/README.md show.
+(The pages under docs/ are run by test_docs.py, with these fixtures.)
 
 Every fenced ```sh / ```bash / ```shell / ```console block of the two READMEs
 is parsed into commands (a trailing backslash continues a line; in a console
@@ -56,21 +57,10 @@ RENDER_TOOL = "/tmp/render"
 # a trailing comment dropped.
 RUN = {
     "scripts/demo.sh": (0, "README: prints allowed/DENIED per example, then stops the webhook"),
-    "scripts/setup.sh": (0, "README: installs what is missing, idempotent"),
-    "kubectl create namespace ml-serving": (0, "README step 4"),
-    "kubectl apply -n ml-serving -f examples/bad-h2-gang-rollingupdate.yaml":
-        (1, "README step 4: the first denial, whose text follows the block"),
     "build/wasd check -f examples/":
         (1, "README: exit 1 when at least one Deployment is denied; examples/ has bad-*.yaml"),
     "build/wasd check -f examples/kep-1-gang-zone-atomic.yaml -o yaml":
         (0, "README: exit 0 when every Deployment is allowed"),
-    "build/wasd check --backend volcano --volcano-topology-tiers topology.kubernetes.io/zone=2 "
-    "-f examples/backends/volcano.yaml -o yaml": (0, "README Backends: the Volcano example"),
-    "build/wasd check --backend kai --kai-topology cluster-topology --kai-topology-levels "
-    "topology.kubernetes.io/zone,kubernetes.io/hostname -f examples/backends/kai.yaml -o yaml":
-        (0, "README Backends: the KAI example"),
-    "build/wasd check --backend coscheduling -f examples/backends/coscheduling.yaml -o yaml":
-        (0, "README Backends: the coscheduling example"),
     "cd tests/chart/render": (0, "chart README: build the renderer"),
     "GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= /usr/lib/go-1.19/bin/go build -o "
     "/tmp/render .": (0, "chart README: builds offline"),
@@ -88,18 +78,6 @@ NOT_RUN = {
     "scripts/test.sh":
         "the whole test suite, this test included (it would run itself); CI runs it as the "
         "test command",
-    "scripts/image.sh":
-        "builds a second, fully static build tree and an OCI image with buildah (many "
-        "minutes); image.test_image runs exactly this",
-    ". build-image/image.env":
-        "reads what scripts/image.sh writes (not run here, above); image.test_image reads it",
-    "skopeo copy oci-archive:build-image/wasd-$VERSION.oci.tar "
-    "docker://registry.example.com/wasd:$VERSION":
-        "pushes to a registry over the network (registry.example.com is a placeholder)",
-    "helm install wasd charts/wasd -n wasd-system --create-namespace --set "
-    "image.repository=registry.example.com/wasd --set image.tag=$VERSION":
-        "needs helm and a real cluster that pulls the image; e2e.test_kubectl_e2e and "
-        "image.test_image install the rendered chart on the test API server instead",
     "helm install wasd ./charts/wasd --namespace wasd-system --create-namespace --set "
     "image.repository=<your registry>/wasd":
         "needs helm, a real cluster and the user's own registry (<your registry> is a "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the gang-scheduling backends at admission (DESIGN.md
+"""End-to-end tests of the gang-scheduling backends at admission (docs/design.md
 Q19, issue 16): the real `wasd webhook` over TLS on loopback, started with
 --backend volcano and three allowed backends.
 

@@ -1,4 +1,4 @@
-"""End-to-end (review finding L2, DESIGN.md Q18): a running `wasd webhook` answers an
+"""End-to-end (review finding L2, docs/design.md Q18): a running `wasd webhook` answers an
 AdmissionReview for a resource its path does not serve (a StatefulSet sent to the Deployment
 paths, as a misregistered webhook would) with `allowed` and no patch, and logs it once per
 path and resource, not once per request."""

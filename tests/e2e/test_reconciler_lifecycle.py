@@ -84,7 +84,7 @@ class ReconcilerLifecycleTest(unittest.TestCase):
         self.assertEqual(sorted(k for _, k, _ in writes[2:]), ["pods"] * 3)
         self.assertEqual(len(writes), 5, writes)
 
-        # Ownership and links (WAS-API §c.3).
+        # Ownership and links (docs/api.md §c.3).
         self.assertEqual(w["metadata"]["ownerReferences"],
                          [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "order",
                            "uid": d["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}])

@@ -1,4 +1,4 @@
-"""End-to-end (review finding M1, DESIGN.md "Admission webhook"): the validating webhook is
+"""End-to-end (review finding M1, docs/design.md "Admission webhook"): the validating webhook is
 registered for deployments/status as well, as the chart does, so a write of the status
 subresource meets the same UPDATE rules as one of the Deployment itself. Annotations are
 persisted through /status (kube's deployment status strategy keeps only spec and labels), so

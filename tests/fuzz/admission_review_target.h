@@ -102,7 +102,7 @@ inline int GateCount(const json* gates) {
 }
 
 // The PodGroup name of the controlling apps/v1 ReplicaSet among
-// ownerReferences (DESIGN.md Q12: its name and uid, encoded like a Workload
+// ownerReferences (docs/design.md Q12: its name and uid, encoded like a Workload
 // name).
 inline std::string ControllerPodGroup(const json& pod) {
   const json* refs = Get(Get(&pod, "metadata"), "ownerReferences");

@@ -45,6 +45,64 @@ class Versions(unittest.TestCase):
         self.assertTrue(values["image"]["repository"])
 
 
+def changelog_versions():
+    """The `## X.Y.Z — YYYY-MM-DD` headings of CHANGELOG.md, newest first."""
+    with open(os.path.join(SOURCE_DIR, "CHANGELOG.md"), encoding="utf-8") as f:
+        text = f.read()
+    return re.findall(r"^## (\d+\.\d+\.\d+) — (\d{4}-\d{2}-\d{2})$", text, re.M)
+
+
+def as_tuple(version):
+    return tuple(int(x) for x in version.split("."))
+
+
+class ReleaseAgreement(unittest.TestCase):
+    """The version of a release is CMakeLists.txt's project version (the
+    source of truth; release.sh refuses to run when the chart differs). It
+    has its CHANGELOG section, and the binary says exactly it at the tag
+    vX.Y.Z, or a describe form based on the last tag between tags."""
+
+    def test_changelog_has_the_project_version(self):
+        versions = changelog_versions()
+        self.assertTrue(versions, "CHANGELOG.md has no `## X.Y.Z — YYYY-MM-DD` section")
+        newest, _ = versions[0]
+        self.assertEqual(newest, project_version(),
+                         "the newest CHANGELOG section is not the project version")
+        ordered = [as_tuple(v) for v, _ in versions]
+        self.assertEqual(ordered, sorted(ordered, reverse=True), "CHANGELOG sections out of order")
+
+    @unittest.skipUnless(shutil.which("git") and os.path.exists(os.path.join(SOURCE_DIR, ".git")),
+                         "not a git checkout")
+    def test_binary_version_agrees_with_the_tag(self):
+        binary = os.environ.get("WASD_BIN")
+        if not binary or not os.path.exists(binary):
+            self.skipTest("no WASD_BIN (run through ctest)")
+        first = subprocess.run([binary, "version"], capture_output=True, text=True,
+                               timeout=60).stdout.splitlines()[0]
+        m = re.match(r"^wasd (\S+) \(revision ([0-9a-f]{40}|unknown)", first)
+        self.assertTrue(m, first)
+        version, revision = m.group(1), m.group(2)
+        if revision == "unknown":
+            self.assertEqual(version, project_version())
+            return
+        tags = subprocess.run(["git", "-C", SOURCE_DIR, "tag", "--points-at", revision, "--list",
+                               "v[0-9]*"], capture_output=True, text=True,
+                              timeout=60).stdout.split()
+        clean = version[:-len("-dirty")] if version.endswith("-dirty") else version
+        if tags:
+            # At a release tag: vX.Y.Z, the binary says X.Y.Z, and that is
+            # the project version (and so the chart's and the CHANGELOG's).
+            self.assertIn("v" + project_version(), tags)
+            self.assertEqual(clean, project_version())
+        else:
+            # Between tags: LAST-N-gHASH, or PROJECT-gHASH before the first
+            # tag; never a plain X.Y.Z that would pass for a release.
+            m = re.match(r"^(\d+\.\d+\.\d+)(-\d+)?-g([0-9a-f]{7,})$", clean)
+            self.assertTrue(m, "between tags the version is a describe form: " + version)
+            self.assertTrue(revision.startswith(m.group(3)), (version, revision))
+            self.assertLessEqual(as_tuple(m.group(1)), as_tuple(project_version()))
+
+
 @unittest.skipUnless(shutil.which("git") and shutil.which("cmake"), "needs git and cmake")
 class BuildVersion(unittest.TestCase):
     def setUp(self):

@@ -54,7 +54,7 @@ def workload_name(deployment_name, uid):
 
 
 def pod_group_name(rs_name, rs_uid):
-    """DESIGN.md Q12: a ReplicaSet incarnation's PodGroup, the Workload-name
+    """docs/design.md Q12: a ReplicaSet incarnation's PodGroup, the Workload-name
     encoding applied to the ReplicaSet's name and UID."""
     return workload_name(rs_name, rs_uid)
 

@@ -1,4 +1,4 @@
-// The planner for the non-native backends (issue 16, DESIGN.md Q19): the same
+// The planner for the non-native backends (issue 16, docs/design.md Q19): the same
 // order as native (group object exists → gates lifted) without a Workload,
 // one group object per active ReplicaSet of the backend's API, minMember
 // patched at the backend's pointer, deletion at zero, the foreign-object

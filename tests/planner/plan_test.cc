@@ -1,5 +1,5 @@
 // The planner against every case of KEP-6276's integration/e2e lists and the
-// DESIGN.md decisions: observed objects in, ordered actions out.
+// docs/design.md decisions: observed objects in, ordered actions out.
 #include "planner/plan.h"
 
 #include <catch2/catch.hpp>

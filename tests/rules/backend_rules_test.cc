@@ -1,4 +1,4 @@
-// The backend rules through the Deployment entry points (DESIGN.md Q19):
+// The backend rules through the Deployment entry points (docs/design.md Q19):
 // one denial per capability-table row a backend cannot express, the
 // annotation wasd.io/backend (unknown, not allowed, immutable), the
 // template's schedulerName, the backends block, and the rule ids K1–K5.

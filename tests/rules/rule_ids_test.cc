@@ -1,4 +1,4 @@
-// RuleIdOf: a failing case of every reachable row of WAS-API.md §b goes
+// RuleIdOf: a failing case of every reachable row of docs/api.md §b goes
 // through the real validators (both carriers), and the ids read back from the
 // errors are exactly that row's. A rule whose path or wording changes without
 // rules/rule_ids.cc fails here.

@@ -1,6 +1,6 @@
 // The non-native compilers against hand-written vectors
 // (tests/testdata/workloadbuilder/backends/<backend>-{deployment,podgroup}.json,
-// written from research/gang-schedulers.md §A.2–§A.4), the pod link per
+// written from each backend's PodGroup API), the pod link per
 // backend, and the `backends` block through ReadSchedulingConfig.
 #include "workloadbuilder/backend_compile.h"
 

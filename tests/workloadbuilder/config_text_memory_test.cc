@@ -1,6 +1,6 @@
 // Peak heap use of ParseConfigText on the worst annotation texts a user can
 // store (256 KiB, the API server's limit for all annotations of an object):
-// DESIGN.md Q16's bound checked at the allocation level, where it is exact and
+// docs/design.md Q16's bound checked at the allocation level, where it is exact and
 // does not depend on the allocator or the machine. bench/worst_case_memory.py
 // measures the same shapes as the webhook's peak RSS.
 //
@@ -83,7 +83,7 @@ namespace wb = wasd::workloadbuilder;
 
 TEST_CASE("Worst-case annotations parse within 4 MiB of heap", "[unit]") {
   constexpr std::size_t kMax = wb::kMaxConfigTextBytes;
-  constexpr std::size_t kBound = 4u << 20;  // DESIGN.md Q16: <= 4 MiB above idle
+  constexpr std::size_t kBound = 4u << 20;  // docs/design.md Q16: <= 4 MiB above idle
   std::string billion_laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   for (char c = 'b', prev = 'a'; c <= 'j'; prev = c++) {
     billion_laughs +=

@@ -6,7 +6,7 @@
 
 namespace wb = wasd::workloadbuilder;
 
-TEST_CASE("GenerateWorkloadName vectors (WAS-API §c.1)", "[unit]") {
+TEST_CASE("GenerateWorkloadName vectors (docs/api.md §c.1)", "[unit]") {
   CHECK(wb::GenerateWorkloadName("job", "uid-1") == "job-647cf7d9");
   CHECK(wb::GenerateWorkloadName("", "uid-1") == "647cf7d9");
   CHECK(wb::GenerateWorkloadName("inference-server", "6f1e2d3c-1111-4222-8333-944455556666") ==

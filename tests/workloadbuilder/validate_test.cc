@@ -1,4 +1,4 @@
-// Table-driven tests of ValidateSchedulingConfig: every row of WAS-API.md
+// Table-driven tests of ValidateSchedulingConfig: every row of docs/api.md
 // §b.1 (S2–S17) and §b.4 (B1) with passing and failing cases, for both
 // carriers (the field carrier validates non-strictly, the annotation strictly).
 #include "workloadbuilder/validate.h"
