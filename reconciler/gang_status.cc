@@ -159,15 +159,6 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
   return true;
 }
 
-std::chrono::milliseconds SettleWait(const GangCondition& c,
-                                     std::chrono::steady_clock::time_point stale_since,
-                                     std::chrono::steady_clock::time_point now,
-                                     std::chrono::milliseconds settle) {
-  if (c.status == "True" || settle <= std::chrono::milliseconds(0)) return {};
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(stale_since + settle - now);
-  return std::max(left, std::chrono::milliseconds(0));
-}
-
 std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served) {
   std::uint64_t h = api_served ? 1 : 2;
   const auto mix = [&h](const planner::Object& o) {
@@ -221,8 +212,7 @@ std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangView& i
 }
 
 GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string& ns,
-                              const std::string& name, bool api_served, const FitInputsFn& fit,
-                              std::optional<std::uint64_t> marks) {
+                              const std::string& name, bool api_served, const FitInputsFn& fit) {
   GangUpdate out;
   if (plan.deployment == nullptr) {
     Forget(ns, name);
@@ -265,35 +255,14 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   const doctor::Diagnosis& d = *diagnosed;
   Verdict v{ConditionFor(d), d.counts, d.next_step, std::nullopt};
   if (d.scheduled) v.pending_seconds = PendingSeconds(d);
-  // The fit preview's reasons read Nodes, which neither the fingerprint nor
-  // PlanMarks cover: never kept, never held.
+  // The fit preview's reasons read Nodes, which the fingerprint does not
+  // cover: never kept.
   const bool fit_reason = d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending;
-  return Publish(v, deployment, key, now, fit_reason ? 0 : fingerprint,
-                 fit_reason ? std::nullopt : marks);
-}
-
-std::optional<GangUpdate> GangStatus::Recheck(const std::function<planner::Object()>& deployment,
-                                              const std::string& ns, const std::string& name,
-                                              std::uint64_t marks) {
-  const std::string key = ns + "/" + name;
-  Verdict v;
-  {
-    std::lock_guard lock(mu_);
-    const auto it = gangs_.find(key);
-    if (it == gangs_.end() || !it->second.held || it->second.held_marks != marks) {
-      return std::nullopt;
-    }
-    v = *it->second.held;
-  }
-  const planner::Object d = deployment();
-  if (d == nullptr) return std::nullopt;
-  if (planner::IsTerminating(*d)) return GangUpdate{};
-  return Publish(v, *d, key, now_(), 0, marks);
+  return Publish(v, deployment, key, fit_reason ? 0 : fingerprint);
 }
 
 GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const std::string& key,
-                               Clock::time_point now, std::uint64_t fingerprint,
-                               std::optional<std::uint64_t> marks) {
+                               std::uint64_t fingerprint) {
   GangUpdate out;
   const GangCondition& c = v.condition;
   const bool scheduled = c.status == "True";
@@ -306,23 +275,9 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
     Published& g = gangs_[key];
     g.reason = KnownReason(c.reason);
     g.counts = v.counts;
-    g.settled_inputs = 0;
-    g.held.reset();
-    if (!patch) {
-      g.stale_since.reset();
-      g.settled_inputs = fingerprint;  // up to date: the same inputs again skip the diagnosis
-      return out;
-    }
-    if (!g.stale_since) g.stale_since = now;
-    const std::chrono::milliseconds wait = SettleWait(c, *g.stale_since, now, settle_);
-    if (wait > std::chrono::milliseconds(0)) {
-      out.recheck = wait;
-      if (marks) {
-        g.held = std::make_unique<Verdict>(v);
-        g.held_marks = *marks;
-      }
-      return out;
-    }
+    // Up to date: the same inputs again skip the diagnosis.
+    g.settled_inputs = patch ? 0 : fingerprint;
+    if (!patch) return out;
   }
   const std::size_t slash = key.find('/');
   const std::string ns = key.substr(0, slash);
@@ -344,10 +299,10 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
   // An Event on a reason change, unless the reconciler's own Warning tells it.
   const bool owed = c.reason != old_reason && !AnnouncedByReconciler(c.reason);
   bool post = false;
+  out.wrote = true;
   {
     std::lock_guard lock(mu_);
     ++patches_;
-    gangs_[key].stale_since.reset();
     if (owed) post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
   }
   // The first True: also a gang placed within the settle time, which never
@@ -374,20 +329,6 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
                                                 {"message", c.message},
                                                 {"event", event}});
   return out;
-}
-
-std::optional<std::chrono::milliseconds> GangStatus::Defer(const std::string& ns,
-                                                           const std::string& name) {
-  if (settle_ <= std::chrono::milliseconds(0)) return std::nullopt;
-  const Clock::time_point now = now_();
-  std::lock_guard lock(mu_);
-  Published& g = gangs_[ns + "/" + name];
-  g.settled_inputs = 0;
-  g.held.reset();  // read before the plan's writes
-  if (!g.stale_since) g.stale_since = now;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*g.stale_since + settle_ - now);
-  // Settled already (a plan that keeps writing): look again soon.
-  return std::max(left, kGangRecheck);
 }
 
 void GangStatus::Forget(const std::string& ns, const std::string& name) {
@@ -423,7 +364,7 @@ void GangStatus::Render(std::string* out) const {
   }
   out->reserve(out->size() + bytes + kOtherGangBytes);
   for (const auto& [key, g] : gangs) {
-    if (g.reason.empty()) continue;  // deferred, not diagnosed yet
+    if (g.reason.empty()) continue;  // not diagnosed yet (waiting for the fit preview)
     const std::size_t slash = key.find('/');
     std::string labels = "namespace=\"";
     metrics::AppendLabelValue(&labels, key.substr(0, slash));

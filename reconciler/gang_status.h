@@ -27,34 +27,12 @@
 //                   first member created → the gang is Scheduled); series
 //                   of a Deployment are dropped when it goes (Forget).
 //
-// Settling (--gang-status-delay; 0 turns it off; default:
-// ControllerOptions::gang_status_delay): a gang on its way passes through
-// transient reasons in milliseconds (PodGroupMissing, then WaitingForQuorum
-// with counts that move as members are created and their gates lifted). A
-// condition that is not Scheduled is written only once the Deployment's
-// GangScheduled entry has been out of date for the settle time; Update then
-// asks for a re-diagnosis when it elapses (the reconcile's requeue_after),
-// and writes what is true then. Scheduled is written at once, by the first
-// reconcile that reads it. A gang that is created and placed within the
-// settle time costs one write (Scheduled) and one Event; a gang that stays
-// pending gets its condition and Event after the settle time; a gang whose
-// reason keeps changing is written at most once per settle time.
-//
-// A reconcile whose plan wrote does not diagnose at once (Defer): the gang
-// is diagnosed when its settle time ends, from a fresh read. That recheck
-// does not plan again when nothing the controller watches changed since
-// the last clean plan (PlanMarks, reconciler/plan_rounds.h): without the
-// doctor the reconcile would not have run.
-//
-// A verdict that waits for its settle time is held (a few hundred bytes per
-// waiting gang, dropped once written or moot) together with the PlanMarks
-// count of the reconcile that read its inputs, when that reconcile's plan
-// wrote nothing. The recheck at the end of the settle time, when nothing
-// changed since (the same count, still current), publishes the held verdict
-// (Recheck): it reads only the Deployment, not the gang's pods, and makes no
-// second Diagnose of the same inputs. Diagnose reads no Deployment status
-// (which moves without a mark), and the fit preview's reasons, whose Nodes
-// are not marked, are never held.
+// Settling (--gang-status-delay; 0 turns it off) is not this class's: the
+// gang doctor's controller (gang_status_reconciler.h) looks at a gang only
+// once the settle time has passed since the event that queued it, so the
+// transient reasons of a gang on its way (PodGroupMissing, then
+// WaitingForQuorum with moving counts) merge into one look, and writes what
+// is true then. Update publishes what it diagnoses at once.
 //
 // A Deployment whose objects did not change since a diagnosis found its
 // condition up to date is not diagnosed again (InputsFingerprint): a resync
@@ -154,16 +132,6 @@ const nlohmann::json* FindGangCondition(const nlohmann::json& deployment);
 std::optional<nlohmann::json> ConditionPatch(const nlohmann::json& deployment,
                                              const GangCondition& c, std::string_view now);
 
-// How long a condition that differs from the Deployment's waits before it
-// is written: zero for Scheduled (`c.status` "True") or without settling
-// (`settle` <= 0); else what remains of `settle` since `stale_since`, when
-// the Deployment's entry was first seen out of date (zero once it passed).
-// Pure.
-std::chrono::milliseconds SettleWait(const GangCondition& c,
-                                     std::chrono::steady_clock::time_point stale_since,
-                                     std::chrono::steady_clock::time_point now,
-                                     std::chrono::milliseconds settle);
-
 // The objects a diagnosis reads, in one number: the uid and resourceVersion
 // of the Deployment and of each ReplicaSet, pod, group object and Workload,
 // and `api_served`. Equal fingerprints: the same diagnosis (Diagnose is pure;
@@ -189,10 +157,12 @@ class GangEventLimiter {
 
 // What Update did: `status` not ok is a failed patch (the caller requeues
 // with backoff); `recheck`: diagnose this Deployment again after this long
-// (settling, the fit preview's informers syncing, a stale cache).
+// (the fit preview's informers syncing, a stale cache); `wrote`: the
+// condition was patched.
 struct GangUpdate {
   base::Status status;
   std::optional<std::chrono::milliseconds> recheck;
+  bool wrote = false;
 };
 
 // The fit preview's inputs: fills every Node and bound pod (shared, as the
@@ -206,48 +176,26 @@ class GangStatus {
   using Clock = std::chrono::steady_clock;
   // `facts`: the reconciler's cluster facts (--volcano-topology-tiers, ...),
   // which the diagnosis needs to judge what a backend can express; must
-  // outlive this object. `settle`: --gang-status-delay (see the header comment). `now`: the clock
-  // of settling and of the fit wait (tests inject one).
+  // outlive this object. `now`: the clock of the fit wait (tests inject one).
   GangStatus(
       Api& api, EventRecorder& events, const base::Logger& log,
-      const workloadbuilder::ClusterFacts& facts, std::chrono::milliseconds settle,
+      const workloadbuilder::ClusterFacts& facts,
       std::function<Clock::time_point()> now = [] { return Clock::now(); })
       : api_(api),
         events_(events),
         log_(log),
         facts_(facts),
-        settle_(settle),
         now_(std::move(now)),
         pending_(std::vector<double>(kGangPendingBuckets.begin(), kGangPendingBuckets.end())) {}
 
-  // Diagnoses Deployment ns/name and publishes it. `observed`: the
-  // Deployment's objects as the reconcile last read them (Caches::Assemble;
-  // no second read of the caches). `api_served`: the Deployment's backend
-  // API is served. `fit`: called only for an Unschedulable or ScaleUpPending
-  // diagnosis. A stale cache (failed `test`) is not an error: it asks for a
-  // recheck.
-  // `marks`: the PlanMarks count (Ticket::changes) that `observed` reflects
-  // exactly, with a clean plan that wrote nothing, or nullopt: a verdict
-  // that waits for its settle time is then held for Recheck.
+  // Diagnoses Deployment ns/name and publishes it: the condition when the
+  // cached Deployment does not say it already, an Event on a reason change.
+  // `observed`: the Deployment's objects (Caches::Assemble). `api_served`:
+  // the Deployment's backend API is served. `fit`: called only for an
+  // Unschedulable or ScaleUpPending diagnosis. A stale cache (failed `test`)
+  // is not an error: it asks for a recheck.
   GangUpdate Update(const planner::PlanInput& observed, const std::string& ns,
-                    const std::string& name, bool api_served, const FitInputsFn& fit,
-                    std::optional<std::uint64_t> marks = std::nullopt);
-  // The settle-time recheck of a gang whose plan is current at `marks`
-  // (PlanMarks): publishes the verdict held at that count, reading only the
-  // Deployment (`deployment`, called only when a verdict is held: the cached
-  // one now, or null to decline); nullopt when none is held at `marks` or
-  // `deployment` declines (the caller diagnoses with Update).
-  std::optional<GangUpdate> Recheck(const std::function<planner::Object()>& deployment,
-                                    const std::string& ns, const std::string& name,
-                                    std::uint64_t marks);
-  // The plan just wrote for Deployment ns/name (a PodGroup created, gates
-  // lifted): what the reconcile read is out of date. With settling on, the
-  // diagnosis waits for the settle time anyway, so it is not made now (no
-  // second read of the caches): the gang's condition counts as out of date
-  // from now (unless it already was) and the returned delay is when to
-  // diagnose it. Without settling: nullopt (the caller reads again and
-  // calls Update).
-  std::optional<std::chrono::milliseconds> Defer(const std::string& ns, const std::string& name);
+                    const std::string& name, bool api_served, const FitInputsFn& fit);
   // The Deployment is gone: its series go too.
   void Forget(const std::string& ns, const std::string& name);
   // Appends the wasd_gang_* families.
@@ -257,8 +205,7 @@ class GangStatus {
   std::uint64_t events() const;
 
  private:
-  // What Publish needs of a diagnosis (held between a verdict and its
-  // settle time: no timeline, no fit preview).
+  // What Publish needs of a diagnosis.
   struct Verdict {
     GangCondition condition;
     doctor::Counts counts;
@@ -266,31 +213,22 @@ class GangStatus {
     std::optional<double> pending_seconds;  // PendingSeconds of the diagnosis
   };
   // One per opted-in Deployment, for as long as it exists: kept small (the
-  // reason a view of doctor::kAllReasons, the held verdict out of line).
+  // reason a view of doctor::kAllReasons).
   struct Published {
     std::string_view reason;  // "" until diagnosed
     doctor::Counts counts;
-    // When the Deployment's GangScheduled entry was first seen out of date
-    // (settling), and when this gang first waited for the fit preview's
-    // informers; unset when not.
-    std::optional<Clock::time_point> stale_since;
+    // When this gang first waited for the fit preview's informers; unset when not.
     std::optional<Clock::time_point> fit_wait_since;
     // InputsFingerprint of the last diagnosis that found the Deployment's
     // condition up to date (0: none): the same inputs again (a resync, an
     // event that changed nothing the doctor reads) skip the diagnosis.
     std::uint64_t settled_inputs = 0;
-    // The verdict waiting for its settle time, and the PlanMarks count its
-    // inputs reflect (see the header comment); unset when none.
-    std::unique_ptr<Verdict> held;
-    std::uint64_t held_marks = 0;
   };
-  // Writes `v` (the condition when it differs from `deployment`'s, after the
-  // settle time; the Event on a reason change). `fingerprint`: the inputs'
-  // InputsFingerprint, kept when the condition is found up to date (0: do
-  // not keep). `marks`: as Update's.
+  // Writes `v` (the condition when it differs from `deployment`'s; the Event
+  // on a reason change). `fingerprint`: the inputs' InputsFingerprint, kept
+  // when the condition is found up to date (0: do not keep).
   GangUpdate Publish(const Verdict& v, const nlohmann::json& deployment, const std::string& key,
-                     Clock::time_point now, std::uint64_t fingerprint,
-                     std::optional<std::uint64_t> marks);
+                     std::uint64_t fingerprint);
   // The diagnosis of `in`, with the fit preview when it needs one; nullopt
   // while the preview's informers sync (the caller rechecks).
   std::optional<doctor::Diagnosis> DiagnoseWithFit(doctor::GangView& in, const FitInputsFn& fit,
@@ -299,7 +237,6 @@ class GangStatus {
   EventRecorder& events_;
   const base::Logger& log_;
   const workloadbuilder::ClusterFacts& facts_;
-  const std::chrono::milliseconds settle_;
   const std::function<Clock::time_point()> now_;
   mutable std::mutex mu_;
   std::map<std::string, Published> gangs_;  // "ns/name" → last diagnosis; guarded by mu_

@@ -43,6 +43,7 @@ ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Ap
     if (!plan.note.empty()) log.Debug("plan", {{"deployment", key}, {"note", plan.note}});
     if (plan.empty()) return result;
     const ExecuteOutcome out = executor.Execute(*in.deployment, plan);
+    result.writes += out.writes;
     if (out.requeue_after) result.requeue_after = out.requeue_after;
     if (!out.status.ok()) {
       result.status = out.status;
@@ -53,40 +54,6 @@ ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Ap
   // Still changing after every round: look again shortly.
   result.requeue_after = kStillChangingRequeue;
   return result;
-}
-
-void PlanMarks::Changed(const std::string& key) {
-  std::lock_guard lock(mu_);
-  ++marks_[key].changes;
-}
-
-PlanMarks::Ticket PlanMarks::Begin(const std::string& key) const {
-  std::lock_guard lock(mu_);
-  const auto it = marks_.find(key);
-  if (it == marks_.end()) return {};
-  return {it->second.changes, it->second.planned == it->second.changes};
-}
-
-void PlanMarks::Planned(const std::string& key, const Ticket& t, bool clean) {
-  std::lock_guard lock(mu_);
-  Mark& m = marks_[key];
-  // A change counted while the plan ran is not in it: `planned` stays
-  // behind `changes`, and the next reconcile plans.
-  if (clean) {
-    m.planned = t.changes;
-  } else {
-    m.planned.reset();
-  }
-}
-
-void PlanMarks::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
-  marks_.erase(key);
-}
-
-std::size_t PlanMarks::size() const {
-  std::lock_guard lock(mu_);
-  return marks_.size();
 }
 
 }  // namespace wasd::reconciler

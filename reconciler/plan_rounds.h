@@ -19,18 +19,16 @@
 #define WASD_RECONCILER_PLAN_ROUNDS_H_
 
 #include <chrono>
-#include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "base/log.h"
 #include "base/status.h"
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/executor.h"
+#include "reconciler/reconciler.h"
 
 namespace wasd::reconciler {
 
@@ -41,12 +39,6 @@ inline constexpr int kMaxPlanRounds = 4;
 // Still changing after kMaxPlanRounds: look again this soon (the watch
 // events of our own writes usually bring the key back first).
 inline constexpr std::chrono::milliseconds kStillChangingRequeue{1000};
-
-struct ReconcileResult {
-  base::Status status;  // not ok: retry with backoff
-  std::optional<std::chrono::milliseconds> requeue_after;
-  int rounds = 0;  // rounds begun (observations made)
-};
 
 // The observed state of one Deployment (priority classes not filled); its
 // `deployment` is null when the Deployment is gone.
@@ -59,49 +51,10 @@ using Observe = std::function<planner::PlanInput()>;
 // template is immutable, so a guess would stick for the Deployment's life.
 base::Status FillPriorityClasses(Api& api, planner::PlanInput& in);
 
-// Runs the rounds for Deployment `key` ("ns/name", for the log).
+// Runs the rounds for Deployment `key` ("ns/name", for the log); `writes`
+// counts what the executor wrote.
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
                               Executor& executor, const base::Logger& log);
-
-// Which Deployments' last plan is still current: nothing that could change
-// it (an informer event, a resync, a new leader, a backend served) has
-// happened since it ran cleanly (status ok, no requeue of its own).
-//
-// A reconcile that no change asked for — the gang doctor's settle-time
-// recheck (GangStatus::Defer) — then skips the plan: the reconcile without
-// the doctor would not have run at all, so skipping it changes nothing the
-// planner decides, and the recheck costs one diagnosis instead of a plan
-// and a diagnosis. Every other reason for a reconcile still plans: a change
-// counts here before the key is queued, and a failed or requeued plan is
-// never current.
-//
-// Thread-safe.
-class PlanMarks {
- public:
-  // A change that may move key's plan; call before queueing the key.
-  void Changed(const std::string& key);
-  // Taken at the start of a reconcile, before the caches are read: the
-  // changes counted so far.
-  struct Ticket {
-    std::uint64_t changes = 0;
-    bool current = false;  // the last clean plan saw exactly these changes
-  };
-  Ticket Begin(const std::string& key) const;
-  // The reconcile that took `t` planned: cleanly (its plan is current until
-  // the next change) or not (the next reconcile plans).
-  void Planned(const std::string& key, const Ticket& t, bool clean);
-  // The Deployment is gone.
-  void Forget(const std::string& key);
-  std::size_t size() const;
-
- private:
-  struct Mark {
-    std::uint64_t changes = 0;
-    std::optional<std::uint64_t> planned;  // `changes` when a clean plan began
-  };
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Mark> marks_;  // guarded by mu_
-};
 
 }  // namespace wasd::reconciler
 

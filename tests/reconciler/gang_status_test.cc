@@ -1,7 +1,7 @@
 // The reconciler's gang status: the condition it asks for, the status patch
 // that sets only its own entry (and nothing when the cached Deployment says
 // it already), the per-Deployment Event limiter, that the caches'
-// projections keep every member the gang doctor reads, settling, the wait
+// projections keep every member the gang doctor reads, the wait
 // for the fit preview's informers, and the Deployment updates the caches do
 // not reconcile again (a status write).
 #include "reconciler/gang_status.h"
@@ -355,19 +355,6 @@ TEST_CASE("gang status: the doctor diagnoses the same on the caches' projected o
   CHECK_FALSE(projected.deployment["metadata"].contains("managedFields"));
 }
 
-TEST_CASE("gang status: settling holds a condition that is not Scheduled", "[unit][gang]") {
-  using std::chrono::milliseconds;
-  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
-  const GangCondition pending{"False", "WaitingForQuorum", "m"};
-  const GangCondition scheduled{"True", "Scheduled", "m"};
-  CHECK(SettleWait(pending, t0, t0, milliseconds(5000)) == milliseconds(5000));
-  CHECK(SettleWait(pending, t0, t0 + milliseconds(1200), milliseconds(5000)) == milliseconds(3800));
-  CHECK(SettleWait(pending, t0, t0 + milliseconds(5000), milliseconds(5000)) == milliseconds(0));
-  CHECK(SettleWait(pending, t0, t0 + milliseconds(9000), milliseconds(5000)) == milliseconds(0));
-  CHECK(SettleWait(scheduled, t0, t0, milliseconds(5000)) == milliseconds(0));
-  CHECK(SettleWait(pending, t0, t0, milliseconds(0)) == milliseconds(0));
-}
-
 TEST_CASE("gang status: a Deployment update that moved only its status is not a change",
           "[unit][gang]") {
   const json before = DeploymentWith(json::array({Available()}));
@@ -424,8 +411,8 @@ struct UpdateFixture {
     if (!api.Find(status, "ml", "train")) api.Put(status, deployment);
     observed.deployment = Ptr(*api.Find(status, "ml", "train"));
   }
-  GangStatus Status(std::chrono::milliseconds settle) {
-    return GangStatus(api, events, log, facts, settle, [this] { return now; });
+  GangStatus Status() {
+    return GangStatus(api, events, log, facts, [this] { return now; });
   }
   // Fit inputs that are known (`ready`) or still syncing.
   FitInputsFn Fit(const bool& ready) {
@@ -452,32 +439,24 @@ struct UpdateFixture {
   }
 };
 
-TEST_CASE("gang status: an Unschedulable gang is written once it settled, with its fit preview",
+TEST_CASE("gang status: an Unschedulable gang is written with its fit preview once Nodes are known",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  GangStatus status = f.Status();
   bool synced = false;
   // The fit preview's informers are still listing: nothing yet, look again soon.
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   REQUIRE(u.status.ok());
   CHECK(u.recheck == kGangRecheck);
+  CHECK_FALSE(u.wrote);
   CHECK(f.api.calls("patch") == 0);
-  // Synced: the diagnosis is known, but it waits for the settle time.
+  // Synced: one patch and one Event, the preview in the message.
   synced = true;
   f.now += std::chrono::milliseconds(300);
   u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
-  CHECK(u.recheck == std::chrono::milliseconds(5000));
-  CHECK(f.api.calls("patch") == 0);
-  CHECK(status.patches() == 0);
-  f.now += std::chrono::milliseconds(2000);
-  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
-  CHECK(u.recheck == std::chrono::milliseconds(3000));
-  CHECK(status.patches() == 0);
-  // Settled: one patch and one Event, the preview in the message.
-  f.now += std::chrono::milliseconds(3000);
-  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   REQUIRE(u.status.ok());
   CHECK_FALSE(u.recheck.has_value());
+  CHECK(u.wrote);
   CHECK(status.patches() == 1);
   CHECK(status.events() == 1);
   const json* c = f.Written();
@@ -487,26 +466,15 @@ TEST_CASE("gang status: an Unschedulable gang is written once it settled, with i
   // Up to date: nothing more, however often it is diagnosed.
   u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   CHECK_FALSE(u.recheck.has_value());
+  CHECK_FALSE(u.wrote);
   CHECK(status.patches() == 1);
   CHECK(status.events() == 1);
-}
-
-TEST_CASE("gang status: without settling the condition is written at once", "[unit][gang]") {
-  UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(0));
-  const bool synced = true;
-  const GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
-  REQUIRE(u.status.ok());
-  CHECK_FALSE(u.recheck.has_value());
-  CHECK(status.patches() == 1);
-  REQUIRE(f.Written() != nullptr);
-  CHECK((*f.Written())["reason"] == "Unschedulable");
 }
 
 TEST_CASE("gang status: the metrics count each gang under the reason it was published with",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  GangStatus status = f.Status();
   const bool synced = true;
   std::string before;
   status.Render(&before);
@@ -531,7 +499,7 @@ TEST_CASE("gang status: the metrics count each gang under the reason it was publ
 TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSyncWait",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  GangStatus status = f.Status();
   const bool synced = false;
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   CHECK(u.recheck == kGangRecheck);
@@ -548,17 +516,21 @@ TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSy
   CHECK((*f.Written())["message"].get<std::string>().find("has room for") == std::string::npos);
 }
 
-TEST_CASE("gang status: Scheduled is written at once, and a transient reason never",
+TEST_CASE("gang status: each look writes what is true then, one Event per reason change",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  GangStatus status = f.Status();
   const bool synced = true;
-  // Still on its way (members gated, no verdict): held.
+  // Still on its way (members gated, no verdict): written as it is (the
+  // settle time that keeps such a reason unpublished is the loop's delay).
   f.GateAll();
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
-  CHECK(u.recheck.has_value());
-  CHECK(status.patches() == 0);
-  // Placed a second later: Scheduled at once, the transient reason never written.
+  REQUIRE(u.status.ok());
+  CHECK(u.wrote);
+  REQUIRE(f.Written() != nullptr);
+  const std::string first = (*f.Written())["reason"];
+  CHECK(first != "Scheduled");
+  // Placed: Scheduled replaces it, with its own Event.
   f.now += std::chrono::seconds(1);
   f.observed.pods.clear();
   for (json p : f.full.pods) {
@@ -569,11 +541,11 @@ TEST_CASE("gang status: Scheduled is written at once, and a transient reason nev
   u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   REQUIRE(u.status.ok());
   CHECK_FALSE(u.recheck.has_value());
-  CHECK(status.patches() == 1);
-  CHECK(status.events() == 1);
+  CHECK(status.patches() == 2);
+  CHECK(status.events() == 2);
   REQUIRE(f.Written() != nullptr);
   CHECK((*f.Written())["reason"] == "Scheduled");
-  CHECK(f.api.calls("create") == 1);  // the one Event
+  CHECK(f.api.calls("create") == 2);  // the two Events
 }
 
 TEST_CASE("gang status: the inputs' fingerprint moves with any object the doctor reads",
@@ -601,98 +573,6 @@ TEST_CASE("gang status: the inputs' fingerprint moves with any object the doctor
   b = a;
   b.workloads[0] = UpdateFixture::Ptr(*a.workloads[0]);
   CHECK(InputsFingerprint(b, true) == fp);
-}
-
-TEST_CASE("gang status: after the plan wrote, the diagnosis waits for the settle time",
-          "[unit][gang]") {
-  UpdateFixture f;
-  GangStatus off = f.Status(std::chrono::milliseconds(0));
-  CHECK_FALSE(off.Defer("ml", "train").has_value());
-  GangStatus status = f.Status(std::chrono::milliseconds(5000));
-  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(5000));
-  f.now += std::chrono::milliseconds(2000);
-  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(3000));
-  // Deferred, not diagnosed: no series yet.
-  std::string text;
-  status.Render(&text);
-  CHECK(text.find("deployment=\"train\"") == std::string::npos);
-  // The settle time counts from the first deferral: the condition is written then.
-  f.now += std::chrono::milliseconds(3000);
-  const bool synced = true;
-  const GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
-  REQUIRE(u.status.ok());
-  CHECK(status.patches() == 1);
-  // A plan that keeps writing after that: looked at again soon.
-  CHECK(status.Defer("ml", "train") == std::chrono::milliseconds(5000));
-  f.now += std::chrono::milliseconds(6000);
-  CHECK(status.Defer("ml", "train") == kGangRecheck);
-}
-
-TEST_CASE("gang status: the settle-time recheck publishes the verdict held at the same marks",
-          "[unit][gang]") {
-  UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(5000));
-  const bool synced = true;
-  // Members still gated: a verdict that is not Scheduled, held for 5 s.
-  f.GateAll();
-  int reads = 0;
-  const auto deployment = [&f, &reads]() -> planner::Object {
-    ++reads;
-    return f.observed.deployment;
-  };
-  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced), 7);
-  REQUIRE(u.status.ok());
-  CHECK(u.recheck == std::chrono::milliseconds(5000));
-  CHECK(status.patches() == 0);
-  // Another count (a change since): nothing held for it, the Deployment unread.
-  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 8).has_value());
-  CHECK(reads == 0);
-  // Too early: held again, nothing written.
-  f.now += std::chrono::milliseconds(2000);
-  std::optional<GangUpdate> r = status.Recheck(deployment, "ml", "train", 7);
-  REQUIRE(r.has_value());
-  CHECK(r->recheck == std::chrono::milliseconds(3000));
-  CHECK(status.patches() == 0);
-  // Settled: written from the held verdict, reading only the Deployment.
-  f.now += std::chrono::milliseconds(3000);
-  r = status.Recheck(deployment, "ml", "train", 7);
-  REQUIRE(r.has_value());
-  REQUIRE(r->status.ok());
-  CHECK_FALSE(r->recheck.has_value());
-  CHECK(reads == 2);
-  CHECK(status.patches() == 1);
-  CHECK(status.events() == 1);
-  REQUIRE(f.Written() != nullptr);
-  const std::string written = (*f.Written())["reason"];
-  CHECK(written != "Scheduled");
-  // It was what a fresh diagnosis says: the next Update finds it up to date.
-  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced), 7);
-  CHECK(status.patches() == 1);
-  CHECK_FALSE(u.recheck.has_value());
-  // Written: nothing held any more.
-  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 7).has_value());
-  CHECK(reads == 2);
-}
-
-TEST_CASE("gang status: no verdict is held without marks, after a plan's write, or declined",
-          "[unit][gang]") {
-  UpdateFixture f;
-  GangStatus status = f.Status(std::chrono::milliseconds(5000));
-  const bool synced = true;
-  f.GateAll();
-  const auto deployment = [&f]() -> planner::Object { return f.observed.deployment; };
-  const auto none = []() -> planner::Object { return nullptr; };
-  // Diagnosed from inputs of no known count: not held.
-  status.Update(f.observed, "ml", "train", true, f.Fit(synced));
-  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 0).has_value());
-  // Held, then the plan wrote (what it read is out of date): dropped.
-  status.Update(f.observed, "ml", "train", true, f.Fit(synced), 3);
-  status.Defer("ml", "train");
-  CHECK_FALSE(status.Recheck(deployment, "ml", "train", 3).has_value());
-  // Held, but the caller declines (the Deployment gone, its backend unusable).
-  status.Update(f.observed, "ml", "train", true, f.Fit(synced), 4);
-  CHECK_FALSE(status.Recheck(none, "ml", "train", 4).has_value());
-  CHECK(status.patches() == 0);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ TEST_CASE("plan rounds: a new Deployment converges in two rounds", "[unit]") {
   CHECK((*pg)["spec"]["schedulingPolicy"]["gang"]["minCount"] == 3);
   for (const char* pod : {"web-aaaa-1", "web-aaaa-2", "web-aaaa-3"}) CHECK_FALSE(Gated(h, pod));
   CHECK(h.metrics.writes() == 5);  // Workload, PodGroup, three gates
+  CHECK(first.writes == 5);        // the reconcile's own count says the same
   CHECK(h.EventReasons().size() == 2);
 
   // Level-triggered: the same state again plans nothing and writes nothing.
@@ -60,6 +61,7 @@ TEST_CASE("plan rounds: a new Deployment converges in two rounds", "[unit]") {
   const ReconcileResult again = Reconcile(h);
   CHECK(again.status.ok());
   CHECK(again.rounds == 1);
+  CHECK(again.writes == 0);
   CHECK_FALSE(again.requeue_after);
   CHECK(h.api.calls("create") + h.api.calls("patch") + h.api.calls("delete") == writes);
 }
@@ -192,57 +194,6 @@ TEST_CASE("plan rounds: a missing PriorityClass is left out, a failed read retri
     CHECK(r.status.http_code() == 500);  // a guess would stick: the template is immutable
     CHECK(h.api.calls("create") == 0);
   }
-}
-
-TEST_CASE("plan marks: a plan is current only until the next change", "[unit]") {
-  PlanMarks marks;
-  // A key never seen plans.
-  PlanMarks::Ticket t = marks.Begin("ml/web");
-  CHECK_FALSE(t.current);
-
-  // Queued by an event, planned cleanly: the recheck that follows (no
-  // change since) may skip the plan.
-  marks.Changed("ml/web");
-  t = marks.Begin("ml/web");
-  CHECK_FALSE(t.current);
-  marks.Planned("ml/web", t, true);
-  CHECK(marks.Begin("ml/web").current);
-  CHECK(marks.Begin("ml/web").current);  // asking does not use it up
-
-  // Any change (an informer event, a resync, a new leader) plans again.
-  marks.Changed("ml/web");
-  CHECK_FALSE(marks.Begin("ml/web").current);
-
-  // A change while the plan ran is not in that plan.
-  t = marks.Begin("ml/web");
-  marks.Changed("ml/web");
-  marks.Planned("ml/web", t, true);
-  CHECK_FALSE(marks.Begin("ml/web").current);
-  t = marks.Begin("ml/web");
-  marks.Planned("ml/web", t, true);
-  CHECK(marks.Begin("ml/web").current);
-
-  // Other keys are their own.
-  CHECK_FALSE(marks.Begin("ml/other").current);
-}
-
-TEST_CASE("plan marks: a failed or requeued plan is never current; a gone Deployment is forgotten",
-          "[unit]") {
-  PlanMarks marks;
-  marks.Changed("ml/web");
-  PlanMarks::Ticket t = marks.Begin("ml/web");
-  marks.Planned("ml/web", t, true);
-  REQUIRE(marks.Begin("ml/web").current);
-  // The retry of a failed plan (AddRateLimited) or its own requeue
-  // (a terminating PodGroup) comes with no change: it must plan.
-  t = marks.Begin("ml/web");
-  marks.Planned("ml/web", t, false);
-  CHECK_FALSE(marks.Begin("ml/web").current);
-
-  CHECK(marks.size() == 1);
-  marks.Forget("ml/web");
-  CHECK(marks.size() == 0);
-  CHECK_FALSE(marks.Begin("ml/web").current);
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+// GangStatusReconciler (see gang_status_reconciler.h).
+#include "reconciler/gang_status_reconciler.h"
+
+#include <optional>
+
+#include "planner/object_util.h"
+#include "planner/plan.h"
+
+namespace wasd::reconciler {
+
+using workloadbuilder::Backend;
+
+GangStatusReconciler::GangStatusReconciler(Manager& manager)
+    : m_(manager),
+      gang_(manager.api(), manager.events(), manager.log(), manager.options().backends.facts) {
+  m_.caches().EnableGangStatus();
+  m_.metrics().SetExtraSource([this](std::string* out) { gang_.Render(out); });
+}
+
+ReconcileResult GangStatusReconciler::Reconcile(const std::string& key) {
+  ReconcileResult result;
+  std::string ns;
+  std::string name;
+  if (!planner::SplitKey(key, &ns, &name) || !m_.MayWrite()) return result;
+  if (!m_.Synced()) {
+    result.requeue_after = std::chrono::milliseconds(1000);
+    return result;
+  }
+  planner::PlanInput in = m_.caches().Assemble(ns, name);
+  if (in.deployment == nullptr) {
+    gang_.Forget(ns, name);
+    return result;
+  }
+  // A backend this reconciler does not serve is not its gang to explain (the
+  // plan's BackendNotAllowed Event says so); one whose API is not served is
+  // (APINotAvailable).
+  const std::optional<Backend> backend = planner::BackendOf(*in.deployment);
+  if (backend && !m_.Allowed(*backend)) return result;
+  in.facts = m_.options().backends.facts;
+  const GangUpdate u = gang_.Update(
+      in, ns, name, !backend || m_.Served(*backend),
+      [this](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods) {
+        return m_.caches().FitInputs(nodes, bound_pods);
+      });
+  result.status = u.status;
+  result.requeue_after = u.recheck;
+  result.writes = u.wrote ? 1 : 0;
+  return result;
+}
+
+}  // namespace wasd::reconciler

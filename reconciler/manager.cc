@@ -1,0 +1,234 @@
+// Manager (see manager.h).
+#include "reconciler/manager.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace wasd::reconciler {
+
+using workloadbuilder::Backend;
+
+namespace {
+
+std::size_t Index(Backend backend) { return static_cast<std::size_t>(backend); }
+
+// Sleeps until `d` passed or `stop`; false when stopped.
+bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+}
+
+}  // namespace
+
+Manager::Manager(const ControllerOptions& options, const base::Logger& log)
+    : options_(options),
+      log_(log),
+      client_(options.kube),
+      api_(client_, metrics_),
+      allowed_(AllowedBackends(options.backends)),
+      caches_(
+          client_, options.resync, recent_, [this](const std::string& key) { Enqueue(key); },
+          allowed_),
+      events_(api_, log_, options.election.identity) {
+  metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
+}
+
+Manager::~Manager() {
+  for (Loop& l : loops_) l.loop->Stop();
+}
+
+void Manager::Add(Reconciler& reconciler, int workers, std::chrono::milliseconds enqueue_delay,
+                  bool count_metrics) {
+  Loop l;
+  l.loop = std::make_unique<WorkerLoop>(reconciler, log_, count_metrics ? &metrics_ : nullptr,
+                                        enqueue_delay);
+  l.workers = std::max(1, workers);
+  if (count_metrics) {
+    WorkQueue* q = &l.loop->queue();
+    metrics_.SetQueueStatsSource([q] { return QueueStats{q->Len(), q->adds(), q->retries()}; });
+    metrics_.SetWorkers(l.workers);
+  }
+  loops_.push_back(std::move(l));
+}
+
+void Manager::Enqueue(const std::string& key) {
+  for (Loop& l : loops_) l.loop->Enqueue(key);
+}
+
+void Manager::EnqueueAll() {
+  for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
+}
+
+bool Manager::Allowed(Backend backend) const {
+  return std::find(allowed_.begin(), allowed_.end(), backend) != allowed_.end();
+}
+
+base::HttpResponse Manager::Handle(boost::beast::http::verb method, std::string_view target) {
+  auto reply = [](int status, std::string body) {
+    base::HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+  };
+  if (method != boost::beast::http::verb::get && method != boost::beast::http::verb::head) {
+    base::HttpResponse r = reply(405, "method not allowed\n");
+    r.allow = "GET, HEAD";
+    return r;
+  }
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/healthz" || path == "/livez") return reply(200, "ok\n");
+  if (path == "/readyz") {
+    if (Ready()) return reply(200, "ok\n");
+    return reply(503, stopping_ ? "stopping\n" : "caches not synced\n");
+  }
+  if (path == "/metrics") {
+    base::HttpResponse r = reply(200, metrics_.Render());
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  }
+  return reply(404, "not found\n");
+}
+
+void Manager::OnLeadership(bool leading) {
+  metrics_.SetLeader(leading);
+  // A new leader has not been reconciling: look at everything once.
+  if (leading) EnqueueAll();
+}
+
+base::Status Manager::CheckBackendApi(Backend backend) {
+  const std::vector<kube::Resource> resources =
+      backend == Backend::kNative ? std::vector<kube::Resource>{Workloads(), PodGroups()}
+                                  : std::vector<kube::Resource>{GroupResource(backend)};
+  for (const kube::Resource& r : resources) {
+    base::Result<kube::ListResult> listed = api_.ListPage(r, "", 1);
+    if (!listed.ok()) return listed.status();
+  }
+  return base::Status::Ok();
+}
+
+// Each allowed backend whose API is not served yet is checked every
+// api_check_interval (discovery at start and until served); once served,
+// its caches start and its Deployments are reconciled.
+void Manager::ApiCheckLoop(const std::stop_token& stop) {
+  std::array<bool, workloadbuilder::kAllBackends.size()> reported{};
+  while (!stop.stop_requested()) {
+    bool all_served = true;
+    for (const Backend b : allowed_) {
+      if (Served(b)) continue;
+      const base::Status s = CheckBackendApi(b);
+      if (s.ok()) {
+        log_.Info(ApiWords(b) + " served", {{"backend", workloadbuilder::BackendName(b)}});
+        caches_.StartGroups(b);
+        while (!stop.stop_requested() && !caches_.GroupsSynced(b)) {
+          SleepFor(std::chrono::milliseconds(50), stop);
+        }
+        if (stop.stop_requested()) return;
+        served_[Index(b)] = true;  // only now: a plan needs the group caches
+        EnqueueAll();
+        continue;
+      }
+      all_served = false;
+      if (!reported[Index(b)] || !s.not_found()) {
+        log_.Error(ApiWords(b) +
+                       " not served; wasd creates no group objects and lifts no gates "
+                       "for Deployments of this backend until it is: " +
+                       WhatToInstall(b) + " (re-checking every " +
+                       std::to_string(options_.api_check_interval.count() / 1000) + " s)",
+                   {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
+        reported[Index(b)] = true;
+        EnqueueAll();
+      }
+    }
+    api_checked_ = true;
+    metrics_.SetSchedulingApiServed(all_served);
+    if (all_served) return;
+    SleepFor(options_.api_check_interval, stop);
+  }
+}
+
+bool Manager::WaitForSync(const std::stop_token& stop) {
+  bool logged = false;
+  while (!Synced()) {
+    if (!logged) {
+      log_.Info("waiting for the caches to sync before reconciling");
+      logged = true;
+    }
+    if (!SleepFor(std::chrono::milliseconds(50), stop)) return false;
+  }
+  std::string served;
+  for (const Backend b : allowed_) {
+    if (Served(b))
+      served += (served.empty() ? "" : ",") + std::string(workloadbuilder::BackendName(b));
+  }
+  log_.Info("caches synced; reconciling", {{"servedBackends", served}});
+  return true;
+}
+
+int Manager::StartServers(base::HttpServerThread& probes, base::HttpServerThread& metrics) {
+  const base::HttpHandler handler = [this](boost::beast::http::verb method,
+                                           std::string_view target) {
+    return Handle(method, target);
+  };
+  const base::ListenAddress& probe_at = options_.probe_address;
+  const base::ListenAddress& metrics_at = options_.metrics_address;
+  const bool same = probe_at.enabled && metrics_at.enabled && probe_at.host == metrics_at.host &&
+                    probe_at.port == metrics_at.port && probe_at.port != 0;
+  if (probe_at.enabled) {
+    if (base::Status s = probes.Start(probe_at, same ? "probes+metrics" : "probes", handler, log_);
+        !s.ok()) {
+      log_.Error("cannot serve probes", {{"error", s.message()}});
+      return 1;
+    }
+    log_.Info("serving probes", {{"address", probe_at.host}, {"port", probes.port()}});
+  }
+  if (metrics_at.enabled && !same) {
+    if (base::Status s = metrics.Start(metrics_at, "metrics", handler, log_); !s.ok()) {
+      log_.Error("cannot serve metrics", {{"error", s.message()}});
+      return 1;
+    }
+    log_.Info("serving metrics", {{"address", metrics_at.host}, {"port", metrics.port()}});
+  }
+  return 0;
+}
+
+int Manager::Run(const std::stop_token& stop) {
+  base::HttpServerThread probes;
+  base::HttpServerThread metrics;
+  if (StartServers(probes, metrics) != 0) return 1;
+  caches_.StartCore();
+  std::jthread api_check([this](const std::stop_token& s) { ApiCheckLoop(s); });
+  if (options_.leader_elect) {
+    elector_ = std::make_unique<LeaderElector>(api_, log_, options_.election,
+                                               [this](bool leading) { OnLeadership(leading); });
+    elector_->Start();
+  } else {
+    metrics_.SetLeader(true);
+  }
+  log_.Info("reconciler started", {{"identity", options_.election.identity},
+                                   {"leaderElect", options_.leader_elect},
+                                   {"workers", options_.workers}});
+  if (WaitForSync(stop)) {
+    for (Loop& l : loops_) l.loop->Start(l.workers);
+    while (SleepFor(std::chrono::seconds(1), stop)) {
+    }
+  }
+  log_.Info("stopping");
+  stopping_ = true;
+  api_check.request_stop();
+  // Workers first: a write still in flight must land before the Lease is
+  // released, or it could land after a successor started.
+  for (Loop& l : loops_) l.loop->Stop();
+  if (elector_) elector_->Stop();  // releases the Lease
+  api_check = std::jthread();
+  caches_.Stop();
+  probes.Stop();
+  metrics.Stop();
+  log_.Info("stopped");
+  return 0;
+}
+
+}  // namespace wasd::reconciler

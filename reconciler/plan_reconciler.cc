@@ -1,0 +1,94 @@
+// PlanReconciler (see plan_reconciler.h).
+#include "reconciler/plan_reconciler.h"
+
+#include <optional>
+#include <vector>
+
+#include "planner/object_util.h"
+#include "reconciler/plan_rounds.h"
+
+namespace wasd::reconciler {
+
+using planner::PlanInput;
+using workloadbuilder::Backend;
+
+namespace {
+
+// A Deployment whose pod template names a backend this reconciler does not
+// serve (--allowed-backends changed after it was admitted).
+constexpr std::string_view kReasonBackendNotAllowed = "BackendNotAllowed";
+
+// The Warning Event of a Deployment whose backend is not allowed here or whose
+// API is not served.
+planner::Action UnusableBackendEvent(Backend backend, const std::vector<Backend>& allowed_backends,
+                                     bool allowed) {
+  const std::string name(workloadbuilder::BackendName(backend));
+  if (!allowed) {
+    std::string allowed_text;
+    for (const Backend b : allowed_backends) {
+      allowed_text +=
+          (allowed_text.empty() ? "" : ", ") + std::string(workloadbuilder::BackendName(b));
+    }
+    return planner::Action::Event(
+        "Warning", kReasonBackendNotAllowed,
+        "The pod template names backend " + name +
+            ", which this reconciler does not serve (--allowed-backends: " + allowed_text +
+            "); wasd creates no group objects for this Deployment and its pods stay gated");
+  }
+  if (backend == Backend::kNative) {
+    return planner::Action::Event(
+        "Warning", planner::kReasonApiNotServed,
+        "scheduling.k8s.io/v1beta1 Workloads and PodGroups are not served by this cluster; wasd "
+        "creates no Workload or PodGroups for this Deployment and its pods stay gated until the "
+        "API is served (" +
+            WhatToInstall(backend) + ")");
+  }
+  return planner::Action::Event("Warning", planner::kReasonApiNotServed,
+                                ApiWords(backend) + " (backend " + name +
+                                    ") is not served by this cluster; wasd creates no PodGroup "
+                                    "for this Deployment and its pods stay gated until it is: " +
+                                    WhatToInstall(backend));
+}
+
+}  // namespace
+
+PlanReconciler::PlanReconciler(Manager& manager)
+    : m_(manager),
+      executor_(manager.api(), manager.recent(), manager.events(), manager.metrics(),
+                manager.log(), [this] { return m_.MayWrite(); }) {}
+
+ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
+  ReconcileResult result;
+  std::string ns;
+  std::string name;
+  if (!planner::SplitKey(key, &ns, &name) || !m_.MayWrite()) return result;
+  if (!m_.Synced()) {  // a key queued before sync (loops start after it; belt and braces)
+    result.requeue_after = std::chrono::milliseconds(1000);
+    return result;
+  }
+  std::optional<PlanInput> first = m_.caches().Assemble(ns, name);
+  if (first->deployment == nullptr) return result;
+  // A label that names no backend is the planner's to report.
+  const std::optional<Backend> backend = planner::BackendOf(*first->deployment);
+  if (backend && !(m_.Allowed(*backend) && m_.Served(*backend))) {
+    if (!planner::IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
+    return result;
+  }
+  const auto observe = [&] {
+    PlanInput in = first ? std::move(*first) : m_.caches().Assemble(ns, name);
+    first.reset();
+    in.facts = m_.options().backends.facts;
+    return in;
+  };
+  return RunPlanRounds(key, observe, m_.api(), executor_, m_.log());
+}
+
+void PlanReconciler::ReportUnusable(const nlohmann::json& deployment, Backend backend) {
+  // Through the executor, like every Event of the plan.
+  planner::Plan plan;
+  plan.backend = backend;
+  plan.actions.push_back(UnusableBackendEvent(backend, m_.allowed(), m_.Allowed(backend)));
+  executor_.Execute(deployment, plan);
+}
+
+}  // namespace wasd::reconciler
