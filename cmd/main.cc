@@ -47,19 +47,21 @@ namespace {
 const char* g_program = "wasd";
 
 void Usage(std::FILE* out) {
-  std::fprintf(out,
-               "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
-               "Usage: %s <command> [flags]\n\n"
-               "Commands:\n"
-               "  webhook     HTTPS admission server (AdmissionReview v1)\n"
-               "  reconciler  companion controller: Workloads and PodGroups\n"
-               "  certs       generate certificates, inject the CA bundle\n"
-               "  check       run the admission rules on manifests offline\n"
-               "  selftest    check an installed wasd end to end (helm test)\n"
-               "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
-               "  version     print version information\n\n"
-               "Run '%s <command> --help' for the flags of a command.\n",
-               g_program, g_program);
+  std::fprintf(
+      out,
+      "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
+      "Usage: %s <command> [flags]\n\n"
+      "Commands:\n"
+      "  webhook     HTTPS admission server (AdmissionReview v1)\n"
+      "  reconciler  companion controller: Workloads and PodGroups\n"
+      "  certs       generate certificates, inject the CA bundle\n"
+      "  check       run the admission rules on manifests offline\n"
+      "  selftest    check an installed wasd end to end (helm test)\n"
+      "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
+      "  migrate     hand Deployments over to the in-tree controller (also kubectl wasd migrate)\n"
+      "  version     print version information\n\n"
+      "Run '%s <command> --help' for the flags of a command.\n",
+      g_program, g_program);
 }
 
 }  // namespace
@@ -82,6 +84,7 @@ int Dispatch(int argc, const char* const* argv) {
   if (cmd == "reconciler") return wasd::cmd::RunReconciler(argc - 1, argv + 1);
   if (cmd == "selftest") return wasd::cmd::RunSelftest(argc - 1, argv + 1);
   if (cmd == "explain") return wasd::cmd::RunExplain(argc - 1, argv + 1);
+  if (cmd == "migrate") return wasd::cmd::RunMigrate(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") return wasd::cmd::RunVersion(argc - 1, argv + 1);
   std::fprintf(stderr, "%s: unknown command \"%s\"\nRun '%s --help' for usage.\n", g_program,
                argv[1], g_program);
