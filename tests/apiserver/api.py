@@ -17,6 +17,7 @@ import uuid
 from . import admission
 from . import crds
 from . import defaults
+from . import intree
 from . import patch as patchlib
 from . import registry
 from . import schema
@@ -29,6 +30,7 @@ crds.Register(schema)
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # kube's utilrand alphabet (no vowels)
 SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
 PODGROUPS_KEY = "scheduling.k8s.io/podgroups"
+DEPLOYMENTS_KEY = "apps/deployments"
 PODGROUP_PROTECTION = "scheduling.k8s.io/podgroup-protection"
 
 
@@ -80,6 +82,13 @@ class Api:
         # kube's NamespaceAutoProvision admission plugin: a create in a missing
         # namespace creates the namespace first.
         self.namespace_auto_provision = False
+        # --in-tree-deployment: the WorkloadWithDeployment gate (intree.py). Off: the
+        # Deployment strategy drops spec.scheduling after mutating admission.
+        self.in_tree_deployment = False
+        # Admission of components played by this server (e.g. Volcano's PodGroup webhooks
+        # under --gang-scheduler=volcano): callables (res, obj, operation) -> obj, run on
+        # CREATE after the registered mutating webhooks; they raise ApiError to deny.
+        self.builtin_admission = []
         self.write_lock = threading.RLock()  # serialises read-modify-write cycles
         self.on_change = []  # callbacks(key) after each committed write
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -102,8 +111,12 @@ class Api:
 
     # ------------------------------------------------------------------ reads
 
+    def _Read(self, res, ns, name):
+        """The stored object seen through res (its version's apiVersion), or None."""
+        return View(res, self.store.Get(res.key, ns if res.namespaced else "", name))
+
     def Get(self, res, ns, name):
-        obj = self.store.Get(res.key, ns if res.namespaced else "", name)
+        obj = self._Read(res, ns, name)
         if obj is None:
             raise NotFound(res, name)
         return obj
@@ -115,6 +128,7 @@ class Api:
         except selectors.SelectorError as e:
             raise BadRequest(str(e))
         items, rv = self.store.List(res.key, ns if res.namespaced else None)
+        items = [View(res, o) for o in items]
         items = [o for o in items if selectors.MatchLabelRequirements(lreq, o["metadata"].get("labels"))
                  and selectors.MatchFields(freq, o)]
         meta = {"resourceVersion": str(rv)}
@@ -207,6 +221,8 @@ class Api:
             meta.pop(k, None)
         if res.status and res.key not in ("/namespaces", "/nodes"):
             obj.pop("status", None)
+        if res.key == DEPLOYMENTS_KEY and not self.in_tree_deployment:
+            intree.DropDisabled(obj, None)
         if res.key == "/pods":
             spec = obj["spec"]
             status = {"phase": "Pending", "qosClass": "BestEffort"}
@@ -279,6 +295,8 @@ class Api:
                                      ctx.user, ctx.dry_run)
         obj = self._Admit(attrs, ctx, mutate=True)
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        for hook in self.builtin_admission:
+            obj = hook(res, obj, "CREATE")
         # as kube's BeforeCreate: strategy PrepareForCreate runs after mutating admission
         self._PrepareCreate(res, obj)
         with self.write_lock:
@@ -290,7 +308,7 @@ class Api:
                 meta["generation"] = 1
             if res.key == "/namespaces":
                 defaults.DefaultNamespace(obj)
-            causes = validation.Validate(res, obj, None)
+            causes = self._Validate(res, obj, None)
             if causes:
                 raise Invalid(res, meta["name"], causes)
             if self.store.Get(res.key, meta.get("namespace", ""), meta["name"]) is not None:
@@ -307,6 +325,12 @@ class Api:
             out = self.store.Put(res.key, obj, "ADDED")
         self._Changed(res.key)
         return out
+
+    def _Validate(self, res, obj, old):
+        causes = validation.Validate(res, obj, old)
+        if res.key == DEPLOYMENTS_KEY and self.in_tree_deployment:
+            causes += intree.Validate(obj, old)
+        return causes
 
     def _Admit(self, attrs, ctx, mutate=False, validate=False):
         obj, _, called, ann = self.dispatcher.Admit(attrs, mutate=mutate, validate=validate,
@@ -341,7 +365,7 @@ class Api:
             raise BadRequest(f"the name of the object ({obj['metadata']['name']}) does not match "
                              f"the name on the URL ({name})")
         obj["metadata"]["name"] = name
-        cur = self.store.Get(res.key, ns, name)
+        cur = self._Read(res, ns, name)
         if cur is None:
             raise NotFound(res, name)
         self._CheckNamespace(res, ns, obj, False)
@@ -381,9 +405,11 @@ class Api:
         attrs = admission.Attributes(res, "UPDATE", ns, name, obj, cur, ctx.user, ctx.dry_run,
                                      subresource=subresource)
         obj = self._Admit(attrs, ctx, mutate=True)
+        if res.key == DEPLOYMENTS_KEY and not self.in_tree_deployment:
+            intree.DropDisabled(obj, cur)  # the strategy's PrepareForUpdate
         if subresource != "status":
             self._BumpGeneration(res, cur, obj)
-        causes = validation.Validate(res, obj, cur)
+        causes = self._Validate(res, obj, cur)
         if causes:
             raise Invalid(res, name, causes)
         attrs.obj = obj
@@ -452,7 +478,7 @@ class Api:
     def _PatchOnce(self, res, ns, name, ctype, apply, patch_body, ctx, subresource):
         if subresource == "scale":
             return self.PatchScale(res, ns, name, ctype, patch_body, ctx)
-        cur = self.store.Get(res.key, ns, name)
+        cur = self._Read(res, ns, name)
         if cur is None:
             if apply:
                 body = patchlib.StripDirectives(patch_body)
@@ -541,7 +567,7 @@ class Api:
     def Delete(self, res, ns, name, options, ctx):
         ns = ns if res.namespaced else ""
         options = options or {}
-        cur = self.store.Get(res.key, ns, name)
+        cur = self._Read(res, ns, name)
         if cur is None:
             raise NotFound(res, name)
         pre = options.get("preconditions") or {}
@@ -571,7 +597,7 @@ class Api:
         if ctx.dry_run:
             return cur, True
         with self.write_lock:
-            cur = self.store.Get(res.key, ns, name)
+            cur = self._Read(res, ns, name)
             if cur is None:
                 raise NotFound(res, name)
             meta = cur["metadata"]
@@ -603,7 +629,7 @@ class Api:
                     cur = self.store.Put(res.key, new, "MODIFIED")
                 out, deleted = cur, False
             else:
-                out, deleted = self.store.Remove(res.key, cur), True
+                out, deleted = View(res, self.store.Remove(res.key, cur)), True
         self._Changed(res.key)
         return out, deleted
 
@@ -624,6 +650,15 @@ class Api:
         if cur is not None:
             self.store.Remove("/namespaces", cur)
             self._Changed("/namespaces")
+
+
+def View(res, obj):
+    """obj as served by res: a resource served in several versions (scheduling.k8s.io
+    Workloads, PodGroups) keeps one storage; only apiVersion tells the views apart, as
+    kube-apiserver converts between versions of one stored object."""
+    if obj is not None:
+        obj["apiVersion"] = res.api_version
+    return obj
 
 
 def _SortKey(o):

@@ -563,8 +563,17 @@ class Handler(BaseHTTPRequestHandler):
         # /debug/hold-watches: the response has started, its events wait.
         drops, bookmark_requests = app.watches.WaitWhileHeld(app.stopping)
         periodic = bookmarks and app.bookmark_interval > 0
+        # A change of the served scheduling.k8s.io versions cuts this watch (as the restart
+        # of kube-apiserver in an upgrade would) when it is on that group.
+        epoch = registry.SchedulingEpoch()
+        on_scheduling = res.group == registry.SCHEDULING_GROUP
+
+        def Recut():
+            return on_scheduling and registry.SchedulingEpoch() != epoch
 
         def Emit(etype, obj):
+            if etype not in ("BOOKMARK", "ERROR"):
+                obj["apiVersion"] = res.api_version  # one storage, served in several versions
             data = (json.dumps({"type": etype, "object": obj}) + "\n").encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
@@ -605,12 +614,12 @@ class Handler(BaseHTTPRequestHandler):
                 with store.cond:
                     evs = store.EventsSince(last)
                     if evs is not None and not evs and app.watches.drops == drops and \
-                            app.watches.bookmarks == bookmark_requests:
+                            app.watches.bookmarks == bookmark_requests and not Recut():
                         wait = min(app.bookmark_interval, deadline - time.time()) if periodic else deadline - time.time()
                         store.cond.wait(max(min(wait, 1.0), 0.01))
                         evs = store.EventsSince(last)
                     now_rv = store.rv
-                    dropped = app.watches.drops != drops
+                    dropped = app.watches.drops != drops or Recut()
                     bookmark_now = app.watches.bookmarks != bookmark_requests
                     bookmark_requests = app.watches.bookmarks
                 if dropped:
@@ -698,6 +707,17 @@ class Handler(BaseHTTPRequestHandler):
             if m in ("PUT", "POST"):
                 registry.SetDisabledGroups((data or {}).get("disabled", []))
             return self._Send(200, {"disabled": registry.DisabledGroups()})
+        if p == "/debug/scheduling-versions":
+            if m in ("PUT", "POST"):
+                try:
+                    versions = registry.ParseSchedulingVersions((data or {}).get("versions", []))
+                except ValueError as e:
+                    raise ApiError(400, "BadRequest", str(e))
+                with app.api.store.cond:  # wakes the watches, which then see the new epoch
+                    registry.SetSchedulingVersions(versions)
+                    app.api.store.cond.notify_all()
+                app.Log(f"scheduling.k8s.io Workloads/PodGroups served in: {','.join(versions) or '(none)'}")
+            return self._Send(200, {"versions": registry.SchedulingVersions()})
         if p == "/debug/controllers":
             if m in ("PUT", "POST"):
                 app.controllers.enabled = set((data or {}).get("enabled", []))
@@ -744,6 +764,7 @@ class App:
         self.api = Api(log=self.Log, history=args.history)
         self.api.pod_grace_max = args.pod_grace_period
         self.api.namespace_auto_provision = args.namespace_auto_provision
+        self.api.in_tree_deployment = args.in_tree_deployment
         self.watches = WatchControl(self.api.store.cond)
         self.inflight = InFlight()
         for ep in args.service_endpoint or []:
@@ -761,7 +782,8 @@ class App:
         self.controllers = controllers.Controllers(
             self.api, self.audit.Record,
             enabled=[c for c in args.controllers.split(",") if c] if args.controllers is not None else controllers.ALL,
-            gang_scheduler=args.gang_scheduler)
+            gang_scheduler=args.gang_enabled, gang_rules=args.gang_rules,
+            kai_staleness_grace=args.kai_staleness_grace, kai_version=args.kai_version_tuple)
         # The PodGroupProtection admission plugin goes with its controller.
         self.api.podgroup_protection = lambda: "podgroup" in self.controllers.enabled
 
@@ -811,9 +833,16 @@ def ParseArgs(argv):
     ap.add_argument("--history", type=int, default=2000, help="watch events kept (older rv → 410)")
     ap.add_argument("--controllers", default=None,
                     help="comma list of " + ",".join(controllers.ALL) + " (default all; '' none)")
-    ap.add_argument("--gang-scheduler", action="store_true",
+    ap.add_argument("--gang-scheduler", nargs="?", const="", default=None, metavar="rules|BACKENDS",
                     help="the scheduler controller places pods on the Node objects, gangs only when "
-                         "their quorum fits (scheduler.py)")
+                         "their quorum fits (scheduler.py); =rules, or a comma list of native,volcano,"
+                         "kai,coscheduling, also plays those backends' own rules (gangrules.py)")
+    ap.add_argument("--kai-staleness-grace", type=float, default=60.0, metavar="SECONDS",
+                    help="KAI's default staleness grace period: a gang below minMember for longer "
+                         "has its active pods evicted (negative: never; default 60)")
+    ap.add_argument("--kai-version", default="0.15.0", metavar="X.Y.Z",
+                    help="KAI version played: below 0.15.0 the podgrouper ignores "
+                         "kai.scheduler/skip-podgrouper (default 0.15.0)")
     ap.add_argument("--fault", action="append", help="a fault rule as JSON (repeatable)")
     ap.add_argument("--pod-grace-period", type=float, default=0.0,
                     help="longest termination grace of a bound pod, seconds (0: pods go at once)")
@@ -827,17 +856,41 @@ def ParseArgs(argv):
                     help="create a missing namespace on the first create in it (kube's NamespaceAutoProvision)")
     ap.add_argument("--disable-group", action="append", default=[],
                     help="an API group not to serve, as a CRD that is not installed (repeatable)")
+    ap.add_argument("--scheduling-versions", default="v1beta1",
+                    help="comma list of the versions (v1, v1beta1) in which scheduling.k8s.io "
+                         "Workloads and PodGroups are served; one storage, v1 preferred "
+                         "(default v1beta1, a 1.37 cluster; '' serves neither)")
+    ap.add_argument("--in-tree-deployment", action="store_true",
+                    help="play KEP-6276 with the WorkloadWithDeployment gate on: Deployment "
+                         "spec.scheduling kept (immutable), a Workload per Deployment, a PodGroup "
+                         "per ReplicaSet, pods linked at creation (intree.py); without it the "
+                         "field is dropped by the Deployment strategy after mutating admission")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop by itself after this many seconds (0: never)")
     ap.add_argument("--exit-with-parent", action="store_true",
                     help="stop by itself when the process that started it is gone")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    from . import gangrules
+    try:
+        args.gang_enabled, args.gang_rules = gangrules.ParseBackends(args.gang_scheduler)
+    except ValueError as e:
+        ap.error(f"--gang-scheduler: {e}")
+    try:
+        args.kai_version_tuple = gangrules.ParseVersion(args.kai_version)
+    except ValueError as e:
+        ap.error(f"--kai-version: {e}")
+    return args
 
 
 def Main(argv):
     args = ParseArgs(argv)
     app = App(args)
     registry.SetDisabledGroups(args.disable_group)
+    try:
+        registry.SetSchedulingVersions(args.scheduling_versions)
+    except ValueError as e:
+        print(f"--scheduling-versions: {e}", file=sys.stderr)
+        return 2
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(*app.pki["server"])
     ctx.load_verify_locations(app.pki["ca"])
@@ -884,7 +937,10 @@ def Main(argv):
         json.dump(ready, f)
     os.replace(tmp, os.path.join(app.dir, "ready"))
     print(f"READY {url} {token_cfg}", flush=True)
-    app.Log(f"serving on {url}")
+    app.Log(f"serving on {url}; scheduling.k8s.io Workloads/PodGroups in "
+            f"{','.join(registry.SchedulingVersions()) or '(none)'}; gang scheduler "
+            f"{'off' if not args.gang_enabled else 'rules of ' + (','.join(sorted(args.gang_rules)) or 'none (fit only)')}"
+            f"{'; kai ' + args.kai_version + ', staleness grace ' + str(args.kai_staleness_grace) + 's' if 'kai' in args.gang_rules else ''}")
     try:
         httpd.serve_forever(poll_interval=0.2)
     finally:
