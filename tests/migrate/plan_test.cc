@@ -13,7 +13,7 @@ using nlohmann::json;
 const char* kAnnotation =
     R"({"schedulingPolicy":{"gang":{"minCount":3}},)"
     R"("schedulingConstraints":{"topology":[{"key":"topology.kubernetes.io/zone"}]},)"
-    R"("disruptionMode":"All","resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"t"}]})";
+    R"("disruptionMode":{"all":{}},"resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"t"}]})";
 
 // A stored Deployment as the API server returns one that wasd runs.
 json Stored(const std::string& annotation = kAnnotation) {
@@ -63,11 +63,11 @@ TEST_CASE("the annotation becomes spec.scheduling member for member", "[unit]") 
 }
 
 TEST_CASE("YAML annotations translate like JSON ones", "[unit]") {
-  const Translation t =
-      TranslateAnnotation("schedulingPolicy:\n  gang:\n    minCount: 2\ndisruptionMode: Single\n");
+  const Translation t = TranslateAnnotation(
+      "schedulingPolicy:\n  gang:\n    minCount: 2\ndisruptionMode:\n  single: {}\n");
   REQUIRE(t.error.empty());
-  CHECK(t.scheduling ==
-        json{{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}, {"disruptionMode", "Single"}});
+  CHECK(t.scheduling == json{{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}},
+                             {"disruptionMode", {{"single", json::object()}}}});
 }
 
 TEST_CASE("wasd-only members are left out and said so; null equals absent", "[unit]") {
@@ -84,7 +84,7 @@ TEST_CASE("wasd-only members are left out and said so; null equals absent", "[un
 TEST_CASE("an annotation that does not translate is an error", "[unit]") {
   CHECK(TranslateAnnotation("").error.find("does not parse") != std::string::npos);
   CHECK(TranslateAnnotation("[1, 2]").error.find("not an object") != std::string::npos);
-  CHECK(TranslateAnnotation(R"({"disruptionMode":"All"})").error.find("no schedulingPolicy") !=
+  CHECK(TranslateAnnotation(R"({"disruptionMode":{"all":{}}})").error.find("no schedulingPolicy") !=
         std::string::npos);
   CHECK(TranslateAnnotation("{a: [").error.find("does not parse") != std::string::npos);
 }
