@@ -7,6 +7,7 @@
 #include "kube/resource.h"
 #include "planner/object_util.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::cmd {
 namespace {
@@ -61,12 +62,12 @@ kube::RequestOptions Migrator::Options() const {
   return o;
 }
 
-base::Status Migrator::DiscoverSchedulingVersion() {
+base::Status Migrator::DiscoverSchedulingVersion(const std::string& ns) {
   for (const char* v : {"scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1"}) {
     kube::ListOptions o;
     o.limit = 1;
     o.request = Options();
-    auto r = client_.ListPage(kube::Resource(v, "workloads"), "", o);
+    auto r = client_.ListPage(kube::Resource(v, "workloads"), ns, o);
     if (r.ok()) {
       version_ = v;
       return base::Status();
@@ -343,6 +344,18 @@ bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid) {
   }
   Step(plan, step,
        "created " + Ref(plan, plan.new_name) + " (uid " + *uid + ") with spec.scheduling");
+  // The manifest carries none of wasd's labels: a marker on the stored
+  // object was added by a wasd webhook that does not stand down for
+  // spec.scheduling (a release before the in-tree integration).
+  if (MemberPath(r.value(), {"spec", "template", "metadata", "labels",
+                             workloadbuilder::kManagedLabel}) != nullptr) {
+    std::fprintf(stderr,
+                 "warning: %s: wasd's webhook marked it (label %s) although it carries "
+                 "spec.scheduling: this wasd does not stand down for the in-tree controller and "
+                 "manages the Deployment too; upgrade wasd\n",
+                 Ref(plan, plan.new_name).c_str(),
+                 std::string(workloadbuilder::kManagedLabel).c_str());
+  }
   return true;
 }
 

@@ -31,7 +31,9 @@ class Migrator {
   // Finds the scheduling.k8s.io version that serves Workloads: v1
   // preferred, else v1beta1. Fails when neither does (the in-tree controller
   // needs the Workload API) or the API server cannot be asked.
-  base::Status DiscoverSchedulingVersion();
+  // Asked in `ns` ("" = all namespaces), so that a user allowed one
+  // namespace only can run it.
+  base::Status DiscoverSchedulingVersion(const std::string& ns);
   const std::string& scheduling_version() const { return version_; }
 
   // The cluster-side checks of a plan, writing nothing: side by side, the

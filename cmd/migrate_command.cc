@@ -156,7 +156,7 @@ int RunMigrate(int argc, const char* const* argv) {
   // stops --apply before it starts.
   std::vector<migrate::Plan> plans;
   int refused = 0;
-  base::Status served = migrator.DiscoverSchedulingVersion();
+  base::Status served = migrator.DiscoverSchedulingVersion(ns);
   for (const json& d : deployments) {
     migrate::PlanOptions po;
     po.kind = *kind;
