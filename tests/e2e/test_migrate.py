@@ -10,6 +10,7 @@ Deployment and one PodGroup per ReplicaSet made by the deployment-controller use
                exist, wasd's Workload and PodGroups of the old Deployment are gone
   side by side a new Deployment NAME-intree with the same pod labels, the old one deleted
                once the new one is Available; the same end state
+  failure      a step fails (an injected 500): the command stops and says what runs now
   refused      not managed by wasd; already carrying spec.scheduling; a cluster whose API
                server drops spec.scheduling (a second server without the mode); a
                non-native backend
@@ -219,6 +220,29 @@ class MigrateTest(unittest.TestCase):
         self.assert_in_tree("sbs-intree", d["metadata"]["uid"], w, pgs, since)
         # The same pod labels: the Service selecting app=sbs selects the new pods.
         self.assertEqual(len([p for p in self.env.pods("sbs") if not p["metadata"].get("deletionTimestamp")]), 2)
+
+    def test_failure_midway_says_the_state_left(self):
+        """Side by side, the delete of the old Deployment fails (an injected 500): the command
+        stops there and says that both Deployments run and what to do."""
+        d, _, _ = self.run_by_wasd("half")
+        self.env.srv.SetFaults([{"code": 500, "methods": ["DELETE"], "path": "/deployments/half$",
+                                 "user": ADMIN, "count": 1}])
+        try:
+            code, out, err = self.migrate("deployment/half", "--plan", "side-by-side", "--apply",
+                                          "--timeout", "30s")
+        finally:
+            self.env.srv.ClearFaults()
+        self.assertEqual(code, 1, err)
+        self.assertIn("error: deployment default/half: step 4/5 failed: deleting deployment default/half: ", err)
+        self.assertIn("\nState: deployment default/half-intree runs under the in-tree controller and deployment "
+                      "default/half still runs under wasd (both behind the Service)\nNext: ", err)
+        self.assertNotIn("migrated", err)
+        self.assertEqual(self.get(f"{DEPLOYMENTS}/half")["metadata"]["uid"], d["metadata"]["uid"])
+        self.assertIn("scheduling", self.get(f"{DEPLOYMENTS}/half-intree")["spec"])
+        # Run again: the new name is taken, nothing is written.
+        code, _, err = self.migrate("deployment/half", "--plan", "side-by-side", "--apply")
+        self.assertEqual(code, 1)
+        self.assertIn("deployment default/half-intree already exists; choose another name with --new-name", err)
 
     def test_refusals(self):
         # Not managed by wasd.
