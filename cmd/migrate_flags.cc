@@ -49,7 +49,7 @@ base::FlagSet MigrateFlags(MigrateSettings* s) {
            "side-by-side: the new Deployment's name (default NAME-intree; one\n"
            "Deployment only)")
       .Default("");
-  f.Bool("apply", &s->apply, "run the plan (default: print it, write nothing)");
+  f.Bool("apply", &s->apply, "run the plan (without it: print the plan, write nothing)");
   f.Choice("output", &s->output, {"yaml", "json"},
            "yaml: the plan as # comments over the manifest (one document per\n"
            "Deployment); json: {\"items\": [{namespace, name, plan, newName, steps,\n"
