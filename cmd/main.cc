@@ -47,21 +47,20 @@ namespace {
 const char* g_program = "wasd";
 
 void Usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
-      "Usage: %s <command> [flags]\n\n"
-      "Commands:\n"
-      "  webhook     HTTPS admission server (AdmissionReview v1)\n"
-      "  reconciler  companion controller: Workloads and PodGroups\n"
-      "  certs       generate certificates, inject the CA bundle\n"
-      "  check       run the admission rules on manifests offline\n"
-      "  selftest    check an installed wasd end to end (helm test)\n"
-      "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
-      "  migrate     hand Deployments over to the in-tree controller (also kubectl wasd migrate)\n"
-      "  version     print version information\n\n"
-      "Run '%s <command> --help' for the flags of a command.\n",
-      g_program, g_program);
+  std::fprintf(out,
+               "wasd — Workload-Aware Scheduling for Kubernetes Deployments (KEP-6276)\n\n"
+               "Usage: %s <command> [flags]\n\n"
+               "Commands:\n"
+               "  webhook     HTTPS admission server (AdmissionReview v1)\n"
+               "  reconciler  companion controller: Workloads and PodGroups\n"
+               "  certs       generate certificates, inject the CA bundle\n"
+               "  check       run the admission rules on manifests offline\n"
+               "  selftest    check an installed wasd end to end (helm test)\n"
+               "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
+               "  migrate     hand Deployments to the in-tree controller (kubectl wasd migrate)\n"
+               "  version     print version information\n\n"
+               "Run '%s <command> --help' for the flags of a command.\n",
+               g_program, g_program);
 }
 
 }  // namespace
