@@ -16,6 +16,7 @@ int RunReconciler(int argc, const char* const* argv);  // reconciler_command.cc
 int RunVersion(int argc, const char* const* argv);     // main.cc
 int RunSelftest(int argc, const char* const* argv);    // selftest_command.cc
 int RunExplain(int argc, const char* const* argv);     // explain_command.cc
+int RunMigrate(int argc, const char* const* argv);     // migrate_command.cc
 // `wasd certs uninstall` (certs_uninstall.cc), dispatched by RunCerts.
 int RunCertsUninstall(int argc, const char* const* argv);
 

@@ -57,6 +57,7 @@ void Usage(std::FILE* out) {
                "  check       run the admission rules on manifests offline\n"
                "  selftest    check an installed wasd end to end (helm test)\n"
                "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
+               "  migrate     hand Deployments to the in-tree controller (kubectl wasd migrate)\n"
                "  version     print version information\n\n"
                "Run '%s <command> --help' for the flags of a command.\n",
                g_program, g_program);
@@ -82,6 +83,7 @@ int Dispatch(int argc, const char* const* argv) {
   if (cmd == "reconciler") return wasd::cmd::RunReconciler(argc - 1, argv + 1);
   if (cmd == "selftest") return wasd::cmd::RunSelftest(argc - 1, argv + 1);
   if (cmd == "explain") return wasd::cmd::RunExplain(argc - 1, argv + 1);
+  if (cmd == "migrate") return wasd::cmd::RunMigrate(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") return wasd::cmd::RunVersion(argc - 1, argv + 1);
   std::fprintf(stderr, "%s: unknown command \"%s\"\nRun '%s --help' for usage.\n", g_program,
                argv[1], g_program);

@@ -1,0 +1,425 @@
+#include "cmd/migrate_apply.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "kube/resource.h"
+#include "planner/object_util.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::cmd {
+namespace {
+
+using nlohmann::json;
+using std::chrono::steady_clock;
+using workloadbuilder::AsString;
+using workloadbuilder::MemberPath;
+
+// Between two reads of a wait: often enough to follow a controller, few
+// enough requests to stay unnoticed (5 reads a second, 4 requests each).
+constexpr std::chrono::milliseconds kPollInterval{200};
+// How long garbage collection gets to remove wasd's objects of a deleted
+// Deployment before they are deleted explicitly (kube's collector acts within
+// seconds; the wait is also capped at a quarter of --timeout).
+constexpr std::chrono::milliseconds kGcGrace{std::chrono::seconds(15)};
+
+std::string Why(const base::Status& s) {
+  if (s.http_code() == 403) return "no access (forbidden): " + s.message();
+  if (s.http_code() == 401) return "not authenticated: " + s.message();
+  return s.ToString();
+}
+
+// "app=web,tier=x" from spec.selector.matchLabels; "" when the selector has
+// expressions too (then every ReplicaSet of the namespace is read, and
+// ownership decides).
+std::string Selector(const json& deployment) {
+  const json* sel = MemberPath(deployment, {"spec", "selector"});
+  if (sel == nullptr || !sel->is_object()) return "";
+  if (const json* me = workloadbuilder::Member(*sel, "matchExpressions");
+      me != nullptr && me->is_array() && !me->empty()) {
+    return "";
+  }
+  std::string out;
+  const json* labels = workloadbuilder::Member(*sel, "matchLabels");
+  if (labels == nullptr || !labels->is_object()) return "";
+  for (const auto& [k, v] : labels->items()) {
+    if (v.is_string()) out += (out.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+  }
+  return out;
+}
+
+std::string Ref(const migrate::Plan& p, const std::string& name) {
+  return "deployment " + p.ns + "/" + name;
+}
+
+}  // namespace
+
+kube::RequestOptions Migrator::Options() const {
+  kube::RequestOptions o;
+  o.timeout = request_timeout_;
+  return o;
+}
+
+base::Status Migrator::DiscoverSchedulingVersion(const std::string& ns) {
+  for (const char* v : {"scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1"}) {
+    kube::ListOptions o;
+    o.limit = 1;
+    o.request = Options();
+    auto r = client_.ListPage(kube::Resource(v, "workloads"), ns, o);
+    if (r.ok()) {
+      version_ = v;
+      return base::Status();
+    }
+    if (!r.status().not_found()) {
+      return base::Status::Error("reading workloads." + std::string(v) + ": " + Why(r.status()));
+    }
+  }
+  return base::Status::Error(
+      "the API server serves no Workloads (scheduling.k8s.io v1 or v1beta1): the in-tree "
+      "Deployment controller needs the Workload API (feature gate GenericWorkload) before it can "
+      "take a Deployment over");
+}
+
+base::Result<Migrator::Snapshot> Migrator::Read(const std::string& ns, const json& deployment) {
+  Snapshot s;
+  kube::ListOptions o;
+  o.request = Options();
+  o.label_selector = Selector(deployment);
+  auto rss = client_.List(kube::ReplicaSets(), ns, o);
+  if (!rss.ok())
+    return base::Status::Error("listing replicasets in " + ns + ": " + Why(rss.status()));
+  s.replicasets = std::move(rss.value().items);
+  o.label_selector.clear();
+  auto wls = client_.List(kube::Resource(version_, "workloads"), ns, o);
+  if (!wls.ok())
+    return base::Status::Error("listing workloads in " + ns + ": " + Why(wls.status()));
+  s.workloads = std::move(wls.value().items);
+  auto pgs = client_.List(kube::Resource(version_, "podgroups"), ns, o);
+  if (!pgs.ok())
+    return base::Status::Error("listing podgroups in " + ns + ": " + Why(pgs.status()));
+  s.podgroups = std::move(pgs.value().items);
+  return s;
+}
+
+base::Result<migrate::Owned> Migrator::OwnedBy(const std::string& ns, const json& deployment,
+                                               const std::string& uid,
+                                               const std::vector<std::string>& known_rs) {
+  auto s = Read(ns, deployment);
+  if (!s.ok()) return s.status();
+  return migrate::OwnedBy(uid, known_rs, s.value().replicasets, s.value().workloads,
+                          s.value().podgroups);
+}
+
+std::string Migrator::Check(const migrate::Plan& plan) {
+  json m = plan.manifest;
+  if (plan.kind == migrate::PlanKind::kSideBySide) {
+    auto existing = client_.Get(kube::Deployments(), plan.ns, plan.new_name, Options());
+    if (existing.ok()) {
+      return Ref(plan, plan.new_name) + " already exists; choose another name with --new-name";
+    }
+    if (!existing.status().not_found()) {
+      return "reading " + Ref(plan, plan.new_name) + ": " + Why(existing.status());
+    }
+  } else {
+    // The name is taken (by the Deployment itself): the dry run asks the
+    // server for a generated one.
+    m["metadata"].erase("name");
+    m["metadata"]["generateName"] = plan.name + "-";
+  }
+  kube::RequestOptions o = Options();
+  o.dry_run = true;
+  auto r = client_.Create(kube::Deployments(), plan.ns, m, o);
+  if (!r.ok()) {
+    return "the API server refused a dry-run create of the new Deployment (nothing was "
+           "changed): " +
+           Why(r.status());
+  }
+  const json* kept = MemberPath(r.value(), {"spec", "scheduling"});
+  if (kept == nullptr || !kept->is_object()) {
+    return "the API server dropped spec.scheduling from a dry-run create of the new Deployment: "
+           "the in-tree Deployment integration is off on this cluster (feature gate "
+           "WorkloadWithDeployment, alpha, off by default; kube-apiserver and "
+           "kube-controller-manager both need --feature-gates=WorkloadWithDeployment=true, "
+           "with GenericWorkload on). Nothing was changed: keep this Deployment on wasd until "
+           "the gate is on";
+  }
+  return "";
+}
+
+void Migrator::Step(const migrate::Plan& plan, int step, const std::string& what) const {
+  std::fprintf(stderr, "%s: step %d/%zu: %s\n", Ref(plan, plan.name).c_str(), step,
+               plan.steps.size(), what.c_str());
+  std::fflush(stderr);
+}
+
+bool Migrator::Failed(const migrate::Plan& plan, int step, const std::string& what,
+                      const std::string& state, const std::string& next) const {
+  std::fprintf(stderr, "error: %s: step %d/%zu failed: %s\nState: %s\nNext: %s\n",
+               Ref(plan, plan.name).c_str(), step, plan.steps.size(), what.c_str(), state.c_str(),
+               next.c_str());
+  std::fflush(stderr);
+  return false;
+}
+
+bool Migrator::Apply(const migrate::Plan& plan) {
+  Step(plan, 1,
+       "the API server keeps spec.scheduling (server-side dry run); Workloads served as " +
+           version_);
+  return plan.kind == migrate::PlanKind::kInPlace ? InPlace(plan) : SideBySide(plan);
+}
+
+bool Migrator::InPlace(const migrate::Plan& plan) {
+  auto owned = OwnedBy(plan.ns, plan.manifest, plan.uid, {});
+  if (!owned.ok()) {
+    return Failed(plan, 2, owned.status().message(), "nothing changed",
+                  "fix the cause and run wasd migrate again");
+  }
+  std::vector<std::string> old_rs;
+  for (const migrate::ObjectRef& r : owned.value().replicasets) old_rs.push_back(r.uid);
+  Step(plan, 2, "its objects now: " + owned.value().Text());
+  if (!Delete(plan, 2)) return false;
+  if (!WaitOldGone(plan, 3, plan.manifest, old_rs)) return false;
+  std::string uid;
+  if (!Create(plan, 4, &uid)) return false;
+  return WaitInTree(plan, 5, uid);
+}
+
+bool Migrator::SideBySide(const migrate::Plan& plan) {
+  auto owned = OwnedBy(plan.ns, plan.manifest, plan.uid, {});
+  if (!owned.ok()) {
+    return Failed(plan, 2, owned.status().message(), "nothing changed",
+                  "fix the cause and run wasd migrate again");
+  }
+  std::vector<std::string> old_rs;
+  for (const migrate::ObjectRef& r : owned.value().replicasets) old_rs.push_back(r.uid);
+  std::string uid;
+  if (!Create(plan, 2, &uid)) return false;
+  if (!WaitInTree(plan, 3, uid)) return false;
+  Step(plan, 4, "objects of " + Ref(plan, plan.name) + " now: " + owned.value().Text());
+  if (!Delete(plan, 4)) return false;
+  return WaitOldGone(plan, 5, plan.manifest, old_rs);
+}
+
+bool Migrator::Delete(const migrate::Plan& plan, int step) {
+  kube::DeleteOptions o;
+  o.precondition_uid = plan.uid;
+  o.propagation_policy = "Foreground";
+  o.request = Options();
+  auto r = client_.Delete(kube::Deployments(), plan.ns, plan.name, o);
+  const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
+  const std::string before =
+      in_place ? "nothing changed"
+               : Ref(plan, plan.new_name) + " runs under the in-tree controller and " +
+                     Ref(plan, plan.name) + " still runs under wasd (both behind the Service)";
+  if (!r.ok()) {
+    if (r.status().not_found() || r.status().conflict()) {
+      return Failed(
+          plan, step,
+          Ref(plan, plan.name) + " (uid " + plan.uid +
+              ") is gone or was replaced since the plan was made: " + r.status().message(),
+          before,
+          "look at it (kubectl get deployment " + plan.name + " -n " + plan.ns +
+              ") and run wasd migrate again if it still needs it");
+    }
+    return Failed(plan, step, "deleting " + Ref(plan, plan.name) + ": " + Why(r.status()), before,
+                  "fix the cause and run wasd migrate again" +
+                      std::string(in_place ? "" : " (delete the old Deployment by hand)"));
+  }
+  Step(plan, step,
+       "deleted " + Ref(plan, plan.name) + " (propagationPolicy Foreground)" +
+           (in_place ? "; downtime starts" : ""));
+  return true;
+}
+
+bool Migrator::WaitOldGone(const migrate::Plan& plan, int step, const json& old_deployment,
+                           const std::vector<std::string>& old_rs) {
+  const auto start = steady_clock::now();
+  const auto deadline = start + timeout_;
+  const auto explicit_at = start + std::min<std::chrono::milliseconds>(kGcGrace, timeout_ / 4);
+  const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
+  const std::string after = in_place
+                                ? "the new Deployment is not created yet"
+                                : Ref(plan, plan.new_name) + " runs under the in-tree controller";
+  const std::string create_next =
+      in_place ? "; then create the new Deployment from the manifest this command printed on "
+                 "stdout (kubectl create -f FILE)"
+               : "";
+  bool deleted_leftovers = false;
+  std::string why = "not checked yet";
+  while (true) {
+    auto d = client_.Get(kube::Deployments(), plan.ns, plan.name, Options());
+    bool gone = false;
+    if (d.ok()) {
+      if (planner::UidOf(d.value()) != plan.uid) {
+        return Failed(plan, step,
+                      "another " + Ref(plan, plan.name) + " (uid " + planner::UidOf(d.value()) +
+                          ") was created while the old one was being deleted",
+                      "the old Deployment is deleted; " + after,
+                      "find out who created it; wasd migrate does not touch it");
+      }
+      why = Ref(plan, plan.name) + " is still Terminating";
+    } else if (d.status().not_found()) {
+      gone = true;
+    } else {
+      why = "reading " + Ref(plan, plan.name) + ": " + Why(d.status());
+    }
+    if (gone) {
+      auto owned = OwnedBy(plan.ns, old_deployment, plan.uid, old_rs);
+      if (!owned.ok()) {
+        why = owned.status().message();
+      } else if (owned.value().empty()) {
+        Step(plan, step,
+             "the old ReplicaSets and wasd's Workload and PodGroups are gone" +
+                 std::string(deleted_leftovers ? " (leftovers deleted explicitly)"
+                                               : " (garbage collection)"));
+        return true;
+      } else {
+        why = "still there: " + owned.value().Text();
+        if (!deleted_leftovers && steady_clock::now() >= explicit_at) {
+          deleted_leftovers = true;
+          for (const migrate::ObjectRef& r : owned.value().All()) {
+            kube::DeleteOptions o;
+            o.precondition_uid = r.uid;
+            o.request = Options();
+            kube::Resource res = kube::ReplicaSets();
+            if (r.kind == "Workload") res = kube::Resource(version_, "workloads");
+            if (r.kind == "PodGroup") res = kube::Resource(version_, "podgroups");
+            if (r.kind == "ReplicaSet") o.propagation_policy = "Background";
+            auto del = client_.Delete(res, plan.ns, r.name, o);
+            Step(
+                plan, step,
+                "garbage collection left " + r.Text() + ", deleting it explicitly: " +
+                    (del.ok() || del.status().not_found() ? std::string("ok") : Why(del.status())));
+          }
+        }
+      }
+    }
+    if (steady_clock::now() >= deadline) {
+      return Failed(
+          plan, step,
+          "timed out after " + std::to_string(timeout_.count()) +
+              " ms waiting for the old objects to go: " + why,
+          (gone ? "the old Deployment is deleted; " : "the old Deployment is Terminating; ") +
+              after,
+          "wait until they are gone (kubectl get replicasets,workloads,podgroups -n " + plan.ns +
+              "; a PodGroup waits for its pods to end)" + create_next);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid) {
+  const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
+  const std::string before =
+      in_place ? Ref(plan, plan.name) +
+                     " does not exist (deleted in step 2) and wasd's old "
+                     "objects are gone"
+               : "nothing changed: " + Ref(plan, plan.name) + " still runs under wasd";
+  const std::string next =
+      in_place ? "fix the cause, then create it from the manifest this command printed on stdout "
+                 "(kubectl create -f FILE)"
+               : "fix the cause and run wasd migrate again";
+  auto r = client_.Create(kube::Deployments(), plan.ns, plan.manifest, Options());
+  if (!r.ok()) {
+    return Failed(plan, step, "creating " + Ref(plan, plan.new_name) + ": " + Why(r.status()),
+                  before, next);
+  }
+  *uid = planner::UidOf(r.value());
+  const json* kept = MemberPath(r.value(), {"spec", "scheduling"});
+  if (kept == nullptr || !kept->is_object()) {
+    return Failed(
+        plan, step,
+        "the API server created " + Ref(plan, plan.new_name) +
+            " without spec.scheduling (it dropped the field, although the dry run kept it)",
+        Ref(plan, plan.new_name) +
+            " exists and runs without gang scheduling; no controller makes its Workload or "
+            "PodGroups" +
+            (in_place ? "" : "; " + Ref(plan, plan.name) + " still runs under wasd"),
+        "check the API server's feature gates, then delete " + Ref(plan, plan.new_name) +
+            (in_place ? " and create it again from the printed manifest, or put the annotation "
+                        "wasd.io/scheduling back to run it with wasd"
+                      : ""));
+  }
+  Step(plan, step,
+       "created " + Ref(plan, plan.new_name) + " (uid " + *uid + ") with spec.scheduling");
+  // The manifest carries none of wasd's labels: a marker on the stored
+  // object was added by a wasd webhook that does not stand down for
+  // spec.scheduling (a release before the in-tree integration).
+  if (MemberPath(r.value(), {"spec", "template", "metadata", "labels",
+                             workloadbuilder::kManagedLabel}) != nullptr) {
+    std::fprintf(stderr,
+                 "warning: %s: wasd's webhook marked it (label %s) although it carries "
+                 "spec.scheduling: this wasd does not stand down for the in-tree controller and "
+                 "manages the Deployment too; upgrade wasd\n",
+                 Ref(plan, plan.new_name).c_str(),
+                 std::string(workloadbuilder::kManagedLabel).c_str());
+  }
+  return true;
+}
+
+bool Migrator::WaitInTree(const migrate::Plan& plan, int step, const std::string& uid) {
+  const auto deadline = steady_clock::now() + timeout_;
+  const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
+  std::string why = "not checked yet";
+  while (true) {
+    auto d = client_.Get(kube::Deployments(), plan.ns, plan.new_name, Options());
+    if (d.ok() && planner::UidOf(d.value()) != uid) {
+      return Failed(plan, step, Ref(plan, plan.new_name) + " was replaced by another object",
+                    "unknown: someone else changed it",
+                    "look at it: kubectl get deployment " + plan.new_name + " -n " + plan.ns);
+    }
+    if (d.ok()) {
+      auto owned = OwnedBy(plan.ns, d.value(), uid, {});
+      const std::string not_available = migrate::NotAvailableWhy(d.value());
+      if (!owned.ok()) {
+        why = owned.status().message();
+      } else if (owned.value().workloads.empty()) {
+        why = "the in-tree controller has not created a Workload for it yet";
+      } else if (owned.value().podgroups.empty()) {
+        why = "the in-tree controller has not created a PodGroup for its ReplicaSet yet";
+      } else if (!not_available.empty()) {
+        why = "not Available: " + not_available;
+      } else {
+        migrate::Owned o = owned.value();
+        o.replicasets.clear();
+        Step(plan, step,
+             Ref(plan, plan.new_name) + " is Available, run by the in-tree controller (" +
+                 o.Text() + ")" + (in_place ? "; downtime ends" : ""));
+        return true;
+      }
+    } else if (d.status().not_found()) {
+      return Failed(plan, step, Ref(plan, plan.new_name) + " is gone (deleted by someone else)",
+                    in_place ? "neither the old nor the new Deployment exists"
+                             : Ref(plan, plan.name) + " still runs under wasd",
+                    in_place ? "create it from the manifest this command printed on stdout"
+                             : "run wasd migrate again");
+    } else {
+      why = "reading " + Ref(plan, plan.new_name) + ": " + Why(d.status());
+    }
+    if (steady_clock::now() >= deadline) {
+      const std::string waited =
+          "timed out after " + std::to_string(timeout_.count()) + " ms: " + why;
+      if (in_place) {
+        return Failed(plan, step, waited,
+                      Ref(plan, plan.name) + " exists with spec.scheduling (uid " + uid +
+                          "); wasd's old objects are gone; the hand-over itself is done",
+                      "find out why its pods do not run: kubectl describe deployment " + plan.name +
+                          " -n " + plan.ns + "; kubectl get workloads,podgroups -n " + plan.ns);
+      }
+      return Failed(plan, step, waited,
+                    "both Deployments exist: " + Ref(plan, plan.name) +
+                        " (run by wasd, serving) and " + Ref(plan, plan.new_name) +
+                        " (spec.scheduling, not ready); nothing was deleted",
+                    "once " + plan.new_name +
+                        " is Available delete the old one (kubectl delete "
+                        "deployment " +
+                        plan.name + " -n " + plan.ns +
+                        " --cascade=foreground), or go back by deleting " + plan.new_name);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+}  // namespace wasd::cmd

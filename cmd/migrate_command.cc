@@ -1,0 +1,218 @@
+// `wasd migrate deployment/NAME | --all [-n NS] | -A` (also `kubectl wasd
+// migrate`, main.cc): hands Deployments that wasd runs over to the in-tree
+// Deployment controller. The plan and manifest are migrate/plan.h's (pure);
+// this file reads the Deployments, asks the cluster (migrate_apply.h), prints
+// and, with --apply, runs the plans.
+//
+// Output: -o yaml (default) one YAML document per Deployment, the plan as #
+// comments over the new manifest; -o json {"items": [plan objects]}. Refusals
+// and progress go to stderr.
+//
+// Exit codes: 0 every plan printed (or carried out), 1 a refusal or a failed
+// step, 2 bad flags.
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/flags.h"
+#include "check/yaml_output.h"
+#include "cmd/commands.h"
+#include "cmd/migrate_apply.h"
+#include "cmd/migrate_flags.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/resource.h"
+#include "migrate/plan.h"
+#include "planner/object_util.h"
+#include "workloadbuilder/json_util.h"
+#include "workloadbuilder/scheduling_config.h"
+
+namespace wasd::cmd {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kDeploymentTypes[] = {"deployment", "deployments", "deploy",
+                                                 "deployment.apps", "deployments.apps"};
+
+bool IsDeploymentType(std::string_view arg) {
+  for (std::string_view type : kDeploymentTypes) {
+    if (arg == type) return true;
+  }
+  return false;
+}
+
+// "deployment/web", "deploy/web", ... (kubectl's TYPE/NAME).
+bool IsDeploymentRef(std::string_view arg, std::string* name) {
+  const std::size_t slash = arg.find('/');
+  if (slash == std::string_view::npos || !IsDeploymentType(arg.substr(0, slash))) return false;
+  *name = std::string(arg.substr(slash + 1));
+  return true;
+}
+
+std::string Why(const base::Status& s) {
+  if (s.http_code() == 403) return "no access (forbidden): " + s.message();
+  if (s.http_code() == 401) return "not authenticated: " + s.message();
+  return s.ToString();
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return base::kExitFailed;
+}
+
+bool HasAnnotation(const json& d) {
+  return workloadbuilder::AsString(workloadbuilder::MemberPath(
+             d, {"metadata", "annotations", workloadbuilder::kSchedulingAnnotation})) != nullptr;
+}
+
+}  // namespace
+
+int RunMigrate(int argc, const char* const* argv) {
+  // The one positional argument, TYPE/NAME or TYPE NAME, is taken out first.
+  std::vector<const char*> rest = {argv[0]};
+  std::string name;
+  bool have_target = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!have_target && IsDeploymentRef(argv[i], &name)) {
+      have_target = true;
+      continue;
+    }
+    if (!have_target && IsDeploymentType(argv[i]) && i + 1 < argc && argv[i + 1][0] != '-') {
+      name = argv[++i];
+      have_target = true;
+      continue;
+    }
+    rest.push_back(argv[i]);
+  }
+  MigrateSettings s;
+  base::FlagSet flags = MigrateFlags(&s);
+  if (const std::optional<int> rc = flags.ParseOrExit(static_cast<int>(rest.size()), rest.data())) {
+    return *rc;
+  }
+  const bool many = s.all || s.all_namespaces;
+  if (have_target && many) {
+    return flags.UsageError("give either deployment/NAME or --all/-A, not both");
+  }
+  if (!have_target && !many) {
+    return flags.UsageError(
+        "no Deployment given (wasd migrate deployment/NAME, deployment NAME, --all or -A)");
+  }
+  if (have_target && (name.empty() || name.find('/') != std::string::npos)) {
+    return flags.UsageError("want deployment/NAME, got deployment/" + name);
+  }
+  const std::optional<migrate::PlanKind> kind = migrate::ParsePlanKind(s.plan);
+  if (!s.new_name.empty() && (kind != migrate::PlanKind::kSideBySide || many)) {
+    return flags.UsageError("--new-name needs --plan side-by-side and one Deployment");
+  }
+  if (s.all_namespaces && flags.Given("namespace")) {
+    return flags.UsageError("-A (all namespaces) and -n NS do not go together");
+  }
+
+  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(s.kubeconfig));
+  if (!config.ok()) {
+    return Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
+  }
+  const std::string ns = s.all_namespaces ? "" : (s.ns.empty() ? config.value().namespace_ : s.ns);
+  kube::Client client(config.value());
+  kube::RequestOptions ro;
+  ro.timeout = s.request_timeout;
+
+  // The Deployments: the one named (refused below if wasd does not run it),
+  // or every one with the annotation.
+  std::vector<json> deployments;
+  if (have_target) {
+    auto d = client.Get(kube::Deployments(), ns, name, ro);
+    if (!d.ok()) {
+      if (d.status().not_found()) {
+        return Fail("deployment \"" + name + "\" not found in namespace \"" + ns + "\"");
+      }
+      return Fail("reading deployment " + ns + "/" + name + ": " + Why(d.status()));
+    }
+    deployments.push_back(std::move(d.value()));
+  } else {
+    kube::ListOptions lo;
+    lo.request = ro;
+    auto list = client.List(kube::Deployments(), ns, lo);
+    if (!list.ok()) {
+      return Fail("listing deployments" + (ns.empty() ? std::string() : " in " + ns) + ": " +
+                  Why(list.status()));
+    }
+    for (json& d : list.value().items) {
+      if (HasAnnotation(d)) deployments.push_back(std::move(d));
+    }
+    if (deployments.empty()) {
+      std::fprintf(stderr, "No Deployments with the annotation wasd.io/scheduling%s.\n",
+                   ns.empty() ? "" : (" in namespace " + ns).c_str());
+      return base::kExitOk;
+    }
+  }
+
+  Migrator migrator(client, s.timeout, s.request_timeout);
+  // Every plan is made and checked before anything is written: one refusal
+  // stops --apply before it starts.
+  std::vector<migrate::Plan> plans;
+  int refused = 0;
+  base::Status served = migrator.DiscoverSchedulingVersion(ns);
+  for (const json& d : deployments) {
+    migrate::PlanOptions po;
+    po.kind = *kind;
+    po.new_name = s.new_name;
+    migrate::Plan p = migrate::MakePlan(d, po);
+    if (p.ok() && !served.ok()) {
+      p.refusal = "deployment " + p.ns + "/" + p.name + ": " + served.message();
+    }
+    if (p.ok()) {
+      if (std::string why = migrator.Check(p); !why.empty()) {
+        p.refusal = "deployment " + p.ns + "/" + p.name + ": " + why;
+      }
+    }
+    if (!p.ok()) {
+      std::fprintf(stderr, "error: cannot migrate %s\n", p.refusal.c_str());
+      ++refused;
+      continue;
+    }
+    plans.push_back(std::move(p));
+  }
+
+  if (s.output == "json") {
+    json items = json::array();
+    for (const migrate::Plan& p : plans) items.push_back(migrate::PlanJson(p));
+    std::fputs((json{{"items", items}}.dump(2) + "\n").c_str(), stdout);
+  } else {
+    bool first = true;
+    for (const migrate::Plan& p : plans) {
+      const std::string doc =
+          (first ? "" : "---\n") + migrate::PlanComment(p) + check::ToYaml(p.manifest);
+      std::fputs(doc.c_str(), stdout);
+      first = false;
+    }
+  }
+  std::fflush(stdout);
+  if (refused > 0) {
+    if (s.apply) {
+      std::fprintf(stderr, "Nothing was changed: %d Deployment%s cannot be migrated.\n", refused,
+                   refused == 1 ? "" : "s");
+    }
+    return base::kExitFailed;
+  }
+  if (!s.apply) {
+    std::fprintf(stderr,
+                 "Dry run: nothing was changed. Run again with --apply to carry the plan out.\n");
+    return base::kExitOk;
+  }
+  for (const migrate::Plan& p : plans) {
+    if (!migrator.Apply(p)) return base::kExitFailed;
+    std::fprintf(
+        stderr,
+        "deployment %s/%s: migrated (%s); now run by the in-tree controller as deployment %s/%s\n",
+        p.ns.c_str(), p.name.c_str(), std::string(migrate::PlanKindName(p.kind)).c_str(),
+        p.ns.c_str(), p.new_name.c_str());
+  }
+  return base::kExitOk;
+}
+
+}  // namespace wasd::cmd

@@ -1,0 +1,35 @@
+// The command line of `wasd migrate` (also `kubectl wasd migrate`): its own
+// table beside cmd/flags.h, over the same base::FlagSet, so that it reads
+// flags, durations and booleans like every other subcommand.
+//
+// Not thread-safe; used at start-up.
+#ifndef WASD_CMD_MIGRATE_FLAGS_H_
+#define WASD_CMD_MIGRATE_FLAGS_H_
+
+#include <chrono>
+#include <string>
+
+#include "base/flags.h"
+
+namespace wasd::cmd {
+
+struct MigrateSettings {
+  std::string ns;                 // "" = the kubeconfig context's namespace
+  bool all = false;               // --all: every wasd-managed Deployment of the namespace
+  bool all_namespaces = false;    // -A: ... of every namespace
+  std::string plan = "in-place";  // in-place | side-by-side
+  std::string new_name;           // side by side; "" = NAME-intree
+  bool apply = false;             // run the plan (default: print it)
+  std::string output = "yaml";    // yaml | json
+  std::string kubeconfig;
+  // --apply: the bound of each wait (the old objects gone, the new gang
+  // Available), per Deployment.
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  // Deadline of each request.
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+};
+base::FlagSet MigrateFlags(MigrateSettings* settings);
+
+}  // namespace wasd::cmd
+
+#endif  // WASD_CMD_MIGRATE_FLAGS_H_
