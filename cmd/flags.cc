@@ -303,8 +303,8 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
          "each Deployment and the wasd_gang_* metrics (also watches Nodes and bound pods\n"
          "once a gang is Unschedulable)");
   f.Duration("gang-status-delay", &o.gang_status_delay, milliseconds(0),
-             "the gang doctor looks at a gang this long after the change that queued it\n"
-             "(a gang on its way passes its transient reasons unwritten; 0: at once)");
+             "write a GangScheduled condition that is not Scheduled only once it has held\n"
+             "this long (a gang on its way passes through transient reasons; 0: at once)");
   f.Custom("kube-api-qps", "N",
            "requests per second to the API server, on average (client-side token\n"
            "bucket; 0 turns the client-side limit off, the API server's priority\n"

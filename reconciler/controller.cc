@@ -48,8 +48,8 @@ int RunController(const ControllerOptions& options, const std::stop_token& stop,
   if (options.gang_status) {
     doctor.emplace(manager);
     // One worker: a diagnosis is CPU over cached objects plus at most two
-    // writes, and the settle time already spreads the gangs out.
-    manager.Add(*doctor, 1, options.gang_status_delay, false);
+    // writes, and kGangBatch merges each gang's burst of events.
+    manager.Add(*doctor, 1, kGangBatch, false);
   }
   return manager.Run(stop);
 }

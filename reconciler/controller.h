@@ -43,9 +43,9 @@ struct ControllerOptions {
   // wasd_gang_* metrics (reconciler/gang_status.h); also watches Nodes and
   // bound pods for the fit preview, from the first gang that needs one.
   bool gang_status = true;
-  // --gang-status-delay: the settle time — how long after an event the gang
-  // doctor looks at the gang (transient reasons of a gang on its way are not
-  // published; reconciler/gang_status_reconciler.h). 0: at once.
+  // --gang-status-delay: how long a GangScheduled condition that is not
+  // Scheduled waits before it is written (transient reasons of a gang on
+  // its way are not published; reconciler/gang_status.h). 0: at once.
   // 5 s: kube-scheduler places a gang that fits within a second or two of
   // its last gate being lifted, so such a gang reaches Scheduled before
   // anything is written, and a Pending gang is still explained long before

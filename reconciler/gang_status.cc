@@ -159,6 +159,15 @@ bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
   return true;
 }
 
+std::chrono::milliseconds SettleWait(const GangCondition& c,
+                                     std::chrono::steady_clock::time_point stale_since,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::chrono::milliseconds settle) {
+  if (c.status == "True" || settle <= std::chrono::milliseconds(0)) return {};
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(stale_since + settle - now);
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
 std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served) {
   std::uint64_t h = api_served ? 1 : 2;
   const auto mix = [&h](const planner::Object& o) {
@@ -258,11 +267,11 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   // The fit preview's reasons read Nodes, which the fingerprint does not
   // cover: never kept.
   const bool fit_reason = d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending;
-  return Publish(v, deployment, key, fit_reason ? 0 : fingerprint);
+  return Publish(v, deployment, key, now, fit_reason ? 0 : fingerprint);
 }
 
 GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const std::string& key,
-                               std::uint64_t fingerprint) {
+                               Clock::time_point now, std::uint64_t fingerprint) {
   GangUpdate out;
   const GangCondition& c = v.condition;
   const bool scheduled = c.status == "True";
@@ -277,7 +286,16 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
     g.counts = v.counts;
     // Up to date: the same inputs again skip the diagnosis.
     g.settled_inputs = patch ? 0 : fingerprint;
-    if (!patch) return out;
+    if (!patch) {
+      g.stale_since.reset();
+      return out;
+    }
+    if (!g.stale_since) g.stale_since = now;
+    const std::chrono::milliseconds wait = SettleWait(c, *g.stale_since, now, settle_);
+    if (wait > std::chrono::milliseconds(0)) {
+      out.recheck = wait;
+      return out;
+    }
   }
   const std::size_t slash = key.find('/');
   const std::string ns = key.substr(0, slash);
@@ -303,6 +321,7 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
   {
     std::lock_guard lock(mu_);
     ++patches_;
+    gangs_[key].stale_since.reset();
     if (owed) post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
   }
   // The first True: also a gang placed within the settle time, which never

@@ -27,12 +27,16 @@
 //                   first member created → the gang is Scheduled); series
 //                   of a Deployment are dropped when it goes (Forget).
 //
-// Settling (--gang-status-delay; 0 turns it off) is not this class's: the
-// gang doctor's controller (gang_status_reconciler.h) looks at a gang only
-// once the settle time has passed since the event that queued it, so the
-// transient reasons of a gang on its way (PodGroupMissing, then
-// WaitingForQuorum with moving counts) merge into one look, and writes what
-// is true then. Update publishes what it diagnoses at once.
+// Settling (--gang-status-delay; 0 turns it off): a gang on its way passes
+// through transient reasons in milliseconds (PodGroupMissing, then
+// WaitingForQuorum with counts that move as members are created and their
+// gates lifted). A condition that is not Scheduled is written only once the
+// Deployment's GangScheduled entry has been out of date for the settle time;
+// Update then asks to be called again when it elapses (the doctor's requeue),
+// and writes what is true then. Scheduled is written at once. A gang that is
+// created and placed within the settle time costs one write (Scheduled) and
+// one Event; a gang that stays pending gets its condition and Event after the
+// settle time.
 //
 // A Deployment whose objects did not change since a diagnosis found its
 // condition up to date is not diagnosed again (InputsFingerprint): a resync
@@ -132,6 +136,16 @@ const nlohmann::json* FindGangCondition(const nlohmann::json& deployment);
 std::optional<nlohmann::json> ConditionPatch(const nlohmann::json& deployment,
                                              const GangCondition& c, std::string_view now);
 
+// How long a condition that differs from the Deployment's waits before it
+// is written: zero for Scheduled (`c.status` "True") or without settling
+// (`settle` <= 0); else what remains of `settle` since `stale_since`, when
+// the Deployment's entry was first seen out of date (zero once it passed).
+// Pure.
+std::chrono::milliseconds SettleWait(const GangCondition& c,
+                                     std::chrono::steady_clock::time_point stale_since,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::chrono::milliseconds settle);
+
 // The objects a diagnosis reads, in one number: the uid and resourceVersion
 // of the Deployment and of each ReplicaSet, pod, group object and Workload,
 // and `api_served`. Equal fingerprints: the same diagnosis (Diagnose is pure;
@@ -157,7 +171,7 @@ class GangEventLimiter {
 
 // What Update did: `status` not ok is a failed patch (the caller requeues
 // with backoff); `recheck`: diagnose this Deployment again after this long
-// (the fit preview's informers syncing, a stale cache); `wrote`: the
+// (settling, the fit preview's informers syncing, a stale cache); `wrote`: the
 // condition was patched.
 struct GangUpdate {
   base::Status status;
@@ -176,15 +190,17 @@ class GangStatus {
   using Clock = std::chrono::steady_clock;
   // `facts`: the reconciler's cluster facts (--volcano-topology-tiers, ...),
   // which the diagnosis needs to judge what a backend can express; must
-  // outlive this object. `now`: the clock of the fit wait (tests inject one).
+  // outlive this object. `settle`: --gang-status-delay (see the header
+  // comment). `now`: the clock of settling and of the fit wait (tests inject one).
   GangStatus(
       Api& api, EventRecorder& events, const base::Logger& log,
-      const workloadbuilder::ClusterFacts& facts,
+      const workloadbuilder::ClusterFacts& facts, std::chrono::milliseconds settle,
       std::function<Clock::time_point()> now = [] { return Clock::now(); })
       : api_(api),
         events_(events),
         log_(log),
         facts_(facts),
+        settle_(settle),
         now_(std::move(now)),
         pending_(std::vector<double>(kGangPendingBuckets.begin(), kGangPendingBuckets.end())) {}
 
@@ -217,7 +233,10 @@ class GangStatus {
   struct Published {
     std::string_view reason;  // "" until diagnosed
     doctor::Counts counts;
-    // When this gang first waited for the fit preview's informers; unset when not.
+    // When the Deployment's GangScheduled entry was first seen out of date
+    // (settling), and when this gang first waited for the fit preview's
+    // informers; unset when not.
+    std::optional<Clock::time_point> stale_since;
     std::optional<Clock::time_point> fit_wait_since;
     // InputsFingerprint of the last diagnosis that found the Deployment's
     // condition up to date (0: none): the same inputs again (a resync, an
@@ -228,7 +247,7 @@ class GangStatus {
   // on a reason change). `fingerprint`: the inputs' InputsFingerprint, kept
   // when the condition is found up to date (0: do not keep).
   GangUpdate Publish(const Verdict& v, const nlohmann::json& deployment, const std::string& key,
-                     std::uint64_t fingerprint);
+                     Clock::time_point now, std::uint64_t fingerprint);
   // The diagnosis of `in`, with the fit preview when it needs one; nullopt
   // while the preview's informers sync (the caller rechecks).
   std::optional<doctor::Diagnosis> DiagnoseWithFit(doctor::GangView& in, const FitInputsFn& fit,
@@ -237,6 +256,7 @@ class GangStatus {
   EventRecorder& events_;
   const base::Logger& log_;
   const workloadbuilder::ClusterFacts& facts_;
+  const std::chrono::milliseconds settle_;
   const std::function<Clock::time_point()> now_;
   mutable std::mutex mu_;
   std::map<std::string, Published> gangs_;  // "ns/name" → last diagnosis; guarded by mu_

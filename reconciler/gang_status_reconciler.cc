@@ -12,7 +12,8 @@ using workloadbuilder::Backend;
 
 GangStatusReconciler::GangStatusReconciler(Manager& manager)
     : m_(manager),
-      gang_(manager.api(), manager.events(), manager.log(), manager.options().backends.facts) {
+      gang_(manager.api(), manager.events(), manager.log(), manager.options().backends.facts,
+            manager.options().gang_status_delay) {
   m_.caches().EnableGangStatus();
   m_.metrics().SetExtraSource([this](std::string* out) { gang_.Render(out); });
 }

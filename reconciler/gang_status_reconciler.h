@@ -5,13 +5,14 @@
 // (GangStatus, gang_status.h).
 //
 // It has its own queue (Manager::Add), fed by the same informer events as
-// the plan's. An event queues a key after the settle time
-// (--gang-status-delay; a key already waiting keeps its earlier time), so a
-// gang on its way — created, its gates lifted, its members placed within a
-// second or two — is looked at once, when the settle time since its first
-// event has passed, and its transient reasons are never published. 0 looks
-// at once. The doctor never waits for the plan, and the plan never for it:
-// what the plan wrote reaches the doctor as the watch events it causes.
+// the plan's. An event queues a key after kGangBatch (a key already waiting
+// keeps its earlier time), so the burst of events of a gang on its way —
+// created, its gates lifted, its members placed — merges into a few looks.
+// Scheduled is written at once; another reason only once it has held for the
+// settle time (--gang-status-delay; GangStatus asks for the look that writes
+// it as the reconcile's requeue). The doctor never waits for the plan, and
+// the plan never for it: what the plan wrote reaches the doctor as the watch
+// events it causes.
 //
 // Thread-safe across keys.
 #ifndef WASD_RECONCILER_GANG_STATUS_RECONCILER_H_
@@ -25,6 +26,12 @@
 #include "reconciler/reconciler.h"
 
 namespace wasd::reconciler {
+
+// How long an event's key waits in the doctor's queue: the events of one
+// gang's creation (a pod created, its gate lifted, bound: a dozen within a
+// few hundred ms) merge into one look, and a placed gang's Scheduled is still
+// written within a quarter of a second.
+inline constexpr std::chrono::milliseconds kGangBatch{250};
 
 class GangStatusReconciler : public Reconciler {
  public:

@@ -54,8 +54,8 @@ planner::Action UnusableBackendEvent(Backend backend, const std::vector<Backend>
 
 PlanReconciler::PlanReconciler(Manager& manager)
     : m_(manager),
-      executor_(manager.api(), manager.recent(), manager.events(), manager.metrics(),
-                manager.log(), [this] { return m_.MayWrite(); }) {}
+      executor_(manager.api(), manager.recent(), manager.events(), manager.metrics(), manager.log(),
+                [this] { return m_.MayWrite(); }) {}
 
 ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
   ReconcileResult result;

@@ -52,11 +52,10 @@ void WorkerLoop::Work() {
       metrics_->ReconcileFinished(start, outcome);
     }
     if (!r.status.ok()) {
-      log_.Warn("reconcile failed; retrying with backoff",
-                {{"controller", reconciler_.Name()},
-                 {"deployment", key},
-                 {"error", r.status.ToString()},
-                 {"retries", queue_.NumRequeues(key)}});
+      log_.Warn("reconcile failed; retrying with backoff", {{"controller", reconciler_.Name()},
+                                                            {"deployment", key},
+                                                            {"error", r.status.ToString()},
+                                                            {"retries", queue_.NumRequeues(key)}});
       queue_.AddRateLimited(key);
     } else {
       queue_.Forget(key);

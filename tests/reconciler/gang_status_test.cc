@@ -355,6 +355,19 @@ TEST_CASE("gang status: the doctor diagnoses the same on the caches' projected o
   CHECK_FALSE(projected.deployment["metadata"].contains("managedFields"));
 }
 
+TEST_CASE("gang status: settling holds a condition that is not Scheduled", "[unit][gang]") {
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  const GangCondition pending{"False", "WaitingForQuorum", "m"};
+  const GangCondition scheduled{"True", "Scheduled", "m"};
+  CHECK(SettleWait(pending, t0, t0, milliseconds(5000)) == milliseconds(5000));
+  CHECK(SettleWait(pending, t0, t0 + milliseconds(1200), milliseconds(5000)) == milliseconds(3800));
+  CHECK(SettleWait(pending, t0, t0 + milliseconds(5000), milliseconds(5000)) == milliseconds(0));
+  CHECK(SettleWait(pending, t0, t0 + milliseconds(9000), milliseconds(5000)) == milliseconds(0));
+  CHECK(SettleWait(scheduled, t0, t0, milliseconds(5000)) == milliseconds(0));
+  CHECK(SettleWait(pending, t0, t0, milliseconds(0)) == milliseconds(0));
+}
+
 TEST_CASE("gang status: a Deployment update that moved only its status is not a change",
           "[unit][gang]") {
   const json before = DeploymentWith(json::array({Available()}));
@@ -411,8 +424,8 @@ struct UpdateFixture {
     if (!api.Find(status, "ml", "train")) api.Put(status, deployment);
     observed.deployment = Ptr(*api.Find(status, "ml", "train"));
   }
-  GangStatus Status() {
-    return GangStatus(api, events, log, facts, [this] { return now; });
+  GangStatus Status(std::chrono::milliseconds settle) {
+    return GangStatus(api, events, log, facts, settle, [this] { return now; });
   }
   // Fit inputs that are known (`ready`) or still syncing.
   FitInputsFn Fit(const bool& ready) {
@@ -439,24 +452,32 @@ struct UpdateFixture {
   }
 };
 
-TEST_CASE("gang status: an Unschedulable gang is written with its fit preview once Nodes are known",
+TEST_CASE("gang status: an Unschedulable gang is written once it settled, with its fit preview",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status();
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
   bool synced = false;
   // The fit preview's informers are still listing: nothing yet, look again soon.
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   REQUIRE(u.status.ok());
   CHECK(u.recheck == kGangRecheck);
-  CHECK_FALSE(u.wrote);
   CHECK(f.api.calls("patch") == 0);
-  // Synced: one patch and one Event, the preview in the message.
+  // Synced: the diagnosis is known, but it waits for the settle time.
   synced = true;
   f.now += std::chrono::milliseconds(300);
   u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck == std::chrono::milliseconds(5000));
+  CHECK(f.api.calls("patch") == 0);
+  CHECK(status.patches() == 0);
+  f.now += std::chrono::milliseconds(2000);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck == std::chrono::milliseconds(3000));
+  CHECK(status.patches() == 0);
+  // Settled: one patch and one Event, the preview in the message.
+  f.now += std::chrono::milliseconds(3000);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   REQUIRE(u.status.ok());
   CHECK_FALSE(u.recheck.has_value());
-  CHECK(u.wrote);
   CHECK(status.patches() == 1);
   CHECK(status.events() == 1);
   const json* c = f.Written();
@@ -466,15 +487,27 @@ TEST_CASE("gang status: an Unschedulable gang is written with its fit preview on
   // Up to date: nothing more, however often it is diagnosed.
   u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   CHECK_FALSE(u.recheck.has_value());
-  CHECK_FALSE(u.wrote);
   CHECK(status.patches() == 1);
   CHECK(status.events() == 1);
+}
+
+TEST_CASE("gang status: without settling the condition is written at once", "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  const bool synced = true;
+  const GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(u.wrote);
+  CHECK(status.patches() == 1);
+  REQUIRE(f.Written() != nullptr);
+  CHECK((*f.Written())["reason"] == "Unschedulable");
 }
 
 TEST_CASE("gang status: the metrics count each gang under the reason it was published with",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status();
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
   const bool synced = true;
   std::string before;
   status.Render(&before);
@@ -499,7 +532,7 @@ TEST_CASE("gang status: the metrics count each gang under the reason it was publ
 TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSyncWait",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status();
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
   const bool synced = false;
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   CHECK(u.recheck == kGangRecheck);
@@ -516,13 +549,40 @@ TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSy
   CHECK((*f.Written())["message"].get<std::string>().find("has room for") == std::string::npos);
 }
 
+TEST_CASE("gang status: Scheduled is written at once, and a transient reason never",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  const bool synced = true;
+  // Still on its way (members gated, no verdict): held.
+  f.GateAll();
+  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  CHECK(u.recheck.has_value());
+  CHECK(status.patches() == 0);
+  // Placed a second later: Scheduled at once, the transient reason never written.
+  f.now += std::chrono::seconds(1);
+  f.observed.pods.clear();
+  for (json p : f.full.pods) {
+    p["spec"]["nodeName"] = "n0";
+    p["status"] = {{"phase", "Running"}};
+    f.observed.pods.push_back(UpdateFixture::Ptr(p));
+  }
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK_FALSE(u.recheck.has_value());
+  CHECK(status.patches() == 1);
+  CHECK(status.events() == 1);
+  REQUIRE(f.Written() != nullptr);
+  CHECK((*f.Written())["reason"] == "Scheduled");
+  CHECK(f.api.calls("create") == 1);  // the one Event
+}
+
 TEST_CASE("gang status: each look writes what is true then, one Event per reason change",
           "[unit][gang]") {
   UpdateFixture f;
-  GangStatus status = f.Status();
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
   const bool synced = true;
-  // Still on its way (members gated, no verdict): written as it is (the
-  // settle time that keeps such a reason unpublished is the loop's delay).
+  // Without settling, still on its way (members gated, no verdict): written as it is.
   f.GateAll();
   GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
   REQUIRE(u.status.ok());

@@ -22,7 +22,8 @@ class Recorder : public Reconciler {
   ReconcileResult Reconcile(const std::string& key) override {
     std::lock_guard lock(mu_);
     ReconcileResult r;
-    if (++seen_[key] <= fail_first) r.status = base::Status::Error(base::Status::Kind::kBadResponse, "x");
+    if (++seen_[key] <= fail_first)
+      r.status = base::Status::Error(base::Status::Kind::kBadResponse, "x");
     if (key == "ns/again" && seen_[key] == 1) r.requeue_after = 10ms;
     cv_.notify_all();
     return r;
