@@ -211,18 +211,29 @@ class OrphanedReplicaSetTest(unittest.TestCase):
             group = env.srv.Get(f"{groups}/{pg}")
             self.assertEqual(group["metadata"]["labels"], {"wasd.io/managed": "true"})
             self.assertTrue(group["metadata"]["annotations"]["wasd.io/deployment-uid"])
-            env.srv.Kubectl("delete", "replicaset", rs["metadata"]["name"], "--cascade=orphan")
+            env.srv.Kubectl("delete", "replicaset", rs["metadata"]["name"], "--cascade=orphan",
+                            "--wait=false")
             wait_for(lambda: not env.srv.Get(f"{groups}/{pg}")["metadata"].get("ownerReferences"),
                      TIMEOUT, 0.2, "the group lost its owner")
-            # A rollout replaces the pods that name it; then nothing needs it.
-            env.srv.Kubectl("set", "image", "deployment/orph", "c=registry.example/app:2")
+            # Its pods (orphaned too: this server's ReplicaSet controller does not adopt them)
+            # still name it, so it is kept; once they are gone, nothing needs it.
+            orphans = [p for p in live(env.pods("orph")) if linked_group(p, "volcano") == pg]
+            self.assertEqual(len(orphans), 2)
+            self.assertEqual(env.srv.Request("GET", f"{groups}/{pg}")[0], 200)
+            for p in orphans:
+                env.delete(f"/api/v1/namespaces/{NS}/pods/{p['metadata']['name']}")
             wait_for(lambda: env.srv.Request("GET", f"{groups}/{pg}")[0] == 404, TIMEOUT, 0.2,
                      "the orphaned group deleted")
-            wait_for(lambda: len(running(env.pods("orph"))) == 2, TIMEOUT, 0.2, "2 running again")
+            wait_for(lambda: len(running(env.pods("orph"))) == 2, TIMEOUT, 0.2, "2 running")
+            deletes = [(m, n) for m, k, n, _ in env.reconciler_writes(0)
+                       if k == "podgroups.scheduling.volcano.sh" and m == "DELETE"]
+            self.assertEqual(deletes, [("DELETE", pg)])
             self.assertEqual(env.srv.Request("GET", f"{groups}/batch-job")[0], 200)
             reads = env.srv.Audit(methods=("GET",), path="podgroups", user=RECONCILER_USER)
+            # The informer's lists and watches (the API check's one-item probe aside).
             lists = [e for e in reads if "scheduling.volcano.sh" in e["path"] and
-                     not e["path"].rstrip("/").endswith(tuple([pg, "batch-job"]))]
+                     not e["path"].rstrip("/").endswith(tuple([pg, "batch-job"])) and
+                     e.get("query") != {"limit": "1"}]
             self.assertTrue(lists, "the reconciler lists Volcano groups")
             for e in lists:
                 query = e.get("query")
