@@ -126,16 +126,35 @@ const json* Plannable(const PlanInput& in, Plan& plan) {
 // Q15: pods marked for wasd whose Deployment lost its carrier (removed
 // through /status, an exported manifest without the annotation) would wait
 // forever: release them.
+// What a release did, for its Event: the groups created for the pods (each
+// pod then scheduled on its own) and those the pods name that could not be.
+std::string ReleaseWords(const internal::Release& r) {
+  std::string out;
+  if (!r.created.empty()) {
+    std::string names;
+    for (const std::string& n : r.created) names += (names.empty() ? "" : ", ") + n;
+    out += "; they name a group that did not exist, so wasd created " + names +
+           " without a gang (each pod is placed on its own)";
+  }
+  if (!r.missing.empty()) {
+    std::string names;
+    for (const std::string& n : r.missing) names += (names.empty() ? "" : ", ") + n;
+    out += "; they name group " + names +
+           ", which does not exist and which wasd cannot create, so no scheduler places "
+           "them: delete those pods so that their ReplicaSet re-creates them";
+  }
+  return out;
+}
+
 void PlanWithoutConfig(const PlanInput& in, const json& deployment, Plan& plan) {
   plan.note = "the Deployment has no scheduling configuration";
-  const std::size_t n = internal::LiftAllGates(in, deployment, plan);
-  if (n == 0) return;
+  const internal::Release r = internal::ReleaseAllGates(in, deployment, plan);
+  if (r.lifted == 0) return;
   AddEvent(plan, "Warning", kReasonGatesLifted,
            "The Deployment has no " + std::string(workloadbuilder::kSchedulingAnnotation) +
-               " annotation or spec.scheduling, but " + std::to_string(n) +
+               " annotation or spec.scheduling, but " + std::to_string(r.lifted) +
                " of its pods carry the " + std::string(workloadbuilder::kPodGroupGate) +
-               " scheduling gate: wasd lifted it, and they are scheduled without a "
-               "PodGroup. Remove the " +
+               " scheduling gate: wasd lifted it" + ReleaseWords(r) + ". Remove the " +
                std::string(workloadbuilder::kManagedLabel) +
                " label from the pod template, or add the annotation back");
 }
@@ -147,11 +166,14 @@ void PlanInvalidConfig(const PlanInput& in, const json& deployment,
                        const workloadbuilder::FieldErrorList& errors, Plan& plan) {
   plan.note =
       "the scheduling configuration is invalid: " + workloadbuilder::AggregateMessage(errors);
-  const std::size_t n = internal::LiftAllGates(in, deployment, plan);
+  const internal::Release r = internal::ReleaseAllGates(in, deployment, plan);
   std::string message =
       "The stored scheduling configuration is invalid, so wasd manages no "
       "Workload or PodGroups for this Deployment";
-  if (n > 0) message += " and lifted the scheduling gate of " + std::to_string(n) + " pod(s)";
+  if (r.lifted > 0) {
+    message += " and lifted the scheduling gate of " + std::to_string(r.lifted) + " pod(s)" +
+               ReleaseWords(r);
+  }
   AddEvent(plan, "Warning", kReasonInvalidConfiguration,
            message + ": " + workloadbuilder::AggregateMessage(errors));
 }

@@ -42,10 +42,15 @@
 // group object of the backend's API (BuildBackendPodGroup, with
 // PlanInput::facts) per active ReplicaSet, controlled by it; minMember
 // follows the built object (patched at Info(backend).min_count_pointer with a
-// uid `test`); deletions, the foreign-object stop and gate lifting are as
-// above. Their objects carry no podgroup-protection finalizer, so a
-// Terminating one is only waited for (never released, Q14 is native-only).
-// Plan::backend tells the executor which resource the PodGroup actions use.
+// uid `test`; on KAI a derived one grows only with the active members,
+// docs/backends.md); deletions, the foreign-object stop and gate lifting are
+// as above. A member of the ReplicaSet whose link names another group
+// (another actor rewrote it: KAI's podgrouper before v0.15.0) is still the
+// ReplicaSet's (gate lifted, counted), with a Warning MemberRelinked. A group
+// object whose ReplicaSet was deleted with propagationPolicy Orphan is known
+// by its label and Deployment UID annotation and deleted once no pod names it. Their objects carry
+// no podgroup-protection finalizer, so a Terminating one is only waited for (never released, Q14 is
+// native-only). Plan::backend tells the executor which resource the PodGroup actions use.
 //
 // Thread-safe: pure functions over const inputs.
 #ifndef WASD_PLANNER_PLAN_H_
@@ -82,6 +87,7 @@ inline constexpr std::string_view kReasonInvalidConfiguration = "InvalidScheduli
 inline constexpr std::string_view kReasonGatesLifted = "SchedulingGatesLifted";
 inline constexpr std::string_view kReasonFailedWorkloadCreate = "FailedWorkloadCreate";
 inline constexpr std::string_view kReasonFailedPodGroupCreate = "FailedPodGroupCreate";
+inline constexpr std::string_view kReasonMemberRelinked = "MemberRelinked";
 
 // The finalizer kube's podgroup-protection controller puts on every
 // PodGroup; it waits for the pods that name the PodGroup.

@@ -23,9 +23,18 @@ std::vector<const nlohmann::json*> SortedByName(const std::vector<Object>& objec
 
 // Lifts wasd's gate from every live pod of `rs` (one action each).
 void AddLiftGates(const PlanInput& in, const nlohmann::json& rs, Plan& plan);
+// What ReleaseAllGates planned.
+struct Release {
+  std::size_t lifted = 0;            // gates lifted
+  std::vector<std::string> created;  // "PodGroup x" / "scheduling.run.ai PodGroup x" created first
+  std::vector<std::string> missing;  // group names the pods keep naming that wasd cannot create
+};
 // Q15: the Deployment has no usable scheduling configuration: lifts wasd's
-// gate from every pod of its ReplicaSets. Returns how many.
-std::size_t LiftAllGates(const PlanInput& in, const nlohmann::json& deployment, Plan& plan);
+// gate from every pod of its ReplicaSets. The pods name their ReplicaSet's
+// group, and every scheduler holds a pod whose group does not exist, so a
+// missing one is created first (BuildReleaseGroup: no gang, each pod on its
+// own); sets plan.backend.
+Release ReleaseAllGates(const PlanInput& in, const nlohmann::json& deployment, Plan& plan);
 
 // Step 2 and 3 of plan.h. `workload` is our Workload as it will be once the
 // plan's Workload patch (if any) is applied; `min_count` its gang minCount

@@ -1,4 +1,5 @@
 // The PodGroup and gate steps of PlanDeployment (plan.h, steps 2 and 3).
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -6,6 +7,7 @@
 #include "planner/plan_internal.h"
 #include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/builder.h"
+#include "workloadbuilder/field_path.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
@@ -61,7 +63,48 @@ bool IsOurPodGroup(const json& pg, const json& workload,
   return !controller.empty() && rs_by_uid.count(controller) > 0;
 }
 
+// A non-native group object wasd built for this Deployment whose ReplicaSet
+// was deleted with propagationPolicy Orphan: it has no owner left, and only
+// its label and annotation (backend_compile.h kDeploymentUidAnnotation) say
+// whose it is. Deleted like a group whose ReplicaSet is gone.
+bool IsOrphanedBackendGroup(const json& pg, const json& deployment) {
+  const json* owners = workloadbuilder::MemberPath(pg, {"metadata", "ownerReferences"});
+  if (owners != nullptr && owners->is_array() && !owners->empty()) return false;
+  const std::string* managed = AsString(
+      workloadbuilder::MemberPath(pg, {"metadata", "labels", workloadbuilder::kManagedLabel}));
+  const std::string* uid = AsString(workloadbuilder::MemberPath(
+      pg, {"metadata", "annotations", workloadbuilder::kDeploymentUidAnnotation}));
+  return managed != nullptr && *managed == "true" && uid != nullptr && !uid->empty() &&
+         *uid == UidOf(deployment);
+}
+
 bool Active(const json& rs) { return ReplicasOf(rs) > 0 && !IsTerminating(rs); }
+
+// A group object of ours built before it carried wasd's marks (the
+// wasd.io/managed label and the Deployment UID annotation): the patch that
+// adds them (uid-tested), else nullopt. The reconciler's informer sees only
+// labelled groups, so such a group shows up once, through the AlreadyExists
+// answer to a create, and is marked then.
+std::optional<json> ManagedMarksPatch(const json& pg, const json& deployment) {
+  json patch = json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", UidOf(pg)}}});
+  const auto mark = [&](std::string_view member, std::string_view key, const std::string& value) {
+    const json* map = workloadbuilder::MemberPath(pg, {"metadata", std::string(member)});
+    const std::string* have = map != nullptr ? AsString(Member(*map, key)) : nullptr;
+    if (have != nullptr && *have == value) return;
+    const std::string path = "/metadata/" + std::string(member);
+    if (map == nullptr || !map->is_object()) {
+      patch.push_back({{"op", "add"}, {"path", path}, {"value", {{std::string(key), value}}}});
+    } else {
+      patch.push_back({{"op", "add"},
+                       {"path", path + "/" + workloadbuilder::EscapeJsonPointerToken(key)},
+                       {"value", value}});
+    }
+  };
+  mark("labels", workloadbuilder::kManagedLabel, "true");
+  mark("annotations", workloadbuilder::kDeploymentUidAnnotation, UidOf(deployment));
+  if (patch.size() == 1) return std::nullopt;
+  return patch;
+}
 
 bool Finished(const json& pod) {
   const std::string* phase = AsString(workloadbuilder::MemberPath(pod, {"status", "phase"}));
@@ -314,10 +357,12 @@ std::string DeletedMessage(const std::string& name, const json* rs, bool rs_acti
 // at zero, Terminating or gone, or the PodGroup has a name of an earlier
 // naming scheme), once no unfinished pod names them. The executor confirms
 // with a live read of the ReplicaSet before it deletes (Q13).
-void PlanDeletions(const PlanInput& in, const PodGroupScene& scene, const json& workload,
-                   Plan& plan) {
+void PlanDeletions(const PlanInput& in, const PodGroupScene& scene, const json& deployment,
+                   const json& workload, Plan& plan) {
   for (const auto& [name, pg] : scene.pg_by_name) {
-    if (!IsOurPodGroup(*pg, workload, scene.rs_by_uid) || IsTerminating(*pg)) continue;
+    const bool ours = IsOurPodGroup(*pg, workload, scene.rs_by_uid) ||
+                      (plan.backend != Backend::kNative && IsOrphanedBackendGroup(*pg, deployment));
+    if (!ours || IsTerminating(*pg)) continue;
     if (scene.wanted.count(name) > 0) continue;
     if (InUse(in, name)) continue;  // deleted once its last pod is gone (pod events wake us)
     const auto rs = scene.rs_by_uid.find(ControllerUid(*pg));
@@ -327,6 +372,42 @@ void PlanDeletions(const PlanInput& in, const PodGroupScene& scene, const json& 
     plan.actions.push_back(Action::DeletePodGroup(*pg, rs_active));
     AddEvent(plan, "Normal", kReasonPodGroupDeleted, DeletedMessage(name, owner, rs_active));
   }
+}
+
+// The members of `rs` that KAI counts as active in the ReplicaSet's group:
+// naming it, bound to a node, not finished and not being deleted (a member
+// another actor re-linked counts in the other group, not in ours).
+std::int64_t ActiveMembers(const PlanInput& in, const json& rs) {
+  const std::string rs_uid = UidOf(rs);
+  const std::string pg_name = workloadbuilder::PodGroupName(NameOf(rs), rs_uid);
+  std::int64_t n = 0;
+  for (const Object& pod : in.pods) {
+    if (pod == nullptr || ControllerUid(*pod) != rs_uid || IsTerminating(*pod) || Finished(*pod) ||
+        workloadbuilder::LinkedPodGroupName(*pod, Backend::kKai) != pg_name) {
+      continue;
+    }
+    const std::string* node = AsString(workloadbuilder::MemberPath(*pod, {"spec", "nodeName"}));
+    if (node != nullptr && !node->empty()) ++n;
+  }
+  return n;
+}
+
+// KAI evicts every active member of a group whose active members stay below
+// minMember longer than its staleness grace period (docs/backends.md "KAI:
+// what a scale-up means"). So a derived minMember (no explicit minCount) of a
+// group that already has active members never goes above them: it grows to
+// `desired` only as the new members become active (KAI places members beyond
+// minMember one by one). `current` is the stored value (nullopt: the group is
+// being created). Other backends, an explicit minCount, and a lower value are
+// `desired` unchanged.
+std::int64_t KaiMinMember(const PlanInput& in, const json& rs, const Target& target,
+                          std::int64_t desired, std::optional<std::int64_t> current) {
+  if (target.backend != Backend::kKai || workloadbuilder::ExplicitMinCount(*target.config)) {
+    return desired;
+  }
+  const std::int64_t active = ActiveMembers(in, rs);
+  if (active == 0) return current ? std::min(desired, *current) : desired;
+  return std::min(desired, std::max(current.value_or(active), active));
 }
 
 // The ClaimsStripped Warning that goes with a PodGroup create when the
@@ -362,10 +443,16 @@ void PlanCreatePodGroup(const PlanInput& in, const json& deployment, const std::
     plan.note = "cannot build " + GroupWord(target.backend) + " " + pg_name + ": " + built.error;
     return;
   }
-  const std::optional<std::int64_t> min_count =
-      target.native()
-          ? target.min_count
-          : IntAt(built.object, workloadbuilder::Info(target.backend).min_count_pointer);
+  std::optional<std::int64_t> min_count = target.min_count;
+  if (!target.native()) {
+    const json::json_pointer pointer{
+        std::string(workloadbuilder::Info(target.backend).min_count_pointer)};
+    min_count = IntAt(built.object, pointer.to_string());
+    if (min_count) {
+      *min_count = KaiMinMember(in, rs, target, *min_count, std::nullopt);
+      built.object[pointer] = *min_count;
+    }
+  }
   const auto& missing_claims = target.missing_claims;
   const json& workload = target.workload;
   plan.actions.push_back(
@@ -388,8 +475,9 @@ void PlanCreatePodGroup(const PlanInput& in, const json& deployment, const std::
 }
 
 // A non-native group object's minMember follows the compiled one (explicit
-// minCount, else the Deployment's replicas). At zero replicas the Deployment
-// is on its way down (or its update is behind): the value is kept.
+// minCount, else the Deployment's replicas; on KAI see KaiMinMember). At zero
+// replicas the Deployment is on its way down (or its update is behind): the
+// value is kept.
 void PlanBackendMinCount(const PlanInput& in, const json& deployment, const std::string& pg_name,
                          const json& pg, const json& rs, const Target& target, Plan& plan) {
   if (ReplicasOf(deployment) == 0 && !workloadbuilder::ExplicitMinCount(*target.config)) return;
@@ -399,7 +487,8 @@ void PlanBackendMinCount(const PlanInput& in, const json& deployment, const std:
     return;
   }
   const std::string_view pointer = workloadbuilder::Info(target.backend).min_count_pointer;
-  const std::optional<std::int64_t> desired = IntAt(built.object, pointer);
+  std::optional<std::int64_t> desired = IntAt(built.object, pointer);
+  if (desired) *desired = KaiMinMember(in, rs, target, *desired, IntAt(pg, pointer));
   if (desired && IntAt(pg, pointer) != desired) {
     plan.actions.push_back(Action::PatchPodGroupMinCount(pg_name, UidOf(pg), *desired, pointer));
   }
@@ -417,6 +506,9 @@ void PlanKeepInStep(const PlanInput& in, const json& deployment, const std::stri
         Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupAdoptPatch(pg, rs)));
   }
   if (!target.native()) {
+    if (std::optional<json> marks = ManagedMarksPatch(pg, deployment)) {
+      plan.actions.push_back(Action::PatchPodGroupOwners(pg_name, UidOf(pg), std::move(*marks)));
+    }
     PlanBackendMinCount(in, deployment, pg_name, pg, rs, target, plan);
     AddLiftGates(in, rs, plan);
     return;
@@ -448,22 +540,86 @@ void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
   }
 }
 
-std::size_t LiftAllGates(const PlanInput& in, const json& deployment, Plan& plan) {
-  const std::size_t before = plan.actions.size();
+Release ReleaseAllGates(const PlanInput& in, const json& deployment, Plan& plan) {
+  Release out;
   const std::string deployment_uid = UidOf(deployment);
-  for (const json* rs : SortedByName(in.replicasets)) {
-    if (ControllerUid(*rs) == deployment_uid) AddLiftGates(in, *rs, plan);
+  const std::optional<Backend> backend = BackendOf(deployment);
+  plan.backend = backend.value_or(Backend::kNative);
+  std::set<std::string> existing;
+  for (const Object& pg : in.podgroups) {
+    if (pg != nullptr) existing.insert(NameOf(*pg));
   }
-  return plan.actions.size() - before;
+  for (const json* rs : SortedByName(in.replicasets)) {
+    if (ControllerUid(*rs) != deployment_uid) continue;
+    const std::size_t before = plan.actions.size();
+    AddLiftGates(in, *rs, plan);
+    const std::size_t lifted = plan.actions.size() - before;
+    if (lifted == 0) continue;
+    out.lifted += lifted;
+    // The pods name their ReplicaSet's group (the webhook linked them): no
+    // scheduler places a pod whose group does not exist.
+    const std::string pg_name = workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs));
+    if (existing.count(pg_name) > 0) continue;
+    workloadbuilder::BuildResult built =
+        backend ? workloadbuilder::BuildReleaseGroup(*backend, deployment, *rs, in.facts)
+                : workloadbuilder::BuildResult{nullptr, "the backend label names no backend"};
+    if (!built.ok()) {
+      out.missing.push_back(pg_name);
+      continue;
+    }
+    const std::int64_t min_count = *backend == Backend::kNative ? 0 : 1;
+    plan.actions.insert(plan.actions.begin() + static_cast<std::ptrdiff_t>(before),
+                        Action::CreatePodGroup(pg_name, std::move(built.object), min_count));
+    out.created.push_back(GroupWord(*backend) + " " + pg_name);
+  }
+  return out;
 }
 
 namespace {
+
+// Where backend `b` keeps a pod's link, for messages.
+std::string LinkWords(Backend b) {
+  switch (b) {
+    case Backend::kVolcano:
+      return "annotation " + std::string(workloadbuilder::kVolcanoGroupAnnotation);
+    case Backend::kKai: return "annotation " + std::string(workloadbuilder::kKaiGroupAnnotation);
+    case Backend::kCoscheduling:
+      return "label " + std::string(workloadbuilder::kCoschedulingGroupLabel);
+    case Backend::kNative: break;
+  }
+  return "spec.schedulingGroup.podGroupName";
+}
+
+// M3: members of `rs` whose link names another group than `pg_name` (wasd's
+// webhook linked them to it; another actor changed the link since). They are
+// still the ReplicaSet's (gates, counts); a Warning per pod names the change.
+void WarnRelinked(const PlanInput& in, Backend backend, const std::string& pg_name, const json& rs,
+                  Plan& plan) {
+  const std::string rs_uid = UidOf(rs);
+  for (const json* pod : SortedByName(in.pods)) {
+    if (ControllerUid(*pod) != rs_uid || IsTerminating(*pod) || Finished(*pod)) continue;
+    const std::string linked = workloadbuilder::LinkedPodGroupName(*pod, backend);
+    if (linked.empty() || linked == pg_name) continue;
+    std::string message = "Pod " + NameOf(*pod) + " of ReplicaSet " + NameOf(rs) + " names " +
+                          GroupWord(backend) + " " + linked + " instead of " + pg_name +
+                          ", which wasd made for it: another actor changed its " +
+                          LinkWords(backend) + ". wasd still counts it as a member of ReplicaSet " +
+                          NameOf(rs) + ", but the scheduler places it in " + linked +
+                          ", outside the gang";
+    if (backend == Backend::kKai) {
+      message += " (KAI's podgrouper before v0.15.0 ignores " +
+                 std::string(workloadbuilder::kKaiSkipPodgrouperAnnotation) +
+                 " and rewrites the link: wasd needs KAI v0.15.0 or later)";
+    }
+    AddEvent(plan, "Warning", kReasonMemberRelinked, std::move(message));
+  }
+}
 
 void PlanGroups(const PlanInput& in, const json& deployment, const Target& target, Plan& plan) {
   const json& workload = target.workload;
   const PodGroupScene scene = SceneOf(in, deployment);
   if (PlanForeign(in, scene, workload, plan)) return;
-  PlanDeletions(in, scene, workload, plan);
+  PlanDeletions(in, scene, deployment, workload, plan);
 
   // Active ReplicaSets: create, keep in step, lift gates.
   bool waiting = false;
@@ -483,6 +639,7 @@ void PlanGroups(const PlanInput& in, const json& deployment, const Target& targe
     } else {
       PlanKeepInStep(in, deployment, pg_name, *it->second, *rs, target, plan);
     }
+    if (!target.native()) WarnRelinked(in, target.backend, pg_name, *rs, plan);
   }
   if (waiting) AddRequeue(plan, kTerminatingRecheck);
   if (stale) AddRequeue(plan, kStaleDeploymentRecheck);

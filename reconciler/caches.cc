@@ -64,6 +64,28 @@ std::string WorkloadNameOf(const json& pg) {
   return n != nullptr ? *n : std::string();
 }
 
+// A pod update the planner must see although the pod is not gated: a KAI
+// member just bound to a node (a derived minMember grows only as members
+// become active: planner/plan_podgroups.cc KaiMinMember), or a link that
+// another actor rewrote (Warning MemberRelinked).
+bool PodUpdateWakes(const json& before, const json& after) {
+  if (workloadbuilder::LinkedPodGroupName(before) != workloadbuilder::LinkedPodGroupName(after)) {
+    return true;
+  }
+  static const json kNoLabels;
+  const json* labels = workloadbuilder::MemberPath(after, {"metadata", "labels"});
+  if (workloadbuilder::BackendOfLabels(labels != nullptr ? *labels : kNoLabels) !=
+      workloadbuilder::Backend::kKai) {
+    return false;
+  }
+  const auto node = [](const json& pod) {
+    const std::string* n =
+        workloadbuilder::AsString(workloadbuilder::MemberPath(pod, {"spec", "nodeName"}));
+    return n != nullptr && !n->empty();
+  };
+  return !node(before) && node(after);
+}
+
 }  // namespace
 
 namespace {
@@ -133,10 +155,11 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
       {[this](const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnReplicaSet(o, false); },
        [this](const kube::ObjectPtr& o) { OnReplicaSet(o, true); }});
-  pods_->AddEventHandlers(
-      {[this](const kube::ObjectPtr& o) { OnPod(o, false); },
-       [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnPod(o, false); },
-       [this](const kube::ObjectPtr& o) { OnPod(o, true); }});
+  pods_->AddEventHandlers({[this](const kube::ObjectPtr& o) { OnPod(o, false); },
+                           [this](const kube::ObjectPtr& old, const kube::ObjectPtr& o) {
+                             OnPod(o, false, old != nullptr && PodUpdateWakes(*old, *o));
+                           },
+                           [this](const kube::ObjectPtr& o) { OnPod(o, true); }});
   workloads_->AddEventHandlers(
       {[this](const kube::ObjectPtr& o) { OnWorkload(o, false); },
        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnWorkload(o, false); },
@@ -147,9 +170,11 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
        [this](const kube::ObjectPtr& o) { OnPodGroup(o, true); }});
   for (const workloadbuilder::Backend b : backends) {
     if (b == workloadbuilder::Backend::kNative || backend_groups_.count(b) > 0) continue;
-    // Volcano, KAI and coscheduling PodGroups: compared by spec, like ours.
+    // Volcano, KAI and coscheduling PodGroups: compared by spec, like ours;
+    // only wasd's own (labelled where they are built, backend_compile.cc),
+    // not every group of the cluster's batch workloads.
     auto& informer = backend_groups_[b] =
-        MakeInformer(client_, GroupResource(b), "", {}, SchedulingObjectProjection());
+        MakeInformer(client_, GroupResource(b), kManagedSelector, {}, SchedulingObjectProjection());
     informer->AddEventHandlers(
         {[this](const kube::ObjectPtr& o) { OnBackendGroup(o, false); },
          [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { OnBackendGroup(o, false); },
@@ -272,7 +297,7 @@ void Caches::OnReplicaSet(const kube::ObjectPtr& rs, bool deleted) {
   EnqueueIfManaged(ns, owner);
 }
 
-void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
+void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted, bool wake) {
   recent_.Observe(Kind::kPod, *pod, deleted);
   const std::string ns = NamespaceOf(*pod);
   const std::string key = Key(ns, NameOf(*pod));
@@ -290,6 +315,13 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
   } else {
     pods_by_group_.Set(key, NameOf(*pod), Key(ns, group_name));
   }
+  // Also under its ReplicaSet: a member whose link another actor rewrote
+  // (KAI's podgrouper before v0.15.0) is still the ReplicaSet's.
+  if (deleted || rs_name.empty()) {
+    pods_by_replicaset_.Remove(key);
+  } else {
+    pods_by_replicaset_.Set(key, NameOf(*pod), Key(ns, rs_name));
+  }
   if (group_name.empty()) return;
   const std::string* group = &group_name;
   // Wake the Deployment when a gate may be lifted, or when a pod that kept
@@ -297,7 +329,7 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted) {
   const std::string* phase =
       workloadbuilder::AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
   const bool finished = phase != nullptr && (*phase == "Succeeded" || *phase == "Failed");
-  if (!deleted && !finished && !IsTerminating(*pod) && !gated) {
+  if (!deleted && !finished && !IsTerminating(*pod) && !gated && !wake) {
     return;
   }
   const kube::ObjectPtr rs = rs_name.empty() ? nullptr : replicasets_->Get(ns, rs_name);
@@ -345,6 +377,17 @@ void Caches::OnPodGroup(const kube::ObjectPtr& pg, bool deleted) {
 
 void Caches::OnBackendGroup(const kube::ObjectPtr& pg, bool deleted) {
   recent_.Observe(Kind::kPodGroup, *pg, deleted);
+  // Filed under the Deployment its name leads to (`<deployment>-<template
+  // hash>-<uid hash>`, Q12): a group whose ReplicaSet was deleted with
+  // propagationPolicy Orphan is found by nothing else.
+  const std::string ns = NamespaceOf(*pg);
+  const std::string key = Key(ns, NameOf(*pg));
+  if (deleted) {
+    backend_groups_by_deployment_.Remove(key);
+  } else {
+    backend_groups_by_deployment_.Set(key, NameOf(*pg),
+                                      Key(ns, StripHashSuffix(StripHashSuffix(NameOf(*pg)))));
+  }
   EnqueueGroupOwner(*pg);
 }
 
@@ -422,11 +465,20 @@ PlanInput Caches::Assemble(const std::string& ns, const std::string& name) const
 void Caches::AssembleBackend(workloadbuilder::Backend backend, const std::string& ns,
                              const std::string& deploy_key, PlanInput& in) const {
   const auto informer = backend_groups_.find(backend);
+  std::set<std::string> pg_names;
   for (const std::string& rs_name : rs_by_deployment_.Lookup(deploy_key)) {
     kube::ObjectPtr rs = replicasets_->Get(ns, rs_name);
     if (rs == nullptr) continue;
     in.replicasets.push_back(rs);
-    const std::string pg = workloadbuilder::PodGroupName(rs_name, UidOf(*rs));
+    pg_names.insert(workloadbuilder::PodGroupName(rs_name, UidOf(*rs)));
+  }
+  // Groups of ReplicaSets that are gone (orphaned ones among them): the
+  // planner decides which are this Deployment's.
+  for (const std::string& pg : backend_groups_by_deployment_.Lookup(deploy_key)) {
+    pg_names.insert(pg);
+  }
+  std::set<std::string> pod_names;
+  for (const std::string& pg : pg_names) {
     const auto cached = [&]() -> Object {
       return informer != backend_groups_.end() ? informer->second->Get(ns, pg) : nullptr;
     };
@@ -434,10 +486,19 @@ void Caches::AssembleBackend(workloadbuilder::Backend backend, const std::string
       in.podgroups.push_back(std::move(o));
     }
     for (const std::string& pod_name : pods_by_group_.Lookup(Key(ns, pg))) {
-      if (Object pod =
-              recent_.Resolve(Kind::kPod, ns, pod_name, [&] { return pods_->Get(ns, pod_name); })) {
-        in.pods.push_back(std::move(pod));
-      }
+      pod_names.insert(pod_name);
+    }
+  }
+  // The ReplicaSets' own pods, whatever group they name now.
+  for (const Object& rs : in.replicasets) {
+    for (const std::string& pod_name : pods_by_replicaset_.Lookup(Key(ns, NameOf(*rs)))) {
+      pod_names.insert(pod_name);
+    }
+  }
+  for (const std::string& pod_name : pod_names) {
+    if (Object pod =
+            recent_.Resolve(Kind::kPod, ns, pod_name, [&] { return pods_->Get(ns, pod_name); })) {
+      in.pods.push_back(std::move(pod));
     }
   }
 }

@@ -3,11 +3,13 @@
 //
 //   Deployments   label wasd.io/managed=true   (resync: every object again each period)
 //   ReplicaSets   label wasd.io/managed=true   index: Deployment → ReplicaSets
-//   Pods          label wasd.io/managed=true   index: PodGroup name → pods naming it
+//   Pods          label wasd.io/managed=true   index: PodGroup name → pods naming it,
+//                                              ReplicaSet → its pods
 //   Workloads     all                          index: Deployment → Workloads it controls
 //   PodGroups     all                          index: Workload name → PodGroups referencing it
-//   <backend> PodGroups  all, one informer per allowed non-native backend
-//                 (scheduling.volcano.sh, scheduling.run.ai, scheduling.x-k8s.io)
+//   <backend> PodGroups  label wasd.io/managed=true, one informer per allowed
+//                 non-native backend (scheduling.volcano.sh, scheduling.run.ai,
+//                 scheduling.x-k8s.io)   index: Deployment (from the name) → groups
 //
 // Pods are filed under the group they name in their backend's way
 // (LinkedPodGroupName: spec.schedulingGroup, an annotation or a label).
@@ -108,7 +110,9 @@ class Caches {
  private:
   void EnqueueIfManaged(const std::string& ns, const std::string& deployment);
   void OnReplicaSet(const kube::ObjectPtr& rs, bool deleted);
-  void OnPod(const kube::ObjectPtr& pod, bool deleted);
+  // `wake`: an update the planner must see although the pod is not gated (a
+  // KAI member just bound, a link another actor rewrote).
+  void OnPod(const kube::ObjectPtr& pod, bool deleted, bool wake = false);
   void TrackGated(const std::string& key, const nlohmann::json& pod, bool gated_now);
   void OnWorkload(const kube::ObjectPtr& workload, bool deleted);
   void OnPodGroup(const kube::ObjectPtr& pg, bool deleted);
@@ -137,8 +141,11 @@ class Caches {
   std::atomic<bool> fit_started_{false};
   ObjectIndex rs_by_deployment_;
   ObjectIndex pods_by_group_;
+  ObjectIndex pods_by_replicaset_;  // pod → its controlling ReplicaSet
   ObjectIndex workloads_by_deployment_;
   ObjectIndex podgroups_by_workload_;
+  // Non-native group objects by the Deployment their name leads to.
+  ObjectIndex backend_groups_by_deployment_;
   std::atomic<bool> scheduling_started_{false};
   // Live pods held by the wasd.io/pod-group gate, with their creation time
   // (Unix seconds, 0 unknown), kept from the pod events for the metrics:

@@ -117,16 +117,17 @@ std::optional<json> ConditionPatch(const json& deployment, const GangCondition& 
     return json::array({{{"op", "test"}, {"path", path + "/type"}, {"value", kGangScheduledType}},
                         {{"op", "replace"}, {"path", path}, {"value", entry}}});
   }
-  if (conds != nullptr && conds->is_array()) {
-    return json::array({{{"op", "add"}, {"path", "/status/conditions/-"}, {"value", entry}}});
-  }
-  // No array (or no status) yet: create it, guarded by the resourceVersion
-  // so that conditions written meanwhile are not replaced.
+  // No entry in the cached object: append one, or create the array. Both
+  // are guarded by the resourceVersion. An append based on a cache that has
+  // not seen our own earlier append yet would add a second GangScheduled
+  // entry, and conditions written meanwhile must not be replaced.
   json patch = json::array(
       {{{"op", "test"},
         {"path", "/metadata/resourceVersion"},
         {"value", Str(*workloadbuilder::Member(deployment, "metadata"), "resourceVersion")}}});
-  if (status != nullptr && status->is_object()) {
+  if (conds != nullptr && conds->is_array()) {
+    patch.push_back({{"op", "add"}, {"path", "/status/conditions/-"}, {"value", entry}});
+  } else if (status != nullptr && status->is_object()) {
     patch.push_back(
         {{"op", "add"}, {"path", "/status/conditions"}, {"value", json::array({entry})}});
   } else {

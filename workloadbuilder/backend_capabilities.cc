@@ -35,7 +35,7 @@ constexpr std::array<CapabilityRow, 9> kTable = {{
   {kMinCountRow, {{
     {kFull, "Workload template schedulingPolicy.gang.minCount (spec.replicas when unset)"},
     {kFull, "spec.minMember (spec.replicas when unset)"},
-    {kFull, "spec.minMember (spec.replicas when unset)"},
+    {kFull, "spec.minMember (spec.replicas when unset; a scale-up raises it only as the new members become active)"},
     {kFull, "spec.minMember (spec.replicas when unset)"}}}},
   {kBasicRow, {{
     {kFull, "schedulingPolicy.basic"},

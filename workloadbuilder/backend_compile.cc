@@ -40,6 +40,18 @@ void CopyIfSet(const json* block, std::string_view key, json& spec) {
   if (const json* v = Member(*block, key)) spec[std::string(key)] = *v;
 }
 
+// [the ReplicaSet as controller, blocking its deletion]: the owners of a
+// group object.
+json ControllerRefs(const json& replicaset, const std::string& rs_name, const std::string& rs_uid) {
+  const std::string* rs_api = AsString(Member(replicaset, "apiVersion"));
+  return json::array({{{"apiVersion", rs_api != nullptr && !rs_api->empty() ? *rs_api : "apps/v1"},
+                       {"kind", "ReplicaSet"},
+                       {"name", rs_name},
+                       {"uid", rs_uid},
+                       {"controller", true},
+                       {"blockOwnerDeletion", true}}});
+}
+
 }  // namespace
 
 const VolcanoTier* ClusterFacts::VolcanoTierFor(std::string_view key) const {
@@ -158,14 +170,12 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
   meta["name"] = PodGroupName(*rs_name, *rs_uid);
   const std::string* ns = AsString(MemberPath(replicaset, {"metadata", "namespace"}));
   if (ns != nullptr && !ns->empty()) meta["namespace"] = *ns;
-  const std::string* rs_api = AsString(Member(replicaset, "apiVersion"));
-  meta["ownerReferences"] =
-      json::array({{{"apiVersion", rs_api != nullptr && !rs_api->empty() ? *rs_api : "apps/v1"},
-                    {"kind", "ReplicaSet"},
-                    {"name", *rs_name},
-                    {"uid", *rs_uid},
-                    {"controller", true},
-                    {"blockOwnerDeletion", true}}});
+  meta["labels"] = {{std::string(kManagedLabel), "true"}};
+  const std::string* deployment_uid = AsString(MemberPath(deployment, {"metadata", "uid"}));
+  if (deployment_uid != nullptr && !deployment_uid->empty()) {
+    meta["annotations"] = {{std::string(kDeploymentUidAnnotation), *deployment_uid}};
+  }
+  meta["ownerReferences"] = ControllerRefs(replicaset, *rs_name, *rs_uid);
 
   json group = json::object();
   group["apiVersion"] = GroupVersion(backend);
@@ -173,6 +183,28 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
   group["metadata"] = std::move(meta);
   group["spec"] = std::move(spec);
   return {std::move(group), {}};
+}
+
+BuildResult BuildReleaseGroup(Backend backend, const json& deployment, const json& replicaset,
+                              const ClusterFacts& facts) {
+  static const json kBasic = {{"schedulingPolicy", {{"basic", json::object()}}}};
+  if (backend != Backend::kNative) {
+    return BuildBackendPodGroup(backend, deployment, kBasic, replicaset, facts);
+  }
+  const std::string* rs_name = AsString(MemberPath(replicaset, {"metadata", "name"}));
+  const std::string* rs_uid = AsString(MemberPath(replicaset, {"metadata", "uid"}));
+  if (rs_name == nullptr || rs_name->empty() || rs_uid == nullptr || rs_uid->empty()) {
+    return Error("the ReplicaSet has no metadata.name or metadata.uid");
+  }
+  json meta = {{"name", PodGroupName(*rs_name, *rs_uid)}};
+  const std::string* ns = AsString(MemberPath(replicaset, {"metadata", "namespace"}));
+  if (ns != nullptr && !ns->empty()) meta["namespace"] = *ns;
+  meta["ownerReferences"] = ControllerRefs(replicaset, *rs_name, *rs_uid);
+  return {{{"apiVersion", kSchedulingApiVersion},
+           {"kind", "PodGroup"},
+           {"metadata", std::move(meta)},
+           {"spec", kBasic}},
+          {}};
 }
 
 std::string LinkedPodGroupName(const json& pod, Backend backend) {

@@ -48,6 +48,12 @@ inline constexpr std::string_view kVolcanoGroupAnnotation = "scheduling.k8s.io/g
 inline constexpr std::string_view kKaiGroupAnnotation = "pod-group-name";
 inline constexpr std::string_view kKaiSkipPodgrouperAnnotation = "kai.scheduler/skip-podgrouper";
 inline constexpr std::string_view kCoschedulingGroupLabel = "scheduling.x-k8s.io/pod-group";
+// On every group object wasd builds for a non-native backend: the label
+// (kManagedLabel = "true") scopes the reconciler's informers to wasd's own
+// groups, and this annotation names the Deployment (by UID) the group is for,
+// so a group whose ReplicaSet was deleted with propagationPolicy Orphan (it
+// then has no owner) is still known as that Deployment's and cleaned up.
+inline constexpr std::string_view kDeploymentUidAnnotation = "wasd.io/deployment-uid";
 // What the API server sets on a pod that names no scheduler.
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 inline constexpr std::string_view kDefaultCoschedulingScheduler = "scheduler-plugins-scheduler";
@@ -112,7 +118,8 @@ std::string_view SchedulerNameFor(Backend backend, const ClusterFacts& facts);
 // The group object for `replicaset` under a non-native backend:
 //   apiVersion/kind from Info(backend); metadata name PodGroupName(rs name,
 //   rs uid), the ReplicaSet's namespace, ownerReferences = [the ReplicaSet,
-//   controller, blockOwnerDeletion] only;
+//   controller, blockOwnerDeletion] only, label wasd.io/managed "true",
+//   annotation kDeploymentUidAnnotation = the Deployment's metadata.uid;
 //   spec.minMember = ResolveMinCount(config, deployment spec.replicas) for a
 //   gang, 1 for basic; and the backend's own fields (see the file comment):
 //   queue (config backends.<b>.queue, else the facts' default),
@@ -127,6 +134,15 @@ std::string_view SchedulerNameFor(Backend backend, const ClusterFacts& facts);
 BuildResult BuildBackendPodGroup(Backend backend, const nlohmann::json& deployment,
                                  const nlohmann::json& config, const nlohmann::json& replicaset,
                                  const ClusterFacts& facts);
+
+// The group object a release needs (a Deployment without a usable
+// scheduling configuration whose pods already name PodGroupName(rs name, rs
+// uid)): no gang, so each pod is scheduled on its own. Native: a
+// scheduling.k8s.io PodGroup with schedulingPolicy basic and no Workload
+// reference; the others: BuildBackendPodGroup with a basic configuration
+// (minMember 1). Controlled by the ReplicaSet, as the groups of a gang are.
+BuildResult BuildReleaseGroup(Backend backend, const nlohmann::json& deployment,
+                              const nlohmann::json& replicaset, const ClusterFacts& facts);
 
 // The group a pod names under its backend (read from the pod's
 // kBackendLabel; absent = native): native spec.schedulingGroup.podGroupName,

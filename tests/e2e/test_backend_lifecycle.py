@@ -1,12 +1,17 @@
-"""End-to-end, issue 16: the same Deployment lifecycle on each gang-scheduling backend
-(native, volcano, kai, coscheduling) through kubectl, with the real `wasd webhook` and
-`wasd reconciler` against the test API server (which serves the three PodGroup CRDs):
-create (gated pods, the group object with its spec and owner, the pods' links, gates
-lifted after the group exists), scale up and down (minMember patched), no writes across a
-resync, Recreate rollout (a new group per ReplicaSet, the old one deleted), scale to zero
-(group deleted) and delete (garbage collection). Then a backend whose API is not served:
-its pods stay gated with one Warning Event until the API appears, then it converges.
-The reconciler's writes are read from the API server's audit log.
+"""End-to-end, issues 16 and 30: the same Deployment lifecycle on each gang-scheduling
+backend (native, volcano, kai, coscheduling) through kubectl, with the real `wasd webhook`
+and `wasd reconciler` against the test API server (which serves the three PodGroup CRDs)
+and its scheduler playing each backend's own rules (`--gang-scheduler=rules`: a pod
+naming a missing group is held, quorum before binding, Volcano's queue and phases, KAI's
+stale-gang eviction with a short grace period, coscheduling's Permit) on one Node with
+room for 4 pods: create (gated pods, the group object with its spec and owner, the pods'
+links, gates lifted after the group exists), scale up where it does not fit (no running
+member evicted; KAI raises minMember only as members become active), scale down (the
+pending member goes, nothing left Pending), no writes across a resync, Recreate rollout
+(a new group per ReplicaSet, the old one deleted), scale to zero (group deleted) and
+delete (garbage collection). Then a backend whose API is not served: its pods stay gated
+with one Warning Event until the API appears, then it converges. The reconciler's writes
+are read from the API server's audit log and counted.
 """
 import json
 import time
@@ -20,10 +25,23 @@ from lib.wait import wait_for
 ALL_BACKENDS = "native,volcano,kai,coscheduling"
 RESYNC_SECONDS = 3
 TIMEOUT = 40
+KAI_GRACE = "2"  # seconds before KAI evicts a gang below minMember
+ROOM = 4  # pods of 1 CPU the one Node holds
 
 
 def backend_flags(allowed):
     return ["--backend", "native", "--allowed-backends", allowed]
+
+
+def node(name, cpu):
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}}}
+
+
+def one_cpu(d):
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    return d
 
 
 class BackendEnv:
@@ -46,10 +64,17 @@ class BackendEnv:
         return {p["metadata"]["name"]: p for p in self.env.pod_groups(gv)
                 if p["metadata"]["name"].startswith(name + "-")}
 
+    def live(self, name):
+        return [p for p in self.env.pods(name) if "deletionTimestamp" not in p["metadata"]]
+
     def running(self, name, n):
-        pods = [p for p in self.env.pods(name) if "deletionTimestamp" not in p["metadata"]]
+        pods = self.live(name)
         return len(pods) == n and all(p["status"].get("phase") == "Running" and not pod_gated(p)
                                       for p in pods)
+
+    def running_uids(self, name):
+        return {p["metadata"]["uid"] for p in self.live(name)
+                if p["status"].get("phase") == "Running" and p["spec"].get("nodeName")}
 
     def converge(self, backend, name, replicas, min_count):
         """Waits for `replicas` running pods and the active ReplicaSet's group object with
@@ -71,8 +96,11 @@ class BackendEnv:
 class BackendLifecycleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.env = Env(webhook_args=backend_flags(ALL_BACKENDS)).__enter__()
+        cls.env = Env(apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler=rules",
+                                      "--kai-staleness-grace", KAI_GRACE),
+                      webhook_args=backend_flags(ALL_BACKENDS)).__enter__()
         try:
+            cls.env.apply(node("n1", ROOM))
             cls.rec = cls.env.start_reconciler("--leader-elect=false", "--workers", "2",
                                               "--resync-period", f"{RESYNC_SECONDS}s",
                                               *backend_flags(ALL_BACKENDS))
@@ -94,9 +122,14 @@ class BackendLifecycleTest(unittest.TestCase):
         # native is the cluster's --backend: no annotation needed.
         annotations = {} if native else {"wasd.io/backend": backend}
 
+        # The one Node is shared by the four tests: a failed one leaves no pods behind.
+        self.addCleanup(lambda: (b.kubectl("delete", "deployment", name, "--ignore-not-found",
+                                           "--wait=false"),
+                                 wait_for(lambda: not self.env.pods(name), 60, 0.3, "pods gone")))
+
         # ---- create: group object first, then one gate lift per pod
         seq = self.env.srv.LastSeq()
-        b.apply(deployment(name, 3, annotations=annotations))
+        b.apply(one_cpu(deployment(name, 3, annotations=annotations)))
         rs, pg = b.converge(backend, name, 3, 3)
         pg_name = pod_group_of(rs)
         d = b.get_json("deployment", name)
@@ -125,19 +158,44 @@ class BackendLifecycleTest(unittest.TestCase):
         self.assertEqual([(m, k) for m, k, _, _ in writes if k == "workloads"],
                          [("POST", "workloads")] if native else [])
 
-        # ---- scale up with kubectl: minimum first, then the two new pods' gates
+        # ---- scale up with kubectl to 5 where only 4 fit: the new pods' gates are lifted
+        # (after the minimum, on every backend but KAI); no running member is evicted.
+        ran = b.running_uids(name)
+        self.assertEqual(len(ran), 3)
         seq = self.env.srv.LastSeq()
         b.kubectl("scale", f"deployment/{name}", "--replicas=5")
-        b.converge(backend, name, 5, 5)
-        writes = b.writes(name, seq)
-        head = [(m, k) for m, k, _, _ in writes if k != "workloads"]
-        self.assertEqual(head, [("PATCH", groups), ("PATCH", "pods"), ("PATCH", "pods")], writes)
-        patch = [body for _, k, _, body in writes if k == groups][0]
+        wait_for(lambda: len(b.live(name)) == 5 and not any(pod_gated(p) for p in b.live(name)),
+                 TIMEOUT, 0.2, f"{name}: 5 pods, none gated")
         pointer = "/spec/schedulingPolicy/gang/minCount" if native else "/spec/minMember"
+        if backend == "kai":
+            # KAI evicts a gang below minMember after its grace period: minMember follows
+            # the members that became active (the 4th fits), never the 5th that does not.
+            wait_for(lambda: len(b.running_uids(name)) == ROOM, TIMEOUT, 0.2, f"{name}: 4 running")
+            wait_for(lambda: group_min_count(b.groups(backend, name)[pg_name], backend) == ROOM,
+                     TIMEOUT, 0.2, f"{name}: minMember 4")
+            expected = [("PATCH", "pods"), ("PATCH", "pods"), ("PATCH", groups)]
+            minimum = ROOM
+        else:
+            wait_for(lambda: group_min_count(b.groups(backend, name)[pg_name], backend) == 5,
+                     TIMEOUT, 0.2, f"{name}: minimum 5")
+            expected = [("PATCH", groups), ("PATCH", "pods"), ("PATCH", "pods")]
+            minimum = 5
+        writes = b.writes(name, seq)
+        if backend == "kai":  # each gate lifted when its pod comes; the minimum after a bind
+            self.assertEqual(sorted((m, k) for m, k, _, _ in writes), sorted(expected), writes)
+            self.assertEqual(writes[0][1], "pods", writes)
+        else:
+            self.assertEqual([(m, k) for m, k, _, _ in writes if k != "workloads"], expected, writes)
+        patch = [body for _, k, _, body in writes if k == groups][0]
         self.assertEqual(patch, [{"op": "test", "path": "/metadata/uid", "value": pg["metadata"]["uid"]},
-                                 {"op": "replace", "path": pointer, "value": 5}])
+                                 {"op": "replace", "path": pointer, "value": minimum}])
+        self.assertTrue(ran <= b.running_uids(name), "the members that ran are still running")
+        self.assertLessEqual(len(b.running_uids(name)), ROOM)
+        self.assertEqual([e["path"] for e in self.env.srv.Audit(since=seq, methods=("DELETE",))
+                          if "/pods/" in e["path"]], [], "no pod deleted or evicted by a scale-up")
 
-        # ---- scale down: only the minimum
+        # ---- scale down: the pending members go first; only the minimum is written, and
+        # nothing is left Pending
         seq = self.env.srv.LastSeq()
         b.kubectl("scale", f"deployment/{name}", "--replicas=2")
         b.converge(backend, name, 2, 2)

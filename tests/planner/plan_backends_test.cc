@@ -126,7 +126,7 @@ TEST_CASE("backends: scale up and down patch minMember with a uid test", "[unit]
     INFO("backend " << NameOf(b));
     const json stored =
         StoredGroup(b, BackendDeployment(b, 3), ReplicaSet("aaaa", "rs-a", 3), "pg-a");
-    // Up: minMember first, then the new pods' gates.
+    // Up: minMember first, then the new pods' gates (KAI: see the next test).
     const json up = ReplicaSet("aaaa", "rs-a", 5);
     PlanInput in = Input(BackendDeployment(b, 5));
     in.replicasets = {Obj(up)};
@@ -134,10 +134,15 @@ TEST_CASE("backends: scale up and down patch minMember with a uid test", "[unit]
     in.pods = {Obj(BackendPod(b, "web-aaaa-1", up, json::array())),
                Obj(BackendPod(b, "web-aaaa-4", up))};
     Plan plan = PlanDeployment(in);
-    CHECK(Summary(plan) == V{"PatchPodGroupMinCount " + kPgA, "LiftGate web-aaaa-4"});
-    CHECK(plan.actions[0].patch == json::parse(R"([
+    if (b == Backend::kKai) {
+      // Nothing active yet: nothing KAI could evict, and nothing raised.
+      CHECK(Summary(plan) == V{"LiftGate web-aaaa-4"});
+    } else {
+      CHECK(Summary(plan) == V{"PatchPodGroupMinCount " + kPgA, "LiftGate web-aaaa-4"});
+      CHECK(plan.actions[0].patch == json::parse(R"([
       {"op":"test","path":"/metadata/uid","value":"pg-a"},
       {"op":"replace","path":"/spec/minMember","value":5}])"));
+    }
     // Down.
     const json down = ReplicaSet("aaaa", "rs-a", 2);
     in = Input(BackendDeployment(b, 2));
@@ -152,6 +157,91 @@ TEST_CASE("backends: scale up and down patch minMember with a uid test", "[unit]
     in.replicasets = {Obj(up)};
     in.podgroups = {Obj(StoredGroup(b, d, up, "pg-a"))};
     CHECK(PlanDeployment(in).empty());
+  }
+}
+
+// A running member: no gate, bound to a node, Running.
+json Running(json pod) {
+  pod["spec"]["nodeName"] = "node-1";
+  pod["status"]["phase"] = "Running";
+  return pod;
+}
+
+TEST_CASE("backends: a KAI gang with a derived minMember grows only with its active members",
+          "[unit]") {
+  // H1: 4 running, scaled to 6 where one more fits. minMember 6 at once would
+  // leave the group below it (4 active < 6) and KAI's stale-gang eviction
+  // would take all 4 down after the grace period.
+  const Backend b = Backend::kKai;
+  const json rs = ReplicaSet("aaaa", "rs-a", 6);
+  const json stored =
+      StoredGroup(b, BackendDeployment(b, 4), ReplicaSet("aaaa", "rs-a", 4), "pg-a");
+  REQUIRE(stored["spec"]["minMember"] == 4);
+  std::vector<Object> pods;
+  for (int i = 1; i <= 4; ++i) {
+    pods.push_back(Obj(Running(BackendPod(b, "web-aaaa-" + std::to_string(i), rs, json::array()))));
+  }
+  PlanInput in = Input(BackendDeployment(b, 6));
+  in.replicasets = {Obj(rs)};
+  in.podgroups = {Obj(stored)};
+  in.pods = pods;
+  in.pods.push_back(Obj(BackendPod(b, "web-aaaa-5", rs)));
+  in.pods.push_back(Obj(BackendPod(b, "web-aaaa-6", rs)));
+  // The new members' gates are lifted; minMember stays at the 4 active ones.
+  CHECK(Summary(PlanDeployment(in)) == V{"LiftGate web-aaaa-5", "LiftGate web-aaaa-6"});
+
+  // KAI placed one more (elastic beyond minMember): minMember follows to 5.
+  in.pods = pods;
+  in.pods.push_back(Obj(Running(BackendPod(b, "web-aaaa-5", rs, json::array()))));
+  in.pods.push_back(Obj(BackendPod(b, "web-aaaa-6", rs, json::array())));
+  Plan plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) == V{"PatchPodGroupMinCount " + kPgA});
+  CHECK(plan.actions[0].min_count == 5);
+
+  // All six active: the full gang.
+  in.pods.back() = Obj(Running(BackendPod(b, "web-aaaa-6", rs, json::array())));
+  plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) == V{"PatchPodGroupMinCount " + kPgA});
+  CHECK(plan.actions[0].min_count == 6);
+
+  // A pod that is finished or being deleted is not active.
+  in.pods.back() = Obj(Terminating(Running(BackendPod(b, "web-aaaa-6", rs, json::array()))));
+  plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) == V{"PatchPodGroupMinCount " + kPgA});
+  CHECK(plan.actions[0].min_count == 5);
+
+  // Scale-down lowers at once, below the active members (an explicit minCount
+  // is written as is: the test above).
+  in.deployment = Obj(BackendDeployment(b, 2));
+  in.replicasets = {Obj(ReplicaSet("aaaa", "rs-a", 2))};
+  in.pods = pods;
+  plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) == V{"PatchPodGroupMinCount " + kPgA});
+  CHECK(plan.actions[0].min_count == 2);
+
+  // A group re-created while members run starts at what is active.
+  in = Input(BackendDeployment(b, 6));
+  in.replicasets = {Obj(rs)};
+  in.pods = pods;
+  plan = PlanDeployment(in);
+  REQUIRE(Summary(plan) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated"});
+  CHECK(plan.actions[0].object["spec"]["minMember"] == 4);
+  CHECK(plan.actions[0].min_count == 4);
+
+  // Volcano and coscheduling do not evict a running gang below its minimum: minMember 6.
+  for (const Backend other : {Backend::kVolcano, Backend::kCoscheduling}) {
+    INFO("backend " << NameOf(other));
+    in = Input(BackendDeployment(other, 6));
+    in.replicasets = {Obj(rs)};
+    in.podgroups = {Obj(
+        StoredGroup(other, BackendDeployment(other, 4), ReplicaSet("aaaa", "rs-a", 4), "pg-a"))};
+    for (int i = 1; i <= 4; ++i) {
+      in.pods.push_back(
+          Obj(Running(BackendPod(other, "web-aaaa-" + std::to_string(i), rs, json::array()))));
+    }
+    plan = PlanDeployment(in);
+    REQUIRE_FALSE(plan.actions.empty());
+    CHECK(plan.actions[0].min_count == 6);
   }
 }
 
@@ -207,6 +297,112 @@ TEST_CASE("backends: the ReplicaSet's scale-up is cached before the Deployment's
     const Plan plan = PlanDeployment(in);
     CHECK(Summary(plan) == V{"RequeueAfter"});
   }
+}
+
+TEST_CASE("backends: group objects carry wasd's label and the Deployment's UID", "[unit]") {
+  for (const Backend b : kBackends) {
+    INFO("backend " << NameOf(b));
+    const json d = BackendDeployment(b, 2);
+    const json rs = ReplicaSet("aaaa", "rs-a", 2);
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs)};
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"CreatePodGroup " + kPgA, "Event PodGroupCreated"});
+    const json& meta = plan.actions[0].object["metadata"];
+    CHECK(meta["labels"] == json({{"wasd.io/managed", "true"}}));
+    CHECK(meta["annotations"] == json({{"wasd.io/deployment-uid", kDeployUid}}));
+
+    // A group built before it had them (seen through a create's AlreadyExists):
+    // marked, uid-tested, once.
+    json old = StoredGroup(b, d, rs, "pg-a");
+    old["metadata"].erase("labels");
+    old["metadata"]["annotations"] = {{"other", "x"}};
+    in.podgroups = {Obj(old)};
+    const Plan marked = PlanDeployment(in);
+    REQUIRE(Summary(marked) == V{"PatchPodGroupOwners " + kPgA});
+    CHECK(marked.actions[0].patch == json::parse(R"([
+      {"op":"test","path":"/metadata/uid","value":"pg-a"},
+      {"op":"add","path":"/metadata/labels","value":{"wasd.io/managed":"true"}},
+      {"op":"add","path":"/metadata/annotations/wasd.io~1deployment-uid","value":"d-uid-1"}])"));
+  }
+}
+
+TEST_CASE("backends: the group of a ReplicaSet deleted with propagationPolicy Orphan is deleted",
+          "[unit]") {
+  for (const Backend b : kBackends) {
+    INFO("backend " << NameOf(b));
+    const json d = BackendDeployment(b, 2);
+    const json gone = ReplicaSet("aaaa", "rs-a", 2);
+    const json rs = ReplicaSet("bbbb", "rs-b", 2);
+    // The garbage collector removed the orphaned ReplicaSet's reference.
+    json orphan = StoredGroup(b, d, gone, "pg-a");
+    orphan["metadata"].erase("ownerReferences");
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs)};
+    in.podgroups = {Obj(StoredGroup(b, d, rs, "pg-b")), Obj(orphan)};
+    // While a pod still names it: kept.
+    in.pods = {Obj(Running(BackendPod(b, "web-aaaa-1", gone, json::array())))};
+    CHECK(PlanDeployment(in).empty());
+    in.pods.clear();
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) == V{"DeletePodGroup " + kPgA, "Event PodGroupDeleted"});
+    CHECK(plan.actions[0].uid == "pg-a");
+    // Without wasd's label, or for another Deployment: not ours, left alone.
+    json unlabelled = orphan;
+    unlabelled["metadata"].erase("labels");
+    json other = orphan;
+    other["metadata"]["annotations"]["wasd.io/deployment-uid"] = "another-deployment";
+    for (const json& pg : {unlabelled, other}) {
+      in.podgroups = {Obj(StoredGroup(b, d, rs, "pg-b")), Obj(pg)};
+      CHECK(PlanDeployment(in).empty());
+    }
+  }
+}
+
+TEST_CASE("backends: a member whose link another actor rewrote is still its ReplicaSet's",
+          "[unit]") {
+  for (const Backend b : kBackends) {
+    INFO("backend " << NameOf(b));
+    const json d = BackendDeployment(b, 2);
+    const json rs = ReplicaSet("aaaa", "rs-a", 2);
+    json relinked = BackendPod(b, "web-aaaa-2", rs);
+    switch (b) {
+      case Backend::kVolcano:
+        relinked["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "pg-own";
+        break;
+      case Backend::kKai: relinked["metadata"]["annotations"]["pod-group-name"] = "pg-own"; break;
+      case Backend::kCoscheduling:
+        relinked["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "pg-own";
+        break;
+      case Backend::kNative: break;
+    }
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs)};
+    in.podgroups = {Obj(StoredGroup(b, d, rs, "pg-a"))};
+    in.pods = {Obj(BackendPod(b, "web-aaaa-1", rs)), Obj(relinked)};
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) ==
+            V{"LiftGate web-aaaa-1", "LiftGate web-aaaa-2", "Event MemberRelinked"});
+    const Action& warning = plan.actions[2];
+    CHECK(warning.event_type == "Warning");
+    CHECK(warning.message.find("Pod web-aaaa-2 of ReplicaSet web-aaaa names") != std::string::npos);
+    CHECK(warning.message.find("pg-own instead of " + kPgA) != std::string::npos);
+    CHECK(warning.message.find("another actor changed its") != std::string::npos);
+    CHECK((warning.message.find("v0.15.0") != std::string::npos) == (b == Backend::kKai));
+  }
+  // KAI: a re-linked member counts in the other group, not in ours: it never
+  // raises our minMember (that group would then be below it and stale).
+  const Backend b = Backend::kKai;
+  const json rs = ReplicaSet("aaaa", "rs-a", 3);
+  PlanInput in = Input(BackendDeployment(b, 3));
+  in.replicasets = {Obj(rs)};
+  in.podgroups = {
+      Obj(StoredGroup(b, BackendDeployment(b, 2), ReplicaSet("aaaa", "rs-a", 2), "pg-a"))};
+  json relinked = Running(BackendPod(b, "web-aaaa-3", rs, json::array()));
+  relinked["metadata"]["annotations"]["pod-group-name"] = "pg-own";
+  in.pods = {Obj(Running(BackendPod(b, "web-aaaa-1", rs, json::array()))),
+             Obj(Running(BackendPod(b, "web-aaaa-2", rs, json::array()))), Obj(relinked)};
+  CHECK(Summary(PlanDeployment(in)) == V{"Event MemberRelinked"});
 }
 
 TEST_CASE("backends: a Terminating group object is waited for, never released", "[unit]") {

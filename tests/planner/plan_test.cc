@@ -709,10 +709,58 @@ TEST_CASE("Q15: gated pods of a Deployment without a usable carrier are released
     in.replicasets = {Obj(rs), Obj(other)};
     in.pods = {Obj(Pod("web-aaaa-1", rs)), Obj(Pod("web-aaaa-2", rs, json::array())),
                Obj(Pod("c-1", other))};
+    Plan plan = PlanDeployment(in);
+    // M1: the pods name PodGroup kPgA; no scheduler places a pod whose group
+    // does not exist, so a basic one (no gang, no Workload) comes first.
+    REQUIRE(Summary(plan) ==
+            V{"CreatePodGroup " + kPgA, "LiftGate web-aaaa-1", "Event SchedulingGatesLifted"});
+    const json& pg = plan.actions[0].object;
+    CHECK(pg["apiVersion"] == "scheduling.k8s.io/v1beta1");
+    CHECK(pg["spec"] == json::parse(R"({"schedulingPolicy":{"basic":{}}})"));
+    REQUIRE(pg["metadata"]["ownerReferences"].size() == 1);
+    CHECK(pg["metadata"]["ownerReferences"][0]["uid"] == "rs-a");
+    CHECK(pg["metadata"]["ownerReferences"][0]["controller"] == true);
+    CHECK(pg["metadata"]["namespace"] == kNs);
+    const std::string& message = plan.actions[2].message;
+    CHECK(plan.actions[2].event_type == "Warning");
+    CHECK(message.find("1 of its pods") != std::string::npos);
+    CHECK(message.find("created PodGroup " + kPgA + " without a gang") != std::string::npos);
+    CHECK(message.find("scheduled without a PodGroup") == std::string::npos);
+    // The group exists already: only the lift.
+    in.podgroups = {Obj(pg)};
+    plan = PlanDeployment(in);
+    CHECK(Summary(plan) == V{"LiftGate web-aaaa-1", "Event SchedulingGatesLifted"});
+    CHECK(plan.actions[1].message.find("created") == std::string::npos);
+  }
+  SECTION("no carrier, a backend: the backend's group with minMember 1") {
+    json d = Deployment(2);
+    d["metadata"].erase("annotations");
+    d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "kai";
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs)};
+    json pod = Pod("web-aaaa-1", rs);
+    pod["spec"].erase("schedulingGroup");
+    pod["metadata"]["labels"]["wasd.io/backend"] = "kai";
+    pod["metadata"]["annotations"]["pod-group-name"] = kPgA;
+    in.pods = {Obj(pod)};
+    const Plan plan = PlanDeployment(in);
+    REQUIRE(Summary(plan) ==
+            V{"CreatePodGroup " + kPgA, "LiftGate web-aaaa-1", "Event SchedulingGatesLifted"});
+    CHECK(plan.backend == workloadbuilder::Backend::kKai);
+    CHECK(plan.actions[0].object["apiVersion"] == "scheduling.run.ai/v2alpha2");
+    CHECK(plan.actions[0].object["spec"]["minMember"] == 1);
+    CHECK(plan.actions[2].message.find("scheduling.run.ai PodGroup " + kPgA) != std::string::npos);
+  }
+  SECTION("a backend label that names no backend: lifted, and the Event says what to do") {
+    json d = Deployment(2);
+    d["metadata"].erase("annotations");
+    d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "bogus";
+    PlanInput in = Input(d);
+    in.replicasets = {Obj(rs)};
+    in.pods = {Obj(Pod("web-aaaa-1", rs))};
     const Plan plan = PlanDeployment(in);
     REQUIRE(Summary(plan) == V{"LiftGate web-aaaa-1", "Event SchedulingGatesLifted"});
-    CHECK(plan.actions[1].event_type == "Warning");
-    CHECK(plan.actions[1].message.find("1 of its pods") != std::string::npos);
+    CHECK(plan.actions[1].message.find("delete those pods") != std::string::npos);
   }
   SECTION("invalid stored configuration: a Warning always, lifts when pods wait") {
     json d = Deployment(3);
@@ -727,7 +775,9 @@ TEST_CASE("Q15: gated pods of a Deployment without a usable carrier are released
     in.replicasets = {Obj(rs)};
     in.pods = {Obj(Pod("web-aaaa-1", rs))};
     plan = PlanDeployment(in);
-    CHECK(Summary(plan) == V{"LiftGate web-aaaa-1", "Event InvalidSchedulingConfiguration"});
+    CHECK(Summary(plan) == V{"CreatePodGroup " + kPgA, "LiftGate web-aaaa-1",
+                             "Event InvalidSchedulingConfiguration"});
+    CHECK(plan.actions[2].message.find("created PodGroup " + kPgA) != std::string::npos);
   }
 }
 

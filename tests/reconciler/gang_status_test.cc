@@ -112,11 +112,34 @@ TEST_CASE("gang status: a new entry is appended, never replacing the others", "[
   const auto p = ConditionPatch(DeploymentWith(json::array({Available()})),
                                 {"False", "WaitingForQuorum", "m"}, kNow);
   REQUIRE(p.has_value());
-  REQUIRE(p->size() == 1);
-  CHECK((*p)[0]["op"] == "add");
-  CHECK((*p)[0]["path"] == "/status/conditions/-");
-  CHECK((*p)[0]["value"]["type"] == "GangScheduled");
-  CHECK((*p)[0]["value"]["lastTransitionTime"] == kNow);
+  REQUIRE(p->size() == 2);
+  CHECK((*p)[0] == json({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "41"}}));
+  CHECK((*p)[1]["op"] == "add");
+  CHECK((*p)[1]["path"] == "/status/conditions/-");
+  CHECK((*p)[1]["value"]["type"] == "GangScheduled");
+  CHECK((*p)[1]["value"]["lastTransitionTime"] == kNow);
+}
+
+TEST_CASE("gang status: an append from a stale cache cannot add a second entry", "[unit][gang]") {
+  // L1: the first append is written; the cache has not seen it yet when the
+  // next reconcile computes its patch from the same cached object.
+  const json cached = DeploymentWith(json::array({Available()}));
+  const auto first = ConditionPatch(cached, {"False", "WaitingForQuorum", "m"}, kNow);
+  REQUIRE(first.has_value());
+  json stored = cached.patch(*first);
+  stored["metadata"]["resourceVersion"] = "42";  // the API server's write
+  const auto second = ConditionPatch(cached, {"True", "Scheduled", "4/4 bound"}, kNow);
+  REQUIRE(second.has_value());
+  CHECK_THROWS(stored.patch(*second));  // refused (422): the doctor rechecks
+  std::size_t entries = 0;
+  for (const json& c : stored["status"]["conditions"]) entries += c["type"] == "GangScheduled";
+  CHECK(entries == 1);
+  // From the fresh object, the entry is replaced in place.
+  const auto third = ConditionPatch(stored, {"True", "Scheduled", "4/4 bound"}, kNow);
+  REQUIRE(third.has_value());
+  const json after = stored.patch(*third);
+  CHECK(after["status"]["conditions"].size() == 2);
+  CHECK(after["status"]["conditions"][1]["status"] == "True");
 }
 
 TEST_CASE("gang status: no conditions array yet: created under a resourceVersion test",
