@@ -143,7 +143,7 @@ std::string_view RuleIdOf(const wb::FieldError& e) {
 std::vector<std::string_view> RuleIdsOf(const wb::FieldErrorList& errors) {
   // One RuleIdOf per error (it builds the error's path), not one per error and
   // id: on a denied request this ran 35 times per error, ~90,000 instructions
-  // for two errors (bench/README.md).
+  // for two errors (tools/bench/RESULTS.md).
   std::array<bool, kRuleIds.size()> seen{};
   for (const wb::FieldError& e : errors) {
     const std::string_view id = RuleIdOf(e);
