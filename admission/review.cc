@@ -281,7 +281,7 @@ void AppendMember(std::string& out, std::string_view key, std::string_view value
 // sorted order nlohmann (std::map) writes them, so the bytes are the same as
 // EncodeWithNlohmann's: the review tests compare the two on every case. A
 // denial's answer cost ~70,000 instructions through a json document and
-// dump(), most of it the document (bench/README.md).
+// dump(), most of it the document (tools/bench/RESULTS.md).
 std::string AnswerText(const Envelope& env, const json& request, const Verdict& v, bool with_causes,
                        const std::string& patch_base64) {
   std::string out;

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admission/options.h"
+#include "workloadbuilder/rule_id.h"
 
 namespace wasd::admission {
 
@@ -50,8 +51,8 @@ struct Summary {
   // Names what was sent, e.g. "apps/v1 statefulsets (kind apps/v1
   // StatefulSet)"; the server logs each distinct one once.
   std::string out_of_scope;
-  // A denial: the rule ids (rules/rule_ids.h, static strings) of its field errors.
-  std::vector<std::string_view> denied_rules;
+  // A denial: the distinct rule ids its field errors carry (rules/rule_ids.h).
+  std::vector<workloadbuilder::RuleId> denied_rules;
 };
 
 struct PendingScale;  // opaque: the decoded scale request awaiting its Deployment

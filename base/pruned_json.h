@@ -7,7 +7,7 @@
 // containers, env, managedFields and the last-applied copy of itself: 9 KB
 // to 200 KB and more), while the handlers read a few dozen bytes of it.
 // Building the full document was most of a request's cost; see
-// bench/README.md for the figures.
+// tools/bench/RESULTS.md for the figures.
 //
 // The grammar accepted is exactly RFC 8259 as nlohmann/json 3.11 accepts it:
 // optional UTF-8 BOM, strict UTF-8 in strings, paired \u surrogates, no

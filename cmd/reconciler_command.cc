@@ -53,7 +53,7 @@ std::string OwnNamespace() {
 // made by threads that allocate little else: a /metrics text (~0.5 MB at
 // 1,000 gangs), a LIST or a patch response. A fixed threshold keeps them
 // mmap'd, so each is returned to the system when freed. Measured in
-// bench/README.md ("Gang doctor cost"): about 0.5 MiB less peak RSS.
+// tools/bench/RESULTS.md ("Gang doctor cost"): about 0.5 MiB less peak RSS.
 constexpr int kMmapThresholdBytes = 128 * 1024;
 
 }  // namespace

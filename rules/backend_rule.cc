@@ -44,14 +44,17 @@ bool CheckAnnotation(const DeploymentView& view, FieldErrorList& errors) {
   const std::optional<wb::Backend> backend =
       name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   if (!backend) {
-    errors.push_back(wb::NotSupported(BackendAnnotationPath(), *value, settings.AllowedNames()));
+    errors.push_back(wb::NotSupported(BackendAnnotationPath(), *value, settings.AllowedNames())
+                         .For(wb::RuleId::kK1));
     return false;
   }
   if (!settings.Allows(*backend)) {
-    errors.push_back(wb::Forbidden(
-        BackendAnnotationPath(),
-        "backend \"" + *name + "\" is not enabled in this cluster (--allowed-backends: " +
-            Joined(settings.AllowedNames()) + "); use one of those or remove the annotation"));
+    errors.push_back(wb::Forbidden(BackendAnnotationPath(),
+                                   "backend \"" + *name +
+                                       "\" is not enabled in this cluster (--allowed-backends: " +
+                                       Joined(settings.AllowedNames()) +
+                                       "); use one of those or remove the annotation")
+                         .For(wb::RuleId::kK1));
     return false;
   }
   return true;
@@ -68,7 +71,8 @@ void CheckSchedulerName(const DeploymentView& view, FieldErrorList& errors) {
   }
   errors.push_back(wb::NotSupported(wb::FieldPath::Parse("spec.template.spec.schedulerName"),
                                     *value,
-                                    {std::string(wb::kDefaultSchedulerName), std::string(own)}));
+                                    {std::string(wb::kDefaultSchedulerName), std::string(own)})
+                       .For(wb::RuleId::kK4));
 }
 
 }  // namespace
@@ -88,11 +92,13 @@ void CheckBackendUpdate(const DeploymentView& view, const DeploymentView& old_vi
   const json* before = BackendAnnotation(*old_view.object);
   if (now == nullptr && before == nullptr) return;
   if (now != nullptr && before != nullptr && *now == *before) return;
-  errors.push_back(wb::Forbidden(
-      BackendAnnotationPath(),
-      "field is immutable: the backend is fixed when the Deployment is created (its pods and "
-      "PodGroups belong to that scheduler); delete the Deployment and create it again to "
-      "change this"));
+  errors.push_back(
+      wb::Forbidden(
+          BackendAnnotationPath(),
+          "field is immutable: the backend is fixed when the Deployment is created (its pods and "
+          "PodGroups belong to that scheduler); delete the Deployment and create it again to "
+          "change this")
+          .For(wb::RuleId::kK2));
 }
 
 }  // namespace wasd::rules

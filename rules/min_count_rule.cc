@@ -14,9 +14,11 @@ void CheckMinCountWithinReplicas(const DeploymentView& view, FieldErrorList& err
   // Values below 1 are S4's business; report each problem once.
   if (!min_count || *min_count < 1) return;
   if (view.replicas <= 0 || *min_count <= view.replicas) return;
-  errors.push_back(workloadbuilder::Invalid(
-      view.config.path.Child("schedulingPolicy").Child("gang").Child("minCount"), *min_count,
-      "must be less than or equal to spec.replicas (" + std::to_string(view.replicas) + ")"));
+  errors.push_back(
+      workloadbuilder::Invalid(
+          view.config.path.Child("schedulingPolicy").Child("gang").Child("minCount"), *min_count,
+          "must be less than or equal to spec.replicas (" + std::to_string(view.replicas) + ")")
+          .For(workloadbuilder::RuleId::kH1));
 }
 
 }  // namespace wasd::rules

@@ -1,13 +1,9 @@
-// RuleIdOf: which row of the rule tables in docs/api.md §b (S1–S17, H1–H5,
-// U1–U9, B1–B3) a field error of the Deployment rules comes from, so the
-// webhook can count denials by rule (wasd_admission_denials_total{rule}).
-//
-// The rules report field errors, not ids; the id is read back from the
-// error's path (relative to the carrier), type, value and detail, which the
-// rule tables fix. An error no row explains is "other". The table-driven
-// test (tests/rules/rule_ids_test.cc) runs a failing case of every row
-// through the real validators, so a rule whose wording or path changes
-// without this file shows up there.
+// RuleIdsOf: the rules a denial breaks, for counting denials by rule
+// (wasd_admission_denials_total{rule}). Each field error carries the id of
+// its rule from where the rule made it (workloadbuilder/rule_id.h); nothing
+// is read back from the error's path or text. The table-driven test
+// (tests/rules/rule_ids_test.cc) runs a failing case of every rule through
+// the real validators and checks the id its error carries.
 //
 // Pure; thread-safe.
 #ifndef WASD_RULES_RULE_IDS_H_
@@ -18,31 +14,16 @@
 #include <vector>
 
 #include "workloadbuilder/field_error.h"
+#include "workloadbuilder/rule_id.h"
 
 namespace wasd::rules {
 
-// Every id RuleIdOf can return, in table order; "other" last. A closed set,
-// so the metric's label has a fixed cardinality.
-// K1–K5 are the backend rules (docs/design.md Q19, rules/backend_rule.cc):
-//   K1 wasd.io/backend names no backend, or one --allowed-backends leaves out
-//   K2 wasd.io/backend changed on UPDATE
-//   K3 an intent field the Deployment's backend cannot express (capability table)
-//   K4 the pod template names a third scheduler
-//   K5 the backends block of the annotation is malformed (or in spec.scheduling)
-// clang-format off
-inline constexpr std::array<std::string_view, 40> kRuleIds = {
-    "S1",  "S2",  "S3",  "S4",  "S5",  "S6", "S7", "S8", "S9", "S10", "S11",  "S12",
-    "S13", "S14", "S15", "S16", "S17", "H1", "H2", "H3", "H4", "H5",  "U1",   "U2",
-    "U3",  "U4",  "U5",  "U6",  "U7",  "U8", "U9", "B1", "B2", "B3",
-    "K1",  "K2",  "K3",  "K4",  "K5",  "other"};
-// clang-format on
+// Every rule id, in RuleId order; "other" last. A closed set, so the
+// metric's label has a fixed cardinality.
+inline constexpr const std::array<std::string_view, 40>& kRuleIds = workloadbuilder::kRuleIdNames;
 
-// The rule id of one error returned by ValidateDeploymentCreate/Update or
-// ValidateScaleUpdate. Never empty; "other" when no row matches.
-std::string_view RuleIdOf(const workloadbuilder::FieldError& error);
-
-// The distinct ids of `errors`, in kRuleIds order.
-std::vector<std::string_view> RuleIdsOf(const workloadbuilder::FieldErrorList& errors);
+// The distinct rule ids carried by `errors`, in RuleId order.
+std::vector<workloadbuilder::RuleId> RuleIdsOf(const workloadbuilder::FieldErrorList& errors);
 
 }  // namespace wasd::rules
 

@@ -32,7 +32,8 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
       config.path.Child("schedulingPolicy").Child("gang").Child("minCount");
   errors.push_back(wb::Invalid(wb::FieldPath::Parse("spec.replicas"), replicas,
                                "must be greater than or equal to " + min_count_path.String() +
-                                   " (" + std::to_string(*min_count) + ")"));
+                                   " (" + std::to_string(*min_count) + ")")
+                       .For(wb::RuleId::kH4));
   return errors;
 }
 

@@ -17,7 +17,8 @@ void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& er
   }
   // Names the carrier the user wrote: the annotation or spec.scheduling.
   errors.push_back(wb::Forbidden(wb::FieldPath::Parse("spec.template.spec.schedulingGroup"),
-                                 "may not be set when " + view.config.path.String() + " is set"));
+                                 "may not be set when " + view.config.path.String() + " is set")
+                       .For(wb::RuleId::kH3));
 }
 
 }  // namespace wasd::rules

@@ -19,7 +19,8 @@ void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors) {
   nlohmann::json value = type != nullptr ? *type : nlohmann::json("RollingUpdate");
   errors.push_back(wb::Invalid(wb::FieldPath::Parse("spec.strategy.type"), std::move(value),
                                "gang scheduling requires Recreate; RollingUpdate is also the "
-                               "default when spec.strategy is omitted"));
+                               "default when spec.strategy is omitted")
+                       .For(wb::RuleId::kH2));
 }
 
 }  // namespace wasd::rules

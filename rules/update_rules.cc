@@ -31,23 +31,23 @@ const json& OrNull(const json* value) {
   return value != nullptr ? *value : kNull;
 }
 
-wb::FieldError FixedAtCreation(const wb::FieldPath& path, std::string_view what) {
-  return wb::Forbidden(path, std::string(what) + std::string(kRecreate));
+wb::FieldError FixedAtCreation(const wb::FieldPath& path, std::string_view what, wb::RuleId rule) {
+  return wb::Forbidden(path, std::string(what) + std::string(kRecreate)).For(rule);
 }
 
 void NoSetNoUnset(const json* old_value, const json* new_value, const wb::FieldPath& path,
-                  FieldErrorList& errors) {
+                  wb::RuleId rule, FieldErrorList& errors) {
   if (old_value == nullptr && new_value != nullptr) {
-    errors.push_back(FixedAtCreation(path, kSetOnce));
+    errors.push_back(FixedAtCreation(path, kSetOnce, rule));
   } else if (old_value != nullptr && new_value == nullptr) {
-    errors.push_back(FixedAtCreation(path, kClearOnce));
+    errors.push_back(FixedAtCreation(path, kClearOnce, rule));
   }
 }
 
 void Immutable(const json* old_value, const json* new_value, const wb::FieldPath& path,
-               FieldErrorList& errors) {
+               wb::RuleId rule, FieldErrorList& errors) {
   if (!wb::SemanticEqual(OrNull(old_value), OrNull(new_value))) {
-    errors.push_back(FixedAtCreation(path, kImmutable));
+    errors.push_back(FixedAtCreation(path, kImmutable, rule));
   }
 }
 
@@ -66,13 +66,13 @@ void CheckPolicyUpdate(const json& old_config, const json& config, const wb::Fie
   const json* old_policy = wb::Member(old_config, "schedulingPolicy");
   const json* policy = wb::Member(config, "schedulingPolicy");
   if (old_policy == nullptr || policy == nullptr) {
-    NoSetNoUnset(old_policy, policy, path, errors);  // U3
+    NoSetNoUnset(old_policy, policy, path, wb::RuleId::kU3, errors);
     return;
   }
   Immutable(wb::Member(*old_policy, "basic"), wb::Member(*policy, "basic"), path.Child("basic"),
-            errors);  // U4
+            wb::RuleId::kU4, errors);
   NoSetNoUnset(wb::Member(*old_policy, "gang"), wb::Member(*policy, "gang"), path.Child("gang"),
-               errors);  // U5
+               wb::RuleId::kU5, errors);
 }
 
 }  // namespace
@@ -82,17 +82,22 @@ void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_vie
   const wb::SchedulingConfig& now = view.config;
   const wb::SchedulingConfig& old = old_view.config;
   if (!old.present() && now.present()) {  // U1: opting in
-    errors.push_back(wb::Forbidden(
-        now.path, std::string(kSetOnce) +
-                      "; to opt an existing Deployment in, delete it and create it again with " +
-                      std::string(CarrierWords(now))));
+    errors.push_back(
+        wb::Forbidden(
+            now.path,
+            std::string(kSetOnce) +
+                "; to opt an existing Deployment in, delete it and create it again with " +
+                std::string(CarrierWords(now)))
+            .For(wb::RuleId::kU1));
     return;
   }
   if (old.present() && !now.present()) {  // U2: opting out
-    errors.push_back(wb::Forbidden(
-        old.path, std::string(kClearOnce) +
-                      "; to opt a Deployment out, delete it and create it again without " +
-                      std::string(CarrierWords(old))));
+    errors.push_back(
+        wb::Forbidden(old.path,
+                      std::string(kClearOnce) +
+                          "; to opt a Deployment out, delete it and create it again without " +
+                          std::string(CarrierWords(old)))
+            .For(wb::RuleId::kU2));
     return;
   }
   // A config that cannot be read on either side has nothing to compare; the
@@ -100,9 +105,15 @@ void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_vie
   if (!old.usable() || !now.usable()) return;
   const wb::FieldPath& p = now.path;
   CheckPolicyUpdate(old.config, now.config, p.Child("schedulingPolicy"), errors);
-  for (std::string_view member : {"schedulingConstraints", "disruptionMode", "resourceClaims"}) {
-    Immutable(wb::Member(old.config, member), wb::Member(now.config, member), p.Child(member),
-              errors);  // U7, U8, U9
+  struct Fixed {
+    std::string_view member;
+    wb::RuleId rule;
+  };
+  for (const Fixed& f :
+       {Fixed{"schedulingConstraints", wb::RuleId::kU7}, Fixed{"disruptionMode", wb::RuleId::kU8},
+        Fixed{"resourceClaims", wb::RuleId::kU9}}) {
+    Immutable(wb::Member(old.config, f.member), wb::Member(now.config, f.member), p.Child(f.member),
+              f.rule, errors);
   }
 }
 

@@ -49,7 +49,9 @@ run_suite() {  # NAME BUILD_DIR CTEST_LABEL_REGEX [cmake args...]
   [ "$rc" -eq 0 ] || status=1
 }
 
-run_suite "normal build" "$root/build" ""
+# The normal build also builds the lab (tools/bench, off by default) so that
+# its quick runs in tests/bench are part of CI.
+run_suite "normal build" "$root/build" "" -DWASD_BUILD_BENCH=ON
 echo "=== clang-tidy on the sources changed by the last commit"
 if "$root/scripts/tidy.sh" "${WASD_TIDY_BASE:-HEAD~1}" "$root/build"; then
   passed=$((passed + 1))

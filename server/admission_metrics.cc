@@ -51,16 +51,9 @@ void AdmissionMetrics::RecordRequest(admission::Webhook webhook, std::string_vie
   histograms_[w].Observe(std::chrono::duration<double>(latency).count());
 }
 
-void AdmissionMetrics::RecordDenial(const std::vector<std::string_view>& rule_ids) {
-  for (std::string_view id : rule_ids) {
-    std::size_t i = rules::kRuleIds.size() - 1;  // "other"
-    for (std::size_t j = 0; j < rules::kRuleIds.size(); ++j) {
-      if (rules::kRuleIds[j] == id) {
-        i = j;  // the ids are distinct
-        break;
-      }
-    }
-    denials_[i].fetch_add(1, std::memory_order_relaxed);
+void AdmissionMetrics::RecordDenial(const std::vector<workloadbuilder::RuleId>& rule_ids) {
+  for (workloadbuilder::RuleId id : rule_ids) {
+    denials_[static_cast<std::size_t>(id)].fetch_add(1, std::memory_order_relaxed);
   }
 }
 

@@ -60,9 +60,8 @@ class AdmissionMetrics {
                      std::chrono::nanoseconds latency);
 
   // Counts one denial under each distinct rule id of its field errors
-  // (admission::Summary::denied_rules); ids outside rules::kRuleIds count as
-  // "other".
-  void RecordDenial(const std::vector<std::string_view>& rule_ids);
+  // (admission::Summary::denied_rules).
+  void RecordDenial(const std::vector<workloadbuilder::RuleId>& rule_ids);
 
   void AddInFlight(std::int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
   std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }

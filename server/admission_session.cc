@@ -80,7 +80,7 @@ AdmissionSession::AdmissionSession(tcp::socket&& socket, std::shared_ptr<net::ss
   // them again for the next, ~13,000 instructions per request of malloc
   // (each large allocation also merges every small chunk freed since).
   // Keeping them holds up to ~34 KB per open connection (+7 KiB of RSS
-  // measured after a 9 KB request; bench/README.md).
+  // measured after a 9 KB request; tools/bench/RESULTS.md).
   SSL_clear_mode(stream_.native_handle(), SSL_MODE_RELEASE_BUFFERS);
 }
 
@@ -304,7 +304,7 @@ void AdmissionSession::HandleRequest() {
   // wasd.io/scheduling annotation, up to twice per UPDATE), by the limits of
   // workloadbuilder/config_text.h (256 KiB, 64 levels, 10,000 values, YAML
   // pre-scanned): the worst 256 KiB annotations cost at most ~3 MiB above
-  // idle and tens of milliseconds (bench/worst_case_memory.py), so reviews
+  // idle and tens of milliseconds (tools/bench/worst_case_memory.py), so reviews
   // need no worker pool of their own.
   admission::Result result = admission::Review(route.webhook, body_, env_.review_options);
   if (result.pending) {

@@ -121,7 +121,7 @@ FieldError Denied(const FieldPath& path, Backend backend, std::string_view row_f
   const std::string alternatives = Alternatives(Row(row_field), backend);
   detail += "; remove it";
   if (!alternatives.empty()) detail += " or " + alternatives;
-  return Forbidden(path, std::move(detail));
+  return Forbidden(path, std::move(detail)).For(RuleId::kK3);
 }
 
 void CheckTopology(Backend backend, const json& config, const FieldPath& path,
@@ -190,24 +190,29 @@ const CapabilityRow* KnobRow(std::string_view knob) {
 
 void CheckResourceList(const json& list, const FieldPath& path, FieldErrorList& errors) {
   if (!list.is_object()) {
-    errors.push_back(Invalid(path, list, "must be an object of resource name to quantity"));
+    errors.push_back(
+        Invalid(path, list, "must be an object of resource name to quantity").For(RuleId::kK5));
     return;
   }
   for (const auto& [name, quantity] : list.items()) {
     const FieldPath item = path.Key(name);
-    for (const std::string& m : IsQualifiedName(name)) errors.push_back(Invalid(item, name, m));
+    for (const std::string& m : IsQualifiedName(name)) {
+      errors.push_back(Invalid(item, name, m).For(RuleId::kK5));
+    }
     if (quantity.is_string()) {
       if (!IsQuantity(quantity.get_ref<const std::string&>())) {
         errors.push_back(
-            Invalid(item, quantity, "must be a quantity such as 500m, 2, 1.5Gi (non-negative)"));
+            Invalid(item, quantity, "must be a quantity such as 500m, 2, 1.5Gi (non-negative)")
+                .For(RuleId::kK5));
       }
     } else if (quantity.is_number()) {
       if ((quantity.is_number_integer() && quantity.get<double>() < 0) ||
           (quantity.is_number_float() && !(quantity.get<double>() >= 0))) {
-        errors.push_back(Invalid(item, quantity, "must be non-negative"));
+        errors.push_back(Invalid(item, quantity, "must be non-negative").For(RuleId::kK5));
       }
     } else {
-      errors.push_back(Invalid(item, quantity, "must be a quantity (a string or a number)"));
+      errors.push_back(
+          Invalid(item, quantity, "must be a quantity (a string or a number)").For(RuleId::kK5));
     }
   }
 }
@@ -216,24 +221,27 @@ void CheckKnob(Backend backend, std::string_view knob, const json& value, const 
                FieldErrorList& errors) {
   if (knob == "queue") {
     if (!value.is_string()) {
-      errors.push_back(Invalid(path, value, "must be a string"));
+      errors.push_back(Invalid(path, value, "must be a string").For(RuleId::kK5));
       return;
     }
     const std::string& q = value.get_ref<const std::string&>();
     if (q.empty()) {
       errors.push_back(Required(path, "the name of a " + std::string(BackendName(backend)) +
-                                          " queue; omit the field for the default queue"));
+                                          " queue; omit the field for the default queue")
+                           .For(RuleId::kK5));
       return;
     }
-    for (const std::string& m : IsDNS1123Subdomain(q)) errors.push_back(Invalid(path, q, m));
+    for (const std::string& m : IsDNS1123Subdomain(q)) {
+      errors.push_back(Invalid(path, q, m).For(RuleId::kK5));
+    }
   } else if (knob == "minResources") {
     CheckResourceList(value, path, errors);
   } else if (knob == "scheduleTimeoutSeconds") {
     const std::optional<std::int64_t> n = AsInt(&value);
     if (!n) {
-      errors.push_back(Invalid(path, value, "must be an integer"));
+      errors.push_back(Invalid(path, value, "must be an integer").For(RuleId::kK5));
     } else if (*n < 1 || *n > INT32_MAX) {
-      errors.push_back(Invalid(path, *n, "must be between 1 and 2147483647"));
+      errors.push_back(Invalid(path, *n, "must be between 1 and 2147483647").For(RuleId::kK5));
     }
   }
 }
@@ -277,10 +285,12 @@ FieldErrorList CheckBackendCapabilities(Backend backend, const json& config, con
     for (const auto& [name, block] : backends->items()) {
       if (name == BackendName(backend)) continue;
       if (!ParseBackend(name)) continue;  // ValidateBackendKnobs reports it
-      errors.push_back(Forbidden(
-          path.Child(kBackendsMember).Child(name),
-          "settings for backend \"" + name + "\", but this Deployment uses backend \"" +
-              std::string(BackendName(backend)) + "\"; remove them (they would be ignored)"));
+      errors.push_back(Forbidden(path.Child(kBackendsMember).Child(name),
+                                 "settings for backend \"" + name +
+                                     "\", but this Deployment uses backend \"" +
+                                     std::string(BackendName(backend)) +
+                                     "\"; remove them (they would be ignored)")
+                           .For(RuleId::kK3));
     }
   }
   return errors;
@@ -289,25 +299,26 @@ FieldErrorList CheckBackendCapabilities(Backend backend, const json& config, con
 FieldErrorList ValidateBackendKnobs(const json& backends, const FieldPath& path) {
   FieldErrorList errors;
   if (!backends.is_object()) {
-    errors.push_back(Invalid(path, backends, "must be an object"));
+    errors.push_back(Invalid(path, backends, "must be an object").For(RuleId::kK5));
     return errors;
   }
   for (const auto& [name, block] : backends.items()) {
     const FieldPath block_path = path.Child(name);
     const std::optional<Backend> backend = ParseBackend(name);
     if (!backend || *backend == Backend::kNative) {
-      errors.push_back(NotSupported(block_path, name, {"volcano", "kai", "coscheduling"}));
+      errors.push_back(
+          NotSupported(block_path, name, {"volcano", "kai", "coscheduling"}).For(RuleId::kK5));
       continue;
     }
     if (!block.is_object()) {
-      errors.push_back(Invalid(block_path, block, "must be an object"));
+      errors.push_back(Invalid(block_path, block, "must be an object").For(RuleId::kK5));
       continue;
     }
     for (const auto& [knob, value] : block.items()) {
       const FieldPath knob_path = block_path.Child(knob);
       const CapabilityRow* row = KnobRow(knob);
       if (row == nullptr) {
-        errors.push_back(Invalid(block_path, knob, "unknown field"));
+        errors.push_back(Invalid(block_path, knob, "unknown field").For(RuleId::kK5));
         continue;
       }
       if (CapabilityOf(*row, *backend).support == kNone) {

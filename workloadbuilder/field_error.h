@@ -10,6 +10,10 @@
 // deviation: Go prints structs in Go syntax). A list aggregates to the single
 // message, or `[e1, e2, …]` with exact duplicates dropped.
 //
+// Each error also carries the id of the rule it breaks (rule_id.h), set by the
+// rule that makes it: `Invalid(path, v, "…").For(RuleId::kS4)`. The id is for
+// counting and never changes the message.
+//
 // Plain values; no shared state. Thread-safe as any const value.
 #ifndef WASD_WORKLOADBUILDER_FIELD_ERROR_H_
 #define WASD_WORKLOADBUILDER_FIELD_ERROR_H_
@@ -18,11 +22,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "workloadbuilder/field_path.h"
+#include "workloadbuilder/rule_id.h"
 
 namespace wasd::workloadbuilder {
 
@@ -47,6 +53,13 @@ struct FieldError {
   FieldPath path;
   nlohmann::json value;  // the offending value; ignored for types that omit it
   std::string detail;
+  RuleId rule = RuleId::kOther;  // the rule this error breaks
+
+  // This error, marked as breaking rule `id`.
+  FieldError For(RuleId id) && {
+    rule = id;
+    return std::move(*this);
+  }
 
   // "<Type>[: <value>][: <detail>]" — the message without the path (what a
   // StatusCause carries).

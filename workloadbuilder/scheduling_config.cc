@@ -46,7 +46,8 @@ void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
   const FieldPath path = AnnotationPath();
   const std::string* text = AsString(&member);
   if (text == nullptr) {
-    errors.push_back(Invalid(path, member, "must be a string holding a JSON or YAML object"));
+    errors.push_back(
+        Invalid(path, member, "must be a string holding a JSON or YAML object").For(RuleId::kS17));
     return;
   }
   TextOptions options;
@@ -55,17 +56,18 @@ void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
   switch (parsed.kind) {
     case TextError::kNone: break;
     case TextError::kTooLong:  // refused before any parse (docs/design.md Q16)
-      errors.push_back(TooLong(path, parsed.error));
+      errors.push_back(TooLong(path, parsed.error).For(RuleId::kS17));
       return;
     case TextError::kDuplicateKey:  // as strict decoding refuses a repeated field
-      errors.push_back(Duplicate(parsed.where, parsed.key));
+      errors.push_back(Duplicate(parsed.where, parsed.key).For(RuleId::kS17));
       return;
     case TextError::kInvalid:
-      errors.push_back(Invalid(path, EchoedText(*text), parsed.error));
+      errors.push_back(Invalid(path, EchoedText(*text), parsed.error).For(RuleId::kS17));
       return;
   }
   if (!parsed.value.is_object()) {
-    errors.push_back(Invalid(path, EchoedText(*text), "must be a JSON or YAML object"));
+    errors.push_back(
+        Invalid(path, EchoedText(*text), "must be a JSON or YAML object").For(RuleId::kS17));
     return;
   }
   out = std::move(parsed.value);
@@ -87,7 +89,8 @@ SchedulingConfig ReadSchedulingConfig(const json& deployment) {
   if (annotation != nullptr) ReadAnnotation(*annotation, from_annotation, result.errors);
 
   if (field != nullptr && !field->is_object()) {
-    result.errors.push_back(Invalid(FieldCarrierPath(), *field, "must be an object"));
+    result.errors.push_back(
+        Invalid(FieldCarrierPath(), *field, "must be an object").For(RuleId::kS17));
   }
 
   if (field == nullptr) {
@@ -104,7 +107,8 @@ SchedulingConfig ReadSchedulingConfig(const json& deployment) {
       result.errors.push_back(
           Forbidden(FieldCarrierPath().Child(kBackendsMember),
                     "backend-only settings are not part of spec.scheduling; put them in the " +
-                        std::string(kSchedulingAnnotation) + " annotation"));
+                        std::string(kSchedulingAnnotation) + " annotation")
+              .For(RuleId::kK5));
     }
   }
   if (annotation == nullptr) {
@@ -124,7 +128,8 @@ SchedulingConfig ReadSchedulingConfig(const json& deployment) {
     }
     if (!SemanticEqual(from_annotation, result.config)) {
       result.errors.push_back(Invalid(AnnotationPath(), EchoedText(*AsString(annotation)),
-                                      "must equal spec.scheduling when both are set"));
+                                      "must equal spec.scheduling when both are set")
+                                  .For(RuleId::kH5));
     } else if (!backends.is_null() && result.config.is_object()) {
       result.config[std::string(kBackendsMember)] = std::move(backends);
     }

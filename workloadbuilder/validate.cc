@@ -52,11 +52,12 @@ class ConfigChecker {
   // Exactly-one-of check over `members` (declaration order), skipped when
   // `old_object` (the stored counterpart, or null) has the same members set.
   // Returns the number of members set.
+  // `none`, `many`: the rules broken by no member set and by several.
   int CheckUnion(const json& object, const json* old_object, const FieldPath& path,
-                 std::initializer_list<std::string_view> members);
-  // Invalid per message of a format check.
+                 std::initializer_list<std::string_view> members, RuleId none, RuleId many);
+  // Invalid per message of a format check, each breaking `rule`.
   void CheckFormat(const std::vector<std::string>& messages, const std::string& value,
-                   const FieldPath& path);
+                   const FieldPath& path, RuleId rule);
 
   bool strict_;
   FieldErrorList& errors_;
@@ -69,7 +70,7 @@ const json* OldMember(const json* old, std::string_view name) {
 
 void ConfigChecker::Check(const json& config, const FieldPath& path, const json* old_config) {
   if (!config.is_object()) {
-    errors_.push_back(Invalid(path, config, "must be an object"));
+    errors_.push_back(Invalid(path, config, "must be an object").For(RuleId::kS17));
     return;
   }
   RejectUnknown(config, path,
@@ -98,7 +99,8 @@ void ConfigChecker::Check(const json& config, const FieldPath& path, const json*
   if (mode_all && policy == Policy::kBasic) {
     errors_.push_back(Invalid(mode_path, "all",
                               "the disruptionMode `all` is not supported with the Basic "
-                              "scheduling policy"));
+                              "scheduling policy")
+                          .For(RuleId::kB1));
   }
 }
 
@@ -107,7 +109,8 @@ ConfigChecker::Policy ConfigChecker::CheckPolicy(const json* policy, const json*
   if (policy == nullptr) return Policy::kBasic;
   if (!ExpectObject(*policy, path)) return Policy::kBroken;
   RejectUnknown(*policy, path, {"basic", "gang"});
-  const int set = CheckUnion(*policy, old_policy, path, {"basic", "gang"});  // S2, S3
+  const int set =
+      CheckUnion(*policy, old_policy, path, {"basic", "gang"}, RuleId::kS2, RuleId::kS3);
   const json* basic = Member(*policy, "basic");
   const json* gang = Member(*policy, "gang");
   if (basic != nullptr && ExpectObject(*basic, path.Child("basic"))) {
@@ -125,14 +128,17 @@ ConfigChecker::Policy ConfigChecker::CheckPolicy(const json* policy, const json*
 void ConfigChecker::CheckMinCount(const json& min_count, const FieldPath& path) {
   const std::optional<std::int64_t> n = AsInt(&min_count);
   if (!n) {
-    if (strict_) errors_.push_back(Invalid(path, min_count, "must be an integer"));
+    if (strict_)
+      errors_.push_back(Invalid(path, min_count, "must be an integer").For(RuleId::kS17));
     return;
   }
   if (strict_ && (*n > INT32_MAX || *n < INT32_MIN)) {
-    errors_.push_back(Invalid(path, min_count, "must fit in a 32-bit integer"));
+    errors_.push_back(Invalid(path, min_count, "must fit in a 32-bit integer").For(RuleId::kS17));
     return;
   }
-  if (*n < 1) errors_.push_back(Invalid(path, *n, "must be greater than or equal to 1"));  // S4
+  if (*n < 1) {
+    errors_.push_back(Invalid(path, *n, "must be greater than or equal to 1").For(RuleId::kS4));
+  }
 }
 
 void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& path) {
@@ -143,7 +149,8 @@ void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& p
   if (topology == nullptr || !ExpectList(*topology, topo_path)) return;
   if (topology->size() > kMaxTopologyItems) {  // S5; items are not checked past the limit
     errors_.push_back(
-        TooMany(topo_path, static_cast<std::int64_t>(topology->size()), kMaxTopologyItems));
+        TooMany(topo_path, static_cast<std::int64_t>(topology->size()), kMaxTopologyItems)
+            .For(RuleId::kS5));
     return;
   }
   for (std::size_t i = 0; i < topology->size(); ++i) {
@@ -156,10 +163,10 @@ void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& p
     const std::string* text = key != nullptr ? ExpectString(*key, key_path) : nullptr;
     if (key != nullptr && text == nullptr) continue;  // wrong type
     if (text == nullptr || text->empty()) {
-      errors_.push_back(Required(key_path));  // S6
+      errors_.push_back(Required(key_path).For(RuleId::kS6));
       continue;
     }
-    CheckFormat(IsQualifiedName(*text), *text, key_path);  // S7
+    CheckFormat(IsQualifiedName(*text), *text, key_path, RuleId::kS7);
   }
 }
 
@@ -167,7 +174,7 @@ bool ConfigChecker::CheckDisruptionMode(const json& mode, const json* old_mode,
                                         const FieldPath& path) {
   if (!ExpectObject(mode, path)) return false;
   RejectUnknown(mode, path, {"single", "all"});
-  const int set = CheckUnion(mode, old_mode, path, {"single", "all"});  // S8, S9
+  const int set = CheckUnion(mode, old_mode, path, {"single", "all"}, RuleId::kS8, RuleId::kS9);
   for (std::string_view member : {"single", "all"}) {
     const json* m = Member(mode, member);
     if (m != nullptr && ExpectObject(*m, path.Child(member))) {
@@ -181,7 +188,8 @@ void ConfigChecker::CheckResourceClaims(const json& claims, const json* old_clai
                                         const FieldPath& path) {
   if (!ExpectList(claims, path)) return;
   if (claims.size() > kMaxResourceClaims) {  // S10; items are not checked past the limit
-    errors_.push_back(TooMany(path, static_cast<std::int64_t>(claims.size()), kMaxResourceClaims));
+    errors_.push_back(TooMany(path, static_cast<std::int64_t>(claims.size()), kMaxResourceClaims)
+                          .For(RuleId::kS10));
     return;
   }
   // S11: list-map keyed by name; a repeated name is reported at the later item.
@@ -190,7 +198,7 @@ void ConfigChecker::CheckResourceClaims(const json& claims, const json* old_clai
     const std::string* name = AsString(Member(claims[j], "name"));
     if (name == nullptr || name->empty()) continue;
     if (!seen.insert(*name).second) {
-      errors_.push_back(Duplicate(path.Index(j), json{{"name", *name}}));
+      errors_.push_back(Duplicate(path.Index(j), json{{"name", *name}}).For(RuleId::kS11));
     }
   }
   for (std::size_t i = 0; i < claims.size(); ++i) {
@@ -210,37 +218,37 @@ void ConfigChecker::CheckResourceClaim(const json& claim, const json* old_claim,
   const json* name = Member(claim, "name");
   const std::string* name_text = name != nullptr ? ExpectString(*name, name_path) : nullptr;
   if (name == nullptr || (name_text != nullptr && name_text->empty())) {
-    errors_.push_back(Required(name_path));  // S12
+    errors_.push_back(Required(name_path).For(RuleId::kS12));
   } else if (name_text != nullptr) {
-    CheckFormat(IsDNS1123Label(*name_text), *name_text, name_path);  // S13
+    CheckFormat(IsDNS1123Label(*name_text), *name_text, name_path, RuleId::kS13);
   }
-  CheckUnion(claim, old_claim, path,
-             {"resourceClaimName", "resourceClaimTemplateName"});  // S14, S15
+  CheckUnion(claim, old_claim, path, {"resourceClaimName", "resourceClaimTemplateName"},
+             RuleId::kS14, RuleId::kS15);
   for (std::string_view member : {"resourceClaimName", "resourceClaimTemplateName"}) {
     const json* source = Member(claim, member);
     if (source == nullptr) continue;
     const FieldPath source_path = path.Child(member);
     if (const std::string* text = ExpectString(*source, source_path)) {
-      CheckFormat(IsDNS1123Subdomain(*text), *text, source_path);  // S16
+      CheckFormat(IsDNS1123Subdomain(*text), *text, source_path, RuleId::kS16);
     }
   }
 }
 
 bool ConfigChecker::ExpectObject(const json& value, const FieldPath& path) {
   if (value.is_object()) return true;
-  if (strict_) errors_.push_back(Invalid(path, value, "must be an object"));
+  if (strict_) errors_.push_back(Invalid(path, value, "must be an object").For(RuleId::kS17));
   return false;
 }
 
 bool ConfigChecker::ExpectList(const json& value, const FieldPath& path) {
   if (value.is_array()) return true;
-  if (strict_) errors_.push_back(Invalid(path, value, "must be a list"));
+  if (strict_) errors_.push_back(Invalid(path, value, "must be a list").For(RuleId::kS17));
   return false;
 }
 
 const std::string* ConfigChecker::ExpectString(const json& value, const FieldPath& path) {
   if (value.is_string()) return &value.get_ref<const std::string&>();
-  if (strict_) errors_.push_back(Invalid(path, value, "must be a string"));
+  if (strict_) errors_.push_back(Invalid(path, value, "must be a string").For(RuleId::kS17));
   return nullptr;
 }
 
@@ -250,12 +258,13 @@ void ConfigChecker::RejectUnknown(const json& object, const FieldPath& path,
   for (const auto& [key, value] : object.items()) {
     bool is_known = false;
     for (std::string_view k : known) is_known = is_known || k == key;
-    if (!is_known) errors_.push_back(Invalid(path, key, "unknown field"));  // S17
+    if (!is_known) errors_.push_back(Invalid(path, key, "unknown field").For(RuleId::kS17));
   }
 }
 
 int ConfigChecker::CheckUnion(const json& object, const json* old_object, const FieldPath& path,
-                              std::initializer_list<std::string_view> members) {
+                              std::initializer_list<std::string_view> members, RuleId none,
+                              RuleId many) {
   bool same_as_old = old_object != nullptr && old_object->is_object();
   int set = 0;
   std::string set_names;
@@ -273,17 +282,18 @@ int ConfigChecker::CheckUnion(const json& object, const json* old_object, const 
   }
   if (same_as_old) return set;  // ratcheting: membership unchanged since the stored object
   if (set == 0) {
-    errors_.push_back(Invalid(path, "", "must specify one of: " + all_names));
+    errors_.push_back(Invalid(path, "", "must specify one of: " + all_names).For(none));
   } else if (set > 1) {
     errors_.push_back(
-        Invalid(path, "{" + set_names + "}", "must specify exactly one of: " + all_names));
+        Invalid(path, "{" + set_names + "}", "must specify exactly one of: " + all_names)
+            .For(many));
   }
   return set;
 }
 
 void ConfigChecker::CheckFormat(const std::vector<std::string>& messages, const std::string& value,
-                                const FieldPath& path) {
-  for (const std::string& m : messages) errors_.push_back(Invalid(path, value, m));
+                                const FieldPath& path, RuleId rule) {
+  for (const std::string& m : messages) errors_.push_back(Invalid(path, value, m).For(rule));
 }
 
 }  // namespace

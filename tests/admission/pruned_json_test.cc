@@ -133,8 +133,7 @@ std::vector<std::string> Bodies() {
   const std::filesystem::path testdata(WASD_TESTDATA);
   std::vector<std::string> bodies =
       ReadDir(testdata.parent_path() / "fuzz" / "corpus" / "admission_review");
-  for (const auto& entry : std::filesystem::directory_iterator(
-           testdata.parent_path().parent_path() / "bench" / "fixtures")) {
+  for (const auto& entry : std::filesystem::directory_iterator(testdata / "bench")) {
     if (entry.path().extension() != ".json") continue;
     std::ifstream in(entry.path(), std::ios::binary);
     bodies.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -326,8 +325,7 @@ TEST_CASE("The direct answer text escapes strings as nlohmann's dump does", "[un
   using wasd::admission::Result;
   using wasd::admission::Review;
   using wasd::admission::Webhook;
-  const std::filesystem::path fixtures =
-      std::filesystem::path(WASD_TESTDATA).parent_path().parent_path() / "bench" / "fixtures";
+  const std::filesystem::path fixtures = std::filesystem::path(WASD_TESTDATA) / "bench";
   const auto read = [&](const char* name) {
     std::ifstream in(fixtures / name, std::ios::binary);
     return json::parse(

@@ -3,7 +3,7 @@ as kube-apiserver does, for the fields wasd selects on: the gang doctor's
 bound-pod informer lists and watches `spec.nodeName!=,status.phase!=Succeeded,
 status.phase!=Failed`. A server that ignored the selector would hand the
 reconciler every pod twice and make the doctor look far dearer in
-bench/scale_bench.py than it is against a real cluster.
+tools/bench/scale_bench.py than it is against a real cluster.
 
   * LIST filters on metadata.name, metadata.namespace, spec.nodeName and
     status.phase with =, == and !=; an unsupported field is a 400 worded as

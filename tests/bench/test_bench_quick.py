@@ -1,6 +1,6 @@
 """Quick mode of the webhook benchmark, for CI: starts the built `wasd
 webhook` with a certificate from `wasd certs generate` (default key type),
-sends it the benchmark's own AdmissionReview fixtures (bench/fixtures/) and
+sends it the benchmark's own AdmissionReview fixtures (tests/testdata/bench/) and
 checks every answer: the envelope, the uid, allowed, for the invalid
 Deployment a 422 naming the field paths, and for the pod the JSONPatch
 applied to the pod (podGroupName set to the controlling ReplicaSet's PodGroup, the gate
@@ -11,7 +11,7 @@ TLS session of the first connection must resume it.
 
 Then, when wrk is installed, a short load (about 2 s per fixture) runs and its
 figures are printed. Nothing here asserts on timing: the full comparison is
-bench/run.sh compare (see bench/README.md).
+tools/bench/run.sh compare (see tools/bench/RESULTS.md).
 
 Standalone: needs only the built binary, openssl, and optionally wrk."""
 import base64
@@ -32,8 +32,8 @@ from lib.manifests import pod_group_name
 from lib.paths import SOURCE_DIR
 from lib.webhook import Webhook
 
-FIXTURES = os.path.join(SOURCE_DIR, "bench", "fixtures")
-WRK_SCRIPT = os.path.join(SOURCE_DIR, "bench", "wrk_post.lua")
+FIXTURES = os.path.join(SOURCE_DIR, "tests", "testdata", "bench")
+WRK_SCRIPT = os.path.join(SOURCE_DIR, "tools", "bench", "wrk_post.lua")
 GATE = "wasd.io/pod-group"
 # Seconds of wrk load per fixture: enough for a figure to print, short for CI.
 WRK_SECONDS = 2

@@ -1,11 +1,11 @@
-"""Quick mode of the open-loop load generator (build/wasd-openloop, bench/openloop.cc),
+"""Quick mode of the open-loop load generator (build/wasd-openloop, tools/bench/openloop.cc),
 for CI: a short run at a low rate against a real `wasd webhook`. It asserts what the
 generator reports about itself, never a latency: every percentile present and
 ordered, no error, the number of requests it scheduled, sent and saw answered equal
 to rate × duration, and the webhook's own request counter agreeing with it (warm-up
 included). Then the error accounting: answers with another status or verdict than
 the expected one are counted, reported and fail the run, and a usage mistake is
-refused with exit 2. bench/latency.sh is the measurement (bench/README.md)."""
+refused with exit 2. tools/bench/latency.sh is the measurement (tools/bench/RESULTS.md)."""
 import json
 import os
 import shutil
@@ -18,7 +18,7 @@ from lib.paths import BUILD_DIR, SOURCE_DIR
 from lib.webhook import Webhook
 
 OPENLOOP = os.environ.get("WASD_OPENLOOP_BIN") or os.path.join(BUILD_DIR, "wasd-openloop")
-FIXTURE = os.path.join(SOURCE_DIR, "bench", "fixtures", "deploy-create-gang-valid.json")
+FIXTURE = os.path.join(SOURCE_DIR, "tests", "testdata", "bench", "deploy-create-gang-valid.json")
 PATH = "/validate-apps-v1-deployment"
 RATE = 100           # requests per second
 SECONDS = 2          # measured

@@ -1,4 +1,4 @@
-"""Quick mode of the reconciler benchmark, for CI: bench/reconciler_bench.py
+"""Quick mode of the reconciler benchmark, for CI: tools/bench/reconciler_bench.py
 with 50 opted-in Deployments x 4 replicas created at once on the test API
 server, the real `wasd webhook` and `wasd reconciler`. It checks behaviour,
 never timing: everything converges; the reconciler's successful writes per
@@ -8,7 +8,7 @@ writes nothing. The same holds for one
 non-native backend (volcano, 20 Deployments): 1 Volcano PodGroup, no Workload,
 1 gate lift per pod, nothing on resync. The figures it prints
 (time to converge, peak RSS) are for reading only; the full run is
-`python3 bench/reconciler_bench.py` (1,000 Deployments, bench/README.md)."""
+`python3 tools/bench/reconciler_bench.py` (1,000 Deployments, tools/bench/RESULTS.md)."""
 import json
 import os
 import subprocess
@@ -17,7 +17,7 @@ import unittest
 
 SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR",
                             os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-SCRIPT = os.path.join(SOURCE_DIR, "bench", "reconciler_bench.py")
+SCRIPT = os.path.join(SOURCE_DIR, "tools", "bench", "reconciler_bench.py")
 REPLICAS = 4
 
 

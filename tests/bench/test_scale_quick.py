@@ -1,4 +1,4 @@
-"""Quick mode of the scale bench, for CI: bench/scale_bench.py with 100
+"""Quick mode of the scale bench, for CI: tools/bench/scale_bench.py with 100
 Deployments x 10 replicas (1,000 pods padded to the 15 KB fixture) against the
 bench API server (build/wasd-bench-apiserver). It checks behaviour and memory,
 never time:
@@ -16,7 +16,7 @@ never time:
     at most 2 KiB on top of a fixed 8 MiB allowance for what a small run
     cannot amortise (the list pages and watch buffers in flight, the
     allocator's arenas) — the cache itself keeps ~1 KB of each 15 KB pod.
-The full run is bench/scale.sh (bench/README.md "The reconciler at scale")."""
+The full run is tools/bench/scale.sh (tools/bench/RESULTS.md "The reconciler at scale")."""
 import json
 import os
 import subprocess
@@ -25,7 +25,7 @@ import unittest
 
 SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR",
                             os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-SCRIPT = os.path.join(SOURCE_DIR, "bench", "scale_bench.py")
+SCRIPT = os.path.join(SOURCE_DIR, "tools", "bench", "scale_bench.py")
 N, REPLICAS = 100, 10
 KIB, MIB = 1024, 1024 * 1024
 

@@ -26,7 +26,7 @@ EXPECTED_FILES = {"default", "gke", "openshift", "subchart", "single-replica", "
                   "certmanager"}
 
 # Memory of one webhook replica (values.yaml "Memory bound"):
-IDLE_MIB = 10.0          # idle RSS measured 8.7-9.0 MiB (bench/README.md), rounded up
+IDLE_MIB = 10.0          # idle RSS measured 8.7-9.0 MiB (tools/bench/RESULTS.md), rounded up
 # One review of the largest annotation the API server forwards (256 KiB)
 # above idle. Measured 2026-12-02 on the binary before the YAML parse bound
 # of issue 11 H3: 8 concurrent reviews whose annotation is 262,000 '[' with

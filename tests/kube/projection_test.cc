@@ -174,7 +174,7 @@ TEST_CASE("projection: the watch decoder projects objects, never an ERROR's Stat
 TEST_CASE("projection: the 15 KB pod fixture keeps what a sparse path names",
           "[unit][projection]") {
   const std::filesystem::path file =
-      std::filesystem::path(WASD_TESTDATA) / ".." / ".." / "bench" / "fixtures" / "pod-15k.json";
+      std::filesystem::path(WASD_TESTDATA) / "bench" / "pod-15k.json";
   std::ifstream in(file);
   REQUIRE(in.good());
   std::stringstream text;

@@ -14,6 +14,6 @@
     promtext   Prometheus text format and the metric tables of docs/metrics.md
 
 Import it as `lib.<module>`: ctest puts tests/ on PYTHONPATH (tests/CMakeLists.txt),
-and so do the scripts that run tests by hand (scripts/faults.sh, bench/run.sh).
+and so do the scripts that run tests by hand (scripts/faults.sh, tools/bench/run.sh).
 Standard library only (plus PyYAML for `chart`).
 """

@@ -189,7 +189,7 @@ TEST_CASE("projections: the planner plans the same on projected objects", "[unit
 TEST_CASE("projections: a 15 KB pod keeps its identity, links, gates and phase, ~1 KB",
           "[unit][projection]") {
   const std::filesystem::path file =
-      std::filesystem::path(WASD_TESTDATA) / ".." / ".." / "bench" / "fixtures" / "pod-15k.json";
+      std::filesystem::path(WASD_TESTDATA) / "bench" / "pod-15k.json";
   std::ifstream f(file);
   REQUIRE(f.good());
   std::stringstream text;

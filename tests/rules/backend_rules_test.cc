@@ -34,7 +34,7 @@ json OnBackend(json d, std::string_view backend) {
 
 std::vector<std::string> Ids(const wb::FieldErrorList& errors) {
   std::vector<std::string> out;
-  for (std::string_view id : wasd::rules::RuleIdsOf(errors)) out.emplace_back(id);
+  for (wb::RuleId id : wasd::rules::RuleIdsOf(errors)) out.emplace_back(wb::RuleIdName(id));
   return out;
 }
 

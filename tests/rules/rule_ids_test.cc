@@ -1,16 +1,19 @@
-// RuleIdOf: a failing case of every reachable row of docs/api.md §b goes
-// through the real validators (both carriers), and the ids read back from the
-// errors are exactly that row's. A rule whose path or wording changes without
-// rules/rule_ids.cc fails here.
+// Each rule's error carries its rule id from where the rule makes it: a
+// failing case of every rule that can fire (one row per rule, more for the
+// rules with several producers) goes through the real validators, both
+// carriers, and every error it yields must carry exactly that row's id. The
+// rows together cover every id but the four that never fire for wasd (S1,
+// U6, B2, B3: workloadbuilder/rule_id.h says why) and "other".
 #include "rules/rule_ids.h"
 
 #include <catch2/catch.hpp>
+
+#include <set>
 
 #include "rules/deployment_rules.h"
 #include "tests/rules/rules_fixtures.h"
 
 using nlohmann::json;
-using wasd::rules::RuleIdOf;
 using wasd::rules::RuleIdsOf;
 using wasd::testing::BaseDeployment;
 using wasd::testing::Via;
@@ -96,27 +99,96 @@ const std::vector<UpdateRow> kUpdateRows = {
 
 std::vector<std::string> Ids(const wb::FieldErrorList& errors) {
   std::vector<std::string> out;
-  for (std::string_view id : RuleIdsOf(errors)) out.emplace_back(id);
+  for (wb::RuleId id : RuleIdsOf(errors)) out.emplace_back(wb::RuleIdName(id));
   return out;
+}
+
+// The id each error carries, one per error (not deduplicated).
+std::vector<std::string> EachId(const wb::FieldErrorList& errors) {
+  std::vector<std::string> out;
+  for (const wb::FieldError& e : errors) out.emplace_back(wb::RuleIdName(e.rule));
+  return out;
+}
+
+wb::BackendSettings AllBackends() {
+  wb::BackendSettings s;
+  s.allowed = {wb::kAllBackends.begin(), wb::kAllBackends.end()};
+  return s;
+}
+
+json OnBackend(json d, std::string_view backend) {
+  d["metadata"]["annotations"]["wasd.io/backend"] = backend;
+  return d;
+}
+
+// The backend rules: a Deployment edit, run under all backends allowed
+// (or, for `only_native`, under --allowed-backends=native alone).
+struct BackendRow {
+  const char* id;
+  Via via;
+  const char* config;
+  std::function<void(json&)> edit;
+  bool only_native = false;
+};
+
+const std::vector<BackendRow> kBackendRows = {
+    {"K1", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})",
+     [](json& d) { d = OnBackend(d, "slurm"); }},
+    {"K1", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})",
+     [](json& d) { d = OnBackend(d, "volcano"); }, true},
+    {"K3", Via::kField, R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+     [](json& d) { d = OnBackend(d, "volcano"); }},
+    {"K3", Via::kAnnotation,
+     R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
+     [](json& d) { d = OnBackend(d, "kai"); }},
+    {"K3", Via::kAnnotation,
+     R"({"schedulingPolicy":{"gang":{}},"backends":{"volcano":{"queue":"q"}}})",
+     [](json& d) { d = OnBackend(d, "kai"); }},
+    {"K3", Via::kAnnotation,
+     R"({"schedulingPolicy":{"gang":{}},"backends":{"coscheduling":{"queue":"q"}}})",
+     [](json& d) { d = OnBackend(d, "coscheduling"); }},
+    {"K4", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})",
+     [](json& d) {
+       d = OnBackend(d, "kai");
+       d["spec"]["template"]["spec"]["schedulerName"] = "volcano";
+     }},
+    {"K5", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}},"backends":[]})", NoEdit},
+    {"K5", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}},"backends":{"slurm":{}}})", NoEdit},
+    {"K5", Via::kAnnotation,
+     R"({"schedulingPolicy":{"gang":{}},"backends":{"kai":{"queue":"Team A"}}})",
+     [](json& d) { d = OnBackend(d, "kai"); }},
+    {"K5", Via::kAnnotation,
+     R"({"schedulingPolicy":{"gang":{}},"backends":{"volcano":{"minResources":{"cpu":"lots"}}}})",
+     [](json& d) { d = OnBackend(d, "volcano"); }},
+    {"K5", Via::kField, R"({"schedulingPolicy":{"gang":{}},"backends":{}})", NoEdit},
+};
+
+// The rules checked outside the three tables: H4 (a scale request), H5 (both
+// carriers set, differently) and K2 (an UPDATE of wasd.io/backend).
+const std::vector<const char*> kOtherRows = {"H4", "H5", "K2"};
+
+// `errors` is not empty and every error carries `id`.
+void CheckAllCarry(const wb::FieldErrorList& errors, const std::string& id) {
+  INFO(wb::AggregateMessage(errors));
+  REQUIRE_FALSE(errors.empty());
+  CHECK(EachId(errors) == std::vector<std::string>(errors.size(), id));
 }
 
 }  // namespace
 
-TEST_CASE("rule ids of create rules, both carriers", "[unit]") {
+TEST_CASE("each create rule's error carries its id, both carriers", "[unit]") {
   for (const CreateRow& row : kCreateRows) {
     for (Via via : {Via::kField, Via::kAnnotation}) {
       if (row.annotation_only && via == Via::kField) continue;
       json d = WithConfig(BaseDeployment(), via, row.config);
       row.edit(d);
-      const wb::FieldErrorList errors = wasd::rules::ValidateDeploymentCreate(d);
-      INFO(row.id << " via " << wasd::testing::ViaName(via) << ": "
-                  << wb::AggregateMessage(errors));
-      CHECK(Ids(errors) == std::vector<std::string>{row.id});
+      INFO(row.id << " via " << wasd::testing::ViaName(via));
+      CheckAllCarry(wasd::rules::ValidateDeploymentCreate(d), row.id);
     }
   }
 }
 
-TEST_CASE("rule ids of update rules, both carriers", "[unit]") {
+TEST_CASE("each update rule's error carries its id, both carriers", "[unit]") {
   for (const UpdateRow& row : kUpdateRows) {
     for (Via via : {Via::kField, Via::kAnnotation}) {
       json old = BaseDeployment();
@@ -126,43 +198,62 @@ TEST_CASE("rule ids of update rules, both carriers", "[unit]") {
       const wb::FieldErrorList errors = wasd::rules::ValidateDeploymentUpdate(now, old);
       INFO(row.ids[0] << " via " << wasd::testing::ViaName(via) << ": "
                       << wb::AggregateMessage(errors));
-      CHECK(Ids(errors) == row.ids);
+      // One error per rule broken, each carrying its own id.
+      CHECK(EachId(errors) == row.ids);
     }
   }
 }
 
-TEST_CASE("rule ids of H4 (scale) and H5 (two carriers)", "[unit]") {
+TEST_CASE("each backend rule's error carries its id", "[unit][backend]") {
+  for (const BackendRow& row : kBackendRows) {
+    wb::BackendSettings settings = AllBackends();
+    if (row.only_native) settings.allowed = {wb::Backend::kNative};
+    json d = WithConfig(BaseDeployment(), row.via, row.config);
+    row.edit(d);
+    INFO(row.id << " via " << wasd::testing::ViaName(row.via) << ": " << row.config);
+    CheckAllCarry(wasd::rules::ValidateDeploymentCreate(d, settings), row.id);
+  }
+}
+
+TEST_CASE("H4 (scale), H5 (two carriers) and K2 (backend changed) carry their ids", "[unit]") {
   json d = WithConfig(BaseDeployment(), Via::kAnnotation,
                       R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
   const json scale = {
       {"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}, {"spec", {{"replicas", 2}}}};
-  CHECK(Ids(wasd::rules::ValidateScaleUpdate(scale, d)) == std::vector<std::string>{"H4"});
+  CheckAllCarry(wasd::rules::ValidateScaleUpdate(scale, d), "H4");
 
   json both = WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})");
   both = WithConfig(both, Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})");
-  CHECK(Ids(wasd::rules::ValidateDeploymentCreate(both)) == std::vector<std::string>{"H5"});
+  CheckAllCarry(wasd::rules::ValidateDeploymentCreate(both), "H5");
+
+  const json gang =
+      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
+  CheckAllCarry(wasd::rules::ValidateDeploymentUpdate(OnBackend(gang, "kai"),
+                                                      OnBackend(gang, "volcano"), AllBackends()),
+                "K2");
 }
 
-TEST_CASE("rule ids of rows the Deployment rules never reach, and of strangers", "[unit]") {
-  const wb::FieldPath p = wb::FieldPath::Parse("spec.scheduling");
-  CHECK(RuleIdOf(wb::Forbidden(p.Child("schedulingPolicy").Child("gang"),
-                               "gang scheduling policy is not supported by this controller")) ==
-        "B2");
-  CHECK(RuleIdOf(wb::Forbidden(
-            p.Child("disruptionMode"),
-            "the disruptionMode `single` is not supported by this controller")) == "B3");
-  // A carrier that is not an object, or a broken annotation: S17, never U1.
-  CHECK(RuleIdOf(wb::Invalid(p, nullptr, "must be an object")) == "S17");
-  CHECK(RuleIdOf(wb::Invalid(wb::FieldPath::Parse("metadata.annotations").Key("wasd.io/scheduling"),
-                             "{", "yaml: line 1: did not find expected node content")) == "S17");
-  // Paths that merely start like a carrier, and unrelated paths.
-  CHECK(RuleIdOf(wb::Invalid(wb::FieldPath::Parse("spec.schedulingFoo"), 1, "x")) == "other");
-  CHECK(RuleIdOf(wb::Required(wb::FieldPath::Parse("spec.selector"))) == "other");
-  // Every id is in the closed set.
-  for (std::string_view id : {RuleIdOf(wb::Required(p)), RuleIdOf(wb::Invalid(p, 1, "x"))}) {
-    CHECK(std::find(wasd::rules::kRuleIds.begin(), wasd::rules::kRuleIds.end(), id) !=
-          wasd::rules::kRuleIds.end());
-  }
+TEST_CASE("the rows cover every rule that can fire", "[unit]") {
+  std::set<std::string> covered;
+  for (const CreateRow& row : kCreateRows) covered.insert(row.id);
+  for (const UpdateRow& row : kUpdateRows) covered.insert(row.ids.begin(), row.ids.end());
+  for (const BackendRow& row : kBackendRows) covered.insert(row.id);
+  covered.insert(kOtherRows.begin(), kOtherRows.end());
+  // Never fire for wasd (workloadbuilder/rule_id.h): S1 (no feature gate),
+  // U6 (minCount may change), B2 and B3 (both policies and modes supported).
+  std::set<std::string> want;
+  for (std::string_view id : wasd::rules::kRuleIds) want.emplace(id);
+  for (const char* never : {"S1", "U6", "B2", "B3", "other"}) want.erase(never);
+  CHECK(covered == want);
+}
+
+TEST_CASE("an error no rule makes carries other", "[unit]") {
+  const wb::FieldError e = wb::Required(wb::FieldPath::Parse("spec.selector"));
+  CHECK(e.rule == wb::RuleId::kOther);
+  CHECK(wb::RuleIdName(e.rule) == "other");
+  CHECK(wb::Invalid(wb::FieldPath::Parse("spec.replicas"), 1, "x").For(wb::RuleId::kH4).rule ==
+        wb::RuleId::kH4);
+  CHECK(wasd::rules::kRuleIds.back() == "other");
 }
 
 TEST_CASE("RuleIdsOf lists each id once, in table order", "[unit]") {

@@ -1,6 +1,8 @@
 #include "server/admission_metrics.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace wasd::server {
@@ -97,10 +99,11 @@ TEST_CASE("latency buckets reach 10 s, past the chart's 3 s timeout", "[unit][se
 }
 
 TEST_CASE("denials by rule: every id rendered, one count per distinct rule", "[unit][server]") {
+  using workloadbuilder::RuleId;
   AdmissionMetrics m;
-  m.RecordDenial({"H1", "H2"});
-  m.RecordDenial({"H1"});
-  m.RecordDenial({"Z9"});  // not an id: counted as other
+  m.RecordDenial({RuleId::kH1, RuleId::kH2});
+  m.RecordDenial({RuleId::kH1});
+  m.RecordDenial({RuleId::kOther});
   const std::string text = m.RenderPrometheus();
   CHECK(Has(text, "# TYPE wasd_admission_denials_total counter"));
   CHECK(Has(text, "wasd_admission_denials_total{rule=\"H1\"} 2"));
@@ -113,6 +116,26 @@ TEST_CASE("denials by rule: every id rendered, one count per distinct rule", "[u
     ++series;
   }
   CHECK(series == rules::kRuleIds.size());
+}
+
+// The label comes from the ids the rules set on their errors: a real
+// AdmissionReview (the gang Deployment with replicas 2 < minCount 4 and a
+// RollingUpdate strategy) through admission::Review, its summary recorded as
+// the session records it.
+TEST_CASE("a real denial is counted under the rules its errors carry", "[unit][server]") {
+  std::ifstream in(std::string(WASD_TESTDATA) + "/bench/deploy-create-gang-invalid.json");
+  REQUIRE(in);
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const admission::Result r =
+      admission::Review(Webhook::kValidateDeployment, body, admission::Options{});
+  REQUIRE(r.summary.code == 422);
+  AdmissionMetrics m;
+  m.RecordDenial(r.summary.denied_rules);
+  const std::string text = m.RenderPrometheus();
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"H1\"} 1"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"H2\"} 1"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"S4\"} 0"));
+  CHECK(Has(text, "wasd_admission_denials_total{rule=\"other\"} 0"));
 }
 
 TEST_CASE("process metrics and build info follow", "[unit][server]") {

@@ -1,7 +1,7 @@
 // Peak heap use of ParseConfigText on the worst annotation texts a user can
 // store (256 KiB, the API server's limit for all annotations of an object):
 // docs/design.md Q16's bound checked at the allocation level, where it is exact and
-// does not depend on the allocator or the machine. bench/worst_case_memory.py
+// does not depend on the allocator or the machine. tools/bench/worst_case_memory.py
 // measures the same shapes as the webhook's peak RSS.
 //
 // This file replaces the global operator new and delete of workloadbuilder_test

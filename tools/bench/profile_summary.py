@@ -1,8 +1,8 @@
-"""Summary of bench/profile.sh's callgrind dumps: instructions per request
+"""Summary of tools/bench/profile.sh's callgrind dumps: instructions per request
 for each fixture, split into areas by the inclusive cost of the functions
 that enter them.
 
-    python3 bench/profile_summary.py OUT_DIR
+    python3 tools/bench/profile_summary.py OUT_DIR
 
 Areas are matched on demangled function names; an area's cost is the
 largest inclusive cost among its matching entries (callgrind lists a function

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The reconciler at scale (issue 18): `wasd reconciler` against the in-memory
-bench API server (build/wasd-bench-apiserver, bench/apiserver/main.cc), whose
+bench API server (build/wasd-bench-apiserver, tools/bench/apiserver/main.cc), whose
 ReplicaSet controller creates each pod as the pod webhook leaves it (gated,
 naming its PodGroup) padded to a realistic 15 KB pod with managedFields
-(bench/fixtures/pod-15k.json).
+(tests/testdata/bench/pod-15k.json).
 
 Phases, each until converged (every pod ungated, one Workload per Deployment,
 one PodGroup per ReplicaSet with replicas > 0, no other PodGroup):
@@ -18,7 +18,7 @@ counted by the server) and writes by kind, requests per second, reconciler CPU
 seconds (utime+stime), its RSS. No assertion here: tests/bench/test_scale_quick.py
 asserts the writes and the memory bound on a small run.
 
-    python3 bench/scale_bench.py [--n 10000] [--replicas 10] [--qps 200] [--burst 300]
+    python3 tools/bench/scale_bench.py [--n 10000] [--replicas 10] [--qps 200] [--burst 300]
                                  [--workers 4] [--json] [--server-cpu 1] [--reconciler-cpu 0]
 """
 import argparse
@@ -34,7 +34,7 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))  # the checkout (this file is tools/bench/)
 NS = "bench"
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -146,7 +146,7 @@ def main():
     ap.add_argument("--phases", default="create,resync,rollout,zero")
     ap.add_argument("--server-cpu", default="", help="taskset CPU list for the bench API server")
     ap.add_argument("--reconciler-cpu", default="", help="taskset CPU list for the reconciler")
-    ap.add_argument("--fixture", default=os.path.join(HERE, "fixtures", "pod-15k.json"))
+    ap.add_argument("--fixture", default=os.path.join(ROOT, "tests", "testdata", "bench", "pod-15k.json"))
     ap.add_argument("--json", action="store_true", help="print one JSON line of results at the end")
     ap.add_argument("--gang-status", choices=("true", "false"), default="true",
                     help="the reconciler's --gang-status (the gang doctor's condition, Events, metrics)")

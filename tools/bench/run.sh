@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # run.sh — the webhook benchmark of wasd.
 #
-#   bench/run.sh quick                   # CI mode: correctness of every fixture over TLS
+#   tools/bench/run.sh quick                   # CI mode: correctness of every fixture over TLS
 #                                        # plus ~2 s of wrk per fixture, figures printed,
 #                                        # nothing timed is asserted (tests/bench/test_bench_quick.py)
-#   bench/run.sh compare [FIXTURE ...]   # side by side with the Go peer: runs compare.sh of
+#   tools/bench/run.sh compare [FIXTURE ...]   # side by side with the Go peer: runs compare.sh of
 #                                        # the shared benchmark kit against the built binary
-#   bench/run.sh profile [FIXTURE ...]   # instructions per request by area (callgrind)
-#   bench/run.sh latency                 # open-loop latency table (bench/latency.sh)
+#   tools/bench/run.sh profile [FIXTURE ...]   # instructions per request by area (callgrind)
+#   tools/bench/run.sh latency                 # open-loop latency table (tools/bench/latency.sh)
 #
 # Environment:
 #   WASD_BIN     the binary (default: build/wasd under the repository root)
@@ -20,7 +20,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
 export WASD_BIN=${WASD_BIN:-$ROOT/build/wasd}
 BENCH_KIT=${BENCH_KIT:-$ROOT/../shared/bench}
 
@@ -42,7 +42,7 @@ case $cmd in
     if [[ ! -x $BENCH_KIT/compare.sh ]]; then
       echo "run.sh: the shared benchmark kit is not at $BENCH_KIT (no compare.sh there)." >&2
       echo "        Set BENCH_KIT to the directory holding compare.sh and go-peer/;" >&2
-      echo "        'bench/run.sh quick' needs no kit." >&2
+      echo "        'tools/bench/run.sh quick' needs no kit." >&2
       exit 2
     fi
     export KEY_TYPE=${KEY_TYPE:-ec} ROUNDS=${ROUNDS:-5}

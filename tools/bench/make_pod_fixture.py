@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes bench/fixtures/pod-15k.json: a pod as a Deployment's ReplicaSet has it
+"""Writes tests/testdata/bench/pod-15k.json: a pod as a Deployment's ReplicaSet has it
 once scheduled and running — two containers with env, probes and mounts, the
 projected service-account volume, status with conditions and container
 statuses, and managedFields of the controller manager and the kubelet — about
@@ -175,7 +175,7 @@ def main():
         },
     }
     text = json.dumps(pod, separators=(",", ":"), sort_keys=False) + "\n"
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "pod-15k.json")
+    out = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "testdata", "bench", "pod-15k.json")
     with open(out, "w") as f:
         f.write(text)
     print("%s: %d bytes" % (out, len(text)), file=sys.stderr)

@@ -13,7 +13,7 @@ once on the test API server (tests/apiserver) with the real `wasd webhook`. Repo
 
 No timing assertions: it prints figures (and a JSON line with --json).
 
-    WASD_BIN=build/wasd python3 bench/reconciler_bench.py [--n 1000] [--quick] [--workers 2]
+    WASD_BIN=build/wasd python3 tools/bench/reconciler_bench.py [--n 1000] [--quick] [--workers 2]
                                                           [--backend native|volcano|kai|coscheduling]
 """
 import argparse
@@ -24,8 +24,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))  # the test kit (lib)
-os.environ.setdefault("WASD_SOURCE_DIR", os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(HERE))  # the checkout (this file is tools/bench/)
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the test kit (lib)
+os.environ.setdefault("WASD_SOURCE_DIR", ROOT)
 
 from lib import paths  # noqa: E402
 from lib.cluster import RECONCILER_USER, WRITES, Env  # noqa: E402

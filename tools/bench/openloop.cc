@@ -1,5 +1,5 @@
 // wasd-openloop: an open-loop HTTPS load generator for the webhook's latency
-// at a fixed arrival rate (bench/latency.sh, bench/README.md "Open-loop latency").
+// at a fixed arrival rate (tools/bench/latency.sh, tools/bench/RESULTS.md "Open-loop latency").
 //
 // A closed-loop client (wrk, hey) sends a connection's next request only when
 // the previous answer is in, so a slow answer delays the requests behind it
@@ -12,7 +12,7 @@
 // queueing (in the client, the kernel or the server) is counted.
 //
 // One thread, one io_context: the client's own cost is part of its floor,
-// which bench/latency.sh measures by sending the same body, at the same rate,
+// which tools/bench/latency.sh measures by sending the same body, at the same rate,
 // to a path the server answers with a 404 (TLS, HTTP and the wake-ups, but no
 // JSON and no rules). Its send lag (actual send time minus due time) is
 // printed too: the part of the floor that is the client's timer.

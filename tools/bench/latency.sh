@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # latency.sh — the webhook's latency at a fixed arrival rate, measured open-loop
-# (issue 18; bench/README.md "Open-loop latency").
+# (issue 18; tools/bench/RESULTS.md "Open-loop latency").
 #
-#   bench/latency.sh                 # the whole table: RATES × FIXTURES, each beside its floor
+#   tools/bench/latency.sh                 # the whole table: RATES × FIXTURES, each beside its floor
 #
 # Starts `wasd webhook` pinned to CPU $SERVER_CPU (one I/O thread: wasd runs one per CPU of
-# its affinity mask) and, pinned to CPU $LOAD_CPU, runs build/wasd-openloop (bench/openloop.cc)
+# its affinity mask) and, pinned to CPU $LOAD_CPU, runs build/wasd-openloop (tools/bench/openloop.cc)
 # at each rate against each fixture: requests due at fixed times on $CONNS kept-alive TLS
 # connections, latency from each request's DUE time to the last byte of its answer (queueing
 # counted, no coordinated omission). Beside every figure it prints the generator's floor: the
@@ -24,8 +24,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
-FIXDIR=$HERE/fixtures
+ROOT=$(cd "$HERE/../.." && pwd)
+FIXDIR=$ROOT/tests/testdata/bench
 WASD_BIN=${WASD_BIN:-$ROOT/build/wasd}
 OPENLOOP_BIN=${OPENLOOP_BIN:-$ROOT/build/wasd-openloop}
 RATES=${RATES:-"2000 10000"}

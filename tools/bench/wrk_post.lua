@@ -4,7 +4,7 @@
 -- that tests/bench/test_bench_quick.py reads. Figures only; the answers'
 -- content is checked by the test itself before and after the load.
 --
---   wrk -t1 -c4 -d2s -s bench/wrk_post.lua https://127.0.0.1:PORT/PATH -- FIXTURE.json
+--   wrk -t1 -c4 -d2s -s tools/bench/wrk_post.lua https://127.0.0.1:PORT/PATH -- FIXTURE.json
 
 local body
 non200 = 0  -- global: done() reads it from each thread with t:get

@@ -1,5 +1,5 @@
 // wasd-bench-apiserver: an in-memory API server fast enough to measure
-// `wasd reconciler` at 100,000 pods (bench/README.md "The reconciler at
+// `wasd reconciler` at 100,000 pods (tools/bench/RESULTS.md "The reconciler at
 // scale"). Bench only: tests/apiserver (Python) stays the reference for API
 // server behaviour; this one implements exactly what the reconciler sends,
 // plainly, on one thread:
@@ -1227,7 +1227,7 @@ void Session::Flush() {
 
 int Usage() {
   std::cerr << "usage: wasd-bench-apiserver [--port N] [--ready-file FILE] [--pod-fixture FILE]\n"
-               "In-memory API server for bench/scale_bench.py; listens on 127.0.0.1 only.\n";
+               "In-memory API server for tools/bench/scale_bench.py; listens on 127.0.0.1 only.\n";
   return 2;
 }
 

@@ -1,10 +1,10 @@
-// simdjson_eval: the measurement behind bench/README.md "simdjson On-Demand,
+// simdjson_eval: the measurement behind tools/bench/RESULTS.md "simdjson On-Demand,
 // evaluated" (issue 18). Not part of the build: simdjson is not a dependency of
 // wasd. To re-run it (Debian: apt-get install libsimdjson-dev):
 //
-//   g++ -std=c++20 -O2 -g -I. bench/simdjson_eval.cc admission/pruned_json.cc base/utf8.cc \
+//   g++ -std=c++20 -O2 -g -I. tools/bench/simdjson_eval.cc admission/pruned_json.cc base/utf8.cc \
 //       -lsimdjson -o /tmp/simdjson_eval
-//   /tmp/simdjson_eval bench/fixtures/*.json          # ns per decode, best of 7 rounds
+//   /tmp/simdjson_eval tests/testdata/bench/*.json          # ns per decode, best of 7 rounds
 //   valgrind --tool=callgrind /tmp/simdjson_eval --once VARIANT FILE   # instructions
 //
 // For each body it decodes the AdmissionReview into the same pruned

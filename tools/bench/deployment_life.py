@@ -4,14 +4,14 @@ test API server: create (3 replicas, gang), scale 3→5→0→2, a Recreate
 rollout (new image), delete. For each step: the admission webhooks called and
 every write the reconciler made, in order.
 
-Usage: WASD_BIN=build/wasd python3 bench/deployment_life.py
+Usage: WASD_BIN=build/wasd python3 tools/bench/deployment_life.py
 Loopback only; every process is stopped by PID on exit.
 """
 import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 os.environ.setdefault("WASD_SOURCE_DIR", ROOT)
 os.environ.setdefault("WASD_BIN", os.path.join(ROOT, "build", "wasd"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the test kit (lib)

@@ -1,4 +1,4 @@
-"""Client of bench/profile.sh: waits for the webhook under callgrind, sends
+"""Client of tools/bench/profile.sh: waits for the webhook under callgrind, sends
 one warm-up request, zeroes callgrind's counters, sends --count requests over
 one kept-alive TLS connection (each answer must be HTTP 200), and dumps the
 counters under the name --dump. Loopback only; every wait is bounded."""

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The reconciler at scale (issue 18): prints the tables of bench/README.md
+# The reconciler at scale (issue 18): prints the tables of tools/bench/RESULTS.md
 # "The reconciler at scale" — the bench API server's own rate on one core
-# (wrk), then bench/scale_bench.py at the client-side rates below.
+# (wrk), then tools/bench/scale_bench.py at the client-side rates below.
 #
-#   bench/scale.sh                      # 10,000 Deployments x 10 pods, QPS 200 and unlimited
-#   N=1000 QPS_LIST="200 0" bench/scale.sh
+#   tools/bench/scale.sh                      # 10,000 Deployments x 10 pods, QPS 200 and unlimited
+#   N=1000 QPS_LIST="200 0" tools/bench/scale.sh
 #
 # Knobs: BUILD_DIR (default build), N (10000), REPLICAS (10), QPS_LIST
 # ("200 0"; 0 = no client-side limit), BURST (300), WORKERS (4), RESYNC (60),
 # SERVER_CPU (1) and RECONCILER_CPU (0): the cores each process is pinned to.
 # Needs wrk. Nothing is asserted; figures only.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
 N=${N:-10000}
 REPLICAS=${REPLICAS:-10}
@@ -35,7 +35,7 @@ trap cleanup EXIT
 
 echo "## The bench API server on one core (taskset -c $SERVER_CPU; wrk -t1 -c16 -d5s on the other core)"
 taskset -c "$SERVER_CPU" "$server_bin" --port 0 --ready-file "$work/ready" \
-  --pod-fixture "$root/bench/fixtures/pod-15k.json" >"$work/server.log" 2>&1 &
+  --pod-fixture "$root/tests/testdata/bench/pod-15k.json" >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do [[ -s $work/ready ]] && break; sleep 0.05; done
 port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/ready")

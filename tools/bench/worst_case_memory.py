@@ -18,7 +18,7 @@ annotations of an object, plus two larger ones that only a direct POST can send)
 --concurrent N additionally posts N worst cases at once to one webhook started with
 --io-threads 4 (the review's 8-request measurement).
 
-Usage: bench/worst_case_memory.py [--wasd build/wasd] [--cases a,b] [--concurrent 8]
+Usage: tools/bench/worst_case_memory.py [--wasd build/wasd] [--cases a,b] [--concurrent 8]
        [--json out.json]
 Every process started here is stopped by its PID; every wait is bounded. Loopback only.
 """
@@ -34,7 +34,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.path.dirname(HERE)
+SOURCE = os.path.dirname(os.path.dirname(HERE))  # the checkout (this file is tools/bench/)
 sys.path.insert(0, os.path.join(SOURCE, "tests"))  # the test kit (lib) and the fault suite's faultlib
 from faults import faultlib  # noqa: E402
 from lib import paths  # noqa: E402

@@ -3,11 +3,11 @@
 # instructions with valgrind's callgrind (repeatable, unlike timings on a
 # shared machine; perf has no hardware counters in this VM).
 #
-#   bench/profile.sh [FIXTURE.json ...]     # default: every fixture in bench/fixtures/expect.tsv
+#   tools/bench/profile.sh [FIXTURE.json ...]     # default: every fixture in tests/testdata/bench/expect.tsv
 #
 # Starts `wasd webhook` under callgrind (instrumentation off during start-up),
 # and for each fixture: one warm-up request, counters zeroed, N requests over
-# one kept-alive TLS connection, counters dumped. bench/profile_summary.py
+# one kept-alive TLS connection, counters dumped. tools/bench/profile_summary.py
 # then prints instructions per request split by area (TLS records, HTTP
 # parsing, JSON parse, rules, encoding, logging and metrics, allocation).
 #
@@ -20,8 +20,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
-FIXDIR=$HERE/fixtures
+ROOT=$(cd "$HERE/../.." && pwd)
+FIXDIR=$ROOT/tests/testdata/bench
 WASD_BIN=${WASD_BIN:-$ROOT/build/wasd}
 OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/wasd-profile.XXXXXX)}
 N_SMALL=${N_SMALL:-200}
