@@ -11,8 +11,12 @@ namespace wb = workloadbuilder;
 namespace {
 
 constexpr std::string_view kFieldCarrier = "spec.scheduling";
+// The start of the H5 error's detail (in_tree_rule.cc).
+constexpr std::string_view kBothCarriersDetail = "may not be set together with";
 constexpr std::string_view kAnnotationCarrier = "metadata.annotations[wasd.io/scheduling]";
 constexpr std::string_view kBackendAnnotationPath = "metadata.annotations[wasd.io/backend]";
+constexpr std::string_view kBackendTemplateLabelPath =
+    "spec.template.metadata.labels[wasd.io/backend]";
 
 bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -63,7 +67,6 @@ bool IsUpdateForm(const wb::FieldError& e) {
 std::string_view InCarrier(const wb::FieldError& e, std::string_view rel) {
   if (rel.empty()) {
     if (IsUpdateForm(e)) return Contains(e.detail, "clear") ? "U2" : "U1";
-    if (Contains(e.detail, "must equal")) return "H5";
     return "S17";  // not an object, not parsable, too long
   }
   if (rel == ".schedulingPolicy") {
@@ -123,8 +126,11 @@ std::string_view RuleIdOf(const wb::FieldError& e) {
   if (path == "spec.strategy.type") return "H2";
   if (path == "spec.template.spec.schedulingGroup") return "H3";
   if (path == "spec.replicas") return "H4";
-  if (path == kBackendAnnotationPath) return Contains(e.detail, "immutable") ? "K2" : "K1";
+  if (path == kBackendAnnotationPath || path == kBackendTemplateLabelPath) {
+    return Contains(e.detail, "immutable") ? "K2" : "K1";
+  }
   if (path == "spec.template.spec.schedulerName") return "K4";
+  if (path == kFieldCarrier && Contains(e.detail, kBothCarriersDetail)) return "H5";
   for (std::string_view carrier : {kAnnotationCarrier, kFieldCarrier}) {
     if (path.rfind(carrier, 0) != 0) continue;
     const std::string_view rel = std::string_view(path).substr(carrier.size());

@@ -24,8 +24,9 @@ namespace wasd::rules {
 // Every id RuleIdOf can return, in table order; "other" last. A closed set,
 // so the metric's label has a fixed cardinality.
 // K1–K5 are the backend rules (DESIGN.md Q19, rules/backend_rule.cc):
-//   K1 wasd.io/backend names no backend, or one --allowed-backends leaves out
-//   K2 wasd.io/backend changed on UPDATE
+//   K1 wasd.io/backend (annotation or pod-template label) names no backend,
+//      or one --allowed-backends leaves out
+//   K2 wasd.io/backend (annotation, or the template's backend) changed on UPDATE
 //   K3 an intent field the Deployment's backend cannot express (capability table)
 //   K4 the pod template names a third scheduler
 //   K5 the backends block of the annotation is malformed (or in spec.scheduling)

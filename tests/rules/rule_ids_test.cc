@@ -131,15 +131,16 @@ TEST_CASE("rule ids of update rules, both carriers", "[unit]") {
   }
 }
 
-TEST_CASE("rule ids of H4 (scale) and H5 (two carriers)", "[unit]") {
+TEST_CASE("rule ids of H4 (scale) and H5 (both controllers)", "[unit]") {
   json d = WithConfig(BaseDeployment(), Via::kAnnotation,
                       R"({"schedulingPolicy":{"gang":{"minCount":3}}})");
   const json scale = {
       {"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}, {"spec", {{"replicas", 2}}}};
   CHECK(Ids(wasd::rules::ValidateScaleUpdate(scale, d)) == std::vector<std::string>{"H4"});
 
+  // H5 (Q22): spec.scheduling and the annotation together, equal or not.
   json both = WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})");
-  both = WithConfig(both, Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})");
+  both = WithConfig(both, Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
   CHECK(Ids(wasd::rules::ValidateDeploymentCreate(both)) == std::vector<std::string>{"H5"});
 }
 
