@@ -235,9 +235,12 @@ TEST_CASE("the Deployment path denies what the backend cannot do", "[unit][backe
           "backend \"volcano\"; remove it or use backend \"native\" or \"kai\"");
     resp = verdict("UPDATE", Scheduled("coscheduling"), Scheduled("volcano"));
     CHECK(resp["allowed"] == false);
+    // The annotation and, with it, the template's backend (a list of two).
     CHECK_THAT(resp["status"]["message"].get<std::string>(),
-               Catch::StartsWith("metadata.annotations[wasd.io/backend]: Forbidden: field is "
+               Catch::StartsWith("[metadata.annotations[wasd.io/backend]: Forbidden: field is "
                                  "immutable"));
+    CHECK(resp["status"]["details"]["causes"][1]["field"] ==
+          "spec.template.metadata.labels[wasd.io/backend]");
   }
 }
 

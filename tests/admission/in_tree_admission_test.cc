@@ -124,7 +124,8 @@ TEST_CASE("Q22: pods of an in-tree Deployment are not linked or gated", "[unit]"
                {{"containers", {{{"name", "c"}, {"image", "img:v1"}}}},
                 {"schedulingGroup", {{"podGroupName", "web-5d8f7c9b6"}}}}}};
   for (const Options& o : BothDecoders(true)) {
-    const json resp = ResponseOf(Review(Webhook::kMutatePod, ReviewOf(kPods, "CREATE", pod).dump(), o));
+    const json resp =
+        ResponseOf(Review(Webhook::kMutatePod, ReviewOf(kPods, "CREATE", pod).dump(), o));
     CHECK(resp["allowed"] == true);
     CHECK_FALSE(resp.contains("patch"));
     // The control: the same pod with wasd's marker is patched.
