@@ -183,7 +183,7 @@ class CheckExamples(unittest.TestCase):
         self.assertNotEqual(misspelt, good)
         rc, out, _ = check("-f", "-", stdin=misspelt)
         self.assertEqual(rc, 0)
-        self.assertIn("allowed; no wasd.io/scheduling annotation or spec.scheduling", out)
+        self.assertIn("allowed; no wasd.io/scheduling annotation, so wasd leaves it alone", out)
         self.assertIn("Warning: annotation wasd.io/schedulng is not read by wasd: did you mean "
                       "wasd.io/scheduling?", out)
         rc, out, _ = check("-f", "-", stdin=good.replace("wasd.io/scheduling:", "wasd.io/gang:"))
