@@ -31,8 +31,11 @@ Verdict ValidateDeployment(const nlohmann::json& request, const Options& options
 
 // /mutate-apps-v1-deployment: marks opted-in Deployments with wasd.io/managed
 // and stamps the resolved backend (wasd.io/backend, else --backend) into the
-// pod template's labels at CREATE, keeping the stored value on UPDATE
-// (native only where a label is already there: absent means native).
+// pod template's labels at CREATE, keeping the stored backend on UPDATE
+// (native only where a label is already there: absent means native), and
+// for a non-native backend its scheduler into the template's schedulerName
+// where that is empty or default-scheduler (CREATE, or an UPDATE that
+// changes the template anyway).
 Verdict MutateDeployment(const nlohmann::json& request, const Options& options);
 
 // /mutate-v1-pod: ties a pod of an opted-in ReplicaSet to its PodGroup, by

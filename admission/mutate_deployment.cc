@@ -2,6 +2,11 @@
 // (which the pod webhook's objectSelector and the reconciler's caches key on)
 // in step with the Deployment's scheduling config (docs/design.md "Admission
 // webhook", Q15, and L6 of the 2026-12 review):
+// The carrier is the annotation wasd.io/scheduling alone (DESIGN.md Q22):
+// spec.scheduling never marks a Deployment. It is kube-controller-manager's
+// where the WorkloadWithDeployment gate is on, and where the gate is off
+// kube-apiserver drops it after this webhook, so a marker set for it would
+// gate pods that nothing manages.
 //   - with a carrier: the Deployment's own labels get the marker, and so does
 //     its pod template on CREATE, or on an UPDATE that changes the template
 //     anyway; an UPDATE that leaves the template alone does not add it (that
@@ -91,7 +96,7 @@ std::string NoCarrierWarning(const std::string& name, bool removed) {
   const std::string why = "deployment " + name + ": label " + std::string(kManagedLabel) +
                           " without a scheduling config (no annotation " +
                           std::string(workloadbuilder::kSchedulingAnnotation) +
-                          ", no spec.scheduling) would gate pods that nothing releases";
+                          ") would gate pods that nothing releases";
   if (removed) return why + "; wasd removed the label";
   return why +
          "; wasd removes it when the pod template changes anyway, because removing it "
@@ -120,25 +125,58 @@ void StampBackend(const json* meta, const std::string& meta_pointer,
 // The backend to stamp into the template (docs/design.md Q19), or nullopt for
 // none. CREATE: the annotation wasd.io/backend, else --backend (an
 // annotation that names no backend: none; validation denies it). UPDATE:
-// what the stored template says, so a rollout never moves a Deployment to
-// another scheduler; a stored template without the label (made before
-// backends existed) is native and stays unlabelled, unless the (immutable)
-// annotation names a backend.
+// the backend the stored Deployment runs on, so no update ever moves a
+// Deployment to another scheduler: the stored template's label; without
+// one, the stored (immutable) annotation; without either, native (a label
+// the update adds is then forced back to native, which means removed or
+// set to "native"). A stored label that names no backend: none (the
+// validating webhook reports it).
 std::optional<workloadbuilder::Backend> BackendToStamp(const json& request, const json& object,
                                                        std::string_view op,
                                                        const workloadbuilder::BackendSettings& s) {
   namespace wb = workloadbuilder;
   if (op == "UPDATE") {
-    const json* old_label = Path(Member(&request, "oldObject"),
-                                 {"spec", "template", "metadata", "labels", wb::kBackendLabel});
+    const json* old_object = Member(&request, "oldObject");
+    const json* old_label =
+        Path(old_object, {"spec", "template", "metadata", "labels", wb::kBackendLabel});
     if (const std::string* name = wb::AsString(old_label)) return wb::ParseBackend(*name);
+    const json* old_annotation =
+        Path(old_object, {"metadata", "annotations", wb::kBackendAnnotation});
+    if (const std::string* name = wb::AsString(old_annotation)) return wb::ParseBackend(*name);
+    return wb::Backend::kNative;
   }
   if (const json* annotation = Path(&object, {"metadata", "annotations", wb::kBackendAnnotation})) {
     const std::string* name = wb::AsString(annotation);
     return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   }
-  if (op == "UPDATE") return std::nullopt;
   return s.backend;
+}
+
+// Issue 30 M2: a non-native backend's own pod webhook may select pods by
+// their schedulerName (KAI's matches `spec.schedulerName == 'kai-scheduler'`
+// only), and kube-apiserver calls such a webhook only if its condition held
+// when the pod arrived: a schedulerName set later by wasd's pod webhook is
+// too late for it. So the backend's scheduler is written into the pod
+// TEMPLATE, where the template leaves the choice to the default
+// (empty or default-scheduler); any other name is the validating webhook's
+// to judge. Done when wasd may edit the template (CREATE, or an UPDATE that
+// changes it anyway). An UPDATE that leaves the template alone does not get
+// it (that alone would start a rollout): such pods still get the scheduler
+// from the pod webhook, but a backend webhook that keys on schedulerName
+// sees them only from the next rollout (`kubectl rollout restart`).
+void StampSchedulerName(const json* tmpl, workloadbuilder::Backend backend,
+                        const workloadbuilder::ClusterFacts& facts, JsonPatch& patch) {
+  if (backend == workloadbuilder::Backend::kNative) return;
+  const json* spec = Member(tmpl, "spec");
+  if (spec == nullptr || !spec->is_object()) return;
+  const json* name = Member(spec, "schedulerName");
+  if (name != nullptr) {
+    const std::string* text = workloadbuilder::AsString(name);
+    if (text == nullptr || !(text->empty() || *text == workloadbuilder::kDefaultSchedulerName)) {
+      return;
+    }
+  }
+  patch.Add("/spec/template/spec/schedulerName", workloadbuilder::SchedulerNameFor(backend, facts));
 }
 
 }  // namespace
@@ -171,6 +209,7 @@ Verdict MutateDeployment(const json& request, const Options& options) {
     if (has_template && may_edit_template) {
       if (const auto backend = BackendToStamp(request, *object, op, options.backends)) {
         StampBackend(tmeta, "/spec/template/metadata", *backend, v.patch);
+        StampSchedulerName(tmpl, *backend, options.backends.facts, v.patch);
       }
     }
     return v;

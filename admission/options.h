@@ -12,6 +12,11 @@ namespace wasd::admission {
 
 struct Options {
   bool pod_scheduling_gate = true;  // --pod-scheduling-gate
+  // --in-tree-deployment-integration: the cluster runs kube-controller-manager's
+  // Workload integration for Deployments (gate WorkloadWithDeployment), so a
+  // new Deployment managed by wasd's annotation is told about spec.scheduling
+  // and `wasd migrate` (an admission warning).
+  bool in_tree_deployment_integration = false;
   // --backend, --allowed-backends and the cluster facts: which backends a
   // Deployment may choose, what each can express, and the scheduler name a
   // pod of each gets.

@@ -3,8 +3,38 @@
 #include "admission/handlers.h"
 #include "admission/json_access.h"
 #include "rules/deployment_rules.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
+
+namespace {
+
+namespace wb = workloadbuilder;
+
+// DESIGN.md Q22: spec.scheduling in a validating review means the in-tree
+// integration manages the Deployment (kube-apiserver drops the field before
+// this point where it is off). Without wasd's annotation it is not wasd's:
+// nothing it would deny is denied, the findings become warnings.
+void LeaveToInTree(rules::DeploymentReview& review, std::vector<std::string>& warnings) {
+  for (const wb::FieldError& e : review.errors) {
+    warnings.push_back(
+        "spec.scheduling is managed by kube-controller-manager (WorkloadWithDeployment), not "
+        "wasd; judged by the KEP's rules, wasd finds: " +
+        e.ToString());
+  }
+  for (std::string& w : review.warnings) warnings.push_back(std::move(w));
+}
+
+std::string InTreeClusterWarning(const nlohmann::json& object) {
+  std::string_view name = StringOr(Path(&object, {"metadata", "name"}));
+  if (name.empty()) name = "NAME";
+  return "this cluster runs the in-tree Workload integration for Deployments: spec.scheduling "
+         "would let kube-controller-manager manage this Deployment instead of wasd (`wasd "
+         "migrate deployment/" +
+         std::string(name) + "` prints the hand-over)";
+}
+
+}  // namespace
 
 Verdict ValidateDeployment(const nlohmann::json& request, const Options& options) {
   Verdict v;
@@ -26,6 +56,11 @@ Verdict ValidateDeployment(const nlohmann::json& request, const Options& options
     }
     review = rules::ReviewDeploymentUpdate(*object, *old, options.backends);
   }
+  const bool wasd_carrier = wb::HasSchedulingCarrier(*object);
+  if (!wasd_carrier && wb::HasInTreeScheduling(*object)) {
+    LeaveToInTree(review, v.warnings);
+    return v;
+  }
   v.errors = std::move(review.errors);
   v.warnings = std::move(review.warnings);
   v.allowed = v.errors.empty();
@@ -34,6 +69,9 @@ Verdict ValidateDeployment(const nlohmann::json& request, const Options& options
   if (v.allowed && StringOr(Member(&request, "subResource")).empty()) {
     for (std::string& w : rules::AnnotationWarnings(*object, /*wasd_keys_only=*/true))
       v.warnings.push_back(std::move(w));
+    if (op == "CREATE" && wasd_carrier && options.in_tree_deployment_integration) {
+      v.warnings.push_back(InTreeClusterWarning(*object));
+    }
   }
   return v;
 }

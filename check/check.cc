@@ -153,6 +153,49 @@ bool Preview(json deployment, const workloadbuilder::SchedulingConfig& cfg, json
   return true;
 }
 
+// Rewrites every `scheduling.k8s.io/...` apiVersion in `objects` (the
+// objects' own and their ownerReferences') to `scheduling.k8s.io/<version>`.
+// The builder writes one version; which one a cluster serves is discovered
+// there, and chosen here by --scheduling-api-version.
+void SetSchedulingApiVersion(json& objects, const std::string& version) {
+  constexpr std::string_view kGroup = "scheduling.k8s.io/";
+  const auto rewrite = [&](json& holder) {
+    auto it = holder.find("apiVersion");
+    if (it == holder.end() || !it->is_string()) return;
+    const std::string& now = it->get_ref<const std::string&>();
+    if (now.rfind(kGroup, 0) == 0) *it = std::string(kGroup) + version;
+  };
+  for (json& o : objects) {
+    if (!o.is_object()) continue;
+    rewrite(o);
+    auto meta = o.find("metadata");
+    if (meta == o.end() || !meta->is_object()) continue;
+    auto owners = meta->find("ownerReferences");
+    if (owners == meta->end() || !owners->is_array()) continue;
+    for (json& ref : *owners) {
+      if (ref.is_object()) rewrite(ref);
+    }
+  }
+}
+
+// Who would manage a Deployment (DESIGN.md Q22).
+enum class Manager { kNone, kWasd, kInTree };
+
+std::string_view ManagerName(Manager m) {
+  switch (m) {
+    case Manager::kNone: return "none";
+    case Manager::kWasd: return "wasd";
+    case Manager::kInTree: return "in-tree";
+  }
+  return "none";
+}
+
+// How a spec.scheduling verdict is labelled, everywhere it is printed.
+constexpr const char* kInTreeLabel =
+    "spec.scheduling: judged as kube-controller-manager's WorkloadWithDeployment integration "
+    "would (KEP-6276 rules); that controller, not wasd, manages this Deployment and wasd "
+    "creates nothing for it";
+
 enum class Result { kAllowed, kIgnored, kDenied, kSkipped };
 
 // What `wasd check` found for one manifest: the webhook's verdict, the
@@ -164,6 +207,7 @@ struct Verdict {
   std::string name;
   std::string ns;
   Result result = Result::kAllowed;
+  Manager manager = Manager::kNone;
   workloadbuilder::FieldErrorList errors;  // kDenied
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
@@ -199,14 +243,21 @@ Verdict Judge(const Manifest& m, const workloadbuilder::BackendSettings& backend
   v.warnings = rules::AnnotationWarnings(d);
   // The webhook's own verdict: errors, or the warnings of an allowed object.
   rules::DeploymentReview review = rules::ReviewDeploymentCreate(d, backends);
+  const auto cfg = workloadbuilder::ReadSchedulingConfig(d);  // wasd's carrier alone
+  if (cfg.present()) {
+    v.manager = Manager::kWasd;
+  } else if (workloadbuilder::HasInTreeScheduling(d)) {
+    v.manager = Manager::kInTree;
+    v.notes.emplace_back(kInTreeLabel);
+  }
   v.errors = std::move(review.errors);
   if (!v.errors.empty()) {
     v.result = Result::kDenied;
     return v;
   }
-  const auto cfg = workloadbuilder::ReadSchedulingConfig(d);
-  if (!cfg.present()) {
-    v.result = Result::kIgnored;
+  if (v.manager != Manager::kWasd) {
+    v.result = v.manager == Manager::kNone ? Result::kIgnored : Result::kAllowed;
+    for (std::string& w : review.warnings) v.warnings.push_back(std::move(w));
     return v;
   }
   for (std::string& w : review.warnings) v.warnings.push_back(std::move(w));
@@ -230,14 +281,17 @@ void PrintVerdict(const Verdict& v, std::FILE* report, bool text) {
     return;
   }
   const std::string ref = "deployment.apps/" + v.name;
+  const char* in_tree = v.manager == Manager::kInTree ? " (in-tree: spec.scheduling)" : "";
   if (v.result == Result::kDenied) {
-    std::fprintf(report, "%s (%s): denied\n%s\n", ref.c_str(), source.c_str(),
+    std::fprintf(report, "%s (%s): denied%s\n%s\n", ref.c_str(), source.c_str(), in_tree,
                  KubectlDenial(v.name, v.errors).c_str());
   } else if (v.result == Result::kIgnored) {
     std::fprintf(report,
-                 "%s (%s): allowed; no wasd.io/scheduling annotation or spec.scheduling, so "
-                 "wasd leaves it alone\n",
+                 "%s (%s): allowed; no wasd.io/scheduling annotation, so wasd leaves it "
+                 "alone\n",
                  ref.c_str(), source.c_str());
+  } else if (v.manager == Manager::kInTree) {
+    std::fprintf(report, "%s (%s): allowed%s\n", ref.c_str(), source.c_str(), in_tree);
   } else {
     std::fprintf(report, "%s (%s): allowed\n", ref.c_str(), source.c_str());
   }
@@ -266,6 +320,7 @@ json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied)
                  {"name", v.name},
                  {"namespace", v.ns},
                  {"verdict", ResultName(v.result)},
+                 {"managedBy", ManagerName(v.manager)},
                  {"allowed", v.result != Result::kDenied},
                  {"causes", std::move(causes)},
                  {"warnings", v.warnings},
@@ -358,6 +413,7 @@ int Run(const Options& options) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 2;
     }
+    SetSchedulingApiVersion(v.objects, options.scheduling_api_version);
     verdicts.push_back(std::move(v));
   }
   int denied = 0;

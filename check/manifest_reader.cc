@@ -3,13 +3,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <iostream>
-#include <iterator>
 #include <sstream>
+#include <stdexcept>
 
 #include "base/file_util.h"
+#include "base/pruned_json.h"
 #include "workloadbuilder/config_text.h"
 
 namespace wasd::check {
@@ -71,10 +73,25 @@ bool Blank(const std::string& doc) {
 ManifestReadResult ParseManifests(const std::string& text, const std::string& source) {
   ManifestReadResult r;
   if (LooksLikeJson(text)) {
-    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded()) {
-      r.error = source + ": not valid JSON";
-      return r;
+    // The same nesting limit as a YAML document, checked while parsing (a
+    // file of nothing but `[` never builds a deep value), and a bound on the
+    // values a 64 MiB file can make the parser allocate.
+    nlohmann::json doc;
+    switch (base::ParseJsonWithin(text, static_cast<std::size_t>(workloadbuilder::kMaxConfigDepth),
+                                  kMaxJsonManifestValues, &doc)) {
+      case base::PruneStatus::kOk: break;
+      case base::PruneStatus::kTooDeep:
+        r.error = source + ": JSON nested deeper than " +
+                  std::to_string(workloadbuilder::kMaxConfigDepth) + " levels";
+        return r;
+      case base::PruneStatus::kTooManyValues:
+        r.error =
+            source + ": JSON with more than " + std::to_string(kMaxJsonManifestValues) + " values";
+        return r;
+      case base::PruneStatus::kDuplicateKey:
+        r.error = source + ": not valid JSON: an object key is repeated";
+        return r;
+      default: r.error = source + ": not valid JSON"; return r;
     }
     Expand(std::move(doc), source, 1, r.manifests);
     return r;
@@ -109,13 +126,34 @@ bool IsManifestFile(const std::filesystem::path& p) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
+// Reads standard input up to `limit` bytes; false (with `text` holding the
+// first `limit` + 1 bytes) when there is more. Never reads the rest, so an
+// endless or huge stream costs at most `limit` + one chunk of memory.
+bool ReadStdinWithin(std::size_t limit, std::string& text) {
+  constexpr std::size_t kChunk = std::size_t{64} << 10;
+  std::string chunk(kChunk, '\0');
+  while (text.size() <= limit) {
+    const std::size_t want = std::min(kChunk, limit + 1 - text.size());
+    const std::size_t got = std::fread(chunk.data(), 1, want, stdin);
+    text.append(chunk.data(), got);
+    if (got < want) {
+      if (std::ferror(stdin)) throw std::runtime_error(std::strerror(errno));
+      break;  // end of input
+    }
+  }
+  return text.size() <= limit;
+}
+
 ManifestReadResult ReadOneFile(const std::string& path) {
   ManifestReadResult r;
   std::string text;
   const std::string source = path == "-" ? "<stdin>" : path;
   try {
     if (path == "-") {
-      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      if (!ReadStdinWithin(kMaxManifestBytes, text)) {
+        r.error = source + ": larger than 64 MiB (the limit for one file; stopped reading there)";
+        return r;
+      }
     } else {
       base::Result<std::string> data = base::ReadSmallFile(path, kMaxManifestBytes);
       if (!data.ok()) {

@@ -5,6 +5,7 @@
 #ifndef WASD_CHECK_MANIFEST_READER_H_
 #define WASD_CHECK_MANIFEST_READER_H_
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,7 +25,13 @@ struct ManifestReadResult {
 
 // Manifests are read whole; 64 MiB per file is far beyond any real manifest
 // and keeps a mistaken `-f /dev/zero` from exhausting memory.
+// Standard input is read only up to that limit (then refused), never whole
+// first. A JSON file nests at most as deep as a YAML document
+// (workloadbuilder::kMaxConfigDepth) and holds at most kMaxJsonManifestValues
+// values (a `kubectl get -o json` list of a thousand Deployments has a few
+// hundred thousand).
 inline constexpr std::size_t kMaxManifestBytes = 64u << 20;
+inline constexpr std::size_t kMaxJsonManifestValues = 1'000'000;
 
 // Reads and parses `path`: a file, "-" for standard input, or a directory,
 // whose *.yaml, *.yml and *.json files are read in name order (and those of

@@ -19,7 +19,8 @@ int RunCheck(int argc, const char* const* argv) {
   if (settings.files.empty()) {
     return flags.UsageError("no manifests given (use -f FILE, or --capabilities)");
   }
-  return check::Run({settings.files, settings.recursive, settings.output, settings.backends});
+  return check::Run({settings.files, settings.recursive, settings.output, settings.backends,
+                     settings.scheduling_api_version});
 }
 
 }  // namespace wasd::cmd

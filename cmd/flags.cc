@@ -252,6 +252,13 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
   f.Uint64("max-request-bytes", &c->max_request_bytes, 1024, kMaxRequestBytesCeiling,
            "largest request body in bytes");
   f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate, "add the wasd.io/pod-group gate to pods");
+  f.Bool("in-tree-deployment-integration", &c->in_tree_deployment_integration,
+         "the cluster runs kube-controller-manager's Workload integration for\n"
+         "Deployments (feature gate WorkloadWithDeployment, KEP-6276): a new Deployment\n"
+         "that opts in to wasd with the wasd.io/scheduling annotation gets a warning\n"
+         "naming spec.scheduling and `wasd migrate`. Whatever this says, a Deployment\n"
+         "with spec.scheduling is never managed by wasd (left to the in-tree\n"
+         "controller, warnings only) and one with both is denied");
   f.Bool("denial-causes", &c->denial_causes,
          "denials carry one status cause per field error, so kubectl prints\n"
          "them like API-server validation errors; false: the message only");
@@ -271,6 +278,10 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
              "deadline of a deployments/scale lookup");
   f.Int("io-threads", &c->io_threads, 0, kMaxThreads, "I/O threads (0: one per CPU)");
   f.Int("lookup-workers", &c->lookup_workers, 1, kMaxThreads, "threads for Deployment lookups");
+  f.Int("max-pending-scale-lookups", &c->max_pending_scale_lookups, 1, 100000,
+        "deployments/scale reviews that may wait for or do a Deployment lookup at once;\n"
+        "beyond it a scale review is answered 503 at once (a review whose timeout passed\n"
+        "while it waited is also answered 503, without the lookup)");
   AddBackendFlags(f, &c->backends);
   f.LogFlags(&c->log);
   f.SetEpilog(
@@ -360,8 +371,18 @@ base::FlagSet CheckFlags(CheckSettings* s) {
       .Alias('o');
   f.Bool("capabilities", &s->capabilities,
          "print the capability table (intent field x backend) instead of checking");
+  f.Choice("scheduling-api-version", &s->scheduling_api_version, {"v1", "v1beta1"},
+           "apiVersion scheduling.k8s.io/VERSION of the Workload and PodGroup printed\n"
+           "for the native backend: v1 (GA, Kubernetes 1.38 and later) or v1beta1\n"
+           "(1.37); in a cluster wasd uses the version the API server serves");
   AddBackendFlags(f, &s->backends);
   f.SetEpilog(
+      "wasd's carrier is the annotation wasd.io/scheduling: it alone makes the objects\n"
+      "shown. spec.scheduling belongs to kube-controller-manager's Workload\n"
+      "integration (feature gate WorkloadWithDeployment): it is judged by the KEP's\n"
+      "rules, as that integration would, and nothing is shown for it; both on one\n"
+      "Deployment are denied.\n"
+      "\n"
       "Other kinds are skipped; kind: List is expanded. Without metadata.uid the\n"
       "Workload name is computed from the placeholder UID "
       "00000000-0000-0000-0000-000000000000;\n"

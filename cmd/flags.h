@@ -64,6 +64,7 @@ struct CheckSettings {
   std::string output = "text";
   bool capabilities = false;                  // --capabilities: print the table
   workloadbuilder::BackendSettings backends;  // AddBackendFlags
+  std::string scheduling_api_version = "v1";  // --scheduling-api-version
 };
 base::FlagSet CheckFlags(CheckSettings* settings);
 

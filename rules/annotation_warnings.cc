@@ -45,8 +45,7 @@ std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment, bo
       if (key == wb::kBackendAnnotation) {
         // Read only next to a scheduling config (backend_rule.cc checks it there).
         if (!wb::HasSchedulingCarrier(deployment)) {
-          warnings.push_back("annotation " + key + " does nothing without " + std::string(wanted) +
-                             " or spec.scheduling");
+          warnings.push_back("annotation " + key + " does nothing without " + std::string(wanted));
         }
         continue;
       }

@@ -2,6 +2,11 @@
 //  - the annotation wasd.io/backend names a backend (NotSupported, with the
 //    allowed ones) that --allowed-backends enables (Forbidden, naming the
 //    flag), and it is immutable on UPDATE;
+//  - so does the pod template's label wasd.io/backend (what the pod webhook
+//    links pods by): an allowed backend name, and on UPDATE the backend the
+//    template names (its label; without one the annotation; without either
+//    native) never changes, so an update cannot move a Deployment to another
+//    scheduler (issue 30 M5);
 //  - the intent fits the backend (workloadbuilder/backend_capabilities.h);
 //  - a non-native backend's pod template names no third scheduler: the pod
 //    webhook replaces default-scheduler with the backend's scheduler, and a
@@ -60,6 +65,57 @@ bool CheckAnnotation(const DeploymentView& view, FieldErrorList& errors) {
   return true;
 }
 
+wb::FieldPath TemplateLabelPath() {
+  return wb::FieldPath::Parse("spec.template.metadata").Child("labels").Key(wb::kBackendLabel);
+}
+
+const json* TemplateLabel(const json& deployment) {
+  return wb::MemberPath(deployment, {"spec", "template", "metadata", "labels", wb::kBackendLabel});
+}
+
+// False (with an error) when the template's label is there and unusable:
+// the same verdicts as the annotation's.
+bool CheckTemplateLabel(const DeploymentView& view, FieldErrorList& errors) {
+  const json* value = TemplateLabel(*view.object);
+  if (value == nullptr) return true;
+  const wb::BackendSettings& settings = *view.backends;
+  const std::string* name = wb::AsString(value);
+  const std::optional<wb::Backend> backend =
+      name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
+  if (!backend) {
+    errors.push_back(wb::NotSupported(TemplateLabelPath(), *value, settings.AllowedNames())
+                         .For(wb::RuleId::kK1));
+    return false;
+  }
+  if (!settings.Allows(*backend)) {
+    errors.push_back(wb::Forbidden(
+        TemplateLabelPath(),
+        "backend \"" + *name + "\" is not enabled in this cluster (--allowed-backends: " +
+            Joined(settings.AllowedNames()) +
+            "); wasd sets this label from metadata.annotations[wasd.io/backend] when the "
+            "Deployment is created: remove it")
+            .For(wb::RuleId::kK1));
+    return false;
+  }
+  return true;
+}
+
+// The backend the pod template sends its pods to: the label, else the
+// annotation, else native (the pod webhook reads only the label; the
+// mutating webhook stamps it from the annotation). nullopt when the label
+// or annotation names no backend.
+std::optional<wb::Backend> TemplateBackend(const json& deployment) {
+  if (const json* label = TemplateLabel(deployment)) {
+    const std::string* name = wb::AsString(label);
+    return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
+  }
+  if (const json* annotation = BackendAnnotation(deployment)) {
+    const std::string* name = wb::AsString(annotation);
+    return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
+  }
+  return wb::Backend::kNative;
+}
+
 void CheckSchedulerName(const DeploymentView& view, FieldErrorList& errors) {
   if (view.backend == wb::Backend::kNative) return;
   const json* value = wb::MemberPath(*view.object, {"spec", "template", "spec", "schedulerName"});
@@ -78,7 +134,9 @@ void CheckSchedulerName(const DeploymentView& view, FieldErrorList& errors) {
 }  // namespace
 
 void CheckBackend(const DeploymentView& view, FieldErrorList& errors) {
-  if (!CheckAnnotation(view, errors)) return;  // no backend to check the rest against
+  const bool annotation_ok = CheckAnnotation(view, errors);
+  const bool label_ok = CheckTemplateLabel(view, errors);
+  if (!annotation_ok || !label_ok) return;  // no backend to check the rest against
   if (view.config.usable()) {
     wb::Append(errors, wb::CheckBackendCapabilities(view.backend, view.config.config,
                                                     view.config.path, view.backends->facts));
@@ -88,17 +146,25 @@ void CheckBackend(const DeploymentView& view, FieldErrorList& errors) {
 
 void CheckBackendUpdate(const DeploymentView& view, const DeploymentView& old_view,
                         FieldErrorList& errors) {
+  constexpr std::string_view kFixed =
+      "field is immutable: the backend is fixed when the Deployment is created (its pods and "
+      "PodGroups belong to that scheduler); delete the Deployment and create it again to "
+      "change this";
   const json* now = BackendAnnotation(*view.object);
   const json* before = BackendAnnotation(*old_view.object);
-  if (now == nullptr && before == nullptr) return;
-  if (now != nullptr && before != nullptr && *now == *before) return;
-  errors.push_back(
-      wb::Forbidden(
-          BackendAnnotationPath(),
-          "field is immutable: the backend is fixed when the Deployment is created (its pods and "
-          "PodGroups belong to that scheduler); delete the Deployment and create it again to "
-          "change this")
-          .For(wb::RuleId::kK2));
+  if (!(now == nullptr && before == nullptr) &&
+      !(now != nullptr && before != nullptr && *now == *before)) {
+    errors.push_back(wb::Forbidden(BackendAnnotationPath(), std::string(kFixed)).For(wb::RuleId::kK2));
+  }
+  // The template's backend. A label that names no backend has its own error
+  // (CheckTemplateLabel); a stored one that names none cannot be compared.
+  const std::optional<wb::Backend> old_backend = TemplateBackend(*old_view.object);
+  const std::optional<wb::Backend> new_backend = TemplateBackend(*view.object);
+  if (!old_backend || !new_backend || *old_backend == *new_backend) return;
+  errors.push_back(wb::Forbidden(TemplateLabelPath(),
+                                 std::string(kFixed) + " (the stored pod template runs on backend \"" +
+                                     std::string(wb::BackendName(*old_backend)) + "\")")
+                       .For(wb::RuleId::kK2));
 }
 
 }  // namespace wasd::rules

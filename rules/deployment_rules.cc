@@ -9,10 +9,21 @@ namespace wasd::rules {
 
 namespace wb = workloadbuilder;
 
+namespace {
+
+// wasd's annotation or the in-tree field: either is judged.
+bool HasAnyConfig(const nlohmann::json& deployment) {
+  return wb::HasSchedulingCarrier(deployment) || wb::HasInTreeScheduling(deployment);
+}
+
+}  // namespace
+
 DeploymentView ViewOf(const nlohmann::json& deployment, const wb::BackendSettings& backends) {
   DeploymentView view;
   view.object = &deployment;
-  view.config = wb::ReadSchedulingConfig(deployment);
+  view.in_tree_field = wb::HasInTreeScheduling(deployment);
+  view.config = wb::HasSchedulingCarrier(deployment) ? wb::ReadSchedulingConfig(deployment)
+                                                     : wb::ReadInTreeSchedulingConfig(deployment);
   view.replicas = wb::AsInt(wb::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
   view.backends = &backends;
   view.backend = wb::DeploymentBackend(deployment, backends.backend);
@@ -27,7 +38,8 @@ FieldErrorList CreateRules(const DeploymentView& view, const DeploymentView* old
   CheckMinCountWithinReplicas(view, errors);                                      // H1
   CheckStrategyForGang(view, errors);                                             // H2
   CheckTemplateSchedulingGroup(view, errors);                                     // H3
-  CheckBackend(view, errors);                                                     // Q19
+  CheckOneController(view, errors);                                               // H5, Q22
+  if (!JudgesInTree(view)) CheckBackend(view, errors);                            // Q19
   return errors;
 }
 
@@ -37,7 +49,7 @@ FieldErrorList UpdateRules(const DeploymentView& view, const nlohmann::json& old
   const DeploymentView old_view = ViewOf(old_deployment, *view.backends);
   FieldErrorList errors = CreateRules(view, &old_view);
   CheckConfigUpdate(view, old_view, errors);  // U1–U9
-  CheckBackendUpdate(view, old_view, errors);
+  if (!JudgesInTree(view)) CheckBackendUpdate(view, old_view, errors);
   return errors;
 }
 
@@ -46,7 +58,7 @@ FieldErrorList UpdateRules(const DeploymentView& view, const nlohmann::json& old
 DeploymentReview ReviewDeploymentCreate(const nlohmann::json& deployment,
                                         const wb::BackendSettings& backends) {
   DeploymentReview review;
-  if (!wb::HasSchedulingCarrier(deployment)) return review;
+  if (!HasAnyConfig(deployment)) return review;
   const DeploymentView view = ViewOf(deployment, backends);
   review.errors = CreateRules(view);
   if (review.errors.empty()) review.warnings = WarningsOf(view);
@@ -57,8 +69,8 @@ DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
                                         const nlohmann::json& old_deployment,
                                         const wb::BackendSettings& backends) {
   DeploymentReview review;
-  const bool carrier = wb::HasSchedulingCarrier(deployment);
-  if (!carrier && !wb::HasSchedulingCarrier(old_deployment)) return review;
+  const bool carrier = HasAnyConfig(deployment);
+  if (!carrier && !HasAnyConfig(old_deployment)) return review;
   const bool unchanged = RuleInputsUnchanged(deployment, old_deployment);
   if (unchanged && !carrier) return review;
   const DeploymentView view = ViewOf(deployment, backends);

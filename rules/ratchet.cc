@@ -68,7 +68,11 @@ bool RuleInputsUnchanged(const json& deployment, const json& old_deployment) {
                                 {"metadata", "annotations", wb::kBackendAnnotation}))) ||
       !wb::SemanticEqual(
           OrNull(wb::MemberPath(deployment, {"spec", "template", "spec", "schedulerName"})),
-          OrNull(wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulerName"})))) {
+          OrNull(wb::MemberPath(old_deployment, {"spec", "template", "spec", "schedulerName"}))) ||
+      !wb::SemanticEqual(OrNull(wb::MemberPath(deployment, {"spec", "template", "metadata",
+                                                            "labels", wb::kBackendLabel})),
+                         OrNull(wb::MemberPath(old_deployment, {"spec", "template", "metadata",
+                                                                "labels", wb::kBackendLabel})))) {
     return false;
   }
   if (!wb::SemanticEqual(OrNull(wb::MemberPath(deployment, {"spec", "scheduling"})),

@@ -23,7 +23,11 @@ using workloadbuilder::FieldErrorList;
 // A Deployment as the rules see it. `object` must outlive the view.
 struct DeploymentView {
   const nlohmann::json* object = nullptr;
+  // wasd's configuration (the annotation) when the Deployment has one;
+  // otherwise spec.scheduling, the in-tree integration's, judged by the
+  // KEP's rules only (carrier kField): the backend rules do not apply to it.
   workloadbuilder::SchedulingConfig config;
+  bool in_tree_field = false;  // spec.scheduling is present (Q22)
   // spec.replicas; 1 when absent (the API server's default).
   std::int64_t replicas = 1;
   // The component's backend flags (outlive the view) and the backend this
@@ -51,6 +55,15 @@ void CheckBackend(const DeploymentView& view, FieldErrorList& errors);
 // On UPDATE: the annotation wasd.io/backend is immutable.
 void CheckBackendUpdate(const DeploymentView& view, const DeploymentView& old_view,
                         FieldErrorList& errors);
+// H5 (in_tree_rule.cc, DESIGN.md Q22): spec.scheduling and the annotation
+// wasd.io/scheduling together: one Deployment, two controllers: denied,
+// with the way forward.
+void CheckOneController(const DeploymentView& view, FieldErrorList& errors);
+// True when the view judges spec.scheduling (no annotation): the in-tree
+// integration's Deployment, linted by the KEP's rules only.
+inline bool JudgesInTree(const DeploymentView& view) {
+  return view.config.carrier == workloadbuilder::Carrier::kField;
+}
 // H3 (scheduling_group_rule.cc): no pre-set spec.template.spec.schedulingGroup.
 void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& errors);
 // The warnings of DeploymentWarnings (warnings.cc) for an already-read view.

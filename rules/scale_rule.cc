@@ -27,7 +27,9 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
   // autoscaling/v1 Scale omits spec.replicas when it is 0.
   const std::int64_t replicas = wb::AsInt(wb::MemberPath(scale, {"spec", "replicas"})).value_or(0);
   if (replicas <= 0 || replicas >= *min_count) return errors;
-  // Named where the user wrote it: the annotation or spec.scheduling.
+  // Named where the user wrote it: the annotation (wasd's only carrier; a
+  // Deployment with spec.scheduling alone is the in-tree integration's and
+  // is not checked here).
   const wb::FieldPath min_count_path =
       config.path.Child("schedulingPolicy").Child("gang").Child("minCount");
   errors.push_back(wb::Invalid(wb::FieldPath::Parse("spec.replicas"), replicas,

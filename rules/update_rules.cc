@@ -55,12 +55,15 @@ void Immutable(const json* old_value, const json* new_value, const wb::FieldPath
 std::string_view CarrierWords(const wb::SchedulingConfig& config) {
   switch (config.carrier) {
     case wb::Carrier::kAnnotation: return "the wasd.io/scheduling annotation";
-    case wb::Carrier::kBoth: return "spec.scheduling and the wasd.io/scheduling annotation";
     default: return "spec.scheduling";
   }
 }
 
 // U3–U5 on schedulingPolicy; gang.minCount (U6) may change freely.
+// Switching between basic and gang (U4, U5) is refused in wasd's own words:
+// the KEP's hand-written validation of this switch has no published error
+// text, so the messages here are not a copy of the API server's and may read
+// differently from what kube-apiserver prints for spec.scheduling.
 void CheckPolicyUpdate(const json& old_config, const json& config, const wb::FieldPath& path,
                        FieldErrorList& errors) {
   const json* old_policy = wb::Member(old_config, "schedulingPolicy");

@@ -13,8 +13,8 @@ ConfigVerdict CheckSchedulingConfig(const wb::SchedulingConfig& config,
   if (!config.present()) return verdict;
   verdict.errors = config.errors;
   if (config.usable()) {
-    // Only the annotation alone needs S17: the API server has already decoded
-    // spec.scheduling against its schema (and an equal annotation with it).
+    // Only the annotation needs S17: the API server has already decoded
+    // spec.scheduling against its schema.
     const bool strict = config.carrier == wb::Carrier::kAnnotation;
     wb::Append(verdict.errors,
                wb::ValidateSchedulingConfig(config.config, config.path, strict, old_config));

@@ -3,10 +3,11 @@
 // reconciler's planner, so the two cannot drift (review V6).
 //
 // A configuration is usable when a carrier is present, it parsed to a JSON
-// object, and neither the carrier (an unparseable annotation, H5) nor the
+// object, and neither the carrier (an unparseable annotation) nor the
 // structural rules S2–S17/B1 report an error. S17 (strict decoding) applies
 // to the annotation alone: the API server has already decoded spec.scheduling
-// against its schema, and H5 makes an annotation next to it say the same.
+// (judged here only for the in-tree integration, DESIGN.md Q22) against its
+// schema.
 //
 // Pure; thread-safe.
 #ifndef WASD_RULES_USABLE_CONFIG_H_

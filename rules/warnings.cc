@@ -13,7 +13,7 @@ namespace wasd::rules {
 namespace wb = workloadbuilder;
 
 std::vector<std::string> DeploymentWarnings(const nlohmann::json& deployment) {
-  if (!wb::HasSchedulingCarrier(deployment)) return {};
+  if (!wb::HasSchedulingCarrier(deployment) && !wb::HasInTreeScheduling(deployment)) return {};
   return WarningsOf(ViewOf(deployment, kNativeOnly));
 }
 
@@ -36,10 +36,6 @@ std::vector<std::string> WarningsOf(const DeploymentView& view) {
     warnings.emplace_back(
         "resourceClaims are dropped from PodGroups unless the DRAWorkloadResourceClaims gate is "
         "on");
-  }
-  if (view.config.carrier == wb::Carrier::kBoth && view.config.errors.empty()) {
-    warnings.emplace_back(
-        "both spec.scheduling and the wasd.io/scheduling annotation are set; keep only one");
   }
   return warnings;
 }

@@ -96,6 +96,18 @@ std::string AdmissionMetrics::RenderPrometheus() const {
                         "Admission requests read and not yet answered.");
   metrics::AppendSample(&out, "wasd_admission_in_flight_requests", "",
                         static_cast<double>(in_flight_.load(std::memory_order_relaxed)));
+  metrics::AppendHeader(&out, "wasd_admission_scale_lookups_pending", "gauge",
+                        "deployments/scale reviews waiting for or doing their Deployment lookup.");
+  metrics::AppendSample(&out, "wasd_admission_scale_lookups_pending", "",
+                        static_cast<double>(pending_lookups_.load(std::memory_order_relaxed)));
+  metrics::AppendHeader(&out, "wasd_admission_scale_lookups_refused_total", "counter",
+                        "deployments/scale reviews answered 503 without their Deployment lookup: "
+                        "busy (--max-pending-scale-lookups reached) or expired (the review's "
+                        "timeout passed while it waited for a lookup worker).");
+  metrics::AppendSample(&out, "wasd_admission_scale_lookups_refused_total", "reason=\"busy\"",
+                        static_cast<double>(lookups_refused_[0].load(std::memory_order_relaxed)));
+  metrics::AppendSample(&out, "wasd_admission_scale_lookups_refused_total", "reason=\"expired\"",
+                        static_cast<double>(lookups_refused_[1].load(std::memory_order_relaxed)));
   metrics::AppendHeader(&out, "wasd_tls_certificate_expiry_timestamp_seconds", "gauge",
                         "notAfter of the serving certificate in use, in Unix seconds.");
   metrics::AppendSample(&out, "wasd_tls_certificate_expiry_timestamp_seconds", "",

@@ -4,6 +4,8 @@
 //   wasd_admission_request_duration_seconds{webhook}                 histogram
 //   wasd_admission_in_flight_requests                                gauge
 //   wasd_admission_denials_total{rule}                               counter
+//   wasd_admission_scale_lookups_pending                             gauge
+//   wasd_admission_scale_lookups_refused_total{reason}               counter
 //   wasd_tls_certificate_expiry_timestamp_seconds                    gauge
 // followed by the process_* families and wasd_build_info
 // (metrics/process_metrics.h). docs/metrics.md is the table of record.
@@ -63,6 +65,19 @@ class AdmissionMetrics {
   // (admission::Summary::denied_rules).
   void RecordDenial(const std::vector<workloadbuilder::RuleId>& rule_ids);
 
+  // A deployments/scale review answered 503 without its Deployment lookup
+  // (server/scale_lookup_budget.h): `busy`, the pending-lookup limit was
+  // reached; `expired`, its deadline passed while it waited for a worker.
+  enum class LookupRefusal { kBusy, kExpired };
+  void RecordLookupRefused(LookupRefusal reason) {
+    lookups_refused_[reason == LookupRefusal::kBusy ? 0 : 1].fetch_add(1,
+                                                                       std::memory_order_relaxed);
+  }
+  // Lookups queued or running.
+  void AddPendingLookups(std::int64_t delta) {
+    pending_lookups_.fetch_add(delta, std::memory_order_relaxed);
+  }
+
   void AddInFlight(std::int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
   std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
 
@@ -91,6 +106,8 @@ class AdmissionMetrics {
   std::array<metrics::Histogram, kWebhooks> histograms_{
       metrics::Histogram(Bounds()), metrics::Histogram(Bounds()), metrics::Histogram(Bounds())};
   std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::int64_t> pending_lookups_{0};
+  std::array<std::atomic<std::uint64_t>, 2> lookups_refused_{};  // busy, expired
   std::array<std::atomic<std::uint64_t>, rules::kRuleIds.size()> denials_{};
   std::atomic<std::int64_t> cert_expiry_{0};
 

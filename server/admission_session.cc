@@ -316,29 +316,58 @@ void AdmissionSession::HandleRequest() {
 
 void AdmissionSession::StartLookup(admission::Result pending) {
   pending_ = std::move(pending);
+  ScaleLookupBudget* budget = env_.lookup_budget;
+  if (budget != nullptr && !budget->TryAcquire()) {
+    env_.metrics->RecordLookupRefused(AdmissionMetrics::LookupRefusal::kBusy);
+    admission::Result result = admission::Unavailable(
+        pending_, "too many scale reviews are waiting for a Deployment lookup (" +
+                      std::to_string(budget->limit()) +
+                      ", --max-pending-scale-lookups); not looked up, answered at once");
+    pending_ = {};
+    FinishAdmission(result, base::LogLevel::kWarn);
+    return;
+  }
+  env_.metrics->AddPendingLookups(1);
+  const std::chrono::steady_clock::time_point deadline =
+      request_start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           ParseRequestTimeout(target_).value_or(kDefaultReviewTimeout));
   auto self = shared_from_this();
   auto strand = stream_.get_executor();
-  net::post(*env_.lookup_pool,
-            [self, strand, ns = pending_.scale_namespace, name = pending_.scale_name]() mutable {
-              DeploymentLookup lookup;
-              try {
-                lookup = self->env_.deployments->Get(ns, name);
-              } catch (const std::exception& e) {
-                lookup = DeploymentLookup::Unreachable(e.what());
-              } catch (...) {
-                lookup = DeploymentLookup::Unreachable("unknown error");
-              }
-              net::post(strand, [self, lookup = std::move(lookup)]() mutable {
-                try {
-                  self->OnLookup(std::move(lookup));
-                } catch (...) {
-                  self->Close();
-                }
-              });
-            });
+  net::post(*env_.lookup_pool, [self, strand, budget, deadline, ns = pending_.scale_namespace,
+                                name = pending_.scale_name]() mutable {
+    DeploymentLookup lookup;
+    // The API server has stopped waiting for this review: no GET for it.
+    const bool expired = std::chrono::steady_clock::now() >= deadline;
+    if (!expired) {
+      try {
+        lookup = self->env_.deployments->Get(ns, name);
+      } catch (const std::exception& e) {
+        lookup = DeploymentLookup::Unreachable(e.what());
+      } catch (...) {
+        lookup = DeploymentLookup::Unreachable("unknown error");
+      }
+    }
+    if (budget != nullptr) budget->Release();
+    self->env_.metrics->AddPendingLookups(-1);
+    net::post(strand, [self, expired, lookup = std::move(lookup)]() mutable {
+      try {
+        self->OnLookup(std::move(lookup), expired);
+      } catch (...) {
+        self->Close();
+      }
+    });
+  });
 }
 
-void AdmissionSession::OnLookup(DeploymentLookup lookup) {
+void AdmissionSession::OnLookup(DeploymentLookup lookup, bool expired) {
+  if (expired) {
+    env_.metrics->RecordLookupRefused(AdmissionMetrics::LookupRefusal::kExpired);
+    admission::Result result = admission::Unavailable(
+        pending_, "the review's timeout passed while it waited for a lookup worker; not looked up");
+    pending_ = {};
+    FinishAdmission(result, base::LogLevel::kWarn);
+    return;
+  }
   if (lookup.outcome == DeploymentLookup::Outcome::kUnreachable) {
     admission::Result result = admission::Unavailable(pending_, lookup.reason);
     pending_ = {};

@@ -10,7 +10,10 @@
 // stays in the read buffer: no copy), write the answer, header and body in
 // one buffer, under the write deadline. A deployments/scale review is finished off the I/O
 // threads: the Deployment is fetched on the lookup pool and the result is
-// posted back to this strand.
+// posted back to this strand; at most --max-pending-scale-lookups wait for
+// the pool (beyond: 503 at once), and one whose review deadline (the
+// `timeout` query parameter) passed while it waited is answered 503
+// without the lookup (server/scale_lookup_budget.h).
 //
 // Buffers are reused across the requests of a connection: the read buffer,
 // the target and chunked-body strings and the response text.
@@ -41,6 +44,7 @@
 #include "server/deployment_source.h"
 #include "server/once_filter.h"
 #include "server/request_parser.h"
+#include "server/scale_lookup_budget.h"
 #include "server/server_state.h"
 #include "server/session_registry.h"
 #include "server/webhook_config.h"
@@ -55,6 +59,7 @@ struct SessionEnv {
   const base::Logger* logger = nullptr;
   DeploymentSource* deployments = nullptr;
   boost::asio::thread_pool* lookup_pool = nullptr;
+  ScaleLookupBudget* lookup_budget = nullptr;  // null: unbounded (tests)
   SessionRegistry* registry = nullptr;
   ServerState* state = nullptr;
   OnceFilter* out_of_scope = nullptr;  // one log line per resource a path does not answer
@@ -97,7 +102,7 @@ class AdmissionSession : public DrainableSession,
   void OnReadError(boost::beast::error_code ec);
   void HandleRequest();
   void StartLookup(admission::Result pending);
-  void OnLookup(DeploymentLookup lookup);
+  void OnLookup(DeploymentLookup lookup, bool expired);
   void FinishAdmission(const admission::Result& result,
                        base::LogLevel level = base::LogLevel::kInfo);
   void SendPlain(int status, std::string_view text, bool close_after, std::string_view allow = {});

@@ -36,6 +36,9 @@ struct WebhookConfig {
   // maximal objects with room to spare; anything bigger is not a review.
   std::uint64_t max_request_bytes = std::uint64_t{7} * 1024 * 1024;
   bool pod_scheduling_gate = true;
+  // admission::Options::in_tree_deployment_integration
+  // (--in-tree-deployment-integration).
+  bool in_tree_deployment_integration = false;
   // --backend, --allowed-backends and the cluster facts (admission::Options::backends).
   workloadbuilder::BackendSettings backends;
   // admission::Options::denial_causes (--denial-causes).
@@ -79,6 +82,14 @@ struct WebhookConfig {
   // rare: kubectl scale and HPA). 4 lets a few run concurrently against a
   // slow API server without starving anything.
   int lookup_workers = 4;
+  // Most deployments/scale lookups queued or running at once; beyond it a
+  // scale review is answered 503 at once (server/scale_lookup_budget.h).
+  // Scale writes are rare (kubectl scale, an HPA changing its mind): 64 is
+  // far above their rate times the 2 s lookup timeout, and small enough
+  // that a flood cannot queue reviews past the API server's timeout (64
+  // lookups / 4 workers x 2 s = 32 s at worst against an API server that
+  // answers none, and each is dropped once its own deadline passed).
+  int max_pending_scale_lookups = 64;
 
   base::LogOptions log;
 };

@@ -50,17 +50,20 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const base::Logger& lo
       deployments_(std::move(deployments)),
       ioc_(IoThreads(config)),
       lookup_pool_(static_cast<std::size_t>(config.lookup_workers)),
+      lookup_budget_(config.max_pending_scale_lookups),
       signals_(ioc_, SIGINT, SIGTERM),
       reload_timer_(ioc_),
       grace_timer_(ioc_) {
   env_.config = &config_;
   env_.review_options.pod_scheduling_gate = config_.pod_scheduling_gate;
+  env_.review_options.in_tree_deployment_integration = config_.in_tree_deployment_integration;
   env_.review_options.denial_causes = config_.denial_causes;
   env_.review_options.backends = config_.backends;
   env_.metrics = &metrics_;
   env_.logger = &logger_;
   env_.deployments = deployments_.get();
   env_.lookup_pool = &lookup_pool_;
+  env_.lookup_budget = &lookup_budget_;
   env_.registry = &registry_;
   env_.state = &state_;
   env_.out_of_scope = &out_of_scope_;
@@ -83,6 +86,8 @@ int WebhookServer::Run() {
        {"ioThreads", IoThreads(config_)},
        {"maxRequestBytes", config_.max_request_bytes},
        {"podSchedulingGate", config_.pod_scheduling_gate},
+       {"inTreeDeploymentIntegration", config_.in_tree_deployment_integration},
+       {"maxPendingScaleLookups", config_.max_pending_scale_lookups},
        {"backend", std::string(workloadbuilder::BackendName(config_.backends.backend))},
        {"allowedBackends", Join(config_.backends.AllowedNames())}});
 

@@ -72,6 +72,7 @@ class WebhookServer {
   // (with any handlers still queued) before them.
   boost::asio::io_context ioc_;
   boost::asio::thread_pool lookup_pool_;
+  ScaleLookupBudget lookup_budget_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer reload_timer_;
   boost::asio::steady_timer grace_timer_;

@@ -53,7 +53,8 @@ constexpr std::array<CapabilityRow, 9> kTable = {{
     {kFull, "copied (single or all)"},
     {kNone, "Volcano has no group disruption mode"},
     {kPartial, "all: only with gang.minCount unset (minMember follows spec.replicas and KAI "
-               "evicts the gang below it); single: only with basic (minMember 1)"},
+               "evicts the gang below it); single (also when omitted): only with basic "
+               "(minMember 1)"},
     {kNone, "coscheduling has no group disruption mode"}}}},
   {kClaimsRow, {{
     {kFull, "copied (DRAWorkloadResourceClaims)"},
@@ -154,8 +155,20 @@ void CheckTopology(Backend backend, const json& config, const FieldPath& path,
 void CheckDisruptionMode(Backend backend, const json& config, const FieldPath& path,
                          FieldErrorList& errors) {
   const json* mode = Member(config, "disruptionMode");
-  if (mode == nullptr) return;
   const FieldPath mode_path = path.Child("disruptionMode");
+  if (mode == nullptr) {
+    // KEP-6276: an omitted disruptionMode is `single`. On KAI that is the
+    // same intent as a written `single` and gets the same verdict (a gang
+    // is denied); only the way forward differs, as there is nothing to
+    // remove.
+    if (backend != Backend::kKai || !IsGang(config)) return;
+    errors.push_back(Required(
+        mode_path, NotSupported(backend) +
+                       ": an omitted disruptionMode means `single`, and with a gang KAI evicts "
+                       "the whole gang when it falls below its minimum; set disruptionMode "
+                       "{all: {}} with gang.minCount unset, or use backend \"native\""));
+    return;
+  }
   switch (backend) {
     case Backend::kNative: return;
     case Backend::kVolcano:

@@ -75,64 +75,38 @@ void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
 
 }  // namespace
 
-bool HasSchedulingCarrier(const json& deployment) {
-  return FieldValue(deployment) != nullptr || AnnotationValue(deployment) != nullptr;
-}
+bool HasSchedulingCarrier(const json& deployment) { return AnnotationValue(deployment) != nullptr; }
+
+bool HasInTreeScheduling(const json& deployment) { return FieldValue(deployment) != nullptr; }
 
 SchedulingConfig ReadSchedulingConfig(const json& deployment) {
   SchedulingConfig result;
-  const json* field = FieldValue(deployment);
   const json* annotation = AnnotationValue(deployment);
-  if (field == nullptr && annotation == nullptr) return result;
+  if (annotation == nullptr) return result;
+  result.carrier = Carrier::kAnnotation;
+  result.path = AnnotationPath();
+  ReadAnnotation(*annotation, result.config, result.errors);
+  return result;
+}
 
-  json from_annotation;
-  if (annotation != nullptr) ReadAnnotation(*annotation, from_annotation, result.errors);
-
-  if (field != nullptr && !field->is_object()) {
+SchedulingConfig ReadInTreeSchedulingConfig(const json& deployment) {
+  SchedulingConfig result;
+  const json* field = FieldValue(deployment);
+  if (field == nullptr) return result;
+  result.carrier = Carrier::kField;
+  result.path = FieldCarrierPath();
+  if (!field->is_object()) {
     result.errors.push_back(
         Invalid(FieldCarrierPath(), *field, "must be an object").For(RuleId::kS17));
-  }
-
-  if (field == nullptr) {
-    result.carrier = Carrier::kAnnotation;
-    result.path = AnnotationPath();
-    result.config = std::move(from_annotation);
     return result;
   }
-  result.path = FieldCarrierPath();
-  if (field->is_object()) {
-    result.config = *field;
-    // spec.scheduling is the KEP's type: backend-only knobs have no place in it.
-    if (result.config.erase(std::string(kBackendsMember)) > 0) {
-      result.errors.push_back(
-          Forbidden(FieldCarrierPath().Child(kBackendsMember),
-                    "backend-only settings are not part of spec.scheduling; put them in the " +
-                        std::string(kSchedulingAnnotation) + " annotation")
-              .For(RuleId::kK5));
-    }
-  }
-  if (annotation == nullptr) {
-    result.carrier = Carrier::kField;
-    return result;
-  }
-  // Both carriers (H5): they must say the same thing. A broken annotation has
-  // already been reported above. The annotation's `backends` block is not
-  // compared (spec.scheduling cannot hold one) and is kept: the KEP-shaped
-  // part comes from the field, the backend knobs from the annotation.
-  result.carrier = Carrier::kBoth;
-  if (from_annotation.is_object()) {
-    json backends;
-    if (auto it = from_annotation.find(std::string(kBackendsMember)); it != from_annotation.end()) {
-      backends = std::move(*it);
-      from_annotation.erase(it);
-    }
-    if (!SemanticEqual(from_annotation, result.config)) {
-      result.errors.push_back(Invalid(AnnotationPath(), EchoedText(*AsString(annotation)),
-                                      "must equal spec.scheduling when both are set")
-                                  .For(RuleId::kH5));
-    } else if (!backends.is_null() && result.config.is_object()) {
-      result.config[std::string(kBackendsMember)] = std::move(backends);
-    }
+  result.config = *field;
+  // spec.scheduling is the KEP's type: backend-only knobs have no place in it.
+  if (result.config.erase(std::string(kBackendsMember)) > 0) {
+    result.errors.push_back(
+        Forbidden(FieldCarrierPath().Child(kBackendsMember),
+                  "backend-only settings are not part of spec.scheduling; they belong in wasd's " +
+                      std::string(kSchedulingAnnotation) + " annotation"));
   }
   return result;
 }

@@ -235,8 +235,139 @@ TEST_CASE("the Deployment path denies what the backend cannot do", "[unit][backe
           "backend \"volcano\"; remove it or use backend \"native\" or \"kai\"");
     resp = verdict("UPDATE", Scheduled("coscheduling"), Scheduled("volcano"));
     CHECK(resp["allowed"] == false);
+    // The annotation and, with it, the template's backend (a list of two).
     CHECK_THAT(resp["status"]["message"].get<std::string>(),
-               Catch::StartsWith("metadata.annotations[wasd.io/backend]: Forbidden: field is "
+               Catch::StartsWith("[metadata.annotations[wasd.io/backend]: Forbidden: field is "
                                  "immutable"));
+    CHECK(resp["status"]["details"]["causes"][1]["field"] ==
+          "spec.template.metadata.labels[wasd.io/backend]");
+  }
+}
+
+TEST_CASE("M2: a non-native backend's scheduler is written into the pod template",
+          "[unit][backend]") {
+  // KAI's own pod webhook matches only pods that already name kai-scheduler
+  // when they arrive; the pod webhook's schedulerName comes too late for it.
+  wb::BackendSettings backends;
+  backends.backend = wb::Backend::kKai;
+  backends.allowed = {wb::kAllBackends.begin(), wb::kAllBackends.end()};
+  backends.facts.coscheduling_scheduler_name = "gang-scheduler";
+  for (const Options& options : BothDecoders(backends)) {
+    INFO("pruned " << options.prune_unread_fields);
+    const auto mutate = [&](const std::string& op, const json& d, const json& old = nullptr) {
+      const Result r =
+          Review(Webhook::kMutateDeployment, DeploymentRequest(op, d, old).dump(), options);
+      return wasd::testing::PatchedBy(wasd::testing::ResponseOf(r), d);
+    };
+    const auto scheduler = [](const json& d) -> json {
+      const json& spec = d["spec"]["template"]["spec"];
+      return spec.contains("schedulerName") ? spec["schedulerName"] : json();
+    };
+    const auto with_scheduler = [](json d, const char* name) {
+      d["spec"]["template"]["spec"]["schedulerName"] = name;
+      return d;
+    };
+    // CREATE, the template leaves the choice to the default: the backend's scheduler.
+    CHECK(scheduler(mutate("CREATE", Scheduled())) == "kai-scheduler");  // --backend kai
+    CHECK(scheduler(mutate("CREATE", with_scheduler(Scheduled(), "default-scheduler"))) ==
+          "kai-scheduler");
+    CHECK(scheduler(mutate("CREATE", with_scheduler(Scheduled("kai"), ""))) == "kai-scheduler");
+    CHECK(scheduler(mutate("CREATE", Scheduled("volcano"))) == "volcano");
+    CHECK(scheduler(mutate("CREATE", Scheduled("coscheduling"))) == "gang-scheduler");
+    // Native keeps what it had (absent stays absent).
+    CHECK(scheduler(mutate("CREATE", Scheduled("native"))).is_null());
+    CHECK(scheduler(mutate("CREATE", with_scheduler(Scheduled("native"), "default-scheduler"))) ==
+          "default-scheduler");
+    // Another name is left to the validating webhook (it denies a third scheduler).
+    CHECK(scheduler(mutate("CREATE", with_scheduler(Scheduled(), "my-scheduler"))) ==
+          "my-scheduler");
+    // No carrier: nothing.
+    CHECK(scheduler(mutate("CREATE", wasd::testing::WebDeployment())).is_null());
+
+    // UPDATE: only when the template changes anyway (no rollout for this alone).
+    json stored = Scheduled("kai");
+    stored["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] = "true";
+    stored["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "kai";
+    stored["metadata"]["labels"]["wasd.io/managed"] = "true";
+    const Result same = Review(Webhook::kMutateDeployment,
+                               DeploymentRequest("UPDATE", stored, stored).dump(), options);
+    CHECK_FALSE(wasd::testing::ResponseOf(same).contains("patch"));
+    json rolled = stored;
+    rolled["spec"]["template"]["spec"]["containers"][0]["image"] = "img:v2";
+    CHECK(scheduler(mutate("UPDATE", rolled, stored)) == "kai-scheduler");
+  }
+}
+
+TEST_CASE("M5: the template's backend label cannot move a Deployment to another scheduler",
+          "[unit][backend]") {
+  wb::BackendSettings backends;  // --backend native
+  backends.allowed = {wb::kAllBackends.begin(), wb::kAllBackends.end()};
+  for (const Options& options : BothDecoders(backends)) {
+    INFO("pruned " << options.prune_unread_fields);
+    const auto request = [&](Webhook w, const json& d, const json& old) {
+      return wasd::testing::ResponseOf(
+          Review(w, DeploymentRequest("UPDATE", d, old).dump(), options));
+    };
+    // A native Deployment (no label, the webhook stamps none), then an
+    // UPDATE that adds the label, as a re-applied exported manifest would.
+    json stored = Scheduled();
+    stored["metadata"]["labels"]["wasd.io/managed"] = "true";
+    stored["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] = "true";
+    for (const char* value : {"kai", "bogus"}) {
+      INFO(value);
+      json moved = stored;
+      moved["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = value;
+      // Mutating: forced back to the stored backend (native), no kai scheduler.
+      const json mutated =
+          wasd::testing::PatchedBy(request(Webhook::kMutateDeployment, moved, stored), moved);
+      CHECK(mutated["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] == "native");
+      CHECK_FALSE(mutated["spec"]["template"]["spec"].contains("schedulerName"));
+      // Validating (had the mutating webhook not run): denied, even though
+      // replicas, strategy and the config are unchanged (no ratchet).
+      const json resp = request(Webhook::kValidateDeployment, moved, stored);
+      CHECK(resp["allowed"] == false);
+      bool on_label = false;
+      for (const json& cause : resp["status"]["details"]["causes"]) {
+        on_label = on_label || cause["field"] == "spec.template.metadata.labels[wasd.io/backend]";
+      }
+      CHECK(on_label);
+      const std::string message = resp["status"]["message"].get<std::string>();
+      if (std::string(value) == "kai") {
+        CHECK_THAT(message, Catch::Contains("spec.template.metadata.labels[wasd.io/backend]: "
+                                            "Forbidden: field is immutable"));
+        CHECK_THAT(message, Catch::Contains("runs on backend \"native\""));
+      } else {
+        CHECK_THAT(message, Catch::Contains("spec.template.metadata.labels[wasd.io/backend]: "
+                                            "Unsupported value: \"bogus\""));
+      }
+    }
+    // A Deployment stamped volcano stays volcano when the label is changed.
+    json volcano = stored;
+    volcano["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "volcano";
+    json moved = volcano;
+    moved["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "kai";
+    CHECK(wasd::testing::PatchedBy(
+              request(Webhook::kMutateDeployment, moved, volcano),
+              moved)["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] == "volcano");
+    CHECK(request(Webhook::kValidateDeployment, moved, volcano)["allowed"] == false);
+    // The same value written out ("native" where there was none) is no change.
+    json same = stored;
+    same["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "native";
+    CHECK(request(Webhook::kValidateDeployment, same, stored)["allowed"] == true);
+  }
+}
+
+TEST_CASE("M5: the template's backend label must name an allowed backend", "[unit][backend]") {
+  wb::BackendSettings backends;  // --backend native, native only
+  for (const Options& options : BothDecoders(backends)) {
+    json d = Scheduled();
+    d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "kai";
+    const json resp = wasd::testing::ResponseOf(
+        Review(Webhook::kValidateDeployment, DeploymentRequest("CREATE", d).dump(), options));
+    CHECK(resp["allowed"] == false);
+    CHECK_THAT(resp["status"]["message"].get<std::string>(),
+               Catch::StartsWith("spec.template.metadata.labels[wasd.io/backend]: Forbidden: "
+                                 "backend \"kai\" is not enabled in this cluster "
+                                 "(--allowed-backends: native)"));
   }
 }

@@ -135,11 +135,13 @@ TEST_CASE("Q15: a marker without a carrier is removed", "[unit]") {
     CHECK_FALSE(resp.contains("patch"));
     CHECK_FALSE(resp.contains("warnings"));
   }
-  SECTION("the field carrier is a carrier") {
+  SECTION("spec.scheduling is not wasd's carrier (Q22): its markers are removed") {
     json d = WithMarker(plain, true, true);
     d["spec"]["scheduling"] = {{"schedulingPolicy", {{"gang", json::object()}}}};
     const json resp = Mutate("CREATE", d);
-    CHECK_FALSE(resp.contains("patch"));
-    CHECK_FALSE(resp.contains("warnings"));
+    const json out = PatchedBy(resp, d);
+    CHECK(Label(out["metadata"]) == nullptr);
+    CHECK(Label(out["spec"]["template"]["metadata"]) == nullptr);
+    CHECK(out["spec"]["scheduling"] == d["spec"]["scheduling"]);
   }
 }

@@ -203,11 +203,12 @@ TEST_CASE("Deployment mutation marks opted-in Deployments", "[unit]") {
     const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
     CHECK(Patched(resp, d)["metadata"]["labels"]["wasd.io/managed"] == "true");
   }
-  SECTION("field carrier") {
+  SECTION("spec.scheduling alone never marks (Q22: the in-tree controller's)") {
     json d = Deployment();
     d["spec"]["scheduling"] = json::parse(kConfig);
     const json resp = Response(Review(Webhook::kMutateDeployment, Request("CREATE", d).dump(), {}));
-    CHECK(Patched(resp, d)["spec"]["template"]["metadata"]["labels"]["wasd.io/managed"] == "true");
+    CHECK(resp["allowed"] == true);
+    CHECK_FALSE(resp.contains("patch"));
   }
   SECTION("DELETE: nothing") {
     json d = Deployment({{"wasd.io/scheduling", kConfig}});

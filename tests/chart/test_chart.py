@@ -247,7 +247,8 @@ class Components(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8080",
-            "pod-scheduling-gate": "true", "io-threads": "2", "shutdown-delay": "5s",
+            "pod-scheduling-gate": "true", "in-tree-deployment-integration": "false",
+            "max-pending-scale-lookups": "64", "io-threads": "2", "shutdown-delay": "5s",
             "shutdown-grace-period": "30s", "log-level": "info", "backend": "native"})
         # SIGTERM: 5 s still serving + 30 s grace + 5 s to exit.
         self.assertEqual(spec["terminationGracePeriodSeconds"], 40)
@@ -624,7 +625,8 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
-            "pod-scheduling-gate": "false", "max-request-bytes": "1048576", "log-level": "debug",
+            "pod-scheduling-gate": "false", "in-tree-deployment-integration": "true",
+            "max-pending-scale-lookups": "16", "max-request-bytes": "1048576", "log-level": "debug",
             "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",
             "shutdown-grace-period": "90s", **FULL_BACKEND_ARGS})
         # ceil(7 + 90 + 5)

@@ -129,7 +129,9 @@ class BackendLifecycleTest(unittest.TestCase):
 
         # ---- create: group object first, then one gate lift per pod
         seq = self.env.srv.LastSeq()
-        b.apply(one_cpu(deployment(name, 3, annotations=annotations)))
+        # A KAI gang says disruptionMode all (an omitted mode means single, denied on KAI).
+        extra = {"disruptionMode": {"all": {}}} if backend == "kai" else None
+        b.apply(one_cpu(deployment(name, 3, annotations=annotations, extra_config=extra)))
         rs, pg = b.converge(backend, name, 3, 3)
         pg_name = pod_group_of(rs)
         d = b.get_json("deployment", name)
@@ -269,7 +271,8 @@ class BackendNotServedTest(unittest.TestCase):
             env.start_reconciler("--leader-elect=false", "--api-check-interval", "1s",
                                  *backend_flags(allowed))
             seq = env.srv.LastSeq()
-            b.apply(deployment("held", 2, annotations={"wasd.io/backend": "kai"}))
+            b.apply(deployment("held", 2, annotations={"wasd.io/backend": "kai"},
+                               extra_config={"disruptionMode": {"all": {}}}))
             b.apply(deployment("free", 2))
             b.converge("native", "free", 2, 2)
 

@@ -84,7 +84,8 @@ class KaiScaleUpTest(unittest.TestCase):
         r = RulesEnv("--kai-staleness-grace", str(GRACE), nodes=[node("n1", 5)])
         try:
             env = r.env
-            env.apply(sized(deployment("grow", 4, annotations={"wasd.io/backend": "kai"})))
+            env.apply(sized(deployment("grow", 4, annotations={"wasd.io/backend": "kai"},
+                                        extra_config={"disruptionMode": {"all": {}}})))
             wait_for(lambda: len(running(env.pods("grow"))) == 4, TIMEOUT, 0.2, "4 running")
             first = {p["metadata"]["uid"] for p in running(env.pods("grow"))}
             seq = env.srv.LastSeq()
@@ -172,7 +173,8 @@ class KaiOldPodgrouperTest(unittest.TestCase):
         r = RulesEnv("--kai-version", "0.14.0", nodes=[node("n1", 16)], resync="2s")
         try:
             env = r.env
-            env.apply(sized(deployment("old", 2, annotations={"wasd.io/backend": "kai"}), cpu="100m"))
+            env.apply(sized(deployment("old", 2, annotations={"wasd.io/backend": "kai"},
+                                        extra_config={"disruptionMode": {"all": {}}}), cpu="100m"))
             wait_for(lambda: len(live(env.pods("old"))) == 2 and all(
                 linked_group(p, "kai").startswith("pg-") for p in live(env.pods("old"))),
                 TIMEOUT, 0.2, "both pods re-linked by KAI's podgrouper")

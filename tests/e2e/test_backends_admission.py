@@ -29,6 +29,8 @@ FLAGS = ["--io-threads", "1", "--backend", "volcano",
          "--coscheduling-scheduler-name", "gang-scheduler"]
 ANNOTATION = "metadata.annotations[wasd.io/scheduling]"
 GANG = {"schedulingPolicy": {"gang": {}}}
+# On KAI a gang says `all` (an omitted disruptionMode means single, which KAI cannot keep).
+ALL = {"disruptionMode": {"all": {}}}
 
 
 def review(kind, op, obj, old=None):
@@ -120,7 +122,7 @@ class BackendsAdmission(unittest.TestCase):
             # (backend, extra config, field below the annotation, words in the message)
             ("volcano", host, ".schedulingConstraints.topology",
              ['not supported by backend "volcano"', "--volcano-topology-tiers"]),
-            ("kai", zone, ".schedulingConstraints.topology",
+            ("kai", {**zone, **ALL}, ".schedulingConstraints.topology",
              ['not supported by backend "kai"', '"cluster-topology" has no level']),
             ("coscheduling", zone, ".schedulingConstraints.topology",
              ['not supported by backend "coscheduling"']),
@@ -130,11 +132,15 @@ class BackendsAdmission(unittest.TestCase):
              ['not supported by backend "coscheduling"']),
             ("kai", {"disruptionMode": {"single": {}}}, ".disruptionMode",
              ['not supported by backend "kai"', "`single` with a gang"]),
+            # Issue 30 M4: omitted is single, judged the same.
+            ("kai", {}, ".disruptionMode",
+             ['Required value', 'not supported by backend "kai"',
+              "an omitted disruptionMode means `single`"]),
             ("volcano", claims, ".resourceClaims", ['not supported by backend "volcano"']),
-            ("kai", claims, ".resourceClaims", ['not supported by backend "kai"']),
+            ("kai", {**claims, **ALL}, ".resourceClaims", ['not supported by backend "kai"']),
             ("coscheduling", claims, ".resourceClaims",
              ['not supported by backend "coscheduling"', 'use backend "native"']),
-            ("kai", {"backends": {"kai": {"minResources": {"cpu": "1"}}}},
+            ("kai", {"backends": {"kai": {"minResources": {"cpu": "1"}}}, **ALL},
              ".backends.kai.minResources", ['not supported by backend "kai"']),
             ("coscheduling", {"backends": {"volcano": {"queue": "q"}}}, ".backends.volcano",
              ['settings for backend "volcano"']),
@@ -144,7 +150,7 @@ class BackendsAdmission(unittest.TestCase):
                 self.assert_denied(self.validate(deployment({**GANG, **extra}, backend)),
                                    ANNOTATION + field, *parts)
         # What the backends can express is allowed.
-        for backend, extra in [("volcano", zone), ("kai", host),
+        for backend, extra in [("volcano", zone), ("kai", {**host, **ALL}),
                                ("kai", {"disruptionMode": {"all": {}}}),
                                ("coscheduling", {"backends": {"coscheduling": {
                                    "scheduleTimeoutSeconds": 30, "minResources": {"cpu": "4"}}}})]:
@@ -159,14 +165,22 @@ class BackendsAdmission(unittest.TestCase):
         self.assert_denied(self.validate(deployment(backend="native")),
                            "metadata.annotations[wasd.io/backend]",
                            "--allowed-backends: volcano, kai, coscheduling")
-        self.assert_denied(self.validate(deployment(backend="kai"), deployment(backend="volcano")),
-                           "metadata.annotations[wasd.io/backend]", "field is immutable")
+        basic = {"schedulingPolicy": {"basic": {}}}
+        resp = self.validate(deployment(basic, backend="kai"), deployment(basic, backend="volcano"))
+        self.assertFalse(resp["allowed"], resp)
+        causes = resp["status"]["details"]["causes"]
+        self.assertEqual([c["field"] for c in causes],
+                         ["metadata.annotations[wasd.io/backend]",
+                          "spec.template.metadata.labels[wasd.io/backend]"], causes)
+        for c in causes:
+            self.assertIn("field is immutable", c["message"])
         # Without the annotation the Deployment gets --backend volcano: its limits apply.
         self.assert_denied(self.validate(deployment({**GANG, "disruptionMode": {"all": {}}})),
                            ANNOTATION + ".disruptionMode", 'backend "volcano"')
 
     def test_a_third_scheduler_is_denied(self):
-        self.assertTrue(self.validate(deployment(backend="kai", scheduler="kai-scheduler"))["allowed"])
+        self.assertTrue(self.validate(deployment({**GANG, **ALL}, backend="kai",
+                                                 scheduler="kai-scheduler"))["allowed"])
         self.assertTrue(self.validate(deployment(scheduler="default-scheduler"))["allowed"])
         self.assert_denied(self.validate(deployment(backend="coscheduling", scheduler="volcano")),
                            "spec.template.spec.schedulerName",
@@ -180,6 +194,57 @@ class BackendsAdmission(unittest.TestCase):
                 out = apply_patch(d, json.loads(base64.b64decode(resp["patch"])))
                 self.assertEqual(out["spec"]["template"]["metadata"]["labels"],
                                  {"app": "web", "wasd.io/managed": "true", "wasd.io/backend": want})
+
+    def mutate(self, obj, old=None):
+        resp = self.answer("/mutate-apps-v1-deployment",
+                           review("Deployment", "UPDATE" if old else "CREATE", obj, old))
+        self.assertTrue(resp["allowed"], resp)
+        return apply_patch(obj, json.loads(base64.b64decode(resp["patch"]))) if "patch" in resp \
+            else obj
+
+    def test_the_backend_scheduler_is_stamped_on_the_template(self):
+        """Issue 30 M2: a backend's own pod webhook keyed on schedulerName (KAI's
+        mutating-kai-admission) sees the pods only if they arrive naming its scheduler."""
+        for backend, scheduler, want in [
+                (None, None, "volcano"), ("kai", None, "kai-scheduler"),
+                ("kai", "default-scheduler", "kai-scheduler"),
+                ("coscheduling", "", "gang-scheduler"),
+                ("kai", "kai-scheduler", "kai-scheduler"),
+                ("kai", "my-scheduler", "my-scheduler")]:  # the validating webhook's to deny
+            with self.subTest(backend=backend, scheduler=scheduler):
+                out = self.mutate(deployment(backend=backend, scheduler=scheduler))
+                self.assertEqual(out["spec"]["template"]["spec"]["schedulerName"], want)
+        # An UPDATE that leaves the template alone does not start a rollout for it.
+        stored = self.mutate(deployment(backend="kai"))
+        old = json.loads(json.dumps(stored))
+        old["spec"]["template"]["spec"].pop("schedulerName")
+        resp = self.answer("/mutate-apps-v1-deployment", review("Deployment", "UPDATE", old, old))
+        self.assertNotIn("patch", resp)
+        new = json.loads(json.dumps(old))
+        new["spec"]["template"]["spec"]["containers"][0]["image"] = "img:v2"
+        self.assertEqual(self.mutate(new, old)["spec"]["template"]["spec"]["schedulerName"],
+                         "kai-scheduler")
+
+    def test_the_template_label_cannot_change_the_backend(self):
+        """Issue 30 M5: an exported manifest re-applied with another wasd.io/backend
+        label in its template moves nothing."""
+        stored = self.mutate(deployment(backend="kai"))  # label kai stamped
+        for value in ["coscheduling", "native", "bogus"]:
+            with self.subTest(value=value):
+                moved = json.loads(json.dumps(stored))
+                moved["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = value
+                out = self.mutate(moved, stored)
+                self.assertEqual(out["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"],
+                                 "kai")
+                resp = self.validate(moved, stored)
+                self.assertFalse(resp["allowed"])
+                fields = [c["field"] for c in resp["status"]["details"]["causes"]]
+                self.assertIn("spec.template.metadata.labels[wasd.io/backend]", fields)
+        # A backend --allowed-backends leaves out is refused at CREATE like the annotation.
+        d = deployment()
+        d["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "native"
+        self.assert_denied(self.validate(d), "spec.template.metadata.labels[wasd.io/backend]",
+                           'backend "native" is not enabled in this cluster')
 
     def test_the_pod_path_per_backend(self):
         mutated = {}

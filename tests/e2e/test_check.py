@@ -25,7 +25,7 @@ def example(name):
 
 class CheckExamples(unittest.TestCase):
     def test_kep_examples_allowed_with_objects(self):
-        for name in ["kep-1-gang-zone-atomic.yaml", "kep-1-field-carrier.yaml",
+        for name in ["kep-1-gang-zone-atomic.yaml",
                      "kep-2-user-mincount.yaml", "kep-3-resource-claims.yaml"]:
             with self.subTest(name=name):
                 rc, out, err = check("-f", example(name))
@@ -46,7 +46,9 @@ class CheckExamples(unittest.TestCase):
                 "Recreate; RollingUpdate is also the default when spec.strategy is omitted",
             "bad-h3-preset-scheduling-group.yaml":
                 "spec.template.spec.schedulingGroup: Forbidden",
-            "bad-h5-carriers-differ.yaml": "metadata.annotations[wasd.io/scheduling]: Invalid value",
+            "bad-h5-both-controllers.yaml":
+                "spec.scheduling: Forbidden: may not be set together with "
+                "metadata.annotations[wasd.io/scheduling]",
             "bad-s-structure.yaml":
                 "metadata.annotations[wasd.io/scheduling].schedulingPolicy: Invalid value: "
                 '"{basic, gang}": must specify exactly one of: `basic`, `gang`',
@@ -81,9 +83,9 @@ class CheckExamples(unittest.TestCase):
                 rc, out, err = check("-f", example(name))
                 self.assertEqual(rc, 1, out + err)
                 self.assertIn(f"{example(name)}): denied\n" + text, out)
-        # bad-h5 is left out: its user wrote both carriers.
+        # bad-h5 is left out: its user wrote spec.scheduling too.
         for name in sorted(f for f in os.listdir(EXAMPLES)
-                           if f.startswith("bad-") and f != "bad-h5-carriers-differ.yaml"):
+                           if f.startswith("bad-") and f != "bad-h5-both-controllers.yaml"):
             with self.subTest(name=name):
                 rc, out, _ = check("-f", example(name))
                 self.assertEqual(rc, 1)
@@ -119,8 +121,11 @@ class CheckExamples(unittest.TestCase):
         self.assertEqual(item["causes"], [])
         kinds = [o["kind"] for o in item["objects"]]
         self.assertEqual(kinds, ["Workload", "PodGroup"])
+        self.assertEqual(item["managedBy"], "wasd")
         wl, pg = item["objects"]
-        self.assertEqual(wl["apiVersion"], "scheduling.k8s.io/v1beta1")
+        # --scheduling-api-version defaults to v1 (GA).
+        self.assertEqual(wl["apiVersion"], "scheduling.k8s.io/v1")
+        self.assertEqual(pg["apiVersion"], "scheduling.k8s.io/v1")
         self.assertEqual(wl["spec"]["controllerRef"], {"apiGroup": "apps", "kind": "Deployment",
                                                        "name": "prefill-workers"})
         tmpl = wl["spec"]["podGroupTemplates"][0]
@@ -178,7 +183,7 @@ class CheckExamples(unittest.TestCase):
         self.assertNotEqual(misspelt, good)
         rc, out, _ = check("-f", "-", stdin=misspelt)
         self.assertEqual(rc, 0)
-        self.assertIn("allowed; no wasd.io/scheduling annotation or spec.scheduling", out)
+        self.assertIn("allowed; no wasd.io/scheduling annotation, so wasd leaves it alone", out)
         self.assertIn("Warning: annotation wasd.io/schedulng is not read by wasd: did you mean "
                       "wasd.io/scheduling?", out)
         rc, out, _ = check("-f", "-", stdin=good.replace("wasd.io/scheduling:", "wasd.io/gang:"))
@@ -272,6 +277,53 @@ class CheckUnusableInput(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_stdin_is_read_only_up_to_the_file_limit(self):
+        # An endless stdin: the old reader read it whole first and never ended.
+        # The child's peak memory is measured by a wrapper that runs it alone.
+        probe = ("import resource, subprocess, sys\n"
+                 "with open('/dev/zero', 'rb') as zero:\n"
+                 "    p = subprocess.run(sys.argv[1:], stdin=zero, capture_output=True, text=True,"
+                 " timeout=60)\n"
+                 "print(p.returncode)\n"
+                 "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+                 "sys.stdout.write(p.stderr)\n")
+        p = subprocess.run(["python3", "-c", probe, WASD, "check", "-f", "-"], capture_output=True,
+                           text=True, timeout=90)
+        rc, max_rss_kib, err = p.stdout.split("\n", 2)
+        self.assertEqual(int(rc), 2, err)
+        self.assertIn("<stdin>: larger than 64 MiB", err)
+        # 64 MiB of input held once, plus the binary: far below the 824 MB
+        # the whole-read took for 400 MiB.
+        self.assertLess(int(max_rss_kib), 160 * 1024)
+
+    def test_stdin_just_under_the_limit_is_read(self):
+        # 64 MiB exactly is allowed: a comment line padded to the limit.
+        head = "# " 
+        body = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+        pad = (64 << 20) - len(head) - len(body) - 1
+        rc, out, err = check("-f", "-", stdin=head + "x" * pad + "\n" + body)
+        self.assertEqual(rc, 0, err[:500])
+        self.assertIn("skipped: ConfigMap c", out)
+        rc, _, err = check("-f", "-", stdin=head + "x" * (pad + 1) + "\n" + body)
+        self.assertEqual(rc, 2)
+        self.assertIn("<stdin>: larger than 64 MiB", err)
+
+    def test_json_nesting_is_limited_like_yaml(self):
+        deep = "[" * 200000 + "]" * 200000
+        for source, args, stdin in (("<stdin>", ("-f", "-"), deep),):
+            rc, out, err = check(*args, stdin=stdin)
+            self.assertEqual(rc, 2, out)
+            self.assertIn(f"{source}: JSON nested deeper than 64 levels", err)
+        # The same limit as a YAML document of the same shape.
+        rc, _, err = check("-f", "-", stdin="a: " + "[" * 100 + "]" * 100 + "\n")
+        self.assertEqual(rc, 2)
+        self.assertIn("deeper than 64 levels", err)
+        # 64 levels are fine in JSON.
+        ok = '{"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "c"}, "data": ' + \
+            "[" * 61 + "]" * 61 + "}"
+        rc, out, err = check("-f", "-", stdin=ok)
+        self.assertEqual(rc, 0, err)
+
     def test_bad_json(self):
         rc, _, err = check("-f", "-", stdin='{"kind": "Deployment", ')
         self.assertEqual(rc, 2)
@@ -284,6 +336,76 @@ class CheckUnusableInput(unittest.TestCase):
         rc, out, _ = check("--help")
         self.assertEqual(rc, 0)
         self.assertIn("Usage: wasd check", out)
+
+
+class InTreeSchedulingField(unittest.TestCase):
+    """spec.scheduling is kube-controller-manager's (WorkloadWithDeployment), never wasd's:
+    judged by the KEP's rules, labelled so, no objects; wasd's objects come from the
+    annotation alone."""
+
+    def test_field_only_is_judged_as_the_in_tree_controller_would(self):
+        rc, out, err = check("-f", example("kep-1-field-carrier.yaml"))
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("deployment.apps/inference-server (%s): allowed (in-tree: spec.scheduling)"
+                      % example("kep-1-field-carrier.yaml"), out)
+        self.assertIn("note: spec.scheduling: judged as kube-controller-manager's "
+                      "WorkloadWithDeployment integration would", out)
+        self.assertNotIn("kind: Workload", out)
+        self.assertNotIn("kind: PodGroup", out)
+        rc, out, _ = check("-f", example("kep-1-field-carrier.yaml"), "-o", "json")
+        item = json.loads(out)["items"][0]
+        self.assertEqual((item["verdict"], item["managedBy"], item["objects"]),
+                         ("allowed", "in-tree", []))
+
+    def test_field_only_findings_are_the_kep_rules(self):
+        with open(example("kep-1-field-carrier.yaml")) as f:
+            text = f.read()
+        bad = text.replace("type: Recreate", "type: RollingUpdate")
+        rc, out, _ = check("-f", "-", stdin=bad)
+        self.assertEqual(rc, 1)
+        self.assertIn("): denied (in-tree: spec.scheduling)\nThe Deployment \"inference-server\" "
+                      "is invalid: spec.strategy.type: Invalid value: \"RollingUpdate\"", out)
+        self.assertIn("judged as kube-controller-manager's WorkloadWithDeployment integration "
+                      "would", out)
+        # No backend rule applies to it: the in-tree integration is native.
+        kai = text.replace("metadata:\n  name: inference-server",
+                           "metadata:\n  annotations: {wasd.io/backend: kai}\n"
+                           "  name: inference-server")
+        self.assertNotEqual(kai, text)
+        rc, out, _ = check("--allowed-backends", "native,kai", "-f", "-", stdin=kai)
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("not supported by backend", out)
+
+    def test_both_are_denied_with_the_way_forward(self):
+        rc, out, _ = check("-f", example("bad-h5-both-controllers.yaml"))
+        self.assertEqual(rc, 1)
+        self.assertIn('The Deployment "two-controllers" is invalid: spec.scheduling: Forbidden: '
+                      "may not be set together with metadata.annotations[wasd.io/scheduling]", out)
+        self.assertIn("`wasd migrate deployment/two-controllers`", out)
+        self.assertNotIn("kind: Workload", out)
+
+    def test_scheduling_api_version(self):
+        for version in ("v1", "v1beta1"):
+            rc, out, err = check("-f", example("kep-2-user-mincount.yaml"), "-o", "json",
+                                 "--scheduling-api-version", version)
+            self.assertEqual(rc, 0, err)
+            wl, pg = json.loads(out)["items"][0]["objects"]
+            self.assertEqual(wl["apiVersion"], "scheduling.k8s.io/" + version)
+            self.assertEqual(pg["apiVersion"], "scheduling.k8s.io/" + version)
+            owners = [r for r in pg["metadata"]["ownerReferences"] if r["kind"] == "Workload"]
+            self.assertEqual([r["apiVersion"] for r in owners], ["scheduling.k8s.io/" + version])
+        rc, _, err = check("-f", example("kep-2-user-mincount.yaml"),
+                           "--scheduling-api-version", "v2")
+        self.assertEqual(rc, 2)
+        self.assertIn("--scheduling-api-version", err)
+        rc, out, _ = check("--help")
+        self.assertIn("--scheduling-api-version", out)
+        # Other backends' groups are not touched.
+        rc, out, err = check("--backend", "volcano", "-f", example("kep-2-user-mincount.yaml"),
+                             "-o", "json", "--scheduling-api-version", "v1")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["items"][0]["objects"][0]["apiVersion"],
+                         "scheduling.volcano.sh/v1beta1")
 
 
 class Version(unittest.TestCase):
@@ -371,7 +493,7 @@ class CheckBackends(unittest.TestCase):
             "kai": (["--kai-topology", "cluster-topology", "--kai-topology-levels",
                      "topology.kubernetes.io/zone,kubernetes.io/hostname"],
                     "scheduling.run.ai/v2alpha2",
-                    {"minMember": 3, "queue": "team-a",
+                    {"minMember": 4, "queue": "team-a",
                      "topologyConstraint": {"topology": "cluster-topology",
                                             "requiredTopologyLevel": "kubernetes.io/hostname"}},
                     "annotations pod-group-name: "),

@@ -626,6 +626,85 @@ class ScaleLookupTest(unittest.TestCase):
         self.assertEqual(entry["code"], 503)
 
 
+class ScaleLookupBoundsTest(unittest.TestCase):
+    """Issue 30 L4: scale reviews cannot queue Deployment lookups without bound. At most
+    --max-pending-scale-lookups wait or run (beyond: 503 at once, a warn log line, a
+    metric), and a lookup whose review deadline (?timeout=) passed while it waited for a
+    worker is answered 503 without the GET."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wasd-webhook-e2e-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
+        cls.pki = Pki(cls.tmp)
+        cls.api = ApiServer(args=["--controllers", ""]).Start()
+        cls.addClassCleanup(cls.api.Stop)
+        # Every lookup of "slow" or "queued" takes 2 s at the API server.
+        cls.api.SetFaults([{"code": "delay", "delay": 2, "methods": ["GET"],
+                            "path": "/deployments/(slow|queued)$"}])
+        cls.server = start_webhook(cls.pki, ("--kubeconfig", cls.api.kubeconfig,
+                                             "--lookup-timeout", "5s", "--lookup-workers", "1",
+                                             "--max-pending-scale-lookups", "2"))
+        cls.addClassCleanup(cls.server.stop)
+
+    def scale(self, name, uid, query=""):
+        review = json.loads(fixture("deployment-scale.json"))
+        req = review["request"]
+        req["uid"] = uid
+        req["name"] = req["object"]["metadata"]["name"] = name
+        req["object"]["spec"]["replicas"] = 1
+        return self.server.post("/validate-apps-v1-deployment" + query, json.dumps(review).encode())
+
+    def test_limit_and_deadline(self):
+        results = {}
+
+        def send(name, uid, query):
+            results[uid] = self.scale(name, uid, query)
+
+        # One lookup runs (its GET held 2 s by the API server)...
+        first = threading.Thread(target=send, args=("slow", "scale-first", "?timeout=10s"))
+        first.start()
+        self.addCleanup(first.join, WAIT)
+        eventually(lambda: len(self.api.InFlight(path="/deployments/slow")) == 1,
+                   what="the first lookup at the API server")
+        # ...one waits for the single worker; its review gives up after 1 s, so by the
+        # time the worker is free (the first GET takes 2 s) its deadline has passed.
+        second = threading.Thread(target=send, args=("queued", "scale-second", "?timeout=1s"))
+        second.start()
+        self.addCleanup(second.join, WAIT)
+        eventually(lambda: self.server.metrics().get("wasd_admission_scale_lookups_pending") == 2,
+                   what="two lookups pending")
+        # The third finds the limit reached: 503 at once, no lookup queued.
+        status, _, body = self.scale("third", "scale-third")
+        self.assertEqual(status, 503, body)
+        self.assertIn("too many scale reviews are waiting for a Deployment lookup (2, "
+                      "--max-pending-scale-lookups)", body.decode())
+        entry = self.server.wait_log(lambda e: e.get("uid") == "scale-third")
+        self.assertEqual((entry["level"], entry["code"]), ("warn", 503))
+        self.assertIn("too many scale reviews", entry["error"])
+        first.join(WAIT)
+        second.join(WAIT)
+        # The first was looked up (not found: allowed); the second was dropped unasked.
+        status, _, body = results["scale-first"]
+        self.assertEqual(status, 200, body)
+        self.assertTrue(json.loads(body)["response"]["allowed"])
+        status, _, body = results["scale-second"]
+        self.assertEqual(status, 503, body)
+        self.assertIn("timeout passed while it waited for a lookup worker; not looked up",
+                      body.decode())
+        self.assertEqual(self.api.Audit(path="/deployments/queued"), [])
+        self.assertEqual(self.api.Audit(path="/deployments/third"), [])
+        m = self.server.metrics()
+        self.assertEqual(m['wasd_admission_scale_lookups_refused_total{reason="busy"}'], 1)
+        self.assertEqual(m['wasd_admission_scale_lookups_refused_total{reason="expired"}'], 1)
+        self.assertEqual(m["wasd_admission_scale_lookups_pending"], 0)
+        # With the queue empty again a lookup is made as before.
+        status, _, body = self.scale("fast", "scale-fast", "?timeout=10s")
+        self.assertEqual(status, 200, body)
+        eventually(lambda: self.api.Audit(methods=("GET",), path="/deployments/fast"),
+                   what="the lookup of fast in the API server's audit")
+
+
 class CommandLineTest(unittest.TestCase):
     def run_wasd(self, *args):
         return subprocess.run([WASD, "webhook", *args], capture_output=True, text=True,
@@ -635,7 +714,8 @@ class CommandLineTest(unittest.TestCase):
         r = self.run_wasd("--help")
         self.assertEqual(r.returncode, 0)
         for flag in ("--tls-cert-file", "--client-ca-file", "--max-request-bytes",
-                     "--pod-scheduling-gate", "--read-timeout", "--shutdown-grace-period"):
+                     "--pod-scheduling-gate", "--read-timeout", "--shutdown-grace-period",
+                     "--max-pending-scale-lookups", "--in-tree-deployment-integration"):
             self.assertIn(flag, r.stdout)
 
     def test_bad_flags_exit_2(self):

@@ -207,8 +207,26 @@ inline void CheckDeploymentPatch(const json& before, const json& after) {
       FUZZ_CHECK(tlabel == nullptr || kept, Excerpt(after.dump()));
     }
   }
-  // Apart from the two labels (and the maps created to hold them), nothing moved.
+  // The template's schedulerName may be set, only where it left the choice
+  // to the default, and only to a backend's scheduler (issue 30 M2).
   json a = before, b = after;
+  {
+    const json* was = Get(Get(Get(Get(&before, "spec"), "template"), "spec"), "schedulerName");
+    const json* now = Get(Get(Get(Get(&after, "spec"), "template"), "spec"), "schedulerName");
+    if (now != nullptr && !SameLabel(was, now)) {
+      FUZZ_CHECK(was == nullptr || *was == "" || *was == "default-scheduler",
+                 Excerpt(after.dump()));
+      FUZZ_CHECK(now->is_string() && *now != "" && *now != "default-scheduler",
+                 Excerpt(after.dump()));
+      json& spec = b["spec"]["template"]["spec"];
+      if (was == nullptr) {
+        spec.erase("schedulerName");
+      } else {
+        spec["schedulerName"] = *was;
+      }
+    }
+  }
+  // Apart from the two labels (and the maps created to hold them), nothing moved.
   for (json* v : {&a, &b}) {
     json meta = WithoutManagedLabel(Get(v, "metadata"));
     v->erase("metadata");

@@ -122,12 +122,19 @@ inline int ConfigTextOneInput(const std::uint8_t* data, std::size_t size) {
   CheckErrors(errors);
 
   if (object) {
+    // Next to spec.scheduling (the in-tree integration's), wasd still reads
+    // the annotation alone, and the field reads back as written.
     deployment["spec"]["scheduling"] = parsed.value;
-    const wb::SchedulingConfig both = wb::ReadSchedulingConfig(deployment);
-    FUZZ_CHECK(both.carrier == wb::Carrier::kBoth, "");
-    FUZZ_CHECK(both.errors.empty(), wb::AggregateMessage(both.errors));
-    FUZZ_CHECK(both.config == parsed.value, "");
-    CheckErrors(wb::ValidateSchedulingConfig(both.config, both.path, /*strict=*/false));
+    const wb::SchedulingConfig ours = wb::ReadSchedulingConfig(deployment);
+    FUZZ_CHECK(ours.carrier == wb::Carrier::kAnnotation, "");
+    FUZZ_CHECK(ours.config == alone.config, "");
+    const wb::SchedulingConfig field = wb::ReadInTreeSchedulingConfig(deployment);
+    FUZZ_CHECK(field.carrier == wb::Carrier::kField, "");
+    if (!parsed.value.contains(std::string(wb::kBackendsMember))) {
+      FUZZ_CHECK(field.errors.empty(), wb::AggregateMessage(field.errors));
+      FUZZ_CHECK(field.config == parsed.value, "");
+    }
+    CheckErrors(wb::ValidateSchedulingConfig(field.config, field.path, /*strict=*/false));
     deployment["spec"].erase("scheduling");
   }
 

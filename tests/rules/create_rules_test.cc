@@ -1,5 +1,6 @@
 // ValidateDeploymentCreate: H1–H3 and H5 with passing and failing rows for
-// both carriers, carrier errors, and golden message text.
+// both readings (wasd's annotation; spec.scheduling judged by the KEP's rules
+// for the in-tree integration), carrier errors, and golden message text.
 #include "rules/deployment_rules.h"
 
 #include <string>
@@ -96,18 +97,24 @@ TEST_CASE("No carrier: no rule applies", "[unit]") {
   CHECK(wasd::rules::ValidateDeploymentCreate(json::array()).empty());
 }
 
-TEST_CASE("H5: both carriers must agree", "[unit]") {
-  json d = WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})");
-  d = WithConfig(d, Via::kAnnotation, "schedulingPolicy:\n  gang: {}\n");
-  CHECK(wasd::rules::ValidateDeploymentCreate(d).empty());  // pass: same config, YAML vs field
-  d = WithConfig(d, Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})");
-  const auto errors = wasd::rules::ValidateDeploymentCreate(d);
-  WASD_REQUIRE_ERRORS(errors, {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"}});
-  CHECK(errors[0].detail == "must equal spec.scheduling when both are set");
-  // The full message: the annotation text, Go-quoted, as the value.
-  CHECK(wasd::workloadbuilder::AggregateMessage(errors) ==
-        R"(metadata.annotations[wasd.io/scheduling]: Invalid value: )"
-        R"("{\"schedulingPolicy\":{\"basic\":{}}}": must equal spec.scheduling when both are set)");
+TEST_CASE("H5: spec.scheduling and the annotation together are denied (Q22)", "[unit]") {
+  // spec.scheduling is kube-controller-manager's, the annotation wasd's: one
+  // Deployment cannot have both, equal or not.
+  for (const char* annotation :
+       {"schedulingPolicy:\n  gang: {}\n", R"({"schedulingPolicy":{"basic":{}}})"}) {
+    INFO(annotation);
+    json d = WithConfig(BaseDeployment(), Via::kField, R"({"schedulingPolicy":{"gang":{}}})");
+    d = WithConfig(d, Via::kAnnotation, annotation);
+    const auto errors = wasd::rules::ValidateDeploymentCreate(d);
+    WASD_REQUIRE_ERRORS(errors, {{ErrorType::kForbidden, "spec.scheduling"}});
+    CHECK(wasd::workloadbuilder::AggregateMessage(errors) ==
+          "spec.scheduling: Forbidden: may not be set together with "
+          "metadata.annotations[wasd.io/scheduling]: spec.scheduling hands the Deployment to "
+          "kube-controller-manager (WorkloadWithDeployment), the annotation to wasd, and one "
+          "Deployment cannot have both. Keep one: remove the annotation to leave it to the "
+          "in-tree controller, or remove spec.scheduling to keep wasd; `wasd migrate "
+          "deployment/inference-server` hands a wasd Deployment over to the in-tree controller");
+  }
 }
 
 TEST_CASE("Annotation carrier problems are reported at the annotation", "[unit]") {

@@ -257,24 +257,22 @@ TEST_CASE("U4/U5 pass: the policy kept while another rule input changes", "[unit
   }
 }
 
-TEST_CASE("H5 on update: both carriers must agree", "[unit]") {
+TEST_CASE("H5 on update: an annotation next to spec.scheduling is denied", "[unit]") {
   const char* gang = R"({"schedulingPolicy":{"gang":{}}})";
   const json field_only = Deployment(gang, Via::kField);
   const json both_same =
       WithConfig(field_only, Via::kAnnotation, "schedulingPolicy:\n  gang: {}\n");
-  const json both_differ =
-      WithConfig(field_only, Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})");
-  const ExpectedErrors h5 = {{ErrorType::kInvalid, "metadata.annotations[wasd.io/scheduling]"}};
-  // pass: an equal annotation (YAML) added next to the field.
-  CHECK(wasd::rules::ValidateDeploymentUpdate(both_same, field_only).empty());
-  // fail: the annotation changed so that the carriers differ...
-  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(both_differ, both_same), h5);
-  // ...or a differing annotation added next to the field.
-  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(both_differ, field_only), h5);
-  CHECK(wasd::workloadbuilder::AggregateMessage(
-            wasd::rules::ValidateDeploymentUpdate(both_differ, both_same)) ==
-        R"(metadata.annotations[wasd.io/scheduling]: Invalid value: )"
-        R"("{\"schedulingPolicy\":{\"basic\":{}}}": must equal spec.scheduling when both are set)");
+  const ExpectedErrors h5 = {{ErrorType::kForbidden, "spec.scheduling"}};
+  // An annotation added next to the field, even an equal one.
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(both_same, field_only), h5);
+  // A stored pair is not denied on an update that changes none of the rules' inputs...
+  json relabelled = both_same;
+  relabelled["metadata"]["labels"]["team"] = "ml";
+  CHECK(wasd::rules::ValidateDeploymentUpdate(relabelled, both_same).empty());
+  // ...but on one that does.
+  json scaled = both_same;
+  scaled["spec"]["replicas"] = 4;
+  WASD_REQUIRE_ERRORS(wasd::rules::ValidateDeploymentUpdate(scaled, both_same), h5);
 }
 
 TEST_CASE("Switching carriers with the same config is not a change", "[unit]") {

@@ -1,7 +1,7 @@
 // CheckSchedulingConfig (V6): the one "is this stored config usable and
 // valid?" decision of the webhook and the planner, row by row for each
 // carrier: absent, broken carrier, S-rule errors, S17 strictness (annotation
-// alone), H5, and ratcheting through the old configuration.
+// alone) and ratcheting through the old configuration.
 #include "rules/usable_config.h"
 
 #include <catch2/catch.hpp>
@@ -17,11 +17,17 @@ using wasd::testing::ExpectedErrors;
 using wasd::testing::Via;
 using wasd::testing::WithConfig;
 using wasd::workloadbuilder::ErrorType;
-using wasd::workloadbuilder::ReadSchedulingConfig;
 
 namespace {
 
-constexpr const char* kAnnotationPath = "metadata.annotations[wasd.io/scheduling]";
+namespace wb = wasd::workloadbuilder;
+
+// wasd's annotation, else spec.scheduling (judged by the KEP's rules for
+// the in-tree integration), as the rules' view reads them.
+wb::SchedulingConfig ReadEither(const json& d) {
+  return wb::HasSchedulingCarrier(d) ? wb::ReadSchedulingConfig(d)
+                                     : wb::ReadInTreeSchedulingConfig(d);
+}
 
 struct Row {
   const char* name;
@@ -74,29 +80,16 @@ TEST_CASE("CheckSchedulingConfig: usable and valid, per carrier", "[unit]") {
   for (const Row& row : kRows) {
     INFO(row.name << " (" << wasd::testing::ViaName(row.via) << ")");
     const json d = WithConfig(BaseDeployment(), row.via, row.config);
-    const ConfigVerdict v = CheckSchedulingConfig(ReadSchedulingConfig(d));
+    const ConfigVerdict v = CheckSchedulingConfig(ReadEither(d));
     CHECK(v.usable == row.usable);
     WASD_REQUIRE_ERRORS(v.errors, AtCarrier(row.expected, row.via));
   }
 }
 
 TEST_CASE("CheckSchedulingConfig: no carrier is no verdict", "[unit]") {
-  const ConfigVerdict v = CheckSchedulingConfig(ReadSchedulingConfig(BaseDeployment()));
+  const ConfigVerdict v = CheckSchedulingConfig(ReadEither(BaseDeployment()));
   CHECK_FALSE(v.usable);
   CHECK(v.errors.empty());
-}
-
-TEST_CASE("CheckSchedulingConfig: both carriers (H5)", "[unit]") {
-  const char* gang = R"({"schedulingPolicy":{"gang":{"minCount":2}}})";
-  const json same =
-      WithConfig(WithConfig(BaseDeployment(), Via::kField, gang), Via::kAnnotation, gang);
-  CHECK(CheckSchedulingConfig(ReadSchedulingConfig(same)).usable);
-
-  const json other = WithConfig(WithConfig(BaseDeployment(), Via::kField, gang), Via::kAnnotation,
-                                R"({"schedulingPolicy":{"basic":{}}})");
-  const ConfigVerdict v = CheckSchedulingConfig(ReadSchedulingConfig(other));
-  CHECK_FALSE(v.usable);
-  WASD_REQUIRE_ERRORS(v.errors, {{ErrorType::kInvalid, kAnnotationPath}});
 }
 
 TEST_CASE("CheckSchedulingConfig: the old configuration ratchets the policy union", "[unit]") {
@@ -104,9 +97,9 @@ TEST_CASE("CheckSchedulingConfig: the old configuration ratchets the policy unio
   // object already had them (an UPDATE that does not touch the union).
   const char* both = R"({"schedulingPolicy":{"gang":{},"basic":{}}})";
   const json d = WithConfig(BaseDeployment(), Via::kAnnotation, both);
-  CHECK_FALSE(CheckSchedulingConfig(ReadSchedulingConfig(d)).usable);
+  CHECK_FALSE(CheckSchedulingConfig(ReadEither(d)).usable);
   const json old = json::parse(both);
-  const ConfigVerdict ratcheted = CheckSchedulingConfig(ReadSchedulingConfig(d), &old);
+  const ConfigVerdict ratcheted = CheckSchedulingConfig(ReadEither(d), &old);
   CHECK(ratcheted.errors.empty());
   CHECK(ratcheted.usable);
 }

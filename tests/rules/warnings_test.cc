@@ -27,14 +27,13 @@ TEST_CASE("Warning when gang minCount is derived", "[unit]") {
       wasd::rules::DeploymentWarnings(WithConfig(BaseDeployment(), Via::kAnnotation, "[")).empty());
 }
 
-TEST_CASE("Warnings for claims and for two carriers; all short", "[unit]") {
+TEST_CASE("Warnings for claims; all short", "[unit]") {
   const char* config =
       R"({"schedulingPolicy":{"gang":{"minCount":3}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})";
   json d = WithConfig(WithConfig(BaseDeployment(), Via::kField, config), Via::kAnnotation, config);
   const Warnings w = wasd::rules::DeploymentWarnings(d);
-  REQUIRE(w.size() == 2);
+  REQUIRE(w.size() == 1);
   CHECK(w[0].find("DRAWorkloadResourceClaims") != std::string::npos);
-  CHECK(w[1].find("keep only one") != std::string::npos);
   d["spec"]["scheduling"]["schedulingPolicy"]["gang"].erase("minCount");
   d["metadata"]["annotations"]["wasd.io/scheduling"] = d["spec"]["scheduling"].dump();
   d["spec"]["replicas"] = 2147483647;

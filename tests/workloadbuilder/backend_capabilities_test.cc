@@ -56,7 +56,14 @@ TEST_CASE("the README shows the capability table as the code has it", "[capabili
 
 TEST_CASE("gang.minCount and basic compile on every backend", "[capabilities]") {
   for (wb::Backend b : wb::kAllBackends) {
-    CHECK(Check(b, {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}).empty());
+    const json gang = {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}};
+    if (b == wb::Backend::kKai) {
+      // Issue 30 M4: the omitted disruptionMode is `single`, which KAI
+      // cannot keep for a gang (see "disruptionMode per backend").
+      WASD_REQUIRE_ERRORS(Check(b, gang), {{ET::kRequired, kPs + ".disruptionMode"}});
+    } else {
+      CHECK(Check(b, gang).empty());
+    }
     CHECK(Check(b, {{"schedulingPolicy", {{"basic", json::object()}}}}).empty());
     CHECK(Check(b, json::object()).empty());
   }
@@ -65,11 +72,13 @@ TEST_CASE("gang.minCount and basic compile on every backend", "[capabilities]") 
 TEST_CASE("topology per backend", "[capabilities]") {
   const json config = With(kGang, "schedulingConstraints",
                            {{"topology", {{{"key", "topology.kubernetes.io/zone"}}}}});
+  // KAI: a gang that says `all` (an omitted mode is denied on its own).
+  const json kai_config = With(config, "disruptionMode", {{"all", json::object()}});
   const std::string path = kPs + ".schedulingConstraints.topology";
   wb::ClusterFacts facts;
   CHECK(Check(wb::Backend::kNative, config, facts).empty());
   WASD_REQUIRE_ERRORS(Check(wb::Backend::kVolcano, config, facts), {{ET::kForbidden, path}});
-  WASD_REQUIRE_ERRORS(Check(wb::Backend::kKai, config, facts), {{ET::kForbidden, path}});
+  WASD_REQUIRE_ERRORS(Check(wb::Backend::kKai, kai_config, facts), {{ET::kForbidden, path}});
   WASD_REQUIRE_ERRORS(Check(wb::Backend::kCoscheduling, config, facts), {{ET::kForbidden, path}});
 
   facts.volcano_tiers = {{"kubernetes.io/hostname", {1, ""}}};
@@ -82,14 +91,14 @@ TEST_CASE("topology per backend", "[capabilities]") {
             ": Forbidden: not supported by backend \"volcano\": no HyperNode tier is configured "
             "for the node label \"topology.kubernetes.io/zone\" (--volcano-topology-tiers); "
             "remove it or use backend \"native\" or \"kai\"");
-  const auto kai = Check(wb::Backend::kKai, config, facts);
+  const auto kai = Check(wb::Backend::kKai, kai_config, facts);
   WASD_REQUIRE_ERRORS(kai, {{ET::kForbidden, path}});
   CHECK_THAT(kai[0].detail, Catch::Contains("the KAI Topology \"topo\" has no level"));
 
   facts.volcano_tiers.push_back({"topology.kubernetes.io/zone", {std::nullopt, "zone"}});
   facts.kai_topology_levels.push_back("topology.kubernetes.io/zone");
   CHECK(Check(wb::Backend::kVolcano, config, facts).empty());
-  CHECK(Check(wb::Backend::kKai, config, facts).empty());
+  CHECK(Check(wb::Backend::kKai, kai_config, facts).empty());
   WASD_REQUIRE_ERRORS(Check(wb::Backend::kCoscheduling, config, facts), {{ET::kForbidden, path}});
 }
 
@@ -109,6 +118,14 @@ TEST_CASE("disruptionMode per backend", "[capabilities]") {
     explicit_min["schedulingPolicy"]["gang"]["minCount"] = 2;
     WASD_REQUIRE_ERRORS(Check(wb::Backend::kKai, explicit_min), {{ET::kForbidden, path}});
   }
+  SECTION("KAI: an omitted mode is single (issue 30 M4)") {
+    const auto omitted = Check(wb::Backend::kKai, kGang);
+    WASD_REQUIRE_ERRORS(omitted, {{ET::kRequired, path}});
+    CHECK_THAT(omitted[0].detail, Catch::Contains("an omitted disruptionMode means `single`"));
+    CHECK(Check(wb::Backend::kKai, {{"schedulingPolicy", {{"basic", json::object()}}}}).empty());
+    CHECK(Check(wb::Backend::kVolcano, kGang).empty());
+    CHECK(Check(wb::Backend::kCoscheduling, kGang).empty());
+  }
   SECTION("KAI: single only with basic") {
     json single = {{"schedulingPolicy", {{"basic", json::object()}}},
                    {"disruptionMode", {{"single", json::object()}}}};
@@ -123,16 +140,23 @@ TEST_CASE("resourceClaims only on native", "[capabilities]") {
       With(kGang, "resourceClaims", {{{"name", "gpu"}, {"resourceClaimTemplateName", "t"}}});
   CHECK(Check(wb::Backend::kNative, claims).empty());
   for (wb::Backend b : {wb::Backend::kVolcano, wb::Backend::kKai, wb::Backend::kCoscheduling}) {
-    WASD_REQUIRE_ERRORS(Check(b, claims), {{ET::kForbidden, kPs + ".resourceClaims"}});
-    CHECK(Check(b, With(kGang, "resourceClaims", json::array())).empty());  // [] = absent
+    const json mode = b == wb::Backend::kKai ? json{{"all", json::object()}} : json();
+    const auto with_mode = [&](json c) {
+      if (!mode.is_null()) c["disruptionMode"] = mode;
+      return c;
+    };
+    WASD_REQUIRE_ERRORS(Check(b, with_mode(claims)), {{ET::kForbidden, kPs + ".resourceClaims"}});
+    CHECK(
+        Check(b, with_mode(With(kGang, "resourceClaims", json::array()))).empty());  // [] = absent
   }
 }
 
 TEST_CASE("a backends block for another backend is denied", "[capabilities]") {
   const json config = With(kGang, "backends", {{"volcano", {{"queue", "q"}}}});
   CHECK(Check(wb::Backend::kVolcano, config).empty());
-  WASD_REQUIRE_ERRORS(Check(wb::Backend::kKai, config),
-                      {{ET::kForbidden, kPs + ".backends.volcano"}});
+  WASD_REQUIRE_ERRORS(
+      Check(wb::Backend::kKai, With(config, "disruptionMode", {{"all", json::object()}})),
+      {{ET::kForbidden, kPs + ".backends.volcano"}});
   WASD_REQUIRE_ERRORS(Check(wb::Backend::kNative, config),
                       {{ET::kForbidden, kPs + ".backends.volcano"}});
 }

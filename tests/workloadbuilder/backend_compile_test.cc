@@ -185,33 +185,26 @@ TEST_CASE("SchedulerNameFor and BackendSettings", "[backend]") {
   CHECK(s.AllowedNames() == std::vector<std::string>{"volcano", "coscheduling"});
 }
 
-TEST_CASE("the backends block: annotation only, outside H5", "[backend]") {
+TEST_CASE("the backends block: annotation only", "[backend]") {
   json deployment = LoadJson("workloadbuilder/kep-example-1-deployment.json");
   const json field = deployment["spec"]["scheduling"];
 
   SECTION("spec.scheduling may not hold it") {
     deployment["spec"]["scheduling"]["backends"] = {{"volcano", {{"queue", "q"}}}};
-    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(deployment);
+    const wb::SchedulingConfig c = wb::ReadInTreeSchedulingConfig(deployment);
     WASD_REQUIRE_ERRORS(c.errors, {{ET::kForbidden, "spec.scheduling.backends"}});
     CHECK(c.config == field);
   }
-  SECTION("both carriers: compared without it, then kept") {
-    json annotation = field;
-    annotation["backends"] = {{"volcano", {{"queue", "q"}}}};
-    deployment["metadata"]["annotations"] = {{"wasd.io/scheduling", annotation.dump()}};
-    const wb::SchedulingConfig c = wb::ReadSchedulingConfig(deployment);
-    CHECK(c.errors.empty());
-    CHECK(c.carrier == wb::Carrier::kBoth);
-    CHECK(c.path.String() == "spec.scheduling");
-    CHECK(c.config["backends"] == annotation["backends"]);
-  }
-  SECTION("both carriers, different KEP part: H5 as before") {
+  SECTION("the annotation keeps it, whatever spec.scheduling says") {
     json annotation = field;
     annotation["backends"] = {{"volcano", {{"queue", "q"}}}};
     annotation.erase("disruptionMode");
     deployment["metadata"]["annotations"] = {{"wasd.io/scheduling", annotation.dump()}};
     const wb::SchedulingConfig c = wb::ReadSchedulingConfig(deployment);
-    WASD_REQUIRE_ERRORS(c.errors, {{ET::kInvalid, kAnnotationPath}});
+    CHECK(c.errors.empty());
+    CHECK(c.carrier == wb::Carrier::kAnnotation);
+    CHECK(c.path.String() == kAnnotationPath);
+    CHECK(c.config == annotation);
   }
 }
 

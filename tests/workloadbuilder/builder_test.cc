@@ -11,8 +11,12 @@ using wasd::testing::LoadJson;
 
 namespace {
 
+// The KEP's examples carry spec.scheduling (read here only to compare the
+// builder with the KEP's objects; wasd's own carrier is the annotation).
 json ConfigOf(const json& deployment) {
-  const wb::SchedulingConfig c = wb::ReadSchedulingConfig(deployment);
+  const wb::SchedulingConfig c = wb::HasSchedulingCarrier(deployment)
+                                     ? wb::ReadSchedulingConfig(deployment)
+                                     : wb::ReadInTreeSchedulingConfig(deployment);
   REQUIRE(c.usable());
   REQUIRE(c.errors.empty());
   return c.config;

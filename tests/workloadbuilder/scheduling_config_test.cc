@@ -30,14 +30,21 @@ TEST_CASE("No carrier: nothing to read", "[unit]") {
   }
 }
 
-TEST_CASE("Field carrier", "[unit]") {
+TEST_CASE("spec.scheduling is not wasd's carrier (Q22), only read to be judged", "[unit]") {
   const json d = {{"spec", {{"scheduling", {{"schedulingPolicy", {{"gang", json::object()}}}}}}}};
-  const wb::SchedulingConfig c = wb::ReadSchedulingConfig(d);
+  // wasd's carrier: the annotation alone.
+  CHECK_FALSE(wb::ReadSchedulingConfig(d).present());
+  CHECK_FALSE(wb::HasSchedulingCarrier(d));
+  CHECK(wb::HasInTreeScheduling(d));
+  // The in-tree integration's configuration, for the KEP's rules.
+  const wb::SchedulingConfig c = wb::ReadInTreeSchedulingConfig(d);
   CHECK(c.carrier == wb::Carrier::kField);
   CHECK(c.path.String() == "spec.scheduling");
   CHECK(c.usable());
   CHECK(c.config == d["spec"]["scheduling"]);
-  CHECK(wb::HasSchedulingCarrier(d));
+  // Null is absent, as the API server drops it.
+  CHECK_FALSE(wb::HasInTreeScheduling(json{{"spec", {{"scheduling", nullptr}}}}));
+  CHECK_FALSE(wb::ReadInTreeSchedulingConfig(json{{"spec", {{"replicas", 1}}}}).present());
 }
 
 TEST_CASE("Annotation carrier, JSON and YAML", "[unit]") {
@@ -83,20 +90,17 @@ TEST_CASE("Broken annotation message text", "[unit]") {
   CHECK(cut.find(std::string(199, 'x') + "...") != std::string::npos);
 }
 
-TEST_CASE("H5: both carriers must agree", "[unit]") {
+TEST_CASE("With both, each reader reads its own (the rules deny the pair: H5)", "[unit]") {
   json d = WithAnnotation("schedulingPolicy:\n  gang: {}\n");
-  d["spec"]["scheduling"] = {{"schedulingPolicy", {{"gang", json::object()}}}};
-  wb::SchedulingConfig same = wb::ReadSchedulingConfig(d);
-  CHECK(same.carrier == wb::Carrier::kBoth);
-  CHECK(same.path.String() == "spec.scheduling");
-  CHECK(same.errors.empty());
-  CHECK(same.usable());
-
   d["spec"]["scheduling"] = {{"schedulingPolicy", {{"basic", json::object()}}}};
-  const wb::SchedulingConfig differ = wb::ReadSchedulingConfig(d);
-  WASD_REQUIRE_ERRORS(differ.errors, {{ErrorType::kInvalid, kAnn}});
-  CHECK(differ.errors[0].detail == "must equal spec.scheduling when both are set");
-  CHECK(differ.config == d["spec"]["scheduling"]);
+  const wb::SchedulingConfig wasd = wb::ReadSchedulingConfig(d);
+  CHECK(wasd.carrier == wb::Carrier::kAnnotation);
+  CHECK(wasd.path.String() == kAnn);
+  CHECK(wasd.errors.empty());
+  CHECK(wasd.config == json::parse(R"({"schedulingPolicy":{"gang":{}}})"));
+  const wb::SchedulingConfig in_tree = wb::ReadInTreeSchedulingConfig(d);
+  CHECK(in_tree.carrier == wb::Carrier::kField);
+  CHECK(in_tree.config == d["spec"]["scheduling"]);
 }
 
 TEST_CASE("Wrong JSON types around the carriers never throw", "[unit]") {
@@ -112,8 +116,11 @@ TEST_CASE("Wrong JSON types around the carriers never throw", "[unit]") {
     INFO(d.dump());
     CHECK_NOTHROW(wb::ReadSchedulingConfig(d));
     CHECK_NOTHROW(wb::HasSchedulingCarrier(d));
+    CHECK_NOTHROW(wb::ReadInTreeSchedulingConfig(d));
+    CHECK_NOTHROW(wb::HasInTreeScheduling(d));
   }
-  const wb::SchedulingConfig c = wb::ReadSchedulingConfig(json{{"spec", {{"scheduling", 5}}}});
+  const wb::SchedulingConfig c =
+      wb::ReadInTreeSchedulingConfig(json{{"spec", {{"scheduling", 5}}}});
   WASD_REQUIRE_ERRORS(c.errors, {{ErrorType::kInvalid, "spec.scheduling"}});
 }
 
