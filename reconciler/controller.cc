@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "reconciler/plan_rounds.h"
 #include "reconciler/recent_writes.h"
 #include "reconciler/work_queue.h"
+#include "workloadbuilder/json_util.h"
 
 namespace wasd::reconciler {
 
@@ -47,8 +49,9 @@ std::vector<Backend> AllowedBackends(const workloadbuilder::BackendSettings& set
 std::string WhatToInstall(Backend backend) {
   switch (backend) {
     case Backend::kNative:
-      return "turn on the GenericWorkload feature gate and the scheduling.k8s.io/v1beta1 API "
-             "(--runtime-config=scheduling.k8s.io/v1beta1=true) on kube-apiserver";
+      return "turn on the GenericWorkload feature gate and the scheduling.k8s.io API on "
+             "kube-apiserver (v1 where it is GA, Kubernetes 1.38 and later; on 1.37 "
+             "--runtime-config=scheduling.k8s.io/v1beta1=true)";
     case Backend::kVolcano: return "install Volcano (CRD podgroups.scheduling.volcano.sh, v1beta1)";
     case Backend::kKai:
       return "install NVIDIA KAI-Scheduler (CRD podgroups.scheduling.run.ai, v2alpha2)";
@@ -61,14 +64,22 @@ std::string WhatToInstall(Backend backend) {
 
 namespace {
 
-// "scheduling.k8s.io/v1beta1 workloads and podgroups", "scheduling.volcano.sh/v1beta1 podgroups".
+// "scheduling.k8s.io workloads and podgroups", "scheduling.volcano.sh/v1beta1 podgroups".
 std::string ApiWords(Backend backend) {
-  if (backend == Backend::kNative) return "scheduling.k8s.io/v1beta1 workloads and podgroups";
+  if (backend == Backend::kNative) return "scheduling.k8s.io workloads and podgroups";
   return workloadbuilder::GroupVersion(backend) + " " +
          std::string(workloadbuilder::Info(backend).resource);
 }
 
 std::size_t Index(Backend backend) { return static_cast<std::size_t>(backend); }
+
+// Q22: a Deployment whose stored object keeps spec.scheduling is managed by
+// the in-tree Deployment controller (kube-apiserver drops the field where
+// the WorkloadWithDeployment gate is off). wasd's carrier is the annotation
+// alone.
+bool InTreeManaged(const nlohmann::json& deployment) {
+  return workloadbuilder::MemberPath(deployment, {"spec", "scheduling"}) != nullptr;
+}
 
 // Sleeps until `d` passed or `stop`; false when stopped.
 bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
@@ -125,9 +136,26 @@ class Controller {
   base::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
   void OnLeadership(bool leading);
   void ApiCheckLoop(const std::stop_token& stop);
+  // One check of `backend`'s API (native: discovery of the scheduling.k8s.io
+  // version); true while it is served but its caches are still syncing.
+  // `reported`: the outage was logged.
+  bool CheckBackend(Backend backend, bool& reported);
+  void CheckNative(bool& reported, bool& syncing);
   base::Status CheckBackendApi(Backend backend);
+  // `backend`'s API answered 404 (or discovery found no version).
+  void NotServed(Backend backend, const base::Status& why, bool& reported);
+  // The API of `backend` is served: once its caches synced, reconcile.
+  bool MarkServedWhenSynced(Backend backend);
+  // Wakes the API check at once (a 404 from a write of the group API).
+  void RecheckApiSoon();
   bool Allowed(Backend backend) const;
   bool Served(Backend backend) const { return served_[Index(backend)]; }
+  SchedulingApi Scheduling() const {
+    std::lock_guard<std::mutex> lock(scheduling_mu_);
+    return scheduling_;
+  }
+  // Logged once per Deployment managed by the in-tree controller.
+  void StandDown(const std::string& key);
   // The Warning Event for a Deployment of a backend that cannot be used now.
   void ReportUnusable(const nlohmann::json& deployment, Backend backend);
   void Worker();
@@ -156,7 +184,19 @@ class Controller {
   std::unique_ptr<LeaderElector> elector_;
   // By backend: set only once its API is served and its caches synced.
   std::array<std::atomic<bool>, workloadbuilder::kAllBackends.size()> served_{};
+  // Served, but its group caches are still syncing: its Deployments wait
+  // (requeued), with no APINotServed Event.
+  std::array<std::atomic<bool>, workloadbuilder::kAllBackends.size()> syncing_{};
   std::atomic<bool> api_checked_{false};  // the first check of every allowed backend ended
+  // The scheduling.k8s.io version in use (discovery); empty until found.
+  mutable std::mutex scheduling_mu_;
+  SchedulingApi scheduling_;  // guarded by scheduling_mu_
+  // ApiCheckLoop's wake-up (RecheckApiSoon).
+  std::mutex wake_mu_;
+  std::condition_variable_any wake_cv_;
+  bool wake_ = false;  // guarded by wake_mu_
+  std::mutex stand_down_mu_;
+  std::set<std::string> stood_down_;  // guarded by stand_down_mu_
   std::atomic<bool> stopping_{false};
 };
 
@@ -208,43 +248,140 @@ base::Status Controller::CheckBackendApi(Backend backend) {
   return base::Status::Ok();
 }
 
-// Each allowed backend whose API is not served yet is checked every
-// api_check_interval (A.7: discovery at start and until served); once served,
-// its caches start and its Deployments are reconciled.
+void Controller::RecheckApiSoon() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    wake_ = true;
+  }
+  wake_cv_.notify_all();
+}
+
+void Controller::NotServed(Backend b, const base::Status& why, bool& reported) {
+  const bool was_served = served_[Index(b)].exchange(false);
+  syncing_[Index(b)] = false;
+  if (was_served) {
+    log_.Error(ApiWords(b) +
+                   " is no longer served; wasd creates no group objects and lifts no gates for "
+                   "Deployments of this backend until it is again: " +
+                   WhatToInstall(b),
+               {{"backend", workloadbuilder::BackendName(b)}, {"error", why.ToString()}});
+    reported = true;
+    for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);  // APINotServed
+    return;
+  }
+  if (!reported) {
+    log_.Error(ApiWords(b) +
+                   " not served; wasd creates no group objects and lifts no gates "
+                   "for Deployments of this backend until it is: " +
+                   WhatToInstall(b) + " (re-checking every " +
+                   std::to_string(options_.api_check_interval.count() / 1000) + " s)",
+               {{"backend", workloadbuilder::BackendName(b)}, {"error", why.ToString()}});
+    reported = true;
+    for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
+  }
+}
+
+bool Controller::MarkServedWhenSynced(Backend b) {
+  if (Served(b)) return false;
+  if (!caches_.GroupsSynced(b)) {
+    syncing_[Index(b)] = true;
+    return true;
+  }
+  syncing_[Index(b)] = false;
+  served_[Index(b)] = true;  // only now: a plan needs the group caches
+  log_.Info(ApiWords(b) + " served and cached; reconciling its Deployments",
+            {{"backend", workloadbuilder::BackendName(b)}});
+  for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
+  return false;
+}
+
+void Controller::CheckNative(bool& reported, bool& syncing) {
+  const SchedulingDiscovery d =
+      DiscoverSchedulingApi([this](std::string_view gv) { return api_.GetGroupVersion(gv); });
+  if (!d.ok()) {
+    // Not an answer about the API: keep what is known and ask again.
+    log_.Warn("cannot discover the scheduling.k8s.io versions; keeping the current one",
+              {{"error", d.error.ToString()}, {"current", Scheduling().version}});
+    syncing = syncing_[Index(Backend::kNative)];
+    return;
+  }
+  if (!d.api.served()) {
+    NotServed(Backend::kNative,
+              base::Status::Http(404, "NotFound",
+                                 "neither scheduling.k8s.io/v1 nor v1beta1 lists workloads and "
+                                 "podgroups"),
+              reported);
+    return;
+  }
+  const SchedulingApi before = Scheduling();
+  if (d.api != before) {
+    {
+      std::lock_guard<std::mutex> lock(scheduling_mu_);
+      scheduling_ = d.api;  // writes go through it from now on
+    }
+    metrics_.SetSchedulingApiVersion(d.api.version);
+    log_.Info("using " + d.api.GroupVersion() + " for Workloads and PodGroups",
+              {{"served", DescribeDiscovery(d)},
+               {"previous", before.served() ? before.version : std::string("none")}});
+    if (caches_.UseSchedulingApi(d.api)) {
+      log_.Info("Workload and PodGroup watches moved to " + d.api.GroupVersion() +
+                    " (a relist; the cached objects are kept: they are the same objects)",
+                {{"previous", before.version}});
+      for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
+    }
+  }
+  reported = false;
+  syncing = MarkServedWhenSynced(Backend::kNative);
+}
+
+bool Controller::CheckBackend(Backend b, bool& reported) {
+  if (b == Backend::kNative) {
+    bool syncing = false;
+    CheckNative(reported, syncing);
+    return syncing;
+  }
+  const base::Status s = CheckBackendApi(b);
+  if (s.ok()) {
+    reported = false;
+    caches_.StartGroups(b);
+    return MarkServedWhenSynced(b);
+  }
+  if (s.not_found()) {
+    NotServed(b, s, reported);
+    return false;
+  }
+  // No answer (or 403, 5xx): nothing learnt about the API; keep the state.
+  if (!reported) {
+    log_.Warn("cannot check " + ApiWords(b) + "; re-checking",
+              {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
+  }
+  return syncing_[Index(b)];
+}
+
+// Every allowed backend's API is checked every api_check_interval, served or
+// not (a CRD removed, or a scheduling.k8s.io version switched by an upgrade,
+// is noticed without a restart), and at once after a write got a 404. Each
+// backend on its own: one whose caches never sync holds only its own
+// Deployments (they wait), never the others or readiness.
 void Controller::ApiCheckLoop(const std::stop_token& stop) {
   std::array<bool, workloadbuilder::kAllBackends.size()> reported{};
   while (!stop.stop_requested()) {
-    bool all_served = true;
+    bool syncing = false;
     for (const Backend b : allowed_) {
-      if (Served(b)) continue;
-      const base::Status s = CheckBackendApi(b);
-      if (s.ok()) {
-        log_.Info(ApiWords(b) + " served", {{"backend", workloadbuilder::BackendName(b)}});
-        caches_.StartGroups(b);
-        while (!stop.stop_requested() && !caches_.GroupsSynced(b)) {
-          SleepFor(std::chrono::milliseconds(50), stop);
-        }
-        if (stop.stop_requested()) return;
-        served_[Index(b)] = true;  // only now: a plan needs the group caches
-        for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
-        continue;
-      }
-      all_served = false;
-      if (!reported[Index(b)] || !s.not_found()) {
-        log_.Error(ApiWords(b) +
-                       " not served; wasd creates no group objects and lifts no gates "
-                       "for Deployments of this backend until it is: " +
-                       WhatToInstall(b) + " (re-checking every " +
-                       std::to_string(options_.api_check_interval.count() / 1000) + " s)",
-                   {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
-        reported[Index(b)] = true;
-        for (const std::string& key : caches_.DeploymentKeys()) Enqueue(key);
-      }
+      syncing = CheckBackend(b, reported[Index(b)]) || syncing;
+      if (stop.stop_requested()) return;
     }
     api_checked_ = true;
+    bool all_served = true;
+    for (const Backend b : allowed_) all_served = all_served && Served(b);
     metrics_.SetSchedulingApiServed(all_served);
-    if (all_served) return;
-    SleepFor(options_.api_check_interval, stop);
+    // While caches sync, look again soon (they usually take a moment).
+    const std::chrono::milliseconds wait =
+        syncing ? std::min(options_.api_check_interval, std::chrono::milliseconds(100))
+                : options_.api_check_interval;
+    std::unique_lock lock(wake_mu_);
+    wake_cv_.wait_for(lock, stop, wait, [this] { return wake_; });
+    wake_ = false;
   }
 }
 
@@ -264,9 +401,9 @@ void Controller::ReportUnusable(const nlohmann::json& deployment, Backend backen
   }
   if (backend == Backend::kNative) {
     events_.Record(deployment, "Warning", kReasonApiNotServed,
-                   "scheduling.k8s.io/v1beta1 Workloads and PodGroups are not served by this "
-                   "cluster; wasd creates no Workload or PodGroups for this Deployment and its "
-                   "pods stay gated until the API is served (" +
+                   "scheduling.k8s.io Workloads and PodGroups are not served by this cluster "
+                   "(neither v1 nor v1beta1); wasd creates no Workload or PodGroups for this "
+                   "Deployment and its pods stay gated until the API is served (" +
                        WhatToInstall(backend) + ")");
     return;
   }
@@ -304,6 +441,13 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
+  // Q22: the in-tree controller's Deployment; wasd writes nothing for it.
+  if (const planner::Object d = caches_.Deployment(ns, name); d != nullptr && InTreeManaged(*d)) {
+    StandDown(key);
+    if (gang_) gang_->Forget(ns, name);
+    marks_.Forget(key);
+    return result;
+  }
   // Before the caches are read: a change after this point plans again.
   const PlanMarks::Ticket ticket = gang_ ? marks_.Begin(key) : PlanMarks::Ticket{};
   // The gang doctor's recheck, with nothing changed since the clean plan
@@ -329,7 +473,13 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   }
   // A label that names no backend is the planner's to report.
   const std::optional<Backend> backend = planner::BackendOf(*first->deployment);
+  if (backend && Allowed(*backend) && !Served(*backend) && syncing_[Index(*backend)]) {
+    // Served, its group caches not filled yet: no plan and no Event (Q13).
+    result.requeue_after = std::chrono::milliseconds(1000);
+    return result;
+  }
   if (backend && !(Allowed(*backend) && Served(*backend))) {
+    first->scheduling_api_version = "";  // none in use: the doctor names the table's
     if (!IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
     if (Allowed(*backend)) PublishGangStatus(*first, ns, name, false, result);
     return result;
@@ -338,10 +488,14 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   // only the diagnosis (PlanMarks), held for a further recheck.
   if (ticket.current) {
     first->facts = options_.backends.facts;
+    first->scheduling_api_version = Scheduling().GroupVersion();
     PublishGangStatus(*first, ns, name, true, result, ticket.changes);
     return result;
   }
   PlanInput last;
+  // One version for the whole reconcile: what the plan builds and where the
+  // executor writes agree even if discovery switches meanwhile.
+  const SchedulingApi scheduling = Scheduling();
   auto observe = [&] {
     PlanInput in;
     if (first) {
@@ -351,11 +505,15 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
       in = caches_.Assemble(ns, name);
     }
     in.facts = options_.backends.facts;
+    in.scheduling_api_version = scheduling.GroupVersion();
     if (gang_) last = in;  // shared pointers: the gang doctor reads what the plan read
     return in;
   };
   const std::uint64_t writes_before = metrics_.writes();
-  result = RunPlanRounds(key, observe, api_, executor_, log_);
+  result = RunPlanRounds(key, observe, api_, executor_, log_, scheduling);
+  // A create answered 404: the group API may be gone or served under another
+  // version; the API check looks now rather than at its next interval.
+  if (result.status.not_found()) RecheckApiSoon();
   if (gang_) marks_.Planned(key, ticket, result.status.ok() && !result.requeue_after);
   // The plan wrote (a PodGroup created, gates lifted): what it read is out
   // of date. With settling on, the gang doctor looks when the settle time
@@ -369,6 +527,7 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
       return result;
     }
     last = caches_.Assemble(ns, name);
+    last.scheduling_api_version = scheduling.GroupVersion();
   }
   // Also after a failed write: a group object the API server refuses to
   // create is exactly what the doctor's PodGroupMissing is for. A clean
@@ -379,6 +538,17 @@ ReconcileResult Controller::Reconcile(const std::string& key) {
   PublishGangStatus(last, ns, name, true, result,
                     exact ? std::optional<std::uint64_t>(ticket.changes) : std::nullopt);
   return result;
+}
+
+void Controller::StandDown(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(stand_down_mu_);
+    if (!stood_down_.insert(key).second) return;
+  }
+  log_.Info(
+      "Deployment carries spec.scheduling: the in-tree Deployment controller manages its "
+      "Workload and PodGroups; wasd creates, gates and patches nothing for it",
+      {{"deployment", key}});
 }
 
 void Controller::PublishGangStatus(const PlanInput& observed, const std::string& ns,

@@ -60,8 +60,11 @@ using Observe = std::function<planner::PlanInput()>;
 base::Status FillPriorityClasses(Api& api, planner::PlanInput& in);
 
 // Runs the rounds for Deployment `key` ("ns/name", for the log).
+// `scheduling`: the scheduling.k8s.io version the executor writes through
+// (the one `observe` puts in PlanInput::scheduling_api_version).
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const base::Logger& log);
+                              Executor& executor, const base::Logger& log,
+                              const SchedulingApi& scheduling = SchedulingApi{"v1beta1"});
 
 // Which Deployments' last plan is still current: nothing that could change
 // it (an informer event, a resync, a new leader, a backend served) has
