@@ -102,8 +102,12 @@ class Api:
 
     # ------------------------------------------------------------------ reads
 
+    def _Read(self, res, ns, name):
+        """The stored object seen through res (its version's apiVersion), or None."""
+        return View(res, self.store.Get(res.key, ns if res.namespaced else "", name))
+
     def Get(self, res, ns, name):
-        obj = self.store.Get(res.key, ns if res.namespaced else "", name)
+        obj = self._Read(res, ns, name)
         if obj is None:
             raise NotFound(res, name)
         return obj
@@ -115,6 +119,7 @@ class Api:
         except selectors.SelectorError as e:
             raise BadRequest(str(e))
         items, rv = self.store.List(res.key, ns if res.namespaced else None)
+        items = [View(res, o) for o in items]
         items = [o for o in items if selectors.MatchLabelRequirements(lreq, o["metadata"].get("labels"))
                  and selectors.MatchFields(freq, o)]
         meta = {"resourceVersion": str(rv)}
@@ -341,7 +346,7 @@ class Api:
             raise BadRequest(f"the name of the object ({obj['metadata']['name']}) does not match "
                              f"the name on the URL ({name})")
         obj["metadata"]["name"] = name
-        cur = self.store.Get(res.key, ns, name)
+        cur = self._Read(res, ns, name)
         if cur is None:
             raise NotFound(res, name)
         self._CheckNamespace(res, ns, obj, False)
@@ -452,7 +457,7 @@ class Api:
     def _PatchOnce(self, res, ns, name, ctype, apply, patch_body, ctx, subresource):
         if subresource == "scale":
             return self.PatchScale(res, ns, name, ctype, patch_body, ctx)
-        cur = self.store.Get(res.key, ns, name)
+        cur = self._Read(res, ns, name)
         if cur is None:
             if apply:
                 body = patchlib.StripDirectives(patch_body)
@@ -541,7 +546,7 @@ class Api:
     def Delete(self, res, ns, name, options, ctx):
         ns = ns if res.namespaced else ""
         options = options or {}
-        cur = self.store.Get(res.key, ns, name)
+        cur = self._Read(res, ns, name)
         if cur is None:
             raise NotFound(res, name)
         pre = options.get("preconditions") or {}
@@ -571,7 +576,7 @@ class Api:
         if ctx.dry_run:
             return cur, True
         with self.write_lock:
-            cur = self.store.Get(res.key, ns, name)
+            cur = self._Read(res, ns, name)
             if cur is None:
                 raise NotFound(res, name)
             meta = cur["metadata"]
@@ -603,7 +608,7 @@ class Api:
                     cur = self.store.Put(res.key, new, "MODIFIED")
                 out, deleted = cur, False
             else:
-                out, deleted = self.store.Remove(res.key, cur), True
+                out, deleted = View(res, self.store.Remove(res.key, cur)), True
         self._Changed(res.key)
         return out, deleted
 
@@ -624,6 +629,15 @@ class Api:
         if cur is not None:
             self.store.Remove("/namespaces", cur)
             self._Changed("/namespaces")
+
+
+def View(res, obj):
+    """obj as served by res: a resource served in several versions (scheduling.k8s.io
+    Workloads, PodGroups) keeps one storage; only apiVersion tells the views apart, as
+    kube-apiserver converts between versions of one stored object."""
+    if obj is not None:
+        obj["apiVersion"] = res.api_version
+    return obj
 
 
 def _SortKey(o):

@@ -250,3 +250,13 @@ class ApiServer:
     def SetDisabledGroups(self, groups):
         """API groups not to serve from now on (as CRDs not installed); [] serves all."""
         return self.Request("PUT", "/debug/groups", {"disabled": list(groups)})[2]
+
+    def SetSchedulingVersions(self, versions):
+        """Serve scheduling.k8s.io Workloads/PodGroups in these versions from now on (a list
+        from "v1", "v1beta1"), as an upgrade of kube-apiserver would: discovery changes at
+        once, every open watch on a scheduling.k8s.io resource is cut, the objects stay.
+        Returns the served list; raises AssertionError on a refused list."""
+        status, _, out = self.Request("PUT", "/debug/scheduling-versions", {"versions": list(versions)})
+        if status != 200:
+            raise AssertionError(f"SetSchedulingVersions({versions!r}): {status} {out}")
+        return out["versions"]

@@ -67,8 +67,14 @@ RESOURCES = [
     Resource("coordination.k8s.io", "v1", "leases", "Lease", generation=False),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False,
              short=["pc"], generation=False),
+    # Workloads and PodGroups: two served versions, two views of ONE storage (the storage
+    # key is group/plural). v1beta1 first, so that BY_KEY / BY_KIND (the first entry wins)
+    # name it for the controllers' own writes; which versions answer is
+    # SetSchedulingVersions' business (--scheduling-versions).
     Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload", short=["wl"]),
     Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", short=["pg"], status=True),
+    Resource("scheduling.k8s.io", "v1", "workloads", "Workload", short=["wl"]),
+    Resource("scheduling.k8s.io", "v1", "podgroups", "PodGroup", short=["pg"], status=True),
     Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
              "MutatingWebhookConfiguration", namespaced=False, categories=["api-extensions"]),
     Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
@@ -94,13 +100,68 @@ RESOURCES = [
 EXTRA_GROUPS = {}
 
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
-BY_KEY = {r.key: r for r in RESOURCES}
-BY_KIND = {(r.group, r.kind): r for r in RESOURCES}
+BY_KEY = {}
+BY_KIND = {}
+for _r in RESOURCES:  # the first entry of a key wins (the storage version's view)
+    BY_KEY.setdefault(_r.key, _r)
+    BY_KIND.setdefault((_r.group, _r.kind), _r)
 
 # API groups switched off (--disable-group, PUT /debug/groups): as a CRD that is not
 # installed, absent from discovery and 404 on every path. Replaced whole (a frozenset), so
 # readers on other threads see one set or the other.
 _disabled = frozenset()
+
+
+# Served versions of scheduling.k8s.io Workloads and PodGroups (--scheduling-versions,
+# PUT /debug/scheduling-versions). kube-apiserver 1.37 serves v1beta1 only (the default);
+# a later release serves v1 too, and one after that v1 only. Same replace-whole rule as
+# _disabled. PriorityClasses (scheduling.k8s.io/v1) are served whatever this says.
+SCHEDULING_GROUP = "scheduling.k8s.io"
+SCHEDULING_VERSIONED = ("workloads", "podgroups")
+SCHEDULING_VERSIONS = ("v1", "v1beta1")
+_scheduling_versions = frozenset({"v1beta1"})
+# Bumped on every change of the served set: a watch on a scheduling.k8s.io resource that
+# started under another value is cut, as an upgrade of kube-apiserver cuts every watch.
+_scheduling_epoch = 0
+
+
+def ParseSchedulingVersions(text_or_list):
+    """"v1,v1beta1" or a list -> ordered list; ValueError on an unknown version."""
+    items = text_or_list.split(",") if isinstance(text_or_list, str) else list(text_or_list)
+    out = []
+    for v in (str(i).strip() for i in items):
+        if not v:
+            continue
+        if v not in SCHEDULING_VERSIONS:
+            raise ValueError(f'unknown scheduling.k8s.io version "{v}" (known: '
+                             f'{", ".join(SCHEDULING_VERSIONS)})')
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def SetSchedulingVersions(versions):
+    global _scheduling_versions, _scheduling_epoch
+    _scheduling_versions = frozenset(ParseSchedulingVersions(versions))
+    _scheduling_epoch += 1
+
+
+def SchedulingVersions():
+    return [v for v in SCHEDULING_VERSIONS if v in _scheduling_versions]
+
+
+def SchedulingEpoch():
+    return _scheduling_epoch
+
+
+def _VersionServed(r):
+    if r.group == SCHEDULING_GROUP and r.plural in SCHEDULING_VERSIONED:
+        return r.version in _scheduling_versions
+    return True
+
+
+def _IsServed(r):
+    return r.group not in _disabled and _VersionServed(r)
 
 
 def SetDisabledGroups(groups):
@@ -119,7 +180,8 @@ def Served(group):
 def Find(group, version, plural):
     if group in _disabled:
         return None
-    return BY_PATH.get((group, version, plural))
+    r = BY_PATH.get((group, version, plural))
+    return r if r is not None and _VersionServed(r) else None
 
 
 def ByApiVersionKind(api_version, kind):
@@ -128,10 +190,12 @@ def ByApiVersionKind(api_version, kind):
 
 
 def GroupVersions():
-    """Ordered {group: [versions]} of everything served (core excluded)."""
+    """Ordered {group: [versions]} of everything served (core excluded). The first version
+    of a group is its preferred one: scheduling.k8s.io lists v1 (PriorityClasses, always
+    served) before v1beta1, as kube-apiserver prefers the GA version."""
     out = {}
     for r in RESOURCES:
-        if r.group and r.group not in _disabled:
+        if r.group and _IsServed(r):
             out.setdefault(r.group, [])
             if r.version not in out[r.group]:
                 out[r.group].append(r.version)
@@ -182,7 +246,7 @@ def _ResourceEntries(r):
 
 
 def ApiResourceList(group, version):
-    rs = [r for r in RESOURCES if r.group == group and r.version == version and Served(group)]
+    rs = [r for r in RESOURCES if r.group == group and r.version == version and _IsServed(r)]
     if not rs and not (group in EXTRA_GROUPS and version in EXTRA_GROUPS[group]):
         return None
     gv = f"{group}/{version}" if group else version
@@ -218,7 +282,7 @@ def OpenApiV3Doc(group, version):
     kubectl's query-parameter verifier concludes that server-side field validation is
     supported. No schemas (kubectl falls back to its built-in types for patches).
     """
-    rs = [r for r in RESOURCES if r.group == group and r.version == version and Served(group)]
+    rs = [r for r in RESOURCES if r.group == group and r.version == version and _IsServed(r)]
     if not rs and not (group in EXTRA_GROUPS and version in EXTRA_GROUPS.get(group, [])):
         return None
     params = [{"name": n, "in": "query", "schema": {"type": "string"}}

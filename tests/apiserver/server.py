@@ -563,8 +563,17 @@ class Handler(BaseHTTPRequestHandler):
         # /debug/hold-watches: the response has started, its events wait.
         drops, bookmark_requests = app.watches.WaitWhileHeld(app.stopping)
         periodic = bookmarks and app.bookmark_interval > 0
+        # A change of the served scheduling.k8s.io versions cuts this watch (as the restart
+        # of kube-apiserver in an upgrade would) when it is on that group.
+        epoch = registry.SchedulingEpoch()
+        on_scheduling = res.group == registry.SCHEDULING_GROUP
+
+        def Recut():
+            return on_scheduling and registry.SchedulingEpoch() != epoch
 
         def Emit(etype, obj):
+            if etype not in ("BOOKMARK", "ERROR"):
+                obj["apiVersion"] = res.api_version  # one storage, served in several versions
             data = (json.dumps({"type": etype, "object": obj}) + "\n").encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
@@ -605,12 +614,12 @@ class Handler(BaseHTTPRequestHandler):
                 with store.cond:
                     evs = store.EventsSince(last)
                     if evs is not None and not evs and app.watches.drops == drops and \
-                            app.watches.bookmarks == bookmark_requests:
+                            app.watches.bookmarks == bookmark_requests and not Recut():
                         wait = min(app.bookmark_interval, deadline - time.time()) if periodic else deadline - time.time()
                         store.cond.wait(max(min(wait, 1.0), 0.01))
                         evs = store.EventsSince(last)
                     now_rv = store.rv
-                    dropped = app.watches.drops != drops
+                    dropped = app.watches.drops != drops or Recut()
                     bookmark_now = app.watches.bookmarks != bookmark_requests
                     bookmark_requests = app.watches.bookmarks
                 if dropped:
@@ -698,6 +707,17 @@ class Handler(BaseHTTPRequestHandler):
             if m in ("PUT", "POST"):
                 registry.SetDisabledGroups((data or {}).get("disabled", []))
             return self._Send(200, {"disabled": registry.DisabledGroups()})
+        if p == "/debug/scheduling-versions":
+            if m in ("PUT", "POST"):
+                try:
+                    versions = registry.ParseSchedulingVersions((data or {}).get("versions", []))
+                except ValueError as e:
+                    raise ApiError(400, "BadRequest", str(e))
+                with app.api.store.cond:  # wakes the watches, which then see the new epoch
+                    registry.SetSchedulingVersions(versions)
+                    app.api.store.cond.notify_all()
+                app.Log(f"scheduling.k8s.io Workloads/PodGroups served in: {','.join(versions) or '(none)'}")
+            return self._Send(200, {"versions": registry.SchedulingVersions()})
         if p == "/debug/controllers":
             if m in ("PUT", "POST"):
                 app.controllers.enabled = set((data or {}).get("enabled", []))
@@ -827,6 +847,10 @@ def ParseArgs(argv):
                     help="create a missing namespace on the first create in it (kube's NamespaceAutoProvision)")
     ap.add_argument("--disable-group", action="append", default=[],
                     help="an API group not to serve, as a CRD that is not installed (repeatable)")
+    ap.add_argument("--scheduling-versions", default="v1beta1",
+                    help="comma list of the versions (v1, v1beta1) in which scheduling.k8s.io "
+                         "Workloads and PodGroups are served; one storage, v1 preferred "
+                         "(default v1beta1, a 1.37 cluster; '' serves neither)")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop by itself after this many seconds (0: never)")
     ap.add_argument("--exit-with-parent", action="store_true",
@@ -838,6 +862,11 @@ def Main(argv):
     args = ParseArgs(argv)
     app = App(args)
     registry.SetDisabledGroups(args.disable_group)
+    try:
+        registry.SetSchedulingVersions(args.scheduling_versions)
+    except ValueError as e:
+        print(f"--scheduling-versions: {e}", file=sys.stderr)
+        return 2
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(*app.pki["server"])
     ctx.load_verify_locations(app.pki["ca"])
@@ -884,7 +913,8 @@ def Main(argv):
         json.dump(ready, f)
     os.replace(tmp, os.path.join(app.dir, "ready"))
     print(f"READY {url} {token_cfg}", flush=True)
-    app.Log(f"serving on {url}")
+    app.Log(f"serving on {url}; scheduling.k8s.io Workloads/PodGroups in "
+            f"{','.join(registry.SchedulingVersions()) or '(none)'}")
     try:
         httpd.serve_forever(poll_interval=0.2)
     finally:
