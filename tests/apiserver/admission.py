@@ -4,8 +4,9 @@ Follows k8s.io/apiserver pkg/admission/plugin/webhook: rules (operations, groups
 versions, resources with subresources, scope), namespaceSelector, objectSelector
 (matches when either the old or the new object matches), matchConditions (CEL
 subset, see cel.py), failurePolicy, timeoutSeconds, sideEffects with dryRun,
-reinvocationPolicy ignored (never reinvoked). Mutating webhooks run one after the
-other in configuration-name order; then validating ones, also sequentially.
+reinvocationPolicy (IfNeeded: called once more when a later webhook changed the object).
+Mutating webhooks run one after the other in configuration-name order; then validating
+ones, also sequentially.
 Thread-safe: each call builds its own TLS context and connection.
 """
 import base64
@@ -298,11 +299,44 @@ class Dispatcher:
             return a.obj, warnings, [], {}
         obj = copy.deepcopy(a.obj)
         called, annotations = [], {}
-        phases = ([(MUTATING, True)] if mutate else []) + ([(VALIDATING, False)] if validate else [])
-        for key, mutating in phases:
-            for cfg in self._Configs(key):
+        if mutate:
+            obj = self._Mutate(a, obj, warnings, called, annotations)
+        if validate:
+            for cfg in self._Configs(VALIDATING):
                 for wh in cfg.get("webhooks") or []:
-                    obj, did = self._RunOne(wh, a, obj, mutating, warnings, annotations)
+                    obj, did = self._RunOne(wh, a, obj, False, warnings, annotations)
                     if did:
                         called.append(wh.get("name", ""))
         return obj, warnings, called, annotations
+
+    def _Mutate(self, a, obj, warnings, called, annotations):
+        """Mutating webhooks in configuration-name order (then each configuration's list
+        order), with kube's reinvocation rule (mutating/dispatcher.go and
+        admission/reinvocation.go): each time a webhook changes the object, every webhook
+        with reinvocationPolicy IfNeeded called before it becomes due for reinvocation;
+        when something changed, the webhooks due are called once more, in the same order,
+        and only those — a webhook not called in the first round (rules, selectors or
+        matchConditions did not match) is never called for the first time on
+        reinvocation. There is one reinvocation round at most."""
+        hooks = [((cfg["metadata"]["name"], i), wh) for cfg in self._Configs(MUTATING)
+                 for i, wh in enumerate(cfg.get("webhooks") or [])]
+        previously_invoked, due = set(), set()
+        for ident, wh in hooks:
+            before = obj
+            obj, did = self._RunOne(wh, a, obj, True, warnings, annotations)
+            if not did:
+                continue
+            called.append(wh.get("name", ""))
+            if obj != before:
+                due |= previously_invoked
+                previously_invoked = set()
+            if wh.get("reinvocationPolicy") == "IfNeeded":
+                previously_invoked.add(ident)
+        if due:
+            for ident, wh in hooks:
+                if ident not in due:
+                    continue
+                obj, did = self._RunOne(wh, a, obj, True, warnings, annotations)
+                if did:
+                    called.append(wh.get("name", ""))
+        return obj

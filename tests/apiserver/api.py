@@ -17,6 +17,7 @@ import uuid
 from . import admission
 from . import crds
 from . import defaults
+from . import intree
 from . import patch as patchlib
 from . import registry
 from . import schema
@@ -29,6 +30,7 @@ crds.Register(schema)
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # kube's utilrand alphabet (no vowels)
 SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
 PODGROUPS_KEY = "scheduling.k8s.io/podgroups"
+DEPLOYMENTS_KEY = "apps/deployments"
 PODGROUP_PROTECTION = "scheduling.k8s.io/podgroup-protection"
 
 
@@ -80,6 +82,13 @@ class Api:
         # kube's NamespaceAutoProvision admission plugin: a create in a missing
         # namespace creates the namespace first.
         self.namespace_auto_provision = False
+        # --in-tree-deployment: the WorkloadWithDeployment gate (intree.py). Off: the
+        # Deployment strategy drops spec.scheduling after mutating admission.
+        self.in_tree_deployment = False
+        # Admission of components played by this server (e.g. Volcano's PodGroup webhooks
+        # under --gang-scheduler=volcano): callables (res, obj, operation) -> obj, run on
+        # CREATE after the registered mutating webhooks; they raise ApiError to deny.
+        self.builtin_admission = []
         self.write_lock = threading.RLock()  # serialises read-modify-write cycles
         self.on_change = []  # callbacks(key) after each committed write
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -212,6 +221,8 @@ class Api:
             meta.pop(k, None)
         if res.status and res.key not in ("/namespaces", "/nodes"):
             obj.pop("status", None)
+        if res.key == DEPLOYMENTS_KEY and not self.in_tree_deployment:
+            intree.DropDisabled(obj, None)
         if res.key == "/pods":
             spec = obj["spec"]
             status = {"phase": "Pending", "qosClass": "BestEffort"}
@@ -284,6 +295,8 @@ class Api:
                                      ctx.user, ctx.dry_run)
         obj = self._Admit(attrs, ctx, mutate=True)
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        for hook in self.builtin_admission:
+            obj = hook(res, obj, "CREATE")
         # as kube's BeforeCreate: strategy PrepareForCreate runs after mutating admission
         self._PrepareCreate(res, obj)
         with self.write_lock:
@@ -295,7 +308,7 @@ class Api:
                 meta["generation"] = 1
             if res.key == "/namespaces":
                 defaults.DefaultNamespace(obj)
-            causes = validation.Validate(res, obj, None)
+            causes = self._Validate(res, obj, None)
             if causes:
                 raise Invalid(res, meta["name"], causes)
             if self.store.Get(res.key, meta.get("namespace", ""), meta["name"]) is not None:
@@ -312,6 +325,12 @@ class Api:
             out = self.store.Put(res.key, obj, "ADDED")
         self._Changed(res.key)
         return out
+
+    def _Validate(self, res, obj, old):
+        causes = validation.Validate(res, obj, old)
+        if res.key == DEPLOYMENTS_KEY and self.in_tree_deployment:
+            causes += intree.Validate(obj, old)
+        return causes
 
     def _Admit(self, attrs, ctx, mutate=False, validate=False):
         obj, _, called, ann = self.dispatcher.Admit(attrs, mutate=mutate, validate=validate,
@@ -386,9 +405,11 @@ class Api:
         attrs = admission.Attributes(res, "UPDATE", ns, name, obj, cur, ctx.user, ctx.dry_run,
                                      subresource=subresource)
         obj = self._Admit(attrs, ctx, mutate=True)
+        if res.key == DEPLOYMENTS_KEY and not self.in_tree_deployment:
+            intree.DropDisabled(obj, cur)  # the strategy's PrepareForUpdate
         if subresource != "status":
             self._BumpGeneration(res, cur, obj)
-        causes = validation.Validate(res, obj, cur)
+        causes = self._Validate(res, obj, cur)
         if causes:
             raise Invalid(res, name, causes)
         attrs.obj = obj

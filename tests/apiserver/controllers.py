@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 
+from . import intree
 from . import registry
 from .api import Context, Now
 from .store import ApiError
@@ -106,13 +107,15 @@ def _Resolve(value, total, round_up):
 
 
 class Controllers:
-    def __init__(self, api, audit, enabled=ALL, resync=0.5, gang_scheduler=False):
+    def __init__(self, api, audit, enabled=ALL, resync=0.5, gang_scheduler=False, gang_rules=(),
+                 kai_staleness_grace=60.0, kai_version=(0, 15, 0)):
         self.api = api
-        # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum.
+        # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum;
+        # with rules (gangrules.py) for the backends in gang_rules.
         self.gang = None
         if gang_scheduler:
             from .scheduler import GangScheduler
-            self.gang = GangScheduler(self)
+            self.gang = GangScheduler(self, gang_rules, kai_staleness_grace, kai_version)
         self.audit = audit
         self.enabled = set(enabled)
         self.resync = resync
@@ -123,6 +126,8 @@ class Controllers:
         api.on_change.append(lambda key: self.wake.set())
 
     def Start(self):
+        if self.gang is not None:
+            self.gang.Start()
         self.thread.start()
 
     def Stop(self):
@@ -151,14 +156,17 @@ class Controllers:
 
     # ------------------------------------------------------------ client helpers
 
-    def _Ctx(self, who):
+    def _Ctx(self, who, user=None):
+        if user:  # a component that is not a kube-system service account (e.g. kai-scheduler)
+            return Context({"username": user, "groups": ["system:authenticated"]},
+                           field_validation="Ignore", internal=True)
         return Context({"username": f"system:serviceaccount:kube-system:{who}",
                         "groups": ["system:serviceaccounts", "system:serviceaccounts:kube-system",
                                    "system:authenticated"]},
                        field_validation="Ignore", internal=True)
 
-    def _Do(self, who, method, res, ns, name, fn, body=None, sub=""):
-        ctx = self._Ctx(who)
+    def _Do(self, who, method, res, ns, name, fn, body=None, sub="", user=None):
+        ctx = self._Ctx(who, user)
         path = res.prefix(ns) + (f"/{name}" if name else "") + (f"/{sub}" if sub else "")
         code = 500
         try:
@@ -173,19 +181,35 @@ class Controllers:
                         "status": code, "source": "controller", "body": body,
                         "webhooks": ctx.webhooks_called})
 
+    @staticmethod
+    def _Served(res):
+        """The view a controller writes a multi-version resource through: the preferred
+        served version (scheduling.k8s.io v1, else v1beta1), as a client that discovered it."""
+        if res.group == registry.SCHEDULING_GROUP and res.plural in registry.SCHEDULING_VERSIONED:
+            for v in ("v1", "v1beta1"):
+                r = registry.Find(res.group, v, res.plural)
+                if r is not None:
+                    return r
+        return res
+
     def _Update(self, who, res, obj, sub=""):
+        # An object read from the store carries the version it was last written through;
+        # this write goes through res (one storage, several served versions).
+        res = self._Served(res)
+        obj = dict(obj, apiVersion=res.api_version)
         m = obj["metadata"]
         return self._Do(who, "PUT", res, m.get("namespace"), m["name"],
                         lambda ctx: self.api.Update(res, m.get("namespace"), m["name"], obj, ctx, sub),
                         body=obj, sub=sub)
 
-    def _Delete(self, who, res, obj, policy="Background"):
+    def _Delete(self, who, res, obj, policy="Background", user=None):
+        res = self._Served(res)
         m = obj["metadata"]
         opts = {"propagationPolicy": policy, "preconditions": {"uid": m["uid"]}}
         try:
             return self._Do(who, "DELETE", res, m.get("namespace"), m["name"],
                             lambda ctx: self.api.Delete(res, m.get("namespace"), m["name"], opts, ctx),
-                            body=opts)
+                            body=opts, user=user)
         except ApiError as e:
             if e.code not in (404, 409):
                 raise
@@ -347,6 +371,11 @@ class Controllers:
             else:
                 allowed = replicas + surge - old_total - cur_new
                 target = min(replicas, cur_new + max(allowed, 0))
+        if self.api.in_tree_deployment and intree.Scheduling(d) is not None:
+            # KEP-6276: the Deployment's Workload before its ReplicaSets (get-or-create,
+            # the template's derived minCount kept in step with the replicas).
+            if self._EnsureWorkload(d) is None:
+                return self._DeploymentStatus(d, new_rs, owned, unavailable)
         if new_rs is None:
             new_rs = self._CreateRs(d, template, h, max_old + 1, target, surge)
             if new_rs is None:
@@ -495,6 +524,14 @@ class Controllers:
         meta = rs["metadata"]
         want = rs["spec"].get("replicas", 1)
         diff = want - len(mine)
+        podgroup, in_tree = None, False
+        if self.api.in_tree_deployment:
+            dep = self._DeploymentOf(rs)
+            if dep is not None and intree.Scheduling(dep) is not None:
+                in_tree = True
+                podgroup = self._EnsureRsPodGroup(dep, rs, want)
+        if diff > 0 and in_tree and podgroup is None:
+            diff = 0  # no PodGroup (yet): no pods; the next pass retries
         if diff > 0 and time.time() - self.failures.get(meta["uid"], 0) > 1.0:
             tmpl = rs["spec"]["template"]
             for _ in range(diff):
@@ -507,6 +544,8 @@ class Controllers:
                        "spec": copy.deepcopy(tmpl.get("spec") or {})}
                 if (tmpl.get("metadata") or {}).get("annotations"):
                     pod["metadata"]["annotations"] = dict(tmpl["metadata"]["annotations"])
+                if podgroup is not None:
+                    intree.LinkPod(pod, podgroup)  # at creation, not on the template
                 try:
                     mine.append(self._Create(who, POD, meta["namespace"], pod))
                 except ApiError as e:
@@ -535,6 +574,87 @@ class Controllers:
             new = copy.deepcopy(cur)
             new["status"] = status
             self._Update(who, RS, new, "status")
+
+    # ------------------------------------------------------------ KEP-6276 (--in-tree-deployment)
+
+    def _SchedulingRes(self, plural):
+        """The served version the controllers write Workloads/PodGroups in (v1 preferred)."""
+        for v in ("v1", "v1beta1"):
+            r = registry.Find("scheduling.k8s.io", v, plural)
+            if r is not None:
+                return r
+        return None
+
+    def _DeploymentOf(self, rs):
+        uid = _ControllerUid(rs)
+        if not uid:
+            return None
+        for d in self.api.store.List(DEPLOY.key, rs["metadata"]["namespace"])[0]:
+            if d["metadata"]["uid"] == uid:
+                return d
+        return None
+
+    def _EnsureWorkload(self, d):
+        """Get-or-create the Deployment's Workload; keeps its template's policy current.
+        Returns it, or None when it cannot be written (e.g. not served: retried later)."""
+        who = "deployment-controller"
+        res = self._SchedulingRes("workloads")
+        if res is None:
+            self.api.Log(f"deployment {d['metadata']['namespace']}/{d['metadata']['name']}: "
+                         "scheduling.k8s.io workloads are not served; no Workload, no pods")
+            return None
+        want = intree.BuildWorkload(d, res.api_version)
+        cur = self.api.store.Get(res.key, d["metadata"]["namespace"], want["metadata"]["name"])
+        try:
+            if cur is None:
+                return self._Create(who, res, d["metadata"]["namespace"], want)
+            tmpls = (cur.get("spec") or {}).get("podGroupTemplates") or []
+            if tmpls and tmpls[0].get("schedulingPolicy") != want["spec"]["podGroupTemplates"][0]["schedulingPolicy"]:
+                new = copy.deepcopy(cur)
+                new["spec"]["podGroupTemplates"][0]["schedulingPolicy"] = \
+                    want["spec"]["podGroupTemplates"][0]["schedulingPolicy"]
+                return self._Update(who, res, new)
+            return cur
+        except ApiError as e:
+            self.api.Log(f"deployment {d['metadata']['namespace']}/{d['metadata']['name']}: "
+                         f"Workload {want['metadata']['name']}: {e.code} {e.message[:300]}")
+            return None
+
+    def _EnsureRsPodGroup(self, d, rs, replicas):
+        """The ReplicaSet's PodGroup before its pods (minCount from the Workload's
+        template); deleted at zero replicas. Returns it, or None."""
+        who = "deployment-controller"
+        res = self._SchedulingRes("podgroups")
+        wres = self._SchedulingRes("workloads")
+        ns = rs["metadata"]["namespace"]
+        h = (rs["metadata"].get("labels") or {}).get(HASH_LABEL, "")
+        name = intree.PodGroupName(d, h)
+        if res is None or wres is None or not h:
+            return None
+        cur = self.api.store.Get(res.key, ns, name)
+        if replicas <= 0:
+            if cur is not None and not cur["metadata"].get("deletionTimestamp"):
+                self._Try(self._Delete, who, res, cur)
+            return None
+        workload = self.api.store.Get(wres.key, ns, intree.WorkloadName(d))
+        if workload is None:
+            return None
+        workload["apiVersion"] = wres.api_version
+        want = intree.BuildPodGroup(d, rs, workload, h, res.api_version)
+        try:
+            if cur is None:
+                return self._Create(who, res, ns, want)
+            if cur["metadata"].get("deletionTimestamp"):
+                return None  # going away (scaled to zero just now): made again once gone
+            if cur["spec"].get("schedulingPolicy") != want["spec"]["schedulingPolicy"]:
+                new = copy.deepcopy(cur)
+                new["spec"]["schedulingPolicy"] = want["spec"]["schedulingPolicy"]
+                cur = self._Update(who, res, new)
+            cur["apiVersion"] = res.api_version
+            return cur
+        except ApiError as e:
+            self.api.Log(f"replicaset {ns}/{rs['metadata']['name']}: PodGroup {name}: {e.code} {e.message[:300]}")
+            return None
 
     # ------------------------------------------------------------ scheduler + kubelet
 

@@ -107,6 +107,8 @@ KAI = Obj({
         "markUnschedulable": BOOL,
         "schedulingBackoff": Int(),
         "preemptionDelay": STR,
+        # a Go duration ("60s"; negative: never evict), read by --gang-scheduler=kai
+        "stalenessGracePeriod": STR,
     }),
     "status": Obj({
         "schedulingConditions": {"type": "array", "items": PRESERVE},

@@ -55,6 +55,7 @@ import copy
 import fractions
 import re
 
+from . import gangrules
 from . import registry
 from .api import Now
 
@@ -143,9 +144,20 @@ def _Terminal(p):
 
 
 class GangScheduler:
-    def __init__(self, ctl):
+    def __init__(self, ctl, rules=(), kai_grace=60.0, kai_version=(0, 15, 0)):
         self.ctl = ctl
         self.api = ctl.api
+        # Backends whose own rules are played (gangrules.py); the others get only the
+        # fit-and-quorum model below.
+        self.rules = set(rules)
+        self.volcano = gangrules.VolcanoRules(self) if "volcano" in self.rules else None
+        self.kai = gangrules.KaiRules(self, kai_grace, kai_version) if "kai" in self.rules else None
+        self.cos = gangrules.CoschedulingRules(self) if "coscheduling" in self.rules else None
+
+    def Start(self):
+        if self.volcano is not None:
+            self.api.builtin_admission.append(self.volcano.Admit)
+            self.volcano.SeedDefaultQueue()
 
     def _GroupOf(self, pod):
         for backend, key, link in _LINKS:
@@ -170,7 +182,13 @@ class GangScheduler:
         return spec.get("minMember", 1) or 1, ""
 
     def Pass(self):
+        if self.volcano is not None:
+            self.volcano.OpenNewQueues()
+        if self.kai is not None:
+            self.kai.PodGrouper(self.api.store.List(POD.key)[0])
+            self.kai.StaleEviction(self.api.store.List(POD.key)[0])
         pods = self.api.store.List(POD.key)[0]
+        self.all_pods = pods
         nodes = self.api.store.List(NODE.key)[0]
         free = {n["metadata"]["name"]: _Resources((n.get("status") or {}).get("allocatable")) for n in nodes}
         for f in free.values():
@@ -187,13 +205,15 @@ class GangScheduler:
                 continue
             backend, key, name = self._GroupOf(p)
             gid = (m["namespace"], key, name) if name else (m["namespace"], None, m["uid"])
-            g = gangs.setdefault(gid, {"backend": backend, "bound": [], "pending": [], "gated": 0})
+            g = gangs.setdefault(gid, {"backend": backend, "bound": [], "pending": [], "gated": 0, "nodes": nodes})
             if p["spec"].get("nodeName"):
                 g["bound"].append(p)
             elif p["spec"].get("schedulingGates"):
                 g["gated"] += 1
             elif (p.get("status") or {}).get("phase") in (None, "Pending"):
                 g["pending"].append(p)
+        if self.cos is not None:  # a wait ends with its gang (all its pods gone)
+            self.cos.Forget({(ns, name) for (ns, key, name), g in gangs.items() if g["pending"]})
         for (ns, key, name), g in sorted(gangs.items(), key=lambda kv: (kv[0][0], kv[0][2] or "")):
             if g["pending"]:
                 self._Schedule(ns, key, name, g, nodes, free)
@@ -201,13 +221,28 @@ class GangScheduler:
     def _Schedule(self, ns, key, name, g, nodes, free):
         group = None
         min_count, topo_key = 1, ""
+        cos = self.cos if g["backend"] == "coscheduling" else None
         if key is not None:
             group = self._Group(key, ns, name)
+            if cos is not None and group is None:
+                # coscheduling's Permit: a pod naming a PodGroup that is not found is rejected.
+                for p in g["pending"]:
+                    self._Unschedulable(p, gangrules.CoschedulingRules.NotFoundMessage())
+                return
             if group is None or group["metadata"].get("deletionTimestamp"):
                 return  # PreEnqueue: waits without a word
             min_count, topo_key = self._MinAndKey(g["backend"], group)
             if g["backend"] == "volcano" and not self._VolcanoEnqueue(ns, group, g, min_count):
                 return
+            if cos is not None:
+                # coscheduling's PreFilter: every pod carrying the group's label counts
+                # (gated and bound ones too); fewer than minMember -> each pod is refused.
+                siblings = len(g["bound"]) + len(g["pending"]) + g["gated"]
+                if siblings < min_count:
+                    for p in g["pending"]:
+                        self._Unschedulable(p, gangrules.CoschedulingRules.SiblingsMessage(
+                            p["metadata"]["name"], siblings, min_count))
+                    return
         bound, pending = g["bound"], sorted(g["pending"], key=lambda p: p["metadata"]["name"])
         placed_before = len(bound) >= min_count
         if len(bound) + len(pending) < min_count:
@@ -226,6 +261,8 @@ class GangScheduler:
             if placed_before or len(bound) + len(plan) >= min_count:
                 if plan:
                     self._Commit(plan, free, g["backend"], group)
+                if cos is not None:
+                    cos.Done(ns, name)
                 placed = {q["metadata"]["uid"] for q, _ in plan}
                 pending = [p for p in pending if p["metadata"]["uid"] not in placed]
                 if not pending:
@@ -235,6 +272,15 @@ class GangScheduler:
             if best_plan is None or len(plan) > len(best_plan):
                 best_plan, best_why = plan, why
         why, room = best_why, len(best_plan or [])
+        if cos is not None and room > 0 and not placed_before:
+            # coscheduling's Permit: the members that fit wait (assumed) for the others up
+            # to scheduleTimeoutSeconds, silently; then the whole group is rejected.
+            if cos.Wait(ns, name, group):
+                return
+            msg = gangrules.CoschedulingRules.TimeoutMessage(cos.Timeout(group))
+            for p in pending:
+                self._Unschedulable(p, msg)
+            return
         msg = (f"0/{len(nodes)} nodes are available: gang \"{name or pending[0]['metadata']['name']}\" needs "
                f"{min_count if not placed_before else len(pending)} pods, room for {room}")
         if why:
@@ -252,9 +298,21 @@ class GangScheduler:
         queue_name = spec.get("queue") or "default"
         queue = self._Group(VOLCANO_QUEUES, None, queue_name) if VOLCANO_QUEUES in registry.BY_KEY else None
         state = ((queue or {}).get("status") or {}).get("state") or "Open"
+        if self.volcano is not None and queue is None:
+            # Volcano's enqueue action skips a job whose queue is not found (deleted after
+            # its PodGroup was admitted): it stays Pending and nothing of it is placed.
+            self._VolcanoHold(group, g, min_count, "Pending", None)
+            return False
         if st.get("phase") in (None, "", "Pending"):
             wants = _Resources(spec.get("minResources"))
             short = []
+            if wants and self.volcano is not None and self.volcano.OvercommitShort(
+                    group, wants, g["nodes"], self.all_pods, Requests, _Resources):
+                # the overcommit plugin: cluster allocatable x 1.2, less what bound pods use
+                # and Inqueue groups reserved, must hold minResources (Normal Event once)
+                self._VolcanoHold(group, g, min_count, "Pending",
+                                  "resource in cluster is overused" if st.get("phase") != "Pending" else None)
+                return False
             if wants and queue is not None:
                 if state != "Open":
                     short = None  # a queue that is not open admits nothing with minResources

@@ -53,6 +53,9 @@ DEPLOYMENT = {
         "strategy": {"type": ANY, "rollingUpdate": {"maxUnavailable": ANY, "maxSurge": ANY}},
         "minReadySeconds": ANY, "revisionHistoryLimit": ANY, "paused": ANY,
         "progressDeadlineSeconds": ANY,
+        # KEP-6276: known to decoding; kept only with --in-tree-deployment, else dropped by
+        # the strategy after the mutating webhooks (intree.py)
+        "scheduling": ANY,
     },
 }
 REPLICASET = {

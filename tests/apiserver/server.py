@@ -764,6 +764,7 @@ class App:
         self.api = Api(log=self.Log, history=args.history)
         self.api.pod_grace_max = args.pod_grace_period
         self.api.namespace_auto_provision = args.namespace_auto_provision
+        self.api.in_tree_deployment = args.in_tree_deployment
         self.watches = WatchControl(self.api.store.cond)
         self.inflight = InFlight()
         for ep in args.service_endpoint or []:
@@ -781,7 +782,8 @@ class App:
         self.controllers = controllers.Controllers(
             self.api, self.audit.Record,
             enabled=[c for c in args.controllers.split(",") if c] if args.controllers is not None else controllers.ALL,
-            gang_scheduler=args.gang_scheduler)
+            gang_scheduler=args.gang_enabled, gang_rules=args.gang_rules,
+            kai_staleness_grace=args.kai_staleness_grace, kai_version=args.kai_version_tuple)
         # The PodGroupProtection admission plugin goes with its controller.
         self.api.podgroup_protection = lambda: "podgroup" in self.controllers.enabled
 
@@ -831,9 +833,16 @@ def ParseArgs(argv):
     ap.add_argument("--history", type=int, default=2000, help="watch events kept (older rv → 410)")
     ap.add_argument("--controllers", default=None,
                     help="comma list of " + ",".join(controllers.ALL) + " (default all; '' none)")
-    ap.add_argument("--gang-scheduler", action="store_true",
+    ap.add_argument("--gang-scheduler", nargs="?", const="", default=None, metavar="rules|BACKENDS",
                     help="the scheduler controller places pods on the Node objects, gangs only when "
-                         "their quorum fits (scheduler.py)")
+                         "their quorum fits (scheduler.py); =rules, or a comma list of native,volcano,"
+                         "kai,coscheduling, also plays those backends' own rules (gangrules.py)")
+    ap.add_argument("--kai-staleness-grace", type=float, default=60.0, metavar="SECONDS",
+                    help="KAI's default staleness grace period: a gang below minMember for longer "
+                         "has its active pods evicted (negative: never; default 60)")
+    ap.add_argument("--kai-version", default="0.15.0", metavar="X.Y.Z",
+                    help="KAI version played: below 0.15.0 the podgrouper ignores "
+                         "kai.scheduler/skip-podgrouper (default 0.15.0)")
     ap.add_argument("--fault", action="append", help="a fault rule as JSON (repeatable)")
     ap.add_argument("--pod-grace-period", type=float, default=0.0,
                     help="longest termination grace of a bound pod, seconds (0: pods go at once)")
@@ -851,11 +860,26 @@ def ParseArgs(argv):
                     help="comma list of the versions (v1, v1beta1) in which scheduling.k8s.io "
                          "Workloads and PodGroups are served; one storage, v1 preferred "
                          "(default v1beta1, a 1.37 cluster; '' serves neither)")
+    ap.add_argument("--in-tree-deployment", action="store_true",
+                    help="play KEP-6276 with the WorkloadWithDeployment gate on: Deployment "
+                         "spec.scheduling kept (immutable), a Workload per Deployment, a PodGroup "
+                         "per ReplicaSet, pods linked at creation (intree.py); without it the "
+                         "field is dropped by the Deployment strategy after mutating admission")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop by itself after this many seconds (0: never)")
     ap.add_argument("--exit-with-parent", action="store_true",
                     help="stop by itself when the process that started it is gone")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    from . import gangrules
+    try:
+        args.gang_enabled, args.gang_rules = gangrules.ParseBackends(args.gang_scheduler)
+    except ValueError as e:
+        ap.error(f"--gang-scheduler: {e}")
+    try:
+        args.kai_version_tuple = gangrules.ParseVersion(args.kai_version)
+    except ValueError as e:
+        ap.error(f"--kai-version: {e}")
+    return args
 
 
 def Main(argv):
@@ -914,7 +938,9 @@ def Main(argv):
     os.replace(tmp, os.path.join(app.dir, "ready"))
     print(f"READY {url} {token_cfg}", flush=True)
     app.Log(f"serving on {url}; scheduling.k8s.io Workloads/PodGroups in "
-            f"{','.join(registry.SchedulingVersions()) or '(none)'}")
+            f"{','.join(registry.SchedulingVersions()) or '(none)'}; gang scheduler "
+            f"{'off' if not args.gang_enabled else 'rules of ' + (','.join(sorted(args.gang_rules)) or 'none (fit only)')}"
+            f"{'; kai ' + args.kai_version + ', staleness grace ' + str(args.kai_staleness_grace) + 's' if 'kai' in args.gang_rules else ''}")
     try:
         httpd.serve_forever(poll_interval=0.2)
     finally:

@@ -182,6 +182,19 @@ class UpgradeTest(unittest.TestCase):
             self.assertIsNone(srv.Get("/apis/scheduling.k8s.io/v1beta1"))
             self.assertEqual(Names(srv.Get("/apis/scheduling.k8s.io/v1")), ["priorityclasses"])
 
+    def test_controllers_write_through_the_served_version(self):
+        # The PodGroup protection controller removes its finalizer from a PodGroup made
+        # through v1 on a v1-only server: it writes through v1, as a client that discovered it.
+        with ApiServer(args=["--controllers", "podgroup", "--scheduling-versions", "v1"]) as srv:
+            status, _, made = srv.Request("POST", PG_V1, PodGroup("gone", "v1"))
+            self.assertEqual(status, 201, made)
+            self.assertEqual(made["metadata"]["finalizers"], ["scheduling.k8s.io/podgroup-protection"])
+            status, _, out = srv.Request("DELETE", f"{PG_V1}/gone")
+            self.assertEqual(status, 200, out)
+            wait_for(lambda: srv.Request("GET", f"{PG_V1}/gone")[0] == 404, 10, 0.05, "PodGroup gone")
+            puts = [e["path"] for e in srv.Audit(methods=("PUT",), source="controller")]
+            self.assertEqual(puts, [f"{PG_V1}/gone"])
+
     def test_bad_flag_value_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             env = dict(os.environ, PYTHONPATH=TESTS_DIR)
