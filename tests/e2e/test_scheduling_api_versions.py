@@ -184,9 +184,12 @@ class SchedulingApiVersionsTest(unittest.TestCase):
             wait_for(lambda: converged(env, "ann", 3, "v1"), 40, 0.2, "ann: scaled through v1")
 
             # wasd wrote nothing for "intree": no Workload, PodGroup, pod or status write.
-            intree_writes = [e for e in env.all_reconciler_writes()
-                             if re.search(r"/intree(-|/|$)", e["path"])
-                             or str(((e.get("body") or {}).get("metadata") or {}).get("name", "")).startswith("intree")]
+            def names_intree(e):
+                body = e.get("body")
+                meta = body.get("metadata") if isinstance(body, dict) else None
+                name = meta.get("name", "") if isinstance(meta, dict) else ""
+                return re.search(r"/intree(-|/|$)", e["path"]) or str(name).startswith("intree")
+            intree_writes = [e for e in env.all_reconciler_writes() if names_intree(e)]
             self.assertEqual(intree_writes, [])
             self.assertEqual(len(owned_by(list_v(env, "workloads", "v1"), "intree")), 1)
             events = [e for e in env.events() if e["involvedObject"]["name"] == "intree"
