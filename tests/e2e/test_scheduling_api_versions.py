@@ -153,6 +153,21 @@ class SchedulingApiVersionsTest(unittest.TestCase):
             wait_for(lambda: converged(env, "fresh", 2, "v1"), 40, 0.2, "fresh: converged through v1")
             self.assertNotIn("APINotServed", {e.get("reason") for e in env.events()})
 
+            # The API taken away after start (L2): noticed on the next check, the
+            # served gauge back to 0, one APINotServed Event per Deployment; back again,
+            # back to 1 with nothing re-created.
+            seq = env.srv.LastSeq()
+            env.srv.SetSchedulingVersions([])
+            wait_for(lambda: rec.metric("wasd_reconciler_scheduling_api_served") == 0, 20, 0.2,
+                     "scheduling_api_served 0")
+            wait_for(lambda: {e["involvedObject"]["name"] for e in env.events("APINotServed")}
+                     >= {"up", "fresh"}, 20, 0.2, "APINotServed Events")
+            self.assertIn("is no longer served", rec.logs())
+            env.srv.SetSchedulingVersions(["v1"])
+            wait_for(lambda: rec.metric("wasd_reconciler_scheduling_api_served") == 1, 20, 0.2,
+                     "scheduling_api_served 1")
+            self.assertEqual([m for m, _, _ in scheduling_writes(env, seq) if m != "PATCH"], [])
+
     def test_v1_only_with_the_in_tree_deployment_integration(self):
         with Cluster(["v1"], extra=["--in-tree-deployment"]) as env:
             rec = env.start_reconciler("--leader-elect=false", "--workers", "2")
