@@ -3,12 +3,16 @@
 // Deployment's namespace: the Deployment, its ReplicaSets and their pods, the
 // group objects of its backend (and the native Workload), the
 // FailedScheduling Events; cluster-wide: the Nodes and the pods bound to them.
+// For the native backend, discovery first says which scheduling.k8s.io
+// version serves Workloads and PodGroups (v1 preferred, else v1beta1); the
+// Group line names it, and -o json/yaml has it under schedulingApi.
 // A read the diagnosis can do without (Events, Nodes, bound pods) that fails
 // becomes a note; the others end the command with exit 1.
 //
 // Exit codes: 0 the gang is scheduled, 3 pending, 1 an error (not found, no
 // access, not opted in), 2 bad flags.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +29,7 @@
 #include "kube/config.h"
 #include "kube/resource.h"
 #include "planner/object_util.h"
+#include "reconciler/scheduling_api.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
@@ -232,10 +237,24 @@ int RunExplain(int argc, const char* const* argv) {
       workloadbuilder::MemberPath(in.deployment, {"spec", "template", "metadata", "labels"});
   const std::optional<workloadbuilder::Backend> backend =
       workloadbuilder::BackendOfLabels(labels == nullptr ? kNullJson : *labels);
-  if (backend) {
+  std::optional<reconciler::SchedulingDiscovery> discovered;
+  if (backend == workloadbuilder::Backend::kNative) {
+    // Which scheduling.k8s.io version serves Workloads and PodGroups (v1
+    // preferred): the one the reconciler uses too.
+    discovered = reconciler::DiscoverSchedulingApi(
+        [&](std::string_view gv) { return client.GetGroupVersion(gv, r.options); });
+    if (!discovered->ok()) {
+      return Fail("discovering the scheduling.k8s.io versions: " + Why(discovered->error));
+    }
+    if (!discovered->api.served()) in.api_served = false;
+    in.scheduling_api_version = discovered->api.served() ? discovered->api.GroupVersion() : "";
+  }
+  if (backend && in.api_served) {
     const workloadbuilder::BackendInfo& info = workloadbuilder::Info(*backend);
-    const kube::Resource groups(workloadbuilder::GroupVersion(*backend),
-                                std::string(info.resource));
+    const kube::Resource groups =
+        discovered
+            ? discovered->api.PodGroups()
+            : kube::Resource(workloadbuilder::GroupVersion(*backend), std::string(info.resource));
     auto list = client.List(groups, ns, r.List());
     if (list.ok()) {
       in.group_objects = std::move(list.value().items);
@@ -246,7 +265,7 @@ int RunExplain(int argc, const char* const* argv) {
                   " in " + ns + ": " + Why(list.status()));
     }
     if (info.has_workload && in.api_served) {
-      const kube::Resource workloads(workloadbuilder::GroupVersion(*backend), "workloads");
+      const kube::Resource workloads = discovered->api.Workloads();
       const std::string wl = workloadbuilder::GenerateWorkloadName(name, dep_uid);
       auto w = client.Get(workloads, ns, wl, r.options);
       if (w.ok()) {
@@ -288,6 +307,9 @@ int RunExplain(int argc, const char* const* argv) {
     json out = doctor::ToJson(d);
     out["deployment"] = {{"namespace", ns}, {"name", name}};
     out["notes"] = r.notes;
+    if (discovered) {
+      out["schedulingApi"] = {{"version", discovered->api.version}, {"served", discovered->served}};
+    }
     const std::string text = s.output == "json" ? out.dump(2) + "\n" : check::ToYaml(out);
     std::fputs(text.c_str(), stdout);
   }

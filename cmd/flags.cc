@@ -306,7 +306,8 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   AddProbeFlags(f, &o.probe_address, &o.metrics_address);
   f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
   f.Duration("api-check-interval", &o.api_check_interval, seconds(1),
-             "re-check a backend's scheduling API that is not served this often");
+             "re-check each backend's group API this often, served or not (native: which\n"
+             "scheduling.k8s.io version, v1 or v1beta1, serves Workloads and PodGroups)");
   f.Duration("resync-period", &o.resync, seconds(1),
              "re-check every Deployment this often (e.g. 30s, 5m, 1h30m)");
   f.Bool("gang-status", &o.gang_status,

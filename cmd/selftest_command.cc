@@ -10,6 +10,11 @@
 //     the API server returns must carry the marker label wasd.io/managed
 //     that only wasd's mutating webhook adds.
 //
+// It also says which scheduling.k8s.io version serves Workloads and
+// PodGroups (discovery, v1 preferred: the one the reconciler will use), and
+// warns when none does; that is information, not a check (the webhook works
+// without it).
+//
 // Exit codes: 0 both held; 1 a check failed (the log says which and what the
 // API server answered); 2 bad flags or no usable client configuration.
 // Needs only `create deployments` in --namespace.
@@ -25,6 +30,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/resource.h"
+#include "reconciler/scheduling_api.h"
 
 namespace wasd::cmd {
 namespace {
@@ -118,6 +124,28 @@ bool CheckMutation(kube::Client& client, const std::string& ns, const kube::Requ
   return true;
 }
 
+// Information: the scheduling.k8s.io version the reconciler will use.
+void ReportSchedulingApi(kube::Client& client, const kube::RequestOptions& options,
+                         const Logger& log) {
+  kube::RequestOptions read = options;
+  read.dry_run = false;
+  const reconciler::SchedulingDiscovery d = reconciler::DiscoverSchedulingApi(
+      [&](std::string_view gv) { return client.GetGroupVersion(gv, read); });
+  if (!d.ok()) {
+    log.Warn("cannot discover the scheduling.k8s.io versions", {{"error", d.error.ToString()}});
+    return;
+  }
+  if (!d.api.served()) {
+    log.Warn(
+        "scheduling.k8s.io serves no Workloads and PodGroups (neither v1 nor v1beta1): the "
+        "reconciler keeps the pods of native-backend Deployments gated until it does",
+        {{"check", "schedulingApi"}});
+    return;
+  }
+  log.Info("Workloads and PodGroups are served; wasd uses " + d.api.GroupVersion(),
+           {{"check", "schedulingApi"}, {"served", reconciler::DescribeDiscovery(d)}});
+}
+
 }  // namespace
 
 int RunSelftest(int argc, const char* const* argv) {
@@ -136,6 +164,7 @@ int RunSelftest(int argc, const char* const* argv) {
   kube::RequestOptions options;
   options.timeout = settings.timeout;
   options.dry_run = true;
+  ReportSchedulingApi(client, options, log);
   const bool denied = CheckDenial(client, ns, options, log);
   const bool mutated = CheckMutation(client, ns, options, log);
   if (!(denied && mutated)) return base::kExitFailed;

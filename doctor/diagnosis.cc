@@ -134,17 +134,22 @@ Verdict CheckConfiguration(Gang& g, Diagnosis& d) {
   g.backend = *backend;
   g.info = &workloadbuilder::Info(*backend);
   d.backend = std::string(g.info->name);
-  d.group_kind = std::string(g.info->kind) + " (" + workloadbuilder::GroupVersion(*backend) + ")";
+  const bool native = *backend == Backend::kNative;
+  const std::string group_version = native && !g.in.scheduling_api_version.empty()
+                                        ? std::string(g.in.scheduling_api_version)
+                                        : workloadbuilder::GroupVersion(*backend);
+  d.group_kind = std::string(g.info->kind) + " (" + group_version + ")";
   if (!g.in.api_served) {
     return Finish(d, kAPINotAvailable,
-                  "the API " + workloadbuilder::GroupVersion(*backend) + " " +
-                      std::string(g.info->resource) + " of backend " + d.backend +
-                      " is not served; wasd keeps the pods gated",
-                  *backend == Backend::kNative
-                      ? "enable the scheduling.k8s.io/v1beta1 API (feature gate GenericWorkload) "
-                        "or choose another backend with the annotation wasd.io/backend"
-                      : "install " + d.backend +
-                            " or choose another backend with the annotation wasd.io/backend");
+                  native ? "the API scheduling.k8s.io workloads and podgroups (neither v1 nor "
+                           "v1beta1) of backend native is not served; wasd keeps the pods gated"
+                         : "the API " + group_version + " " + std::string(g.info->resource) +
+                               " of backend " + d.backend + " is not served; wasd keeps the pods gated",
+                  native ? "serve the scheduling.k8s.io Workload API (v1 on Kubernetes 1.38 and "
+                           "later; v1beta1 on 1.37, with feature gate GenericWorkload) or choose "
+                           "another backend with the annotation wasd.io/backend"
+                         : "install " + d.backend +
+                               " or choose another backend with the annotation wasd.io/backend");
   }
   // The admission check itself, so that the doctor and the webhook never
   // disagree on what a backend can express.
@@ -354,6 +359,7 @@ GangView ViewOf(const GangInput& input) {
   v.nodes = refs(input.nodes);
   v.bound_pods = refs(input.bound_pods);
   v.api_served = input.api_served;
+  v.scheduling_api_version = input.scheduling_api_version;
   v.facts = &input.facts;
   return v;
 }

@@ -123,6 +123,9 @@ struct GangInput {
   std::vector<nlohmann::json> nodes;       // every Node (empty: no fit preview)
   std::vector<nlohmann::json> bound_pods;  // pods with spec.nodeName, any namespace
   bool api_served = true;                  // the backend's group/version/resource is served
+  // Native: the scheduling.k8s.io version in use ("scheduling.k8s.io/v1"),
+  // found by discovery; empty: the backend table's.
+  std::string scheduling_api_version;
   // What the objects do not say (the --volcano-topology-tiers, --kai-topology
   // ... flags of the reconciler, or of `wasd explain`): without them a
   // topology key on Volcano or KAI reads as not expressible.
@@ -144,6 +147,7 @@ struct GangView {
   ObjectRefs nodes;
   ObjectRefs bound_pods;
   bool api_served = true;
+  std::string_view scheduling_api_version;  // as GangInput's
   const workloadbuilder::ClusterFacts* facts = nullptr;
 };
 
@@ -200,7 +204,7 @@ struct Diagnosis {
   std::string backend;         // "native", …
   std::string replicaset;      // the current ReplicaSet, "" when none
   std::string group_name;      // its group object's name
-  std::string group_kind;      // "PodGroup (scheduling.k8s.io/v1beta1)"
+  std::string group_kind;      // "PodGroup (scheduling.k8s.io/v1)"
   std::string group_summary;   // the group object's status in one line
   std::string scheduler_said;  // the newest FailedScheduling / backend message
   Counts counts;

@@ -72,6 +72,12 @@ Result<nlohmann::json> Client::Get(const Resource& resource, std::string_view ns
   return impl_->Call(http::verb::get, ResourcePath(resource, ns, name), {}, "", "", options);
 }
 
+Result<nlohmann::json> Client::GetGroupVersion(std::string_view group_version,
+                                               const RequestOptions& options) {
+  if (group_version.empty()) return BadArgument("empty group version for discovery");
+  return impl_->Call(http::verb::get, GroupVersionPrefix(group_version), {}, "", "", options);
+}
+
 Result<ListResult> Client::ListPage(const Resource& resource, std::string_view ns,
                                     const ListOptions& options) {
   Query q;

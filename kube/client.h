@@ -159,6 +159,12 @@ class Client {
   Result<nlohmann::json> Get(const Resource& resource, std::string_view ns, std::string_view name,
                              const RequestOptions& options = {});
 
+  // Discovery: GET /apis/<group>/<version> (or /api/v1), the
+  // APIResourceList naming the resources that group version serves. 404 ->
+  // not_found(): the group version is not served.
+  Result<nlohmann::json> GetGroupVersion(std::string_view group_version,
+                                         const RequestOptions& options = {});
+
   // LIST every page (following continue tokens) into one result. The
   // resource_version is the first page's (all pages share one snapshot).
   // A continue token that expires mid-way (410) is returned as gone(): the

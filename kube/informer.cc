@@ -61,6 +61,21 @@ void Informer::Stop() {
   }
 }
 
+void Informer::Retarget(Resource resource) {
+  const bool running = thread_.joinable();
+  Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    options_.resource = std::move(resource);
+  }
+  if (running) Start();
+}
+
+Resource Informer::resource() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return options_.resource;
+}
+
 bool Informer::HasSynced() const {
   std::lock_guard<std::mutex> lock(mu_);
   return synced_;

@@ -113,6 +113,17 @@ class Informer {
   // is cancelled at once). Idempotent.
   void Stop();
 
+  // Moves the informer to `resource` (the same objects served through
+  // another path: an API version changed on the server). Stops the
+  // list+watch, keeps the cache (readers see the last known objects all the
+  // while) and, when it was started, starts again with a full list of the
+  // new path, which is applied as a relist: only what differs (by
+  // resourceVersion) reaches the handlers. From the owner's thread, never
+  // from a handler.
+  void Retarget(Resource resource);
+  // The resource listed and watched.
+  Resource resource() const;
+
   // True once the first full LIST has been applied.
   bool HasSynced() const;
   // Blocks until HasSynced() or the timeout; returns HasSynced().

@@ -48,17 +48,16 @@ namespace {
 
 using internal::AddEvent;
 
-// Our Workload: controlled by the Deployment's UID; the one with the
-// generated name first when (against all expectations) there are several.
+// Our Workload: the generated name AND controlled by the Deployment's UID.
+// Another Workload the Deployment controls (anyone allowed to create
+// Workloads may point a controller reference at it) is never ours: wasd
+// would otherwise treat the PodGroups referencing it as its own.
 const json* FindOurWorkload(const PlanInput& in, std::string_view deployment_uid,
                             std::string_view wanted_name) {
-  const json* found = nullptr;
   for (const json* w : internal::SortedByName(in.workloads)) {
-    if (ControllerUid(*w) != deployment_uid) continue;
-    if (NameOf(*w) == wanted_name) return w;
-    if (found == nullptr) found = w;
+    if (ControllerUid(*w) == deployment_uid && NameOf(*w) == wanted_name) return w;
   }
-  return found;
+  return nullptr;
 }
 
 const json* FindByName(const std::vector<Object>& objects, std::string_view name) {
@@ -193,7 +192,8 @@ void PlanNewWorkload(const PlanInput& in, const json& deployment, const json& co
     plan.note = "foreign Workload " + wanted;
     return;
   }
-  const workloadbuilder::BuildOptions options = PriorityOptions(in, deployment, plan);
+  workloadbuilder::BuildOptions options = PriorityOptions(in, deployment, plan);
+  options.api_version = in.scheduling_api_version;
   workloadbuilder::BuildResult built = workloadbuilder::BuildWorkload(deployment, config, options);
   if (!built.ok()) {
     plan.actions.clear();

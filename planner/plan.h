@@ -70,6 +70,7 @@
 #include "planner/object_util.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/backend_compile.h"
+#include "workloadbuilder/builder.h"
 
 namespace wasd::planner {
 
@@ -121,6 +122,11 @@ struct PlanInput {
   std::map<std::string, std::int64_t, std::less<>> priority_classes;
   // What the non-native compilers need to know about the cluster (flags).
   workloadbuilder::ClusterFacts facts;
+  // The scheduling.k8s.io version in use (found by discovery): the
+  // apiVersion of the Workloads and PodGroups the plan builds and of the
+  // Workload ownerReferences it writes. Objects read through either version
+  // are the same objects: no decision reads their apiVersion.
+  std::string scheduling_api_version = std::string(workloadbuilder::kSchedulingApiVersionV1beta1);
 };
 
 struct Plan {
@@ -151,9 +157,12 @@ nlohmann::json WorkloadMinCountPatch(std::string_view uid, std::size_t template_
 nlohmann::json PodGroupMinCountPatch(
     std::string_view uid, std::int64_t min_count,
     std::string_view pointer = "/spec/schedulingPolicy/gang/minCount");
-// Points the PodGroup's Workload ownerReference at `workload` (name, uid):
-// replaces the uid/name of the existing reference at `index`, or appends one.
-nlohmann::json PodGroupOwnerPatch(const nlohmann::json& podgroup, const nlohmann::json& workload);
+// Points the PodGroup's Workload ownerReference at `workload` (name, uid),
+// with apiVersion `api_version` (the version in use): replaces the existing
+// reference of kind Workload, or appends one.
+nlohmann::json PodGroupOwnerPatch(
+    const nlohmann::json& podgroup, const nlohmann::json& workload,
+    std::string_view api_version = workloadbuilder::kSchedulingApiVersionV1beta1);
 // Makes `replicaset` the PodGroup's controller (replacing the reference to a
 // ReplicaSet that no longer exists), the way a ReplicaSet adopts orphans.
 nlohmann::json PodGroupAdoptPatch(const nlohmann::json& podgroup, const nlohmann::json& replicaset);

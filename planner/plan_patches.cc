@@ -19,14 +19,13 @@ json TestUid(std::string_view uid) {
   return {{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}};
 }
 
-json WorkloadOwnerRef(const json& workload) {
-  const std::string* api_version = AsString(Member(workload, "apiVersion"));
-  return {
-      {"apiVersion",
-       api_version != nullptr ? *api_version : std::string(workloadbuilder::kSchedulingApiVersion)},
-      {"kind", "Workload"},
-      {"name", NameOf(workload)},
-      {"uid", UidOf(workload)}};
+// `api_version`: the version in use, never the cached Workload's own
+// apiVersion (it says only through which version it was read).
+json WorkloadOwnerRef(const json& workload, std::string_view api_version) {
+  return {{"apiVersion", api_version},
+          {"kind", "Workload"},
+          {"name", NameOf(workload)},
+          {"uid", UidOf(workload)}};
 }
 
 }  // namespace
@@ -52,7 +51,7 @@ json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count, std::st
       {TestUid(uid), {{"op", "replace"}, {"path", std::string(pointer)}, {"value", min_count}}});
 }
 
-json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
+json PodGroupOwnerPatch(const json& podgroup, const json& workload, std::string_view api_version) {
   json patch = json::array({TestUid(UidOf(podgroup))});
   const OwnerRefAt existing = FindOwnerRef(podgroup, "Workload");
   if (existing.ref != nullptr) {
@@ -62,18 +61,19 @@ json PodGroupOwnerPatch(const json& podgroup, const json& workload) {
     if (old_uid != nullptr) {
       patch.push_back({{"op", "test"}, {"path", path + "/uid"}, {"value", *old_uid}});
     }
-    patch.push_back({{"op", "replace"}, {"path", path}, {"value", WorkloadOwnerRef(workload)}});
+    patch.push_back(
+        {{"op", "replace"}, {"path", path}, {"value", WorkloadOwnerRef(workload, api_version)}});
     return patch;
   }
   const json* refs = MemberPath(podgroup, {"metadata", "ownerReferences"});
   if (refs == nullptr || !refs->is_array()) {
     patch.push_back({{"op", "add"},
                      {"path", "/metadata/ownerReferences"},
-                     {"value", json::array({WorkloadOwnerRef(workload)})}});
+                     {"value", json::array({WorkloadOwnerRef(workload, api_version)})}});
   } else {
     patch.push_back({{"op", "add"},
                      {"path", "/metadata/ownerReferences/-"},
-                     {"value", WorkloadOwnerRef(workload)}});
+                     {"value", WorkloadOwnerRef(workload, api_version)}});
   }
   return patch;
 }

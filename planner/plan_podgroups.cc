@@ -46,17 +46,21 @@ std::string GroupWord(Backend backend) {
   return std::string(workloadbuilder::Info(backend).api_group) + " PodGroup";
 }
 
-// A PodGroup belongs to this Deployment when it references our Workload (by
-// name or UID: a re-created Workload keeps its name) or one of the
-// Deployment's ReplicaSets controls it.
+// A PodGroup belongs to this Deployment when an ownerReference names our
+// Workload by UID, or one of the Deployment's ReplicaSets controls it (by
+// UID). Never by name or apiVersion: a name can be re-used by anyone, and
+// an object read through v1 or v1beta1 is the same object. (A PodGroup of
+// a re-created Workload is still controlled by our ReplicaSet.)
 bool IsOurPodGroup(const json& pg, const json& workload,
                    const std::map<std::string, const json*>& rs_by_uid) {
-  const OwnerRefAt ref = FindOwnerRef(pg, "Workload");
-  if (ref.ref != nullptr) {
-    const std::string* n = AsString(Member(*ref.ref, "name"));
-    const std::string* u = AsString(Member(*ref.ref, "uid"));
-    if ((n != nullptr && *n == NameOf(workload)) || (u != nullptr && *u == UidOf(workload))) {
-      return true;
+  const std::string workload_uid = UidOf(workload);
+  if (!workload_uid.empty()) {
+    const json* refs = workloadbuilder::MemberPath(pg, {"metadata", "ownerReferences"});
+    if (refs != nullptr && refs->is_array()) {
+      for (const json& ref : *refs) {
+        const std::string* u = AsString(Member(ref, "uid"));
+        if (u != nullptr && *u == workload_uid) return true;
+      }
     }
   }
   const std::string controller = ControllerUid(pg);
@@ -431,7 +435,9 @@ std::string ClaimsStrippedMessage(const json& workload, const std::string& pg_na
 // The group object `target` wants for `rs`.
 workloadbuilder::BuildResult BuildGroup(const PlanInput& in, const json& deployment, const json& rs,
                                         const Target& target) {
-  if (target.native()) return workloadbuilder::BuildPodGroup(target.workload, rs);
+  if (target.native()) {
+    return workloadbuilder::BuildPodGroup(target.workload, rs, in.scheduling_api_version);
+  }
   return workloadbuilder::BuildBackendPodGroup(target.backend, deployment, *target.config, rs,
                                                in.facts);
 }
@@ -522,8 +528,8 @@ void PlanKeepInStep(const PlanInput& in, const json& deployment, const std::stri
   const OwnerRefAt wref = FindOwnerRef(pg, "Workload");
   const std::string* wref_uid = wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
   if (wref_uid == nullptr || *wref_uid != UidOf(workload)) {
-    plan.actions.push_back(
-        Action::PatchPodGroupOwners(pg_name, UidOf(pg), PodGroupOwnerPatch(pg, workload)));
+    plan.actions.push_back(Action::PatchPodGroupOwners(
+        pg_name, UidOf(pg), PodGroupOwnerPatch(pg, workload, in.scheduling_api_version)));
   }
   AddLiftGates(in, rs, plan);
 }

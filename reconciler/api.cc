@@ -4,11 +4,12 @@
 
 namespace wasd::reconciler {
 
-kube::Resource Workloads() { return {"scheduling.k8s.io/v1beta1", "workloads"}; }
-kube::Resource PodGroups() { return {"scheduling.k8s.io/v1beta1", "podgroups"}; }
+kube::Resource Workloads(const SchedulingApi& api) { return api.Workloads(); }
+kube::Resource PodGroups(const SchedulingApi& api) { return api.PodGroups(); }
 kube::Resource PriorityClasses() { return {"scheduling.k8s.io/v1", "priorityclasses", false}; }
 
-kube::Resource GroupResource(workloadbuilder::Backend backend) {
+kube::Resource GroupResource(workloadbuilder::Backend backend, const SchedulingApi& api) {
+  if (backend == workloadbuilder::Backend::kNative) return api.PodGroups();
   const workloadbuilder::BackendInfo& info = workloadbuilder::Info(backend);
   return {workloadbuilder::GroupVersion(backend), std::string(info.resource)};
 }

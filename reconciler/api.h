@@ -22,15 +22,21 @@
 #include "base/status.h"
 #include "kube/client.h"
 #include "kube/resource.h"
+#include "reconciler/scheduling_api.h"
 #include "workloadbuilder/backend.h"
 
 namespace wasd::reconciler {
 
-kube::Resource Workloads();  // scheduling.k8s.io/v1beta1 workloads
-kube::Resource PodGroups();  // scheduling.k8s.io/v1beta1 podgroups
-// The group objects of `backend` (Info(backend) group/version/resource):
-// PodGroups() for native, scheduling.volcano.sh/v1beta1 podgroups, ….
-kube::Resource GroupResource(workloadbuilder::Backend backend);
+// Workloads and PodGroups through the scheduling.k8s.io version in use
+// (scheduling_api.h: found by discovery; the default, v1beta1, is what a
+// Kubernetes 1.37 cluster serves, for tests).
+kube::Resource Workloads(const SchedulingApi& api = SchedulingApi{"v1beta1"});
+kube::Resource PodGroups(const SchedulingApi& api = SchedulingApi{"v1beta1"});
+// The group objects of `backend`: PodGroups(api) for native, else
+// Info(backend) group/version/resource (scheduling.volcano.sh/v1beta1
+// podgroups, …).
+kube::Resource GroupResource(workloadbuilder::Backend backend,
+                             const SchedulingApi& api = SchedulingApi{"v1beta1"});
 kube::Resource PriorityClasses();  // scheduling.k8s.io/v1 priorityclasses (cluster-scoped)
 
 class Api {
@@ -38,6 +44,9 @@ class Api {
   virtual ~Api() = default;
 
   // The object, or NotFound (404) and the like.
+  // Discovery: the APIResourceList of `group_version`
+  // ("scheduling.k8s.io/v1"); NotFound (404) when it is not served.
+  virtual base::Result<nlohmann::json> GetGroupVersion(std::string_view group_version) = 0;
   virtual base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
                                            std::string_view name) = 0;
   // One page of at most `limit` objects ("" = every namespace); limit 0:

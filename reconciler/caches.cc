@@ -142,6 +142,7 @@ Caches::Caches(kube::Client& client, std::chrono::milliseconds resync, RecentWri
   replicasets_ =
       MakeInformer(client_, kube::ReplicaSets(), kManagedSelector, {}, ReplicaSetProjection());
   pods_ = MakeInformer(client_, kube::Pods(), kManagedSelector, {}, PodProjection());
+  // Their resource is set by UseSchedulingApi, from discovery, before they start.
   workloads_ = MakeInformer(client_, Workloads(), "", {}, SchedulingObjectProjection());
   podgroups_ = MakeInformer(client_, PodGroups(), "", {}, SchedulingObjectProjection());
 
@@ -214,19 +215,32 @@ bool Caches::FitInputs(std::vector<Object>* nodes, std::vector<Object>* bound_po
   return true;
 }
 
-void Caches::StartScheduling() {
-  if (scheduling_started_.exchange(true)) return;
-  workloads_->Start();
-  podgroups_->Start();
+bool Caches::UseSchedulingApi(const SchedulingApi& api) {
+  std::lock_guard<std::mutex> lock(start_mu_);
+  if (!scheduling_started_) {
+    workloads_->Retarget(api.Workloads());
+    podgroups_->Retarget(api.PodGroups());
+    workloads_->Start();
+    podgroups_->Start();
+    scheduling_started_ = true;
+    return false;
+  }
+  if (workloads_->resource().group_version == api.GroupVersion()) return false;
+  // The same objects through another path: the caches are kept, and each
+  // informer lists the new path (a relist: unchanged objects reach no handler).
+  workloads_->Retarget(api.Workloads());
+  podgroups_->Retarget(api.PodGroups());
+  return true;
 }
 
 void Caches::StartGroups(workloadbuilder::Backend backend) {
-  if (backend == workloadbuilder::Backend::kNative) {
-    StartScheduling();
-    return;
-  }
+  if (backend == workloadbuilder::Backend::kNative) return;  // UseSchedulingApi
+  std::lock_guard<std::mutex> lock(start_mu_);
   const auto it = backend_groups_.find(backend);
-  if (it != backend_groups_.end()) it->second->Start();
+  if (it != backend_groups_.end() && !backend_started_.contains(backend)) {
+    it->second->Start();
+    backend_started_.insert(backend);
+  }
 }
 
 bool Caches::GroupsSynced(workloadbuilder::Backend backend) const {

@@ -21,8 +21,9 @@
 // GangScheduled patch, each of which would otherwise cost one more
 // reconcile; a foreign edit of the GangScheduled entry is put right at the
 // next reconcile (a pod or ReplicaSet event, or the resync). Workloads and PodGroups are watched
-// only once the scheduling API is known to be served (StartScheduling); a backend's group objects
-// only once its API is (StartGroups).
+// only once discovery found the scheduling.k8s.io version that serves them
+// (UseSchedulingApi; moved to another version when the cluster's changes);
+// a backend's group objects only once its API is (StartGroups).
 //
 // Assemble() builds the planner's input for one Deployment from the caches,
 // with RecentWrites applied on top.
@@ -40,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include <map>
+#include <set>
 
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -48,6 +49,7 @@
 #include "reconciler/metrics.h"
 #include "reconciler/object_index.h"
 #include "reconciler/recent_writes.h"
+#include "reconciler/scheduling_api.h"
 #include "workloadbuilder/backend.h"
 
 namespace wasd::reconciler {
@@ -77,9 +79,14 @@ class Caches {
   // Unschedulable or ScaleUpPending, and a cluster whose gangs are placed
   // never pays for a watch of every Node and bound pod. Before StartCore.
   void EnableGangStatus();
-  void StartCore();        // Deployments, ReplicaSets, Pods
-  void StartScheduling();  // Workloads, PodGroups
-  // The group objects of `backend` (native: StartScheduling).
+  void StartCore();  // Deployments, ReplicaSets, Pods
+  // Workloads and PodGroups through `api` (the version discovery chose):
+  // starts their informers the first time; later, a different version moves
+  // both informers to it (kube::Informer::Retarget: caches kept, a relist of
+  // the new path) and returns true. Same version: nothing, false.
+  bool UseSchedulingApi(const SchedulingApi& api);
+  // The group objects of a non-native `backend` (once; native:
+  // UseSchedulingApi).
   void StartGroups(workloadbuilder::Backend backend);
   void Stop();
 
@@ -147,6 +154,8 @@ class Caches {
   // Non-native group objects by the Deployment their name leads to.
   ObjectIndex backend_groups_by_deployment_;
   std::atomic<bool> scheduling_started_{false};
+  std::mutex start_mu_;                                 // UseSchedulingApi, StartGroups
+  std::set<workloadbuilder::Backend> backend_started_;  // guarded by start_mu_
   // Live pods held by the wasd.io/pod-group gate, with their creation time
   // (Unix seconds, 0 unknown), kept from the pod events for the metrics:
   // a scrape never decodes the pod cache.

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "workloadbuilder/json_util.h"
+
 #include "reconciler/gang_status_reconciler.h"
 #include "reconciler/manager.h"
 #include "reconciler/plan_reconciler.h"
@@ -21,8 +23,9 @@ std::vector<Backend> AllowedBackends(const workloadbuilder::BackendSettings& set
 std::string WhatToInstall(Backend backend) {
   switch (backend) {
     case Backend::kNative:
-      return "turn on the GenericWorkload feature gate and the scheduling.k8s.io/v1beta1 API "
-             "(--runtime-config=scheduling.k8s.io/v1beta1=true) on kube-apiserver";
+      return "turn on the GenericWorkload feature gate and the scheduling.k8s.io API on "
+             "kube-apiserver (v1 where it is GA, Kubernetes 1.38 and later; on 1.37 "
+             "--runtime-config=scheduling.k8s.io/v1beta1=true)";
     case Backend::kVolcano: return "install Volcano (CRD podgroups.scheduling.volcano.sh, v1beta1)";
     case Backend::kKai:
       return "install NVIDIA KAI-Scheduler (CRD podgroups.scheduling.run.ai, v2alpha2)";
@@ -34,9 +37,13 @@ std::string WhatToInstall(Backend backend) {
 }
 
 std::string ApiWords(Backend backend) {
-  if (backend == Backend::kNative) return "scheduling.k8s.io/v1beta1 workloads and podgroups";
+  if (backend == Backend::kNative) return "scheduling.k8s.io workloads and podgroups";
   return workloadbuilder::GroupVersion(backend) + " " +
          std::string(workloadbuilder::Info(backend).resource);
+}
+
+bool InTreeManaged(const nlohmann::json& deployment) {
+  return workloadbuilder::MemberPath(deployment, {"spec", "scheduling"}) != nullptr;
 }
 
 int RunController(const ControllerOptions& options, const std::stop_token& stop,

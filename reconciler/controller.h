@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/listen.h"
 #include "base/log.h"
 #include "kube/config.h"
@@ -62,9 +64,15 @@ std::vector<workloadbuilder::Backend> AllowedBackends(
 // the APINotServed Event).
 std::string WhatToInstall(workloadbuilder::Backend backend);
 
-// "scheduling.k8s.io/v1beta1 workloads and podgroups",
+// "scheduling.k8s.io workloads and podgroups",
 // "scheduling.volcano.sh/v1beta1 podgroups" (for logs and Events).
 std::string ApiWords(workloadbuilder::Backend backend);
+
+// Q22: a Deployment whose stored object keeps spec.scheduling is managed by
+// the in-tree Deployment controller (kube-apiserver drops the field where the
+// WorkloadWithDeployment gate is off). wasd's carrier is the annotation alone:
+// it writes nothing for such a Deployment. Pure.
+bool InTreeManaged(const nlohmann::json& deployment);
 
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.

@@ -65,11 +65,11 @@ void Executor::Refresh(Kind kind, const kube::Resource& resource, const std::str
   }
 }
 
-bool Executor::Create(const json& deployment, const Action& action, const kube::Resource& groups,
-                      ExecuteOutcome& out) {
+bool Executor::Create(const json& deployment, const Action& action, const kube::Resource& workloads,
+                      const kube::Resource& groups, ExecuteOutcome& out) {
   const bool workload = action.kind == ActionKind::kCreateWorkload;
   const Kind kind = workload ? Kind::kWorkload : Kind::kPodGroup;
-  const kube::Resource resource = workload ? Workloads() : groups;
+  const kube::Resource resource = workload ? workloads : groups;
   const std::string ns = NamespaceOf(deployment);
   const std::string name = NameOf(action.object);
   // The caches are separate watches: a Workload (or PodGroup) deleted by the
@@ -99,7 +99,9 @@ bool Executor::Create(const json& deployment, const Action& action, const kube::
   // Refused for good until something changes (a feature gate off, a policy,
   // the namespace going away): say so on the Deployment, not only in the log.
   const int code = created.status().http_code();
-  if (code == 400 || code == 403 || code == 422) {
+  // A 404: the resource is not served (a CRD removed, or the scheduling API
+  // served under another version now); the controller re-checks the API.
+  if (code == 400 || code == 403 || code == 404 || code == 422) {
     events_.Record(deployment, "Warning",
                    workload ? kReasonFailedWorkloadCreate : kReasonFailedPodGroupCreate,
                    std::string("Error creating ") + (workload ? "Workload " : "PodGroup ") + name +
@@ -137,13 +139,13 @@ void Executor::ReportStrippedClaims(const json& deployment, const Action& action
                      "gate off?); pods still reference the claims by name");
 }
 
-bool Executor::Patch(const json& deployment, const Action& action, const kube::Resource& groups,
-                     ExecuteOutcome& out) {
+bool Executor::Patch(const json& deployment, const Action& action, const kube::Resource& workloads,
+                     const kube::Resource& groups, ExecuteOutcome& out) {
   Kind kind = Kind::kPodGroup;
   kube::Resource resource = groups;
   if (action.kind == ActionKind::kPatchWorkloadMinCount) {
     kind = Kind::kWorkload;
-    resource = Workloads();
+    resource = workloads;
   } else if (action.kind == ActionKind::kLiftGate) {
     kind = Kind::kPod;
     resource = kube::Pods();
@@ -304,9 +306,11 @@ bool Executor::ReleasePodGroup(const json& deployment, const Action& action,
   return false;
 }
 
-ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
+ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan,
+                                 const SchedulingApi& scheduling) {
   ExecuteOutcome out;
-  const kube::Resource groups = GroupResource(plan.backend);
+  const kube::Resource workloads = scheduling.Workloads();
+  const kube::Resource groups = GroupResource(plan.backend, scheduling);
   for (const Action& action : plan.actions) {
     if (action.kind == ActionKind::kRequeueAfter) {
       out.requeue_after = action.delay;
@@ -322,11 +326,13 @@ ExecuteOutcome Executor::Execute(const json& deployment, const Plan& plan) {
         events_.Record(deployment, action.event_type, action.reason, action.message);
         break;
       case ActionKind::kCreateWorkload:
-      case ActionKind::kCreatePodGroup: go_on = Create(deployment, action, groups, out); break;
+      case ActionKind::kCreatePodGroup:
+        go_on = Create(deployment, action, workloads, groups, out);
+        break;
       case ActionKind::kPatchWorkloadMinCount:
       case ActionKind::kPatchPodGroupMinCount:
       case ActionKind::kPatchPodGroupOwners:
-      case ActionKind::kLiftGate: go_on = Patch(deployment, action, groups, out); break;
+      case ActionKind::kLiftGate: go_on = Patch(deployment, action, workloads, groups, out); break;
       case ActionKind::kDeletePodGroup:
         go_on = DeletePodGroup(deployment, action, groups, out);
         break;

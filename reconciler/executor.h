@@ -55,15 +55,19 @@ class Executor {
         log_(log),
         may_write_(std::move(may_write)) {}
 
-  ExecuteOutcome Execute(const nlohmann::json& deployment, const planner::Plan& plan);
+  // `scheduling`: the scheduling.k8s.io version in use (scheduling_api.h),
+  // for the native backend's Workloads and PodGroups.
+  ExecuteOutcome Execute(const nlohmann::json& deployment, const planner::Plan& plan,
+                         const SchedulingApi& scheduling = SchedulingApi{"v1beta1"});
 
  private:
   // Each returns false when execution must stop (outcome says why).
-  // `groups`: the PodGroup resource of the plan's backend (GroupResource).
+  // `workloads`: the Workload resource in use; `groups`: the PodGroup
+  // resource of the plan's backend (GroupResource).
   bool Create(const nlohmann::json& deployment, const planner::Action& action,
-              const kube::Resource& groups, ExecuteOutcome& out);
+              const kube::Resource& workloads, const kube::Resource& groups, ExecuteOutcome& out);
   bool Patch(const nlohmann::json& deployment, const planner::Action& action,
-             const kube::Resource& groups, ExecuteOutcome& out);
+             const kube::Resource& workloads, const kube::Resource& groups, ExecuteOutcome& out);
   bool DeletePodGroup(const nlohmann::json& deployment, const planner::Action& action,
                       const kube::Resource& groups, ExecuteOutcome& out);
   bool ReleasePodGroup(const nlohmann::json& deployment, const planner::Action& action,

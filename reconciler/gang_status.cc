@@ -256,6 +256,7 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     if (planner::NameOf(*w) == workload_name) in.workload = w.get();
   }
   in.api_served = api_served;
+  in.scheduling_api_version = plan.scheduling_api_version;
   in.facts = &facts_;
   const std::optional<doctor::Diagnosis> diagnosed = DiagnoseWithFit(in, fit, key, now);
   if (!diagnosed) {

@@ -27,6 +27,12 @@ ReconcileResult GangStatusReconciler::Reconcile(const std::string& key) {
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
+  // Q22: the in-tree controller's Deployment; nothing of wasd's to publish.
+  if (const planner::Object d = m_.caches().Deployment(ns, name);
+      d != nullptr && InTreeManaged(*d)) {
+    gang_.Forget(ns, name);
+    return result;
+  }
   planner::PlanInput in = m_.caches().Assemble(ns, name);
   if (in.deployment == nullptr) {
     gang_.Forget(ns, name);
@@ -37,9 +43,17 @@ ReconcileResult GangStatusReconciler::Reconcile(const std::string& key) {
   // (APINotAvailable).
   const std::optional<Backend> backend = planner::BackendOf(*in.deployment);
   if (backend && !m_.Allowed(*backend)) return result;
+  // Served, its group caches not filled yet: the gang is not judged yet.
+  if (backend && !m_.Served(*backend) && m_.Syncing(*backend)) {
+    result.requeue_after = std::chrono::milliseconds(1000);
+    return result;
+  }
   in.facts = m_.options().backends.facts;
+  const bool served = !backend || m_.Served(*backend);
+  // None in use when not served: the doctor names the backend table's.
+  if (served) in.scheduling_api_version = m_.Scheduling().GroupVersion();
   const GangUpdate u = gang_.Update(
-      in, ns, name, !backend || m_.Served(*backend),
+      in, ns, name, served,
       [this](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods) {
         return m_.caches().FitInputs(nodes, bound_pods);
       });

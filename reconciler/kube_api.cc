@@ -22,6 +22,10 @@ base::Result<T> KubeApi::Count(std::string_view verb, base::Result<T> result) {
   return result;
 }
 
+base::Result<nlohmann::json> KubeApi::GetGroupVersion(std::string_view group_version) {
+  return Count("get", client_.GetGroupVersion(group_version, CallOptions()));
+}
+
 base::Result<nlohmann::json> KubeApi::Get(const kube::Resource& r, std::string_view ns,
                                           std::string_view name) {
   kube::RequestOptions o = CallOptions();

@@ -26,6 +26,7 @@ class KubeApi : public Api {
   // `client` and `metrics` must outlive this object.
   KubeApi(kube::Client& client, Metrics& metrics) : client_(client), metrics_(metrics) {}
 
+  base::Result<nlohmann::json> GetGroupVersion(std::string_view group_version) override;
   base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
                                    std::string_view name) override;
   base::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,

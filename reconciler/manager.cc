@@ -110,43 +110,148 @@ base::Status Manager::CheckBackendApi(Backend backend) {
   return base::Status::Ok();
 }
 
-// Each allowed backend whose API is not served yet is checked every
-// api_check_interval (discovery at start and until served); once served,
-// its caches start and its Deployments are reconciled.
+void Manager::RecheckApiSoon() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    wake_ = true;
+  }
+  wake_cv_.notify_all();
+}
+
+void Manager::StandDown(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(stand_down_mu_);
+    if (!stood_down_.insert(key).second) return;
+  }
+  log_.Info(
+      "Deployment carries spec.scheduling: the in-tree Deployment controller manages its "
+      "Workload and PodGroups; wasd creates, gates and patches nothing for it",
+      {{"deployment", key}});
+}
+
+void Manager::NotServed(Backend b, const base::Status& why, bool& reported) {
+  const bool was_served = served_[Index(b)].exchange(false);
+  syncing_[Index(b)] = false;
+  if (was_served) {
+    log_.Error(ApiWords(b) +
+                   " is no longer served; wasd creates no group objects and lifts no gates for "
+                   "Deployments of this backend until it is again: " +
+                   WhatToInstall(b),
+               {{"backend", workloadbuilder::BackendName(b)}, {"error", why.ToString()}});
+    reported = true;
+    EnqueueAll();  // APINotServed
+    return;
+  }
+  if (!reported) {
+    log_.Error(ApiWords(b) +
+                   " not served; wasd creates no group objects and lifts no gates "
+                   "for Deployments of this backend until it is: " +
+                   WhatToInstall(b) + " (re-checking every " +
+                   std::to_string(options_.api_check_interval.count() / 1000) + " s)",
+               {{"backend", workloadbuilder::BackendName(b)}, {"error", why.ToString()}});
+    reported = true;
+    EnqueueAll();
+  }
+}
+
+bool Manager::MarkServedWhenSynced(Backend b) {
+  if (Served(b)) return false;
+  if (!caches_.GroupsSynced(b)) {
+    syncing_[Index(b)] = true;
+    return true;
+  }
+  syncing_[Index(b)] = false;
+  served_[Index(b)] = true;  // only now: a plan needs the group caches
+  log_.Info(ApiWords(b) + " served and cached; reconciling its Deployments",
+            {{"backend", workloadbuilder::BackendName(b)}});
+  EnqueueAll();
+  return false;
+}
+
+void Manager::CheckNative(bool& reported, bool& syncing) {
+  const SchedulingDiscovery d =
+      DiscoverSchedulingApi([this](std::string_view gv) { return api_.GetGroupVersion(gv); });
+  if (!d.ok()) {
+    // Not an answer about the API: keep what is known and ask again.
+    log_.Warn("cannot discover the scheduling.k8s.io versions; keeping the current one",
+              {{"error", d.error.ToString()}, {"current", Scheduling().version}});
+    syncing = syncing_[Index(Backend::kNative)];
+    return;
+  }
+  if (!d.api.served()) {
+    NotServed(Backend::kNative,
+              base::Status::Http(404, "NotFound",
+                                 "neither scheduling.k8s.io/v1 nor v1beta1 lists workloads and "
+                                 "podgroups"),
+              reported);
+    return;
+  }
+  const SchedulingApi before = Scheduling();
+  if (d.api != before) {
+    {
+      std::lock_guard<std::mutex> lock(scheduling_mu_);
+      scheduling_ = d.api;  // writes go through it from now on
+    }
+    metrics_.SetSchedulingApiVersion(d.api.version);
+    log_.Info("using " + d.api.GroupVersion() + " for Workloads and PodGroups",
+              {{"served", DescribeDiscovery(d)},
+               {"previous", before.served() ? before.version : std::string("none")}});
+    if (caches_.UseSchedulingApi(d.api)) {
+      log_.Info("Workload and PodGroup watches moved to " + d.api.GroupVersion() +
+                    " (a relist; the cached objects are kept: they are the same objects)",
+                {{"previous", before.version}});
+      EnqueueAll();
+    }
+  }
+  reported = false;
+  syncing = MarkServedWhenSynced(Backend::kNative);
+}
+
+bool Manager::CheckBackend(Backend b, bool& reported) {
+  if (b == Backend::kNative) {
+    bool syncing = false;
+    CheckNative(reported, syncing);
+    return syncing;
+  }
+  const base::Status s = CheckBackendApi(b);
+  if (s.ok()) {
+    reported = false;
+    caches_.StartGroups(b);
+    return MarkServedWhenSynced(b);
+  }
+  if (s.not_found()) {
+    NotServed(b, s, reported);
+    return false;
+  }
+  // No answer (or 403, 5xx): nothing learnt about the API; keep the state.
+  if (!reported) {
+    log_.Warn("cannot check " + ApiWords(b) + "; re-checking",
+              {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
+  }
+  return syncing_[Index(b)];
+}
+
+// Each backend on its own: one whose caches never sync holds only its own
+// Deployments (they wait), never the others or readiness.
 void Manager::ApiCheckLoop(const std::stop_token& stop) {
   std::array<bool, workloadbuilder::kAllBackends.size()> reported{};
   while (!stop.stop_requested()) {
-    bool all_served = true;
+    bool syncing = false;
     for (const Backend b : allowed_) {
-      if (Served(b)) continue;
-      const base::Status s = CheckBackendApi(b);
-      if (s.ok()) {
-        log_.Info(ApiWords(b) + " served", {{"backend", workloadbuilder::BackendName(b)}});
-        caches_.StartGroups(b);
-        while (!stop.stop_requested() && !caches_.GroupsSynced(b)) {
-          SleepFor(std::chrono::milliseconds(50), stop);
-        }
-        if (stop.stop_requested()) return;
-        served_[Index(b)] = true;  // only now: a plan needs the group caches
-        EnqueueAll();
-        continue;
-      }
-      all_served = false;
-      if (!reported[Index(b)] || !s.not_found()) {
-        log_.Error(ApiWords(b) +
-                       " not served; wasd creates no group objects and lifts no gates "
-                       "for Deployments of this backend until it is: " +
-                       WhatToInstall(b) + " (re-checking every " +
-                       std::to_string(options_.api_check_interval.count() / 1000) + " s)",
-                   {{"backend", workloadbuilder::BackendName(b)}, {"error", s.ToString()}});
-        reported[Index(b)] = true;
-        EnqueueAll();
-      }
+      syncing = CheckBackend(b, reported[Index(b)]) || syncing;
+      if (stop.stop_requested()) return;
     }
     api_checked_ = true;
+    bool all_served = true;
+    for (const Backend b : allowed_) all_served = all_served && Served(b);
     metrics_.SetSchedulingApiServed(all_served);
-    if (all_served) return;
-    SleepFor(options_.api_check_interval, stop);
+    // While caches sync, look again soon (they usually take a moment).
+    const std::chrono::milliseconds wait =
+        syncing ? std::min(options_.api_check_interval, std::chrono::milliseconds(100))
+                : options_.api_check_interval;
+    std::unique_lock lock(wake_mu_);
+    wake_cv_.wait_for(lock, stop, wait, [this] { return wake_; });
+    wake_ = false;
   }
 }
 

@@ -5,12 +5,13 @@
 // event names goes to every loop.
 //
 // Lifecycle (Run): probes and metrics listen first; caches start; the
-// scheduling API check runs for each allowed backend (every
-// api_check_interval until its API is served — native: Workloads and
-// PodGroups; the others: their PodGroup CRD — the process stays up and
-// healthy and logs; the plan records one APINotServed Event per Deployment of
-// that backend, whose pods stay gated: never a fall back to pod-by-pod
-// scheduling); leader election starts; the loops start once every cache a
+// scheduling API check runs for each allowed backend, each on its own (every
+// api_check_interval, served or not — native: discovery of the
+// scheduling.k8s.io version serving Workloads and PodGroups, v1 preferred;
+// the others: their PodGroup CRD — a backend whose API is not served keeps
+// the process up and healthy; the plan records one APINotServed Event per
+// Deployment of that backend, whose pods stay gated: never a fall back to
+// pod-by-pod scheduling); leader election starts; the loops start once every cache a
 // reconcile reads has synced and the first API check ended (no plan from a
 // half-filled cache), and reconcile keys only while this replica leads.
 // Readiness follows the same sync. On stop: readiness off, loops closed and
@@ -23,7 +24,10 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -39,6 +43,7 @@
 #include "reconciler/leader_elector.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
+#include "reconciler/scheduling_api.h"
 #include "reconciler/worker_loop.h"
 
 namespace wasd::reconciler {
@@ -78,6 +83,20 @@ class Manager {
   bool Served(workloadbuilder::Backend backend) const {
     return served_[static_cast<std::size_t>(backend)];
   }
+  // Served, but its group caches are still syncing: its Deployments wait
+  // (requeued), with no APINotServed Event.
+  bool Syncing(workloadbuilder::Backend backend) const {
+    return syncing_[static_cast<std::size_t>(backend)];
+  }
+  // The scheduling.k8s.io version in use (discovery); empty until found.
+  SchedulingApi Scheduling() const {
+    std::lock_guard<std::mutex> lock(scheduling_mu_);
+    return scheduling_;
+  }
+  // Wakes the API check at once (a 404 from a write of the group API).
+  void RecheckApiSoon();
+  // Logs, once per Deployment, that the in-tree controller manages it (Q22).
+  void StandDown(const std::string& key);
 
  private:
   struct Loop {
@@ -93,8 +112,20 @@ class Manager {
   base::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
   int StartServers(base::HttpServerThread& probes, base::HttpServerThread& metrics);
   void OnLeadership(bool leading);
+  // Every allowed backend's API, every api_check_interval, served or not (a
+  // CRD removed, or a scheduling.k8s.io version switched by an upgrade, is
+  // noticed without a restart), and at once after RecheckApiSoon.
   void ApiCheckLoop(const std::stop_token& stop);
+  // One check of `backend`'s API (native: discovery of the scheduling.k8s.io
+  // version); true while it is served but its caches are still syncing.
+  // `reported`: the outage was logged.
+  bool CheckBackend(workloadbuilder::Backend backend, bool& reported);
+  void CheckNative(bool& reported, bool& syncing);
   base::Status CheckBackendApi(workloadbuilder::Backend backend);
+  // `backend`'s API answered 404 (or discovery found no version).
+  void NotServed(workloadbuilder::Backend backend, const base::Status& why, bool& reported);
+  // The API of `backend` is served: once its caches synced, reconcile.
+  bool MarkServedWhenSynced(workloadbuilder::Backend backend);
 
   const ControllerOptions& options_;
   const base::Logger& log_;
@@ -109,7 +140,16 @@ class Manager {
   std::unique_ptr<LeaderElector> elector_;
   // By backend: set only once its API is served and its caches synced.
   std::array<std::atomic<bool>, workloadbuilder::kAllBackends.size()> served_{};
+  std::array<std::atomic<bool>, workloadbuilder::kAllBackends.size()> syncing_{};
   std::atomic<bool> api_checked_{false};  // the first check of every allowed backend ended
+  mutable std::mutex scheduling_mu_;
+  SchedulingApi scheduling_;  // guarded by scheduling_mu_
+  // ApiCheckLoop's wake-up (RecheckApiSoon).
+  std::mutex wake_mu_;
+  std::condition_variable_any wake_cv_;
+  bool wake_ = false;  // guarded by wake_mu_
+  std::mutex stand_down_mu_;
+  std::set<std::string> stood_down_;  // guarded by stand_down_mu_
   std::atomic<bool> stopping_{false};
 };
 

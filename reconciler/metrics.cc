@@ -1,5 +1,7 @@
 #include "reconciler/metrics.h"
 
+#include "reconciler/scheduling_api.h"
+
 #include <algorithm>
 #include <ctime>
 #include <vector>
@@ -127,6 +129,11 @@ void Metrics::SetGatedPodsSource(std::function<GatedPods()> fn) {
   gated_pods_ = std::move(fn);
 }
 
+void Metrics::SetSchedulingApiVersion(std::string_view version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduling_version_ = std::string(version);
+}
+
 std::uint64_t Metrics::writes() const {
   std::lock_guard lock(mu_);
   std::uint64_t n = 0;
@@ -206,8 +213,21 @@ void Metrics::RenderOwn(std::string* out, const QueueStats& q, const GatedPods& 
   AppendHeader(out, Own("leader"), "gauge", "1 while this replica holds the Lease.");
   AppendSample(out, Own("leader"), "", leader_ ? 1 : 0);
   AppendHeader(out, Own("scheduling_api_served"), "gauge",
-               "1 once scheduling.k8s.io/v1beta1 workloads and podgroups are served.");
+               "1 while the group APIs of every allowed backend are served (native: "
+               "scheduling.k8s.io workloads and podgroups, v1 or v1beta1).");
   AppendSample(out, Own("scheduling_api_served"), "", api_served_ ? 1 : 0);
+  AppendHeader(out, Own("scheduling_api_version"), "gauge",
+               "1 for the scheduling.k8s.io version wasd reads and writes Workloads and "
+               "PodGroups through (found by discovery, v1 preferred), 0 for the others.");
+  std::string version;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    version = scheduling_version_;
+  }
+  for (const std::string_view v : kSchedulingVersions) {
+    AppendSample(out, Own("scheduling_api_version"), "version=\"" + std::string(v) + "\"",
+                 v == version ? 1 : 0);
+  }
   AppendHeader(out, Own("gated_pods"), "gauge",
                "Pods of opted-in Deployments held by the wasd.io/pod-group scheduling gate.");
   AppendSample(out, Own("gated_pods"), "", static_cast<double>(g.count));

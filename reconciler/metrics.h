@@ -11,6 +11,7 @@
 //   wasd_reconciler_reconcile_duration_seconds                histogram
 //   wasd_reconciler_leader                                    gauge (1 while this replica leads)
 //   wasd_reconciler_scheduling_api_served                     gauge
+//   wasd_reconciler_scheduling_api_version{version}           gauge
 //   wasd_reconciler_gated_pods                                gauge (pods held by
 //   wasd.io/pod-group) wasd_reconciler_oldest_gated_pod_age_seconds              gauge
 // controller-runtime's and client-go's names, so existing controller
@@ -93,6 +94,10 @@ class Metrics {
   void ObserveQueueLatency(std::chrono::nanoseconds d);
   void SetLeader(bool leader) { leader_ = leader; }
   void SetSchedulingApiServed(bool served) { api_served_ = served; }
+  // The scheduling.k8s.io version wasd uses for Workloads and PodGroups
+  // ("v1", "v1beta1"; "" none): wasd_reconciler_scheduling_api_version
+  // {version} is 1 for it and 0 for the others.
+  void SetSchedulingApiVersion(std::string_view version);
   void SetWorkers(int workers) { workers_ = workers; }
   // Read at render time.
   void SetQueueStatsSource(std::function<QueueStats()> fn);
@@ -123,6 +128,7 @@ class Metrics {
   std::function<QueueStats()> queue_stats_;   // guarded by mu_
   std::function<GatedPods()> gated_pods_;     // guarded by mu_
   std::function<void(std::string*)> extra_;   // guarded by mu_
+  std::string scheduling_version_;            // guarded by mu_
   metrics::Histogram queue_latency_;
   metrics::Histogram reconcile_duration_;
   std::atomic<bool> leader_{false};

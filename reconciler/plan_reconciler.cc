@@ -38,9 +38,9 @@ planner::Action UnusableBackendEvent(Backend backend, const std::vector<Backend>
   if (backend == Backend::kNative) {
     return planner::Action::Event(
         "Warning", planner::kReasonApiNotServed,
-        "scheduling.k8s.io/v1beta1 Workloads and PodGroups are not served by this cluster; wasd "
-        "creates no Workload or PodGroups for this Deployment and its pods stay gated until the "
-        "API is served (" +
+        "scheduling.k8s.io Workloads and PodGroups are not served by this cluster (neither v1 nor "
+        "v1beta1); wasd creates no Workload or PodGroups for this Deployment and its pods stay "
+        "gated until the API is served (" +
             WhatToInstall(backend) + ")");
   }
   return planner::Action::Event("Warning", planner::kReasonApiNotServed,
@@ -66,21 +66,40 @@ ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
+  // Q22: the in-tree controller's Deployment; wasd writes nothing for it.
+  if (const planner::Object d = m_.caches().Deployment(ns, name);
+      d != nullptr && InTreeManaged(*d)) {
+    m_.StandDown(key);
+    return result;
+  }
   std::optional<PlanInput> first = m_.caches().Assemble(ns, name);
   if (first->deployment == nullptr) return result;
   // A label that names no backend is the planner's to report.
   const std::optional<Backend> backend = planner::BackendOf(*first->deployment);
+  if (backend && m_.Allowed(*backend) && !m_.Served(*backend) && m_.Syncing(*backend)) {
+    // Served, its group caches not filled yet: no plan and no Event.
+    result.requeue_after = std::chrono::milliseconds(1000);
+    return result;
+  }
   if (backend && !(m_.Allowed(*backend) && m_.Served(*backend))) {
     if (!planner::IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
     return result;
   }
+  // One version for the whole reconcile: what the plan builds and where the
+  // executor writes agree even if discovery switches meanwhile.
+  const SchedulingApi scheduling = m_.Scheduling();
   const auto observe = [&] {
     PlanInput in = first ? std::move(*first) : m_.caches().Assemble(ns, name);
     first.reset();
     in.facts = m_.options().backends.facts;
+    in.scheduling_api_version = scheduling.GroupVersion();
     return in;
   };
-  return RunPlanRounds(key, observe, m_.api(), executor_, m_.log());
+  result = RunPlanRounds(key, observe, m_.api(), executor_, m_.log(), scheduling);
+  // A create answered 404: the group API may be gone or served under another
+  // version; the API check looks now rather than at its next interval.
+  if (result.status.not_found()) m_.RecheckApiSoon();
+  return result;
 }
 
 void PlanReconciler::ReportUnusable(const nlohmann::json& deployment, Backend backend) {
@@ -88,7 +107,7 @@ void PlanReconciler::ReportUnusable(const nlohmann::json& deployment, Backend ba
   planner::Plan plan;
   plan.backend = backend;
   plan.actions.push_back(UnusableBackendEvent(backend, m_.allowed(), m_.Allowed(backend)));
-  executor_.Execute(deployment, plan);
+  executor_.Execute(deployment, plan, m_.Scheduling());
 }
 
 }  // namespace wasd::reconciler

@@ -29,7 +29,8 @@ base::Status FillPriorityClasses(Api& api, PlanInput& in) {
 }
 
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const base::Logger& log) {
+                              Executor& executor, const base::Logger& log,
+                              const SchedulingApi& scheduling) {
   ReconcileResult result;
   for (int round = 0; round < kMaxPlanRounds; ++round) {
     ++result.rounds;
@@ -42,7 +43,7 @@ ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Ap
     const Plan plan = planner::PlanDeployment(in);
     if (!plan.note.empty()) log.Debug("plan", {{"deployment", key}, {"note", plan.note}});
     if (plan.empty()) return result;
-    const ExecuteOutcome out = executor.Execute(*in.deployment, plan);
+    const ExecuteOutcome out = executor.Execute(*in.deployment, plan, scheduling);
     result.writes += out.writes;
     if (out.requeue_after) result.requeue_after = out.requeue_after;
     if (!out.status.ok()) {

@@ -52,9 +52,12 @@ using Observe = std::function<planner::PlanInput()>;
 base::Status FillPriorityClasses(Api& api, planner::PlanInput& in);
 
 // Runs the rounds for Deployment `key` ("ns/name", for the log); `writes`
-// counts what the executor wrote.
+// counts what the executor wrote. `scheduling`: the scheduling.k8s.io
+// version the executor writes through (the one `observe` puts in
+// PlanInput::scheduling_api_version).
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const base::Logger& log);
+                              Executor& executor, const base::Logger& log,
+                              const SchedulingApi& scheduling = SchedulingApi{"v1beta1"});
 
 }  // namespace wasd::reconciler
 

@@ -105,7 +105,7 @@ BuildResult BuildWorkload(const json& deployment, const json& config, const Buil
                     {"name", *owner.name},       {"uid", *owner.uid},
                     {"controller", true},        {"blockOwnerDeletion", true}};
   json workload = json::object();
-  workload["apiVersion"] = kSchedulingApiVersion;
+  workload["apiVersion"] = options.api_version;
   workload["kind"] = "Workload";
   workload["metadata"] = ObjectMeta(GenerateWorkloadName(*owner.name, *owner.uid),
                                     owner.namespace_name, json::array({std::move(owner_ref)}));
@@ -116,7 +116,8 @@ BuildResult BuildWorkload(const json& deployment, const json& config, const Buil
   return {std::move(workload), {}};
 }
 
-BuildResult BuildPodGroup(const json& workload, const json& replicaset) {
+BuildResult BuildPodGroup(const json& workload, const json& replicaset,
+                          std::string_view api_version) {
   const ObjectRef rs = RefOf(replicaset);
   if (!rs.ok()) return Error("the ReplicaSet has no metadata.name or metadata.uid");
   const ObjectRef wl = RefOf(workload);
@@ -134,10 +135,8 @@ BuildResult BuildPodGroup(const json& workload, const json& replicaset) {
                     {"uid", *rs.uid},
                     {"controller", true},
                     {"blockOwnerDeletion", true}});
-  owners.push_back({{"apiVersion", StringOr(workload, "apiVersion", kSchedulingApiVersion)},
-                    {"kind", "Workload"},
-                    {"name", *wl.name},
-                    {"uid", *wl.uid}});
+  owners.push_back(
+      {{"apiVersion", api_version}, {"kind", "Workload"}, {"name", *wl.name}, {"uid", *wl.uid}});
 
   json spec = json::object();
   spec["workloadRef"] = {{"workloadName", *wl.name}, {"templateName", kPodGroupTemplateName}};
@@ -147,7 +146,7 @@ BuildResult BuildPodGroup(const json& workload, const json& replicaset) {
   }
 
   json podgroup = json::object();
-  podgroup["apiVersion"] = kSchedulingApiVersion;
+  podgroup["apiVersion"] = api_version;
   podgroup["kind"] = "PodGroup";
   podgroup["metadata"] = ObjectMeta(
       PodGroupName(*rs.name, *rs.uid),

@@ -1,9 +1,14 @@
 // The compiler from a Deployment's scheduling configuration to the
-// `scheduling.k8s.io/v1beta1` objects wasd creates (docs/api.md §a.1, §a.2,
+// `scheduling.k8s.io` Workload and PodGroup objects wasd creates (docs/api.md §a.1, §a.2,
 // §c.1–§c.5; docs/design.md Q4, Q5, Q10):
 //
 //   Deployment + config  --BuildWorkload-->  Workload (one template "pgt-0")
 //   Workload + ReplicaSet --BuildPodGroup-->  PodGroup (PodGroupName(rs name, rs uid), Q12)
+//
+// The apiVersion of the built objects (and of a PodGroup's Workload
+// ownerReference) is the caller's: the version the cluster serves, found by
+// discovery (reconciler/scheduling_api.h); v1 and v1beta1 objects are the
+// same objects, only the apiVersion string differs.
 //
 // The builders produce the desired object only (apiVersion, kind, metadata
 // name/namespace/ownerReferences, spec); they do not validate the
@@ -22,7 +27,11 @@
 
 namespace wasd::workloadbuilder {
 
-inline constexpr std::string_view kSchedulingApiVersion = "scheduling.k8s.io/v1beta1";
+// The versions of scheduling.k8s.io that serve Workloads and PodGroups:
+// v1beta1 (Kubernetes 1.37) and v1 (GA, planned for 1.38). The default of
+// the builders' api_version is v1beta1, what a 1.37 cluster serves.
+inline constexpr std::string_view kSchedulingApiVersionV1beta1 = "scheduling.k8s.io/v1beta1";
+inline constexpr std::string_view kSchedulingApiVersionV1 = "scheduling.k8s.io/v1";
 
 // An object or the reason it could not be built.
 struct BuildResult {
@@ -38,6 +47,8 @@ struct BuildOptions {
   // into the template as given; nothing when unset. `priority` itself is
   // never set (the API server's Priority plugin resolves it).
   std::optional<std::string> priority_class_name;
+  // The Workload's apiVersion (the version in use on the cluster).
+  std::string api_version = std::string(kSchedulingApiVersionV1beta1);
 };
 
 // The user's gang.minCount when the config selects gang and sets an integer
@@ -71,8 +82,12 @@ BuildResult BuildWorkload(const nlohmann::json& deployment, const nlohmann::json
 // spec.workloadRef{workloadName, templateName}; schedulingPolicy,
 // schedulingConstraints, disruptionMode, priorityClassName, priority and
 // resourceClaims copied from the template.
+// `api_version`: the PodGroup's apiVersion and its Workload ownerReference's
+// (never the Workload object's own apiVersion, which tells only through
+// which version it was read).
 // Errors: ReplicaSet or Workload without name/uid; no template "pgt-0".
-BuildResult BuildPodGroup(const nlohmann::json& workload, const nlohmann::json& replicaset);
+BuildResult BuildPodGroup(const nlohmann::json& workload, const nlohmann::json& replicaset,
+                          std::string_view api_version = kSchedulingApiVersionV1beta1);
 
 }  // namespace wasd::workloadbuilder
 

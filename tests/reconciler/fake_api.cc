@@ -90,6 +90,34 @@ json FakeApi::Commit(const Key& key, json object) {
   return object;
 }
 
+base::Result<json> FakeApi::GetGroupVersion(std::string_view group_version) {
+  std::lock_guard lock(mu_);
+  ++calls_["discover"];
+  log_.push_back("discover " + std::string(group_version));
+  const auto it = served_.find(group_version);
+  if (it == served_.end()) {
+    return NotFound("the server could not find the requested resource");
+  }
+  json resources = json::array();
+  for (const std::string& r : it->second) {
+    resources.push_back({{"name", r}, {"namespaced", true}});
+    resources.push_back({{"name", r + "/status"}, {"namespaced", true}});
+  }
+  return json{{"kind", "APIResourceList"},
+              {"groupVersion", std::string(group_version)},
+              {"resources", std::move(resources)}};
+}
+
+void FakeApi::ServeGroupVersion(std::string_view group_version,
+                                std::vector<std::string> resources) {
+  std::lock_guard lock(mu_);
+  if (resources.empty()) {
+    served_.erase(std::string(group_version));
+  } else {
+    served_[std::string(group_version)] = std::move(resources);
+  }
+}
+
 base::Result<json> FakeApi::Get(const kube::Resource& r, std::string_view ns,
                                 std::string_view name) {
   std::lock_guard lock(mu_);

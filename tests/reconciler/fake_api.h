@@ -48,6 +48,10 @@ base::Status InternalError(std::string_view message);
 
 class FakeApi : public Api {
  public:
+  // Discovery answers from the group versions set with ServeGroupVersion
+  // (default: scheduling.k8s.io/v1beta1 with workloads and podgroups, a
+  // Kubernetes 1.37 cluster); any other group version is 404.
+  base::Result<nlohmann::json> GetGroupVersion(std::string_view group_version) override;
   base::Result<nlohmann::json> Get(const kube::Resource& r, std::string_view ns,
                                    std::string_view name) override;
   base::Result<kube::ListResult> ListPage(const kube::Resource& r, std::string_view ns,
@@ -83,6 +87,9 @@ class FakeApi : public Api {
   void FailNext(std::string_view verb, base::Status status, std::string_view resource = "",
                 std::string_view name = "", int times = 1);
   // Applied to every object created through Create() before it is stored.
+  // `group_version` serves `resources` (plurals); an empty list stops
+  // serving it (404). Not a call.
+  void ServeGroupVersion(std::string_view group_version, std::vector<std::string> resources);
   void set_on_create(std::function<void(const kube::Resource&, nlohmann::json&)> hook);
   void set_test_failure_code(int code);
   // An object deleted at once (no finalizer) is answered with its final
@@ -127,6 +134,8 @@ class FakeApi : public Api {
   std::int64_t next_uid_ = 1;                                              // guarded by mu_
   int test_failure_code_ = 422;                                            // guarded by mu_
   bool delete_answers_object_ = false;                                     // guarded by mu_
+  std::map<std::string, std::vector<std::string>, std::less<>> served_{
+      {"scheduling.k8s.io/v1beta1", {"workloads", "podgroups"}}};  // guarded by mu_
 };
 
 }  // namespace wasd::reconciler::testing

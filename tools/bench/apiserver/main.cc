@@ -542,6 +542,15 @@ Reply Server::Handle(const http::request<http::string_body>& req,
   if (target == "/debug/stats") return Stats();
   if (target == "/debug/apply" && req.method() == http::verb::post) return Apply(req.body());
   if (target == "/healthz" || target == "/readyz") return {200, "ok"};
+  // Discovery of scheduling.k8s.io (the reconciler asks which version serves
+  // Workloads and PodGroups): v1beta1, as kResources serves them.
+  if (target == "/apis/scheduling.k8s.io/v1beta1" && req.method() == http::verb::get) {
+    return {
+        200,
+        R"({"kind":"APIResourceList","apiVersion":"v1","groupVersion":"scheduling.k8s.io/v1beta1",)"
+        R"("resources":[{"name":"workloads","namespaced":true,"kind":"Workload"},)"
+        R"({"name":"podgroups","namespaced":true,"kind":"PodGroup"}]})"};
+  }
   Target t;
   if (!ParseTarget(target, t)) {
     return {404, StatusBody(404, "NotFound", "the server could not find the requested resource")};
