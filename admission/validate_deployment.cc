@@ -3,8 +3,37 @@
 #include "admission/handlers.h"
 #include "admission/json_access.h"
 #include "rules/deployment_rules.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
+
+// A Deployment, or a Scale (the scale rule reads its spec.replicas). The
+// annotation on the pod template is read only to warn that it does nothing
+// there (rules::AnnotationWarnings); every other wasd.io/ key is warned
+// about as a likely typo.
+const base::JsonPaths& ValidateDeploymentReads() {
+  static const base::JsonPaths paths = {
+      {"apiVersion"},
+      {"kind"},
+      {"metadata", "name"},
+      {"metadata", "generateName"},
+      {"metadata", "namespace"},
+      {"metadata", "uid"},
+      {"metadata", "labels"},
+      {"metadata", "annotations", std::string(workloadbuilder::kSchedulingAnnotation)},
+      {"metadata", "annotations", "wasd.io/*"},
+      {"metadata", "ownerReferences"},
+      {"spec", "replicas"},
+      {"spec", "strategy", "type"},
+      {"spec", "scheduling"},
+      {"spec", "template", "metadata", "labels"},
+      {"spec", "template", "metadata", "annotations",
+       std::string(workloadbuilder::kSchedulingAnnotation)},
+      {"spec", "template", "spec", "schedulingGroup"},
+      {"spec", "template", "spec", "schedulerName"},
+  };
+  return paths;
+}
 
 Verdict ValidateDeployment(const nlohmann::json& request, const Options& options) {
   Verdict v;

@@ -48,13 +48,13 @@ Paths IntentAnnotations() {
           {"metadata", "annotations", S(workloadbuilder::kBackendAnnotation)}};
 }
 
-std::shared_ptr<const kube::Projection> Make(const Paths& paths) {
-  return std::make_shared<const kube::Projection>(paths);
+std::shared_ptr<const base::JsonProjection> Make(const Paths& paths) {
+  return std::make_shared<const base::JsonProjection>(paths);
 }
 
 }  // namespace
 
-std::shared_ptr<const kube::Projection> DeploymentProjection() {
+std::shared_ptr<const base::JsonProjection> DeploymentProjection() {
   static const auto p = [] {
     Paths paths = Identity();
     Append(paths, {
@@ -82,7 +82,7 @@ std::shared_ptr<const kube::Projection> DeploymentProjection() {
   return p;
 }
 
-std::shared_ptr<const kube::Projection> ReplicaSetProjection() {
+std::shared_ptr<const base::JsonProjection> ReplicaSetProjection() {
   static const auto p = [] {
     Paths paths = Identity();
     Append(paths, {
@@ -111,7 +111,7 @@ std::shared_ptr<const kube::Projection> ReplicaSetProjection() {
   return p;
 }
 
-std::shared_ptr<const kube::Projection> PodProjection() {
+std::shared_ptr<const base::JsonProjection> PodProjection() {
   static const auto p = [] {
     Paths paths = Identity();
     Append(paths, {
@@ -154,7 +154,7 @@ std::shared_ptr<const kube::Projection> PodProjection() {
   return p;
 }
 
-std::shared_ptr<const kube::Projection> SchedulingObjectProjection() {
+std::shared_ptr<const base::JsonProjection> SchedulingObjectProjection() {
   static const auto p = [] {
     Paths paths = Identity();
     Append(paths, {
@@ -176,7 +176,7 @@ std::shared_ptr<const kube::Projection> SchedulingObjectProjection() {
   return p;
 }
 
-std::shared_ptr<const kube::Projection> NodeProjection() {
+std::shared_ptr<const base::JsonProjection> NodeProjection() {
   static const auto p = [] {
     Paths paths = Identity();
     Append(paths, {
@@ -192,7 +192,7 @@ std::shared_ptr<const kube::Projection> NodeProjection() {
   return p;
 }
 
-std::shared_ptr<const kube::Projection> BoundPodProjection() {
+std::shared_ptr<const base::JsonProjection> BoundPodProjection() {
   static const auto p = [] {
     Paths paths = Identity();
     Append(paths, {

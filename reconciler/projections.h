@@ -12,19 +12,19 @@
 
 #include <memory>
 
-#include "kube/projection.h"
+#include "base/json_projection.h"
 
 namespace wasd::reconciler {
 
-std::shared_ptr<const kube::Projection> DeploymentProjection();
-std::shared_ptr<const kube::Projection> ReplicaSetProjection();
-std::shared_ptr<const kube::Projection> PodProjection();
+std::shared_ptr<const base::JsonProjection> DeploymentProjection();
+std::shared_ptr<const base::JsonProjection> ReplicaSetProjection();
+std::shared_ptr<const base::JsonProjection> PodProjection();
 // Workloads and PodGroups (objects wasd writes: small, compared whole).
-std::shared_ptr<const kube::Projection> SchedulingObjectProjection();
+std::shared_ptr<const base::JsonProjection> SchedulingObjectProjection();
 // The gang doctor's fit preview (only with --gang-status): Nodes, and every
 // pod bound to a node in any namespace.
-std::shared_ptr<const kube::Projection> NodeProjection();
-std::shared_ptr<const kube::Projection> BoundPodProjection();
+std::shared_ptr<const base::JsonProjection> NodeProjection();
+std::shared_ptr<const base::JsonProjection> BoundPodProjection();
 
 }  // namespace wasd::reconciler
 

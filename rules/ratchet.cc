@@ -17,10 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-const json& OrNull(const json* value) {
-  static const json kNull;
-  return value != nullptr ? *value : kNull;
-}
+using wb::OrNull;
 
 const json* Annotation(const json& deployment) {
   const json* annotations = wb::MemberPath(deployment, {"metadata", "annotations"});

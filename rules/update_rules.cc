@@ -26,10 +26,7 @@ constexpr std::string_view kRecreate =
     ": only gang.minCount can change in an existing Deployment; delete the Deployment and "
     "create it again to change this";
 
-const json& OrNull(const json* value) {
-  static const json kNull;
-  return value != nullptr ? *value : kNull;
-}
+using wb::OrNull;
 
 wb::FieldError FixedAtCreation(const wb::FieldPath& path, std::string_view what) {
   return wb::Forbidden(path, std::string(what) + std::string(kRecreate));
