@@ -1,9 +1,11 @@
 // What each of the reconciler's caches keeps of the objects it watches: the
-// members the planner (planner/*.cc, and workloadbuilder's BuildWorkload /
-// BuildPodGroup it calls), the executor, the Events, RecentWrites and the
-// caches' own indexes read — nothing else. Real pods are 10–25 KB of JSON
+// members its readers read — nothing else. Real pods are 10–25 KB of JSON
 // (managedFields, containers, volumes, status); the reconciler needs ~1 KB
-// of it. reconciler/projections.cc lists every kept path with its reader.
+// of it. Each reader declares its read set beside its code: the planner in
+// planner/reads.h, the gang doctor in doctor/reads.h, the reconciler's own
+// (the caches' keys, the Events, the gang status condition) in
+// projections.cc, which composes them per kind of object. To keep another
+// field, add its path to the read set of the code that reads it.
 //
 // A new informer registers its own projection here (and a test in
 // tests/reconciler/projections_test.cc proves its readers' inputs survive).
