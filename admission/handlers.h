@@ -25,10 +25,12 @@ struct Verdict {
 };
 
 // Each handler's read set: the members of request.object (and oldObject)
-// that it and the rules it calls read, declared beside the handler. The
-// webhook decodes only these (review.cc composes them with what it reads
-// itself); a handler or rule that starts reading another member adds its
-// path to its handler's list (base/json_projection.h has the path syntax).
+// that it and the rules it calls read, declared beside the handler, beyond
+// the kind, identity, labels, owners and wasd.io/ annotations every handler
+// reads (review.cc ObjectReads). The webhook decodes only these (review.cc
+// composes them with what it reads itself); a handler or rule that starts
+// reading another member adds its path to its handler's list
+// (base/json_projection.h has the path syntax).
 // The review tests run every case pruned and whole, so a forgotten path
 // shows as a difference.
 const base::JsonPaths& ValidateDeploymentReads();

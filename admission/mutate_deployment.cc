@@ -187,21 +187,11 @@ Verdict MutateDeployment(const json& request, const Options& options) {
   return v;
 }
 
-// The Deployment's marker label, carrier and backend choice, and the whole
-// pod template of object and oldObject (the template is compared whole: it
-// is changed only when it changes anyway).
+// The Deployment's scheduling config, and the whole pod template of object
+// and oldObject (the template is compared whole: it is changed only when it
+// changes anyway).
 const base::JsonPaths& MutateDeploymentReads() {
   static const base::JsonPaths paths = {
-      {"apiVersion"},
-      {"kind"},
-      {"metadata", "name"},
-      {"metadata", "generateName"},
-      {"metadata", "namespace"},
-      {"metadata", "uid"},
-      {"metadata", "labels"},
-      {"metadata", "annotations", std::string(workloadbuilder::kSchedulingAnnotation)},
-      {"metadata", "annotations", "wasd.io/*"},
-      {"metadata", "ownerReferences"},
       {"spec", "replicas"},
       {"spec", "strategy", "type"},
       {"spec", "scheduling"},

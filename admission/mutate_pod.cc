@@ -172,22 +172,12 @@ Verdict MutatePod(const nlohmann::json& request, const Options& options) {
   return v;
 }
 
-// The pod's marker and backend labels, its controlling ReplicaSet, the
-// links to a Volcano or KAI PodGroup, and its group, gates and scheduler.
+// The links to a Volcano or KAI PodGroup, and the pod's group, gates and
+// scheduler.
 const base::JsonPaths& MutatePodReads() {
   static const base::JsonPaths paths = {
-      {"apiVersion"},
-      {"kind"},
-      {"metadata", "name"},
-      {"metadata", "generateName"},
-      {"metadata", "namespace"},
-      {"metadata", "uid"},
-      {"metadata", "labels"},
-      {"metadata", "annotations", std::string(workloadbuilder::kSchedulingAnnotation)},
-      {"metadata", "annotations", "wasd.io/*"},
       {"metadata", "annotations", std::string(workloadbuilder::kVolcanoGroupAnnotation)},
       {"metadata", "annotations", std::string(workloadbuilder::kKaiGroupAnnotation)},
-      {"metadata", "ownerReferences"},
       {"spec", "schedulingGroup"},
       {"spec", "schedulingGates"},
       {"spec", "schedulerName"},

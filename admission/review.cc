@@ -42,13 +42,32 @@ base::JsonPaths EnvelopeReads() {
           {"request", "object", "metadata", "generateName"}};
 }
 
-// The projection webhook `w` decodes a review with: the envelope and its
-// handler's reads of request.object and request.oldObject.
+// What every handler reads of an object (a Deployment, a Scale or a Pod):
+// its kind, identity, owners, labels, and the annotations that carry the
+// intent, choose the backend or are warned about as a likely typo (every
+// other wasd.io/ key).
+base::JsonPaths ObjectReads() {
+  return {{"apiVersion"},
+          {"kind"},
+          {"metadata", "name"},
+          {"metadata", "generateName"},
+          {"metadata", "namespace"},
+          {"metadata", "uid"},
+          {"metadata", "labels"},
+          {"metadata", "annotations", std::string(workloadbuilder::kSchedulingAnnotation)},
+          {"metadata", "annotations", "wasd.io/*"},
+          {"metadata", "ownerReferences"}};
+}
+
+// The projection webhook `w` decodes a review with: the envelope, and the
+// common and its handler's reads of request.object and request.oldObject.
 const base::JsonProjection& ProjectionFor(Webhook w) {
   static const auto make = [](const base::JsonPaths& handler_reads) {
+    base::JsonPaths object = ObjectReads();
+    base::AppendPaths(&object, handler_reads);
     base::JsonPaths paths = EnvelopeReads();
-    base::AppendPaths(&paths, base::PathsUnder({"request", "object"}, handler_reads));
-    base::AppendPaths(&paths, base::PathsUnder({"request", "oldObject"}, handler_reads));
+    base::AppendPaths(&paths, base::PathsUnder({"request", "object"}, object));
+    base::AppendPaths(&paths, base::PathsUnder({"request", "oldObject"}, object));
     return base::JsonProjection(paths);
   };
   static const base::JsonProjection validate = make(ValidateDeploymentReads());

@@ -9,20 +9,9 @@ namespace wasd::admission {
 
 // A Deployment, or a Scale (the scale rule reads its spec.replicas). The
 // annotation on the pod template is read only to warn that it does nothing
-// there (rules::AnnotationWarnings); every other wasd.io/ key is warned
-// about as a likely typo.
+// there (rules::AnnotationWarnings).
 const base::JsonPaths& ValidateDeploymentReads() {
   static const base::JsonPaths paths = {
-      {"apiVersion"},
-      {"kind"},
-      {"metadata", "name"},
-      {"metadata", "generateName"},
-      {"metadata", "namespace"},
-      {"metadata", "uid"},
-      {"metadata", "labels"},
-      {"metadata", "annotations", std::string(workloadbuilder::kSchedulingAnnotation)},
-      {"metadata", "annotations", "wasd.io/*"},
-      {"metadata", "ownerReferences"},
       {"spec", "replicas"},
       {"spec", "strategy", "type"},
       {"spec", "scheduling"},

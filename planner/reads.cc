@@ -47,20 +47,21 @@ JsonPaths With(JsonPaths paths, const JsonPaths& more) {
 }  // namespace
 
 JsonPaths DeploymentReads() {
-  JsonPaths paths = With(Identity(), {
-                                         // BuildWorkload: the owner reference's apiVersion and kind.
-                                         {"apiVersion"},
-                                         {"kind"},
-                                         {"metadata", "ownerReferences"},
-                                         // wasd.io/backend.
-                                         {"metadata", "labels"},
-                                         // The intent (ReadSchedulingConfig: annotation or
-                                         // spec.scheduling).
-                                         {"spec", "scheduling"},
-                                         {"spec", "schedulingGroup"},
-                                         // The derived minCount and scale to zero.
-                                         {"spec", "replicas"},
-                                     });
+  JsonPaths paths =
+      With(Identity(), {
+                           // BuildWorkload: the owner reference's apiVersion and kind.
+                           {"apiVersion"},
+                           {"kind"},
+                           {"metadata", "ownerReferences"},
+                           // wasd.io/backend.
+                           {"metadata", "labels"},
+                           // The intent (ReadSchedulingConfig: annotation or
+                           // spec.scheduling).
+                           {"spec", "scheduling"},
+                           {"spec", "schedulingGroup"},
+                           // The derived minCount and scale to zero.
+                           {"spec", "replicas"},
+                       });
   base::AppendPaths(&paths, IntentAnnotations());
   base::AppendPaths(&paths, TemplatePaths());
   return paths;
