@@ -10,6 +10,7 @@
 #include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/field_path.h"
 #include "workloadbuilder/names.h"
+#include "workloadbuilder/or_null.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {

@@ -12,6 +12,7 @@
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
 #include "workloadbuilder/backend_compile.h"
+#include "workloadbuilder/or_null.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {

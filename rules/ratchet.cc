@@ -9,6 +9,7 @@
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/config_text.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/or_null.h"
 
 namespace wasd::rules {
 

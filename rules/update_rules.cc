@@ -10,6 +10,7 @@
 
 #include "rules/rule_context.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/or_null.h"
 
 namespace wasd::rules {
 

@@ -22,11 +22,6 @@ const json* MemberPath(const json& root, std::initializer_list<std::string_view>
   return cur;
 }
 
-const json& OrNull(const json* value) {
-  static const json kNull;
-  return value != nullptr ? *value : kNull;
-}
-
 const std::string* AsString(const json* value) {
   if (value == nullptr || !value->is_string()) return nullptr;
   return &value->get_ref<const std::string&>();

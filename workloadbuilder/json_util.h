@@ -27,10 +27,6 @@ const nlohmann::json* Member(const nlohmann::json& object, std::string_view key)
 const nlohmann::json* MemberPath(const nlohmann::json& root,
                                  std::initializer_list<std::string_view> keys);
 
-// `*value`, or a JSON null when `value` is nullptr: a Member() result handed
-// to code that takes a value.
-const nlohmann::json& OrNull(const nlohmann::json* value);
-
 // The string, or nullptr when `value` is null or not a string.
 const std::string* AsString(const nlohmann::json* value);
 
