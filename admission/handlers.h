@@ -11,6 +11,7 @@
 
 #include "admission/json_patch.h"
 #include "admission/options.h"
+#include "base/json_projection.h"
 #include "workloadbuilder/field_error.h"
 
 namespace wasd::admission {
@@ -22,6 +23,19 @@ struct Verdict {
   JsonPatch patch;          // mutating handlers only
   std::string bad_request;  // non-empty: answer HTTP 400 with this line
 };
+
+// Each handler's read set: the members of request.object (and oldObject)
+// that it and the rules it calls read, declared beside the handler, beyond
+// the kind, identity, labels, owners and wasd.io/ annotations every handler
+// reads (review.cc ObjectReads). The webhook decodes only these (review.cc
+// composes them with what it reads itself); a handler or rule that starts
+// reading another member adds its path to its handler's list
+// (base/json_projection.h has the path syntax).
+// The review tests run every case pruned and whole, so a forgotten path
+// shows as a difference.
+const base::JsonPaths& ValidateDeploymentReads();
+const base::JsonPaths& MutateDeploymentReads();
+const base::JsonPaths& MutatePodReads();
 
 // /validate-apps-v1-deployment for the Deployment itself (not the scale
 // subresource): CREATE and UPDATE run the rules; other operations are allowed.

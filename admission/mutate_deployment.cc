@@ -226,4 +226,17 @@ Verdict MutateDeployment(const json& request, const Options& options) {
   return v;
 }
 
+// The Deployment's scheduling config, and the whole pod template of object
+// and oldObject (the template is compared whole: it is changed only when it
+// changes anyway).
+const base::JsonPaths& MutateDeploymentReads() {
+  static const base::JsonPaths paths = {
+      {"spec", "replicas"},
+      {"spec", "strategy", "type"},
+      {"spec", "scheduling"},
+      {"spec", "template"},
+  };
+  return paths;
+}
+
 }  // namespace wasd::admission

@@ -10,6 +10,7 @@
 #include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/field_path.h"
 #include "workloadbuilder/names.h"
+#include "workloadbuilder/or_null.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
@@ -45,10 +46,7 @@ ReplicaSetRef ControllingReplicaSet(const nlohmann::json* meta) {
   return {};
 }
 
-const nlohmann::json& OrNull(const nlohmann::json* value) {
-  static const nlohmann::json kNull;
-  return value != nullptr ? *value : kNull;
-}
+using workloadbuilder::OrNull;
 
 std::vector<std::string> BackendNames() {
   std::vector<std::string> names;
@@ -173,6 +171,19 @@ Verdict MutatePod(const nlohmann::json& request, const Options& options) {
     }
   }
   return v;
+}
+
+// The links to a Volcano or KAI PodGroup, and the pod's group, gates and
+// scheduler.
+const base::JsonPaths& MutatePodReads() {
+  static const base::JsonPaths paths = {
+      {"metadata", "annotations", std::string(workloadbuilder::kVolcanoGroupAnnotation)},
+      {"metadata", "annotations", std::string(workloadbuilder::kKaiGroupAnnotation)},
+      {"spec", "schedulingGroup"},
+      {"spec", "schedulingGates"},
+      {"spec", "schedulerName"},
+  };
+  return paths;
 }
 
 }  // namespace wasd::admission

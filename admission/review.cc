@@ -1,18 +1,18 @@
 #include "admission/review.h"
 
 #include <exception>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
 #include "base/base64.h"
-#include "base/pruned_json.h"
-#include "base/utf8.h"
+#include "base/json_projection.h"
+#include "base/json_text.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_ids.h"
 #include "workloadbuilder/backend_compile.h"
+#include "workloadbuilder/or_null.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
@@ -20,7 +20,6 @@ namespace wasd::admission {
 namespace {
 
 using base::PruneStatus;
-using base::Selection;
 using nlohmann::json;
 using workloadbuilder::ErrorTypeReason;
 using workloadbuilder::FieldErrorList;
@@ -28,69 +27,64 @@ using workloadbuilder::FieldErrorList;
 constexpr std::string_view kV1 = "admission.k8s.io/v1";
 constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 
-// Every member of an AdmissionReview that Review(), FinishScale() and the
-// handlers (with the rules they call) read; the decoder builds these and
-// validates but skips the rest. `object` and `oldObject` share one list: a
-// Deployment, a Pod or a Scale. A handler or rule that starts reading
-// another field must add it here; the review tests run every case both
-// pruned and whole (Options::prune_unread_fields) to catch a missing one.
-// The annotation on the pod template is read only to warn that it does
-// nothing there (rules::AnnotationWarnings).
-// clang-format off
-constexpr Selection kTemplateAnnotations[] = {{workloadbuilder::kSchedulingAnnotation}};
-constexpr Selection kTemplateMetadata[] = {{"labels"}, {"annotations", kTemplateAnnotations}};
-constexpr Selection kTemplateSpec[] = {{"schedulingGroup"}, {"schedulerName"}};
-constexpr Selection kTemplate[] = {{"metadata", kTemplateMetadata}, {"spec", kTemplateSpec}};
-constexpr Selection kStrategy[] = {{"type"}};
-constexpr Selection kSpec[] = {
-    {"replicas"},          // Deployment, Scale
-    {"strategy", kStrategy},
-    {"scheduling"},
-    {"template", kTemplate},
-    {"schedulingGroup"},   // Pod
-    {"schedulingGates"},   // Pod
-    {"schedulerName"},     // Pod
-};
-// The carrier, and every other wasd.io/ key (warned about as a likely typo;
-// wasd.io/backend is read). A pod's link to a Volcano or KAI PodGroup.
-constexpr Selection kAnnotations[] = {{workloadbuilder::kSchedulingAnnotation},
-                                      {"wasd.io/*"},
-                                      {workloadbuilder::kVolcanoGroupAnnotation},
-                                      {workloadbuilder::kKaiGroupAnnotation}};
-constexpr Selection kMetadata[] = {
-    {"name"},   {"generateName"}, {"namespace"},       {"uid"},
-    {"labels"}, {"annotations", kAnnotations}, {"ownerReferences"},
-};
-constexpr Selection kObject[] = {
-    {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpec}};
-// The mutating Deployment path also compares the whole pod template of object
-// and oldObject (it changes the template only when the template changes
-// anyway), so it keeps spec.template whole.
-constexpr Selection kSpecWholeTemplate[] = {
-    {"replicas"}, {"strategy", kStrategy}, {"scheduling"}, {"template"},
-};
-constexpr Selection kObjectWholeTemplate[] = {
-    {"apiVersion"}, {"kind"}, {"metadata", kMetadata}, {"spec", kSpecWholeTemplate}};
-// The AdmissionReview around an object selection: one table for both.
-template <const auto& kObjectSelection>
-constexpr Selection kRequestOf[] = {
-    {"uid"},       {"kind"},        {"resource"},       {"name"},
-    {"namespace"}, {"operation"},   {"subResource"},    {"object", kObjectSelection},
-    {"oldObject", kObjectSelection},
-};
-template <const auto& kObjectSelection>
-constexpr Selection kReviewOf[] = {
-    {"apiVersion"}, {"kind"}, {"request", kRequestOf<kObjectSelection>}};
-// clang-format on
-
-std::span<const Selection> SelectionFor(Webhook w) {
-  if (w == Webhook::kMutateDeployment) return kReviewOf<kObjectWholeTemplate>;
-  return kReviewOf<kObject>;
+// What Review() and FinishScale() read themselves: the envelope, the
+// request's identity, and the name a pod arrives with before it has one.
+// The handlers' read sets are declared beside them (handlers.h).
+base::JsonPaths EnvelopeReads() {
+  return {{"apiVersion"},
+          {"kind"},
+          {"request", "uid"},
+          {"request", "kind"},
+          {"request", "resource"},
+          {"request", "name"},
+          {"request", "namespace"},
+          {"request", "operation"},
+          {"request", "subResource"},
+          {"request", "object", "metadata", "generateName"}};
 }
 
-// The body as a document: pruned to `selection`, or whole. Empty with a
-// reason in *error when the body is not JSON or nests too deep.
-json Decode(std::string_view body, std::span<const Selection> selection, const Options& options,
+// What every handler reads of an object (a Deployment, a Scale or a Pod):
+// its kind, identity, owners, labels, and the annotations that carry the
+// intent, choose the backend or are warned about as a likely typo (every
+// other wasd.io/ key).
+base::JsonPaths ObjectReads() {
+  return {{"apiVersion"},
+          {"kind"},
+          {"metadata", "name"},
+          {"metadata", "generateName"},
+          {"metadata", "namespace"},
+          {"metadata", "uid"},
+          {"metadata", "labels"},
+          {"metadata", "annotations", std::string(workloadbuilder::kSchedulingAnnotation)},
+          {"metadata", "annotations", "wasd.io/*"},
+          {"metadata", "ownerReferences"}};
+}
+
+// The projection webhook `w` decodes a review with: the envelope, and the
+// common and its handler's reads of request.object and request.oldObject.
+const base::JsonProjection& ProjectionFor(Webhook w) {
+  static const auto make = [](const base::JsonPaths& handler_reads) {
+    base::JsonPaths object = ObjectReads();
+    base::AppendPaths(&object, handler_reads);
+    base::JsonPaths paths = EnvelopeReads();
+    base::AppendPaths(&paths, base::PathsUnder({"request", "object"}, object));
+    base::AppendPaths(&paths, base::PathsUnder({"request", "oldObject"}, object));
+    return base::JsonProjection(paths);
+  };
+  static const base::JsonProjection validate = make(ValidateDeploymentReads());
+  static const base::JsonProjection mutate = make(MutateDeploymentReads());
+  static const base::JsonProjection pod = make(MutatePodReads());
+  switch (w) {
+    case Webhook::kValidateDeployment: return validate;
+    case Webhook::kMutateDeployment: return mutate;
+    case Webhook::kMutatePod: return pod;
+  }
+  return validate;
+}
+
+// The body as a document: projected by `projection`, or whole. Empty with
+// a reason in *error when the body is not JSON or nests too deep.
+json Decode(std::string_view body, const base::JsonProjection& projection, const Options& options,
             std::string* error) {
   const auto too_deep = [&] {
     return "JSON nested deeper than " + std::to_string(options.max_json_depth) + " levels";
@@ -101,7 +95,7 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   };
   json doc;
   if (options.prune_unread_fields) {
-    const PruneStatus status = base::PrunedParse(body, selection, options.max_json_depth, &doc);
+    const PruneStatus status = projection.Parse(body, options.max_json_depth, &doc);
     if (status == PruneStatus::kOk) return doc;
     *error =
         status == PruneStatus::kTooDeep || nests_too_deep() ? too_deep() : "body is not valid JSON";
@@ -116,11 +110,7 @@ json Decode(std::string_view body, std::span<const Selection> selection, const O
   return doc;
 }
 
-// `*value`, or a null document when absent.
-const json& OrNull(const json* value) {
-  static const json kNull;
-  return value != nullptr ? *value : kNull;
-}
+using workloadbuilder::OrNull;
 
 // The parts of a decoded review that every answer needs.
 struct Envelope {
@@ -227,46 +217,10 @@ json DenialStatus(const FieldErrorList& errors, const json& request, bool with_c
 }
 
 // Appends `s` as a JSON string exactly as nlohmann's dump(-1, ' ', false,
-// error_handler_t::replace) writes it: '"' and '\\' escaped, \b \f \n \r \t,
-// other bytes below 0x20 as \u00xx, everything else as it is. Text that is
-// not valid UTF-8 (nlohmann replaces the bad bytes) is left to nlohmann.
+// error_handler_t::replace) writes it, so the direct text and the document's
+// dump() are the same bytes.
 void AppendJsonString(std::string& out, std::string_view s) {
-  bool ascii = false;
-  std::size_t run = base::JsonEscapeFreePrefix(s, &ascii);
-  if (run == s.size() && ascii) {  // most strings: written as they are
-    out += '"';
-    out += s;
-    out += '"';
-    return;
-  }
-  if (!base::IsValidUtf8(s)) {
-    out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-    return;
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (std::size_t i = 0;;) {  // a run of bytes written as they are, then one escaped
-    out.append(s.data() + i, run);
-    i += run;
-    if (i == s.size()) break;
-    const auto c = static_cast<unsigned char>(s[i]);
-    ++i;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
-    }
-    run = base::JsonEscapeFreePrefix(s.substr(i), &ascii);
-  }
-  out += '"';
+  base::AppendJsonString(&out, s, base::JsonEscaping::kLikeNlohmann);
 }
 
 // `"key":"value"` (keys are ours: plain ASCII).
@@ -432,7 +386,7 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
   try {
     if (body.empty()) return BadRequest("empty body: expected an AdmissionReview");
     std::string error;
-    json doc = Decode(body, SelectionFor(w), options, &error);
+    json doc = Decode(body, ProjectionFor(w), options, &error);
     if (!error.empty()) return BadRequest(std::move(error));
     if (!doc.is_object()) return BadRequest("body is not an AdmissionReview: not a JSON object");
     Envelope env;

@@ -7,11 +7,29 @@
 
 namespace wasd::admission {
 
+// A Deployment, or a Scale (the scale rule reads its spec.replicas). The
+// annotation on the pod template is read only to warn that it does nothing
+// there (rules::AnnotationWarnings).
+const base::JsonPaths& ValidateDeploymentReads() {
+  static const base::JsonPaths paths = {
+      {"spec", "replicas"},
+      {"spec", "strategy", "type"},
+      {"spec", "scheduling"},
+      {"spec", "template", "metadata", "labels"},
+      {"spec", "template", "metadata", "annotations",
+       std::string(workloadbuilder::kSchedulingAnnotation)},
+      {"spec", "template", "spec", "schedulingGroup"},
+      {"spec", "template", "spec", "schedulerName"},
+  };
+  return paths;
+}
+
+
 namespace {
 
 namespace wb = workloadbuilder;
 
-// DESIGN.md Q22: spec.scheduling in a validating review means the in-tree
+// docs/design.md Q22: spec.scheduling in a validating review means the in-tree
 // integration manages the Deployment (kube-apiserver drops the field before
 // this point where it is off). Without wasd's annotation it is not wasd's:
 // nothing it would deny is denied, the findings become warnings.

@@ -11,62 +11,19 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "base/time.h"
 #include "base/utf8.h"
 
 namespace wasd::base {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
-// Two decimal digits of `v` (0–99).
-void AppendTwoDigits(char* out, unsigned v) {
-  out[0] = static_cast<char>('0' + v / 10);
-  out[1] = static_cast<char>('0' + v % 10);
-}
-
-// RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.000006Z. From
-// 1970 on (every time an int64 of nanoseconds holds after it, up to 2262)
-// written digit by digit from <chrono>'s civil date, without gmtime_r and
-// snprintf; earlier times go through them as they always did.
+// RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.000006Z.
 void AppendTime(std::string* out, std::int64_t unix_nanos) {
-  const std::time_t secs = static_cast<std::time_t>(unix_nanos / 1'000'000'000);
-  const long micros = static_cast<long>((unix_nanos % 1'000'000'000) / 1000);
-  if (unix_nanos >= 0) {
-    const std::int64_t days = secs / 86'400;
-    const auto day_secs = static_cast<unsigned>(secs % 86'400);
-    const std::chrono::year_month_day date{
-        std::chrono::sys_days{std::chrono::days{static_cast<int>(days)}}};
-    const auto year = static_cast<unsigned>(static_cast<int>(date.year()));
-    char buf[27];  // "YYYY-MM-DDTHH:MM:SS.uuuuuuZ"
-    AppendTwoDigits(buf, year / 100);
-    AppendTwoDigits(buf + 2, year % 100);
-    buf[4] = '-';
-    AppendTwoDigits(buf + 5, static_cast<unsigned>(date.month()));
-    buf[7] = '-';
-    AppendTwoDigits(buf + 8, static_cast<unsigned>(date.day()));
-    buf[10] = 'T';
-    AppendTwoDigits(buf + 11, day_secs / 3600);
-    buf[13] = ':';
-    AppendTwoDigits(buf + 14, day_secs / 60 % 60);
-    buf[16] = ':';
-    AppendTwoDigits(buf + 17, day_secs % 60);
-    buf[19] = '.';
-    auto u = static_cast<unsigned long>(micros);
-    for (int i = 25; i >= 20; --i) {
-      buf[i] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    }
-    buf[26] = 'Z';
-    out->append(buf, sizeof buf);
-    return;
-  }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  const int n =
-      std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
-  if (n > 0) out->append(buf, static_cast<std::size_t>(n));
+  AppendRfc3339(out,
+                std::chrono::system_clock::time_point(
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                        std::chrono::nanoseconds(unix_nanos))),
+                TimePrecision::kMicros);
 }
 
 void AppendString(std::string* out, std::string_view value) {
@@ -184,48 +141,6 @@ bool ParseLogLevel(std::string_view text, LogLevel* out) {
     }
   }
   return false;
-}
-
-void AppendJsonEscaped(std::string* out, std::string_view value) {
-  std::size_t i = 0;
-  while (i < value.size()) {
-    // A run of printable ASCII other than '"' and '\\' goes in one append.
-    std::size_t run = i;
-    while (run < value.size()) {
-      const auto c = static_cast<unsigned char>(value[run]);
-      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') break;
-      ++run;
-    }
-    if (run > i) {
-      out->append(value.data() + i, run - i);
-      i = run;
-      if (i == value.size()) break;
-    }
-    const auto c = static_cast<unsigned char>(value[i]);
-    if (c >= 0x80) {
-      const std::size_t len = Utf8SequenceLength(value, i);
-      if (len == 0) {
-        out->append("\\ufffd");
-        ++i;
-      } else {
-        out->append(value.substr(i, len));
-        i += len;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default: {
-        const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out->append(esc, sizeof esc);
-      }
-    }
-    ++i;
-  }
 }
 
 void FormatLogLine(std::string* out, std::int64_t unix_nanos, LogLevel level, std::string_view msg,

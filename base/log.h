@@ -24,6 +24,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/json_text.h"  // AppendJsonEscaped, which the lines are written with
+
 namespace wasd::base {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
@@ -88,11 +90,6 @@ class LogField {
   bool bool_ = false;
   const nlohmann::json* json_ = nullptr;
 };
-
-// Appends `value` to `out` as the inside of a JSON string (no quotes):
-// quotes, backslashes and control characters escaped; invalid UTF-8 bytes
-// replaced by U+FFFD so the line stays valid JSON.
-void AppendJsonEscaped(std::string* out, std::string_view value);
 
 // Appends one complete log line (with the trailing newline) to `out`.
 // `unix_nanos` is the wall-clock time; pure, for tests.

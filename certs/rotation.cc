@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "base/base64.h"
+#include "base/time.h"
 #include "certs/ca_bundle.h"
 #include "certs/generate.h"
 
@@ -42,24 +43,6 @@ void Describe(const nlohmann::json& secret, RotationReport* report) {
   Asn1ToSystemTime(X509_get0_notAfter(cert.get()), &report->leaf_not_after);
 }
 
-std::string FormatRfc3339(SystemTime t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string(buf, n);
-}
-
-// False when `text` is not "YYYY-MM-DDTHH:MM:SSZ".
-bool ParseRfc3339(const std::string& text, SystemTime* out) {
-  std::tm tm{};
-  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (end == nullptr || *end != '\0') return false;
-  *out = std::chrono::system_clock::from_time_t(timegm(&tm));
-  return true;
-}
-
 // The previous CA kept by an earlier CA renewal, and until when ("" when
 // none, or when the Secret's record of it is unusable).
 std::string PreviousCa(const nlohmann::json& secret, SystemTime* until) {
@@ -77,10 +60,13 @@ std::string PreviousCa(const nlohmann::json& secret, SystemTime* until) {
       secret["metadata"].contains("annotations")) {
     ann = &secret["metadata"]["annotations"];
   }
+  std::optional<SystemTime> parsed;
   if (ann == nullptr || !ann->is_object() || !ann->contains(kPreviousCaUntilAnnotation) ||
       !(*ann)[kPreviousCaUntilAnnotation].is_string() ||
-      !ParseRfc3339((*ann)[kPreviousCaUntilAnnotation].get<std::string>(), until)) {
+      !(parsed = base::ParseRfc3339((*ann)[kPreviousCaUntilAnnotation].get<std::string>()))) {
     *until = SystemTime{};  // no valid deadline: already over
+  } else {
+    *until = *parsed;
   }
   return pem;
 }
@@ -140,7 +126,7 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now, Rotati
     if (!previous.empty()) {
       desired["data"][kPreviousCaKey] = base::Base64Encode(previous);
       desired["metadata"]["annotations"][kPreviousCaUntilAnnotation] =
-          FormatRfc3339(now + o.previous_ca_overlap);
+          base::FormatRfc3339(now + o.previous_ca_overlap);
     }
     ApiReply wrote =
         exists ? api.UpdateSecret(o.ns, o.secret_name, desired) : api.CreateSecret(o.ns, desired);

@@ -20,6 +20,7 @@
 #include "base/file_util.h"
 #include "base/flags.h"
 #include "base/log.h"
+#include "base/time.h"
 #include "certs/cert_api.h"
 #include "certs/cert_info.h"
 #include "certs/generate.h"
@@ -43,15 +44,6 @@ constexpr char kCertsUsage[] =
     "  rotate     keep a TLS Secret renewed and its CA injected\n"
     "  uninstall  delete the webhook configurations and the Secret rotate made\n\n"
     "Run 'wasd certs <subcommand> --help' for its flags.\n";
-
-std::string IsoTime(certs::SystemTime t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 int RunGenerate(int argc, const char* const* argv) {
   GenerateSettings settings;
@@ -156,7 +148,7 @@ void LogRotation(const Logger& logger, const certs::RotationOptions& o,
                {"action", certs::RotationActionName(r.decision.action)},
                {"reason", r.decision.reason},
                {"serial", r.leaf_serial},
-               {"notAfter", IsoTime(r.leaf_not_after)}});
+               {"notAfter", base::FormatRfc3339(r.leaf_not_after)}});
   LogInjected(logger, r.injected);
 }
 

@@ -16,8 +16,8 @@ constexpr int kMaxListPages = 10'000;
 
 // A list body is projected per item (ListOptions::projection), never by
 // RequestOptions::projection.
-const Projection& WholeBody() {
-  static const Projection whole;
+const base::JsonProjection& WholeBody() {
+  static const base::JsonProjection whole;
   return whole;
 }
 
@@ -89,7 +89,7 @@ Result<ListResult> Client::ListPage(const Resource& resource, std::string_view n
   } else if (!options.resource_version.empty()) {
     q.emplace_back("resourceVersion", options.resource_version);
   }
-  std::optional<Projection> list_projection;
+  std::optional<base::JsonProjection> list_projection;
   if (options.projection != nullptr && !options.projection->keeps_all()) {
     list_projection = options.projection->Under("items", {"metadata", "kind", "apiVersion"});
   }

@@ -51,9 +51,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_projection.h"
 #include "base/status.h"
 #include "kube/config.h"
-#include "kube/projection.h"
 #include "kube/resource.h"
 #include "kube/watch_decoder.h"
 
@@ -78,9 +78,9 @@ struct RequestOptions {
   // admission and validation and stores nothing.
   bool dry_run = false;
   // Members of the answer kept (nullptr: all), decoded straight from the
-  // body (kube/projection.h): a caller that keeps only a few fields of a
+  // body (base/json_projection.h): a caller that keeps only a few fields of a
   // large object never builds the rest. Must outlive the call.
-  const Projection* projection = nullptr;
+  const base::JsonProjection* projection = nullptr;
   // The caller does not read a successful answer: its body is not decoded
   // and the call returns an empty object (an Event's POST, a status patch
   // whose only result is that it was stored). Errors are decoded as always.
@@ -94,7 +94,7 @@ struct ListOptions {
   std::int64_t limit = 500;
   // Members of each item kept (nullptr: all); the items are decoded with it
   // straight from the body. Must outlive the call.
-  const Projection* projection = nullptr;
+  const base::JsonProjection* projection = nullptr;
   // Start token for a single-page ListPage() call.
   std::string continue_token;
   // "" = most recent (quorum read); "0" = any cached version.
@@ -119,7 +119,7 @@ struct WatchOptions {
   std::stop_token stop;
   // Members of each event's object kept (nullptr: all); ERROR events are
   // always decoded whole. Must outlive the call.
-  const Projection* projection = nullptr;
+  const base::JsonProjection* projection = nullptr;
 };
 
 enum class PatchType {

@@ -204,7 +204,7 @@ Result<nlohmann::json> Client::Impl::Call(http::verb verb, const std::string& pa
                                           const Query& query, const std::string& body,
                                           std::string_view content_type,
                                           const RequestOptions& options,
-                                          const Projection* projection) {
+                                          const base::JsonProjection* projection) {
   if (!setup_error_.ok()) return setup_error_;
   if (projection == nullptr) projection = options.projection;
   const auto timeout = options.timeout.value_or(config_.timeouts.request);

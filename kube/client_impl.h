@@ -46,7 +46,7 @@ class Client::Impl {
   Result<nlohmann::json> Call(http::verb verb, const std::string& path, const Query& query,
                               const std::string& body, std::string_view content_type,
                               const RequestOptions& options,
-                              const Projection* projection = nullptr);
+                              const base::JsonProjection* projection = nullptr);
 
   // A new connection, connected and handshaken by `deadline`.
   Result<std::unique_ptr<Connection>> Open(Clock::time_point deadline, const std::stop_token& stop);

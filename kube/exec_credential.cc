@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/base64.h"
+#include "base/time.h"
+
 extern char** environ;  // NOLINT: POSIX
 
 namespace wasd::kube {
@@ -24,33 +26,6 @@ using nlohmann::json;
 
 Status Bad(const std::string& message) {
   return Status::Error(Status::Kind::kInvalidArgument, "exec credential plugin: " + message);
-}
-
-// RFC 3339 ("2026-12-02T10:00:00Z", fractions and numeric offsets allowed).
-bool ParseTime(const std::string& text, std::chrono::system_clock::time_point* out) {
-  std::tm tm{};
-  const char* p = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (p == nullptr) return false;
-  if (*p == '.') {
-    ++p;
-    while (*p >= '0' && *p <= '9') ++p;
-  }
-  long offset = 0;
-  if (*p == 'Z' || *p == 'z') {
-    ++p;
-  } else if (*p == '+' || *p == '-') {
-    const int sign = *p == '-' ? -1 : 1;
-    int hh = 0;
-    int mm = 0;
-    if (std::sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2) return false;  // NOLINT: bounded format
-    offset = sign * (hh * 3600L + mm * 60L);
-    p += 6;
-  } else {
-    return false;
-  }
-  if (*p != '\0') return false;
-  *out = std::chrono::system_clock::from_time_t(timegm(&tm) - offset);
-  return true;
 }
 
 std::string ExecInfo(const ExecConfig& config, const std::string& server,
@@ -94,11 +69,12 @@ Result<ExecCredential> ParseExecCredential(std::string_view output, std::string_
   cred.token = token->get<std::string>();
   const auto expiry = status->find("expirationTimestamp");
   if (expiry != status->end() && !expiry->is_null()) {
-    std::chrono::system_clock::time_point t;
-    if (!expiry->is_string() || !ParseTime(expiry->get<std::string>(), &t)) {
+    const std::optional<std::chrono::system_clock::time_point> t =
+        expiry->is_string() ? base::ParseRfc3339(expiry->get<std::string>()) : std::nullopt;
+    if (!t) {
       return Bad("status.expirationTimestamp " + expiry->dump() + " is not an RFC 3339 time");
     }
-    cred.expiration = t;
+    cred.expiration = *t;
   }
   return cred;
 }

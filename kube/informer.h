@@ -40,9 +40,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_projection.h"
 #include "kube/backoff.h"
 #include "kube/client.h"
-#include "kube/projection.h"
 #include "kube/resource.h"
 #include "kube/watch_decoder.h"
 
@@ -63,9 +63,9 @@ struct InformerOptions {
   // Server-side watch length before re-watching (timeoutSeconds).
   std::int64_t watch_timeout_seconds = 300;
   // The members of each object the cache keeps, decoded straight from the
-  // list body and the watch stream (kube/projection.h); null keeps whole
+  // list body and the watch stream (base/json_projection.h); null keeps whole
   // objects. Handlers and Get/List see only the projected members.
-  std::shared_ptr<const Projection> projection;
+  std::shared_ptr<const base::JsonProjection> projection;
   // Keep each cached object encoded (MessagePack, ~1/6 of a decoded
   // nlohmann::json's heap) and decode it on Get/List: for caches of tens of
   // thousands of objects, where memory matters more than the microseconds of

@@ -26,7 +26,7 @@ std::string WatchEvent::ResourceVersion() const {
 
 WatchDecoder::WatchDecoder(std::size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
 
-WatchDecoder::WatchDecoder(std::size_t max_line_bytes, const Projection& projection)
+WatchDecoder::WatchDecoder(std::size_t max_line_bytes, const base::JsonProjection& projection)
     : max_line_bytes_(max_line_bytes) {
   if (!projection.keeps_all()) event_projection_ = projection.Under("object", {"type"});
 }

@@ -30,8 +30,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_projection.h"
 #include "base/status.h"
-#include "kube/projection.h"
 
 namespace wasd::kube {
 
@@ -59,7 +59,7 @@ class WatchDecoder {
   explicit WatchDecoder(std::size_t max_line_bytes = kDefaultMaxLineBytes);
   // Keeps only the members of `projection` of each event's object, decoded
   // straight from the line (an ERROR event's Status is decoded whole).
-  WatchDecoder(std::size_t max_line_bytes, const Projection& projection);
+  WatchDecoder(std::size_t max_line_bytes, const base::JsonProjection& projection);
 
   // Consumes `bytes`, appending every event completed by them to `out`.
   // Returns OK, or kBadResponse (sticky) describing the first bad line.
@@ -74,7 +74,7 @@ class WatchDecoder {
   Status DecodeLine(std::string_view line, std::vector<WatchEvent>& out);
 
   std::size_t max_line_bytes_;
-  std::optional<Projection> event_projection_;  // {type, object: <projection>}
+  std::optional<base::JsonProjection> event_projection_;  // {type, object: <projection>}
   std::string line_;
   std::size_t lines_ = 0;  // lines seen, for error messages
   Status error_;

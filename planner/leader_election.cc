@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/time.h"
 #include "workloadbuilder/json_util.h"
 
 namespace wasd::planner {
@@ -53,23 +54,6 @@ json LeaseObject(const json& base, const LeaderElectionConfig& config, const Lea
   return lease;
 }
 
-std::string FormatMicroTime(std::chrono::system_clock::time_point t) {
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(micros / 1'000'000);
-  long frac = static_cast<long>(micros % 1'000'000);
-  if (frac < 0) {
-    frac += 1'000'000;
-    --secs;
-  }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];  // room for any int the compiler can imagine in each field
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  return buf;
-}
-
 LeaderElectionState::LeaderElectionState(LeaderElectionConfig config)
     : config_(std::move(config)) {}
 
@@ -80,7 +64,7 @@ void LeaderElectionState::CheckRenewDeadline(Steady::time_point now) {
 ElectionStep LeaderElectionState::Step(const std::optional<LeaseRecord>& observed,
                                        Steady::time_point now, Wall::time_point wall_now) {
   ElectionStep step;
-  const std::string now_text = FormatMicroTime(wall_now);
+  const std::string now_text = base::FormatRfc3339(wall_now, base::TimePrecision::kMicros);
   if (!observed) {
     have_observed_ = false;
     step.write = LeaseWrite::kCreate;
@@ -135,7 +119,7 @@ LeaseRecord LeaderElectionState::ReleaseRecord(Wall::time_point wall_now) const 
   // client-go writes 1 s so that readers that ignore an empty holder still
   // see the lease expire almost at once.
   r.lease_duration_seconds = 1;
-  r.renew_time = FormatMicroTime(wall_now);
+  r.renew_time = base::FormatRfc3339(wall_now, base::TimePrecision::kMicros);
   return r;
 }
 

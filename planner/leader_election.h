@@ -55,9 +55,6 @@ LeaseRecord LeaseRecordFrom(const nlohmann::json& lease);
 // create) with its spec replaced by `record`'s fields.
 nlohmann::json LeaseObject(const nlohmann::json& base, const LeaderElectionConfig& config,
                            const LeaseRecord& record);
-// Kubernetes MicroTime: "2006-01-02T15:04:05.000000Z" (UTC).
-std::string FormatMicroTime(std::chrono::system_clock::time_point t);
-
 enum class LeaseWrite { kNone, kCreate, kUpdate };
 
 struct ElectionStep {

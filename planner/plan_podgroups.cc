@@ -567,7 +567,8 @@ Release ReleaseAllGates(const PlanInput& in, const json& deployment, Plan& plan)
     const std::string pg_name = workloadbuilder::PodGroupName(NameOf(*rs), UidOf(*rs));
     if (existing.count(pg_name) > 0) continue;
     workloadbuilder::BuildResult built =
-        backend ? workloadbuilder::BuildReleaseGroup(*backend, deployment, *rs, in.facts)
+        backend ? workloadbuilder::BuildReleaseGroup(*backend, deployment, *rs, in.facts,
+                                                     in.scheduling_api_version)
                 : workloadbuilder::BuildResult{nullptr, "the backend label names no backend"};
     if (!built.ok()) {
       out.missing.push_back(pg_name);

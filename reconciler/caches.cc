@@ -5,6 +5,7 @@
 #include <set>
 #include <string_view>
 
+#include "base/time.h"
 #include "reconciler/api.h"
 #include "reconciler/projections.h"
 #include "workloadbuilder/backend_compile.h"
@@ -38,7 +39,7 @@ const std::string kManagedSelector = std::string(workloadbuilder::kManagedLabel)
 std::unique_ptr<kube::Informer> MakeInformer(kube::Client& client, kube::Resource resource,
                                              const std::string& selector,
                                              std::chrono::milliseconds resync,
-                                             std::shared_ptr<const kube::Projection> projection,
+                                             std::shared_ptr<const base::JsonProjection> projection,
                                              bool quiet_status_updates = false) {
   kube::InformerOptions o;
   o.quiet_status_updates = quiet_status_updates;
@@ -278,7 +279,8 @@ void Caches::TrackGated(const std::string& key, const json& pod, bool gated_now)
   }
   const std::string* created = workloadbuilder::AsString(
       workloadbuilder::MemberPath(pod, {"metadata", "creationTimestamp"}));
-  const std::optional<std::int64_t> when = created ? ParseRfc3339Seconds(*created) : std::nullopt;
+  const std::optional<std::int64_t> when =
+      created ? base::ParseRfc3339Seconds(*created) : std::nullopt;
   gated_[key] = when.value_or(0);
 }
 

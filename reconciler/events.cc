@@ -4,6 +4,8 @@
 #include <ctime>
 #include <functional>
 
+#include "base/json_text.h"
+#include "base/time.h"
 #include "kube/backoff.h"
 #include "planner/object_util.h"
 
@@ -18,15 +20,6 @@ using planner::UidOf;
 using nlohmann::json;
 
 namespace {
-
-std::string NowSeconds() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string RandomHex() {
   char buf[24];
@@ -102,9 +95,10 @@ bool EventRecorder::Record(const json& deployment, std::string_view type, std::s
     std::lock_guard lock(mu_);
     if (!repeats_.Admit(type, key, RepeatFilter::Clock::now())) return false;
   }
-  const auto result = api_.CreateEncoded(
-      kube::Events(), NamespaceOf(deployment),
-      EventJson(deployment, type, reason, message, instance_, RandomHex(), NowSeconds()));
+  const auto result =
+      api_.CreateEncoded(kube::Events(), NamespaceOf(deployment),
+                         EventJson(deployment, type, reason, message, instance_, RandomHex(),
+                                   base::FormatRfc3339(std::chrono::system_clock::now())));
   if (!result.ok()) {
     log_.Warn("event not recorded",
               {{"deployment", Key(NamespaceOf(deployment), NameOf(deployment))},

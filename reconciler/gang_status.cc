@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/time.h"
 #include "planner/object_util.h"
 #include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
@@ -16,15 +17,6 @@ namespace wasd::reconciler {
 using nlohmann::json;
 
 namespace {
-
-std::string NowRfc3339() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string Str(const json& object, const char* key) {
   const std::string* s = workloadbuilder::AsString(workloadbuilder::Member(object, key));
@@ -37,7 +29,7 @@ std::optional<double> PendingSeconds(const doctor::Diagnosis& d) {
   std::optional<std::int64_t> first_created;
   std::vector<std::int64_t> bound;
   for (const doctor::TimelineEntry& e : d.timeline) {
-    const std::optional<std::int64_t> t = ParseRfc3339Seconds(e.time);
+    const std::optional<std::int64_t> t = base::ParseRfc3339Seconds(e.time);
     if (!t) continue;
     if (e.what == "created" && (!first_created || *t < *first_created)) first_created = t;
     if (e.what.rfind("bound", 0) == 0) bound.push_back(*t);
@@ -280,7 +272,8 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
   const json* old = FindGangCondition(deployment);
   const std::string old_reason = old != nullptr ? Str(*old, "reason") : "";
   const std::string old_status = old != nullptr ? Str(*old, "status") : "";
-  const std::optional<json> patch = ConditionPatch(deployment, c, NowRfc3339());
+  const std::optional<json> patch =
+      ConditionPatch(deployment, c, base::FormatRfc3339(std::chrono::system_clock::now()));
   {
     std::lock_guard lock(mu_);
     Published& g = gangs_[key];

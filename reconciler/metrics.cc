@@ -30,54 +30,6 @@ std::string QueueLabels() {
 
 }  // namespace
 
-std::optional<std::int64_t> ParseRfc3339Seconds(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS then optional .fraction, then Z or ±HH:MM.
-  auto digits = [&](std::size_t pos, std::size_t n, int* out) {
-    if (pos + n > text.size()) return false;
-    int v = 0;
-    for (std::size_t i = pos; i < pos + n; ++i) {
-      if (text[i] < '0' || text[i] > '9') return false;
-      v = v * 10 + (text[i] - '0');
-    }
-    *out = v;
-    return true;
-  };
-  std::tm tm{};
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (text.size() < 20 || !digits(0, 4, &year) || text[4] != '-' || !digits(5, 2, &month) ||
-      text[7] != '-' || !digits(8, 2, &day) || (text[10] != 'T' && text[10] != 't') ||
-      !digits(11, 2, &hour) || text[13] != ':' || !digits(14, 2, &minute) || text[16] != ':' ||
-      !digits(17, 2, &second) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
-      minute > 59 || second > 60) {
-    return std::nullopt;
-  }
-  std::size_t pos = 19;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    const std::size_t start = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-    if (pos == start) return std::nullopt;
-  }
-  int offset = 0;
-  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z') && pos + 1 == text.size()) {
-    offset = 0;
-  } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-') &&
-             text[pos + 3] == ':') {
-    int oh = 0, om = 0;
-    if (!digits(pos + 1, 2, &oh) || !digits(pos + 4, 2, &om)) return std::nullopt;
-    offset = (text[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
-  } else {
-    return std::nullopt;
-  }
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  return static_cast<std::int64_t>(timegm(&tm)) - offset;
-}
-
 Metrics::Metrics() : queue_latency_(Buckets()), reconcile_duration_(Buckets()) {}
 
 Metrics::Clock::time_point Metrics::ReconcileStarted() {

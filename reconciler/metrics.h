@@ -73,10 +73,6 @@ struct GatedPods {
   std::optional<std::int64_t> oldest_created_unix;
 };
 
-// Unix seconds of a Kubernetes timestamp ("2026-12-01T21:21:22Z", fractional
-// seconds and a numeric offset accepted); empty when malformed. Pure.
-std::optional<std::int64_t> ParseRfc3339Seconds(std::string_view text);
-
 class Metrics {
  public:
   // How one reconcile ended (controller_runtime_reconcile_total{result}).

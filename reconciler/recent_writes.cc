@@ -23,7 +23,7 @@ bool ParseVersion(const std::string& s, std::uint64_t* out) {
 }
 
 // What the cache of `kind` keeps (reconciler/projections.cc).
-const kube::Projection& ProjectionOf(Kind kind) {
+const base::JsonProjection& ProjectionOf(Kind kind) {
   return kind == Kind::kPod ? *PodProjection() : *SchedulingObjectProjection();
 }
 

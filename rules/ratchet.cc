@@ -9,6 +9,7 @@
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/config_text.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/or_null.h"
 
 namespace wasd::rules {
 
@@ -17,10 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-const json& OrNull(const json* value) {
-  static const json kNull;
-  return value != nullptr ? *value : kNull;
-}
+using wb::OrNull;
 
 const json* Annotation(const json& deployment) {
   const json* annotations = wb::MemberPath(deployment, {"metadata", "annotations"});

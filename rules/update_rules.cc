@@ -10,6 +10,7 @@
 
 #include "rules/rule_context.h"
 #include "workloadbuilder/json_util.h"
+#include "workloadbuilder/or_null.h"
 
 namespace wasd::rules {
 
@@ -26,10 +27,7 @@ constexpr std::string_view kRecreate =
     ": only gang.minCount can change in an existing Deployment; delete the Deployment and "
     "create it again to change this";
 
-const json& OrNull(const json* value) {
-  static const json kNull;
-  return value != nullptr ? *value : kNull;
-}
+using wb::OrNull;
 
 wb::FieldError FixedAtCreation(const wb::FieldPath& path, std::string_view what, wb::RuleId rule) {
   return wb::Forbidden(path, std::string(what) + std::string(kRecreate)).For(rule);

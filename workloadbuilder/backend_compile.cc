@@ -186,7 +186,7 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
 }
 
 BuildResult BuildReleaseGroup(Backend backend, const json& deployment, const json& replicaset,
-                              const ClusterFacts& facts) {
+                              const ClusterFacts& facts, std::string_view api_version) {
   static const json kBasic = {{"schedulingPolicy", {{"basic", json::object()}}}};
   if (backend != Backend::kNative) {
     return BuildBackendPodGroup(backend, deployment, kBasic, replicaset, facts);
@@ -200,7 +200,7 @@ BuildResult BuildReleaseGroup(Backend backend, const json& deployment, const jso
   const std::string* ns = AsString(MemberPath(replicaset, {"metadata", "namespace"}));
   if (ns != nullptr && !ns->empty()) meta["namespace"] = *ns;
   meta["ownerReferences"] = ControllerRefs(replicaset, *rs_name, *rs_uid);
-  return {{{"apiVersion", kSchedulingApiVersion},
+  return {{{"apiVersion", api_version},
            {"kind", "PodGroup"},
            {"metadata", std::move(meta)},
            {"spec", kBasic}},

@@ -142,7 +142,8 @@ BuildResult BuildBackendPodGroup(Backend backend, const nlohmann::json& deployme
 // reference; the others: BuildBackendPodGroup with a basic configuration
 // (minMember 1). Controlled by the ReplicaSet, as the groups of a gang are.
 BuildResult BuildReleaseGroup(Backend backend, const nlohmann::json& deployment,
-                              const nlohmann::json& replicaset, const ClusterFacts& facts);
+                              const nlohmann::json& replicaset, const ClusterFacts& facts,
+                              std::string_view api_version = "scheduling.k8s.io/v1beta1");
 
 // The group a pod names under its backend (read from the pod's
 // kBackendLabel; absent = native): native spec.schedulingGroup.podGroupName,

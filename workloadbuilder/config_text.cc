@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/pruned_json.h"
+#include "base/json_projection.h"
 #include "base/utf8.h"
 #include "workloadbuilder/document_builder.h"
 #include "workloadbuilder/yaml_prescan.h"
@@ -294,7 +294,7 @@ ParsedText ParseConfigText(std::string_view text, const TextOptions& options) {
   if (IsBlank(text)) return Failure(TextError::kInvalid, "must not be empty");
   {
     // JSON within every limit, without repeated keys, as the webhook sees it
-    // on every request: read by the scanner of base/pruned_json.h (a tenth of
+    // on every request: read by the scanner of base/json_projection.h (a tenth of
     // the instructions of nlohmann's SAX parser into a DocumentBuilder), with
     // the same result. Anything else takes the path below, which says why.
     ParsedText result;

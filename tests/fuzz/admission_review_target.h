@@ -23,7 +23,7 @@
 //    is allowed;
 //  - the answer text written directly equals the json document's dump()
 //    (Options::write_answer_directly), with and without denial causes;
-//  - the pruning decoder (base/pruned_json.h) accepts the body exactly when
+//  - the pruning decoder (base/json_projection.h) accepts the body exactly when
 //    nlohmann::json::parse does.
 // The Deployment given to FinishScale is the input's top-level member
 // "fuzzDeployment" when it is an object (Review ignores unknown members), else
@@ -44,7 +44,7 @@
 #include <string_view>
 
 #include "admission/review.h"
-#include "base/pruned_json.h"
+#include "base/json_projection.h"
 #include "tests/admission/patch_apply.h"
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/backend.h"
@@ -350,7 +350,8 @@ inline int AdmissionReviewOneInput(const std::uint8_t* data, std::size_t size) {
   {
     // A nesting limit above anything `size` bytes can nest: only the grammar differs.
     nlohmann::json pruned;
-    const bool pruned_ok = base::PrunedParse(body, {}, size + 1, &pruned) == base::PruneStatus::kOk;
+    const bool pruned_ok = base::JsonProjection(base::JsonPaths{}).Parse(body, size + 1, &pruned) ==
+                           base::PruneStatus::kOk;
     FUZZ_CHECK(pruned_ok == !nlohmann::json::parse(body, nullptr, false).is_discarded(),
                admission_review_detail::Excerpt(std::string(body)));
   }

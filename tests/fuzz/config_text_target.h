@@ -28,7 +28,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/pruned_json.h"
+#include "base/json_projection.h"
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/config_text.h"

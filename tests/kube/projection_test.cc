@@ -1,4 +1,4 @@
-#include "kube/projection.h"
+#include "base/json_projection.h"
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +14,7 @@ namespace wasd::kube {
 namespace {
 
 using nlohmann::json;
+using Projection = base::JsonProjection;
 
 const json kObject = json::parse(R"j({
   "apiVersion": "v1", "kind": "Pod",

@@ -231,7 +231,7 @@ TEST_CASE("informer: a projected, compact cache keeps and delivers only the proj
   big["data"]["bulk"] = std::string(4096, 'x');
   REQUIRE(client.Create(kConfigMaps, "inf", big).ok());
   InformerOptions o = Options();
-  o.projection = std::make_shared<const Projection>(
+  o.projection = std::make_shared<const base::JsonProjection>(
       std::vector<std::vector<std::string>>{{"metadata", "name"},
                                             {"metadata", "namespace"},
                                             {"metadata", "resourceVersion"},

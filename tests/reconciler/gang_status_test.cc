@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/json_projection.h"
 #include "doctor/diagnosis.h"
-#include "kube/projection.h"
 #include "reconciler/caches.h"
 #include "reconciler/projections.h"
 #include "tests/reconciler/fake_api.h"
@@ -338,7 +338,7 @@ doctor::GangInput FullInput() {
   return in;
 }
 
-json Project(const json& full, const std::shared_ptr<const kube::Projection>& p) {
+json Project(const json& full, const std::shared_ptr<const base::JsonProjection>& p) {
   json got = p->Parse(full.dump());
   REQUIRE_FALSE(got.is_discarded());
   return got;

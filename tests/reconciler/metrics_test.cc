@@ -86,16 +86,5 @@ TEST_CASE("bucket bounds print exactly (no 0.10000000000000001)", "[unit]") {
   CHECK(text.find("0000000000") == std::string::npos);
 }
 
-TEST_CASE("RFC 3339 timestamps", "[unit]") {
-  CHECK(ParseRfc3339Seconds("1970-01-01T00:00:00Z") == 0);
-  CHECK(ParseRfc3339Seconds("2026-12-01T21:21:22Z") == 1796160082);
-  CHECK(ParseRfc3339Seconds("2026-12-01T21:21:22.834160Z") == 1796160082);
-  CHECK(ParseRfc3339Seconds("2026-12-01T22:21:22+01:00") == 1796160082);
-  CHECK_FALSE(ParseRfc3339Seconds("2026-12-01 21:21:22Z").has_value());
-  CHECK_FALSE(ParseRfc3339Seconds("2026-13-01T21:21:22Z").has_value());
-  CHECK_FALSE(ParseRfc3339Seconds("2026-12-01T21:21:22").has_value());
-  CHECK_FALSE(ParseRfc3339Seconds("").has_value());
-}
-
 }  // namespace
 }  // namespace wasd::reconciler

@@ -54,7 +54,7 @@ json Noisy(json o) {
 }
 
 // The informer's view: the noisy object's text decoded with the projection.
-Object Projected(const json& full, const kube::Projection& p) {
+Object Projected(const json& full, const base::JsonProjection& p) {
   json got = p.Parse(Noisy(full).dump());
   REQUIRE_FALSE(got.is_discarded());
   return Obj(std::move(got));
@@ -63,8 +63,8 @@ Object Projected(const json& full, const kube::Projection& p) {
 // Every object of `in` as the API server would send it (Noisy), whole when
 // `project` is false, else as the caches keep it.
 PlanInput AsServed(const PlanInput& in, bool project) {
-  const kube::Projection whole;
-  auto one = [&](const Object& o, const std::shared_ptr<const kube::Projection>& p) {
+  const base::JsonProjection whole;
+  auto one = [&](const Object& o, const std::shared_ptr<const base::JsonProjection>& p) {
     return Projected(*o, project ? *p : whole);
   };
   PlanInput out;

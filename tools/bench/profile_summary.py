@@ -22,7 +22,7 @@ AREAS = [
     ("TLS write (encrypt)", r"^SSL_write$|^SSL_write_ex$"),
     ("HTTP parse (Beast)", r"boost::beast::http::basic_parser<true>::put\("),
     ("nesting pre-check", r"wasd::admission::NestingDepth\("),
-    ("JSON parse", r"::parser<.*>::parse\(bool|wasd::base::PrunedParse\("),
+    ("JSON parse", r"::parser<.*>::parse\(bool|wasd::base::JsonProjection::Parse\("),
     ("rules / handlers", r"wasd::admission::(ValidateDeployment|MutatePod|MutateDeployment)\("),
     ("response encode", r"wasd::admission::\(anonymous namespace\)::Encode\("),
     ("JSON DOM free", r"basic_json<.*>::~basic_json\(\)$|json_value::destroy\("),

@@ -1,10 +1,12 @@
-#include "base/pruned_json.h"
+#include "base/json_projection.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,9 +18,109 @@
 
 namespace wasd::base {
 
+// A member name on a path, compiled: what is kept of the value there.
+struct JsonProjection::Node {
+  bool keep_all = false;  // the whole value from here down
+  // Exact member names, and name patterns by their prefix ("*": ""), the
+  // longest prefix first.
+  std::vector<std::pair<std::string, std::shared_ptr<const Node>>> members;
+  std::vector<std::pair<std::string, std::shared_ptr<const Node>>> patterns;
+  // "name[key=value]": as an array's node, the elements kept (key, value).
+  std::optional<std::pair<std::string, std::string>> where;
+
+  // The node of member `name`, or null when it is not kept.
+  const Node* Find(std::string_view name) const {
+    for (const auto& [key, child] : members) {
+      if (key == name) return child.get();
+    }
+    for (const auto& [prefix, child] : patterns) {
+      if (name.starts_with(prefix)) return child.get();
+    }
+    return nullptr;
+  }
+};
+
 namespace {
 
 using nlohmann::json;
+using Node = JsonProjection::Node;
+
+const Node& KeepAll() {
+  static const Node node = [] {
+    Node n;
+    n.keep_all = true;
+    return n;
+  }();
+  return node;
+}
+
+std::shared_ptr<const Node> KeepAllShared() {
+  static const std::shared_ptr<const Node> node(std::shared_ptr<const Node>{}, &KeepAll());
+  return node;
+}
+
+// True when `element` is kept by `node`'s "[key=value]" (or it has none).
+bool Selected(const Node& node, const json& element) {
+  if (!node.where) return true;
+  if (!element.is_object()) return false;
+  const auto it = element.find(node.where->first);
+  return it != element.end() && it->is_string() &&
+         it->get_ref<const std::string&>() == node.where->second;
+}
+
+// Builds the tree of a read set; an ended path wins over longer ones
+// through it.
+struct Builder {
+  struct MNode {
+    bool keep_all = false;
+    std::map<std::string, MNode, std::less<>> members;
+    std::optional<std::pair<std::string, std::string>> where;
+  };
+  MNode root;
+
+  // "name[key=value]" -> name, and (key, value) into `where`.
+  static std::string Split(const std::string& member,
+                           std::optional<std::pair<std::string, std::string>>* where) {
+    const auto open = member.find('[');
+    const auto eq = member.find('=', open);
+    if (open == std::string::npos || eq == std::string::npos || member.back() != ']') {
+      return member;
+    }
+    *where = std::make_pair(member.substr(open + 1, eq - open - 1),
+                            member.substr(eq + 1, member.size() - eq - 2));
+    return member.substr(0, open);
+  }
+
+  void Add(const JsonPath& path) {
+    MNode* n = &root;
+    for (const std::string& member : path) {
+      if (n->keep_all) return;
+      std::optional<std::pair<std::string, std::string>> where;
+      const std::string key = Split(member, &where);
+      n = &n->members[key];
+      if (where) n->where = std::move(where);
+    }
+    n->keep_all = true;
+    n->members.clear();
+  }
+
+  static std::shared_ptr<const Node> Freeze(const MNode& m) {
+    if (m.keep_all && !m.where) return KeepAllShared();
+    auto n = std::make_shared<Node>();
+    n->keep_all = m.keep_all;
+    n->where = m.where;
+    for (const auto& [key, child] : m.members) {
+      if (!key.empty() && key.back() == '*') {
+        n->patterns.emplace_back(key.substr(0, key.size() - 1), Freeze(child));
+      } else {
+        n->members.emplace_back(key, Freeze(child));
+      }
+    }
+    std::stable_sort(n->patterns.begin(), n->patterns.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    return n;
+  }
+};
 
 constexpr std::uint64_t kOnes = 0x0101010101010101ull;
 constexpr std::uint64_t kHighBits = 0x8080808080808080ull;
@@ -235,13 +337,14 @@ std::string Unescape(const char* begin, const char* end) {
 }
 
 // Up to this many levels of one skipped value are tracked in a fixed
-// stack; a deeper limit (max_depth) gets a heap one.
-constexpr std::size_t kInlineSkipDepth = 256;
+// stack (left uninitialized: each level is written before it is read); a
+// deeper limit (max_depth) gets a heap one.
+constexpr std::size_t kInlineSkipDepth = JsonProjection::kDefaultMaxDepth;
 
 // One pass over the text. Skip validates a value and moves past it; Build
-// validates and builds it; Select walks an object building only the
-// selected members. Build and Select recurse with the nesting, which Enter()
-// bounds by max_depth; Skip keeps its own stack. Each returns false on the
+// validates and builds it; Value, Object and Array walk a value building only
+// what a projection node keeps. Build and the walk recurse with the nesting,
+// which Enter() bounds by max_depth; Skip keeps its own stack. Each returns false on the
 // first error (status_ says which).
 class Scanner {
  public:
@@ -253,9 +356,9 @@ class Scanner {
     }
   }
 
-  // PrunedParse: the root pruned to `root`.
-  PruneStatus Run(std::span<const Selection> root, json* out) {
-    return Document([&] { return Select(root, out); });
+  // JsonProjection::Parse: the root projected by `root`.
+  PruneStatus Run(const Node& root, json* out) {
+    return Document([&] { return Value(root, out); });
   }
 
   // ParseJsonWithin: the whole document, at most `max_values` values and
@@ -298,7 +401,7 @@ class Scanner {
     return true;
   }
 
-  void SkipSpace() { SkipSpaceAt(p_, end_); }
+  [[gnu::always_inline]] void SkipSpace() { SkipSpaceAt(p_, end_); }
 
   // Calls on_member(name) for each member of the object at p_, with p_ at
   // the member's value; on_member must consume the value. `name` is the
@@ -360,7 +463,6 @@ class Scanner {
     const std::size_t room = max_depth_ - depth_;  // levels that may still be entered
     bool escaped = false;
     const auto in_object = [this](std::size_t level) { return kinds_[level] != 0; };
-    const auto skip_space = [&p, end] { SkipSpaceAt(p, end); };
   value:
     if (p == end) return Invalid();
     switch (*p) {
@@ -374,7 +476,7 @@ class Scanner {
         kinds_[open] = object ? 1 : 0;
         ++open;
         ++p;
-        skip_space();
+        SkipSpaceAt(p, end);
         if (p < end && *p == (object ? '}' : ']')) {
           ++p;
           --open;
@@ -409,21 +511,21 @@ class Scanner {
     if (p == end || *p != '"') return Invalid();
     p = ScanString(p, end, &escaped);
     if (p == nullptr) return Invalid();
-    skip_space();
+    SkipSpaceAt(p, end);
     if (p == end || *p != ':') return Invalid();
     ++p;
-    skip_space();
+    SkipSpaceAt(p, end);
     goto value;
   after_value:
     if (open == 0) {
       p_ = p;
       return true;
     }
-    skip_space();
+    SkipSpaceAt(p, end);
     if (p == end) return Invalid();
     if (*p == ',') {
       ++p;
-      skip_space();
+      SkipSpaceAt(p, end);
       if (in_object(open - 1)) goto member;
       goto value;
     }
@@ -468,18 +570,53 @@ class Scanner {
     }
   }
 
-  bool Select(std::span<const Selection> members, json* out) {
-    if (p_ == end_ || *p_ != '{') return Build(out);
+  // The value at p_, projected by `n`.
+  bool Value(const Node& n, json* out) {
+    if (p_ == end_) return Invalid();
+    if (*p_ == '[' && n.where) return FilteredArray(n, out);
+    if (n.keep_all) return Build(out);
+    if (*p_ == '{') return Object(n, out, false);
+    if (*p_ == '[') {  // transparent: each element projected by `n`
+      *out = json::array();
+      auto& elements = out->get_ref<json::array_t&>();
+      return Elements([this, &n, &elements] {
+        elements.emplace_back();
+        return Value(n, &elements.back());
+      });
+    }
+    return Build(out);  // a scalar is kept as it is
+  }
+
+  // The object at p_ with the members `n` keeps; as an element of a
+  // "[key=value]" array (`filtered`), with the member `key` too.
+  bool Object(const Node& n, json* out, bool filtered) {
     *out = json::object();
-    return Members([this, members, out](std::string_view name) {
-      for (const Selection& s : members) {
-        const bool prefix = !s.key.empty() && s.key.back() == '*';
-        if (prefix ? !name.starts_with(s.key.substr(0, s.key.size() - 1)) : s.key != name) continue;
-        json& slot = (*out)[std::string(name)];
-        slot = json();  // a repeated member: the last one wins
-        return s.members.empty() ? Build(&slot) : Select(s.members, &slot);
-      }
-      return Skip();
+    return Members([this, &n, out, filtered](std::string_view name) {
+      const Node* child = n.Find(name);
+      if (child == nullptr && filtered && name == n.where->first) child = &KeepAll();
+      if (child == nullptr) return Skip();
+      json& slot = (*out)[std::string(name)];
+      slot = json();  // a repeated member: the last one wins
+      return Value(*child, &slot);
+    });
+  }
+
+  // The array at p_ of a "[key=value]" node: the object elements whose
+  // `key` is `value`, each projected by `n` (the member `key` dropped again
+  // unless `n` keeps it); other elements are skipped.
+  bool FilteredArray(const Node& n, json* out) {
+    *out = json::array();
+    auto& elements = out->get_ref<json::array_t&>();
+    const std::string& key = n.where->first;
+    const bool keeps_key = n.keep_all || n.Find(key) != nullptr;
+    return Elements([this, &n, &elements, &key, keeps_key] {
+      if (p_ == end_ || *p_ != '{') return Skip();
+      json element;
+      if (!(n.keep_all ? Build(&element) : Object(n, &element, true))) return false;
+      if (!Selected(n, element)) return true;
+      if (!keeps_key) element.erase(key);
+      elements.push_back(std::move(element));
+      return true;
     });
   }
 
@@ -552,53 +689,82 @@ class Scanner {
   bool refuse_repeated_keys_ = false;
   PruneStatus status_ = PruneStatus::kInvalid;
   // Skip's stack: 1 where the level is an object, 0 an array.
-  std::array<unsigned char, kInlineSkipDepth> inline_kinds_{};
+  std::array<unsigned char, kInlineSkipDepth> inline_kinds_;
   std::vector<unsigned char> heap_kinds_;
   unsigned char* kinds_ = inline_kinds_.data();
 };
 
+json ProjectValue(const json& v, const Node& node) {
+  if (v.is_array() && node.where) {
+    json out = json::array();
+    for (const json& e : v) {
+      // (the member `key` is dropped again by the projection unless kept)
+      if (Selected(node, e)) out.push_back(node.keep_all ? e : ProjectValue(e, node));
+    }
+    return out;
+  }
+  if (node.keep_all) return v;
+  if (v.is_array()) {
+    json out = json::array();
+    for (const json& e : v) out.push_back(ProjectValue(e, node));
+    return out;
+  }
+  if (!v.is_object()) return v;
+  json out = json::object();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (const Node* child = node.Find(it.key()); child != nullptr) {
+      out[it.key()] = ProjectValue(*it, *child);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-PruneStatus PrunedParse(std::string_view text, std::span<const Selection> root,
-                        std::size_t max_depth, json* out) {
-  return Scanner(text, max_depth).Run(root, out);
+JsonPaths PathsUnder(const JsonPath& prefix, const JsonPaths& paths) {
+  JsonPaths out;
+  out.reserve(paths.size());
+  for (const JsonPath& path : paths) {
+    JsonPath& p = out.emplace_back(prefix);
+    p.insert(p.end(), path.begin(), path.end());
+  }
+  return out;
 }
 
-std::size_t JsonEscapeFreePrefix(std::string_view s, bool* ascii) {
-  const char* const begin = s.data();
-  const char* const end = begin + s.size();
-  const char* p = begin;
-  unsigned high = 0;  // sign bits of the bytes passed over
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i below_space = _mm_set1_epi8(0x1F);
-  while (end - p >= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // Unsigned x <= 0x1F exactly when min(x, 0x1F) == x.
-    const __m128i special =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(x, below_space), x));
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-    const auto sign = static_cast<unsigned>(_mm_movemask_epi8(x));
-    if (mask != 0) {
-      const unsigned n = static_cast<unsigned>(std::countr_zero(mask));
-      high |= sign & ((1u << n) - 1);
-      *ascii = high == 0;
-      return static_cast<std::size_t>(p - begin) + n;
-    }
-    high |= sign;
-    p += 16;
-  }
-#endif
-  for (; p < end; ++p) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c < 0x20 || c == '"' || c == '\\') break;
-    high |= c & 0x80;
-  }
-  *ascii = high == 0;
-  return static_cast<std::size_t>(p - begin);
+void AppendPaths(JsonPaths* to, const JsonPaths& more) {
+  to->insert(to->end(), more.begin(), more.end());
 }
+
+JsonProjection::JsonProjection() : root_(KeepAllShared()) {}
+
+JsonProjection::JsonProjection(const JsonPaths& paths) {
+  Builder b;
+  for (const JsonPath& path : paths) b.Add(path);
+  root_ = Builder::Freeze(b.root);
+}
+
+JsonProjection JsonProjection::Under(const std::string& projected,
+                                     const std::vector<std::string>& kept_whole) const {
+  auto n = std::make_shared<Node>();
+  n->members.emplace_back(projected, root_);
+  for (const std::string& key : kept_whole) n->members.emplace_back(key, KeepAllShared());
+  return JsonProjection(std::shared_ptr<const Node>(std::move(n)));
+}
+
+bool JsonProjection::keeps_all() const { return root_->keep_all && !root_->where; }
+
+PruneStatus JsonProjection::Parse(std::string_view text, std::size_t max_depth, json* out) const {
+  return Scanner(text, max_depth).Run(*root_, out);
+}
+
+json JsonProjection::Parse(std::string_view text) const {
+  json out;
+  if (Parse(text, kDefaultMaxDepth, &out) != PruneStatus::kOk)
+    return json(json::value_t::discarded);
+  return out;
+}
+
+json JsonProjection::Project(const json& value) const { return ProjectValue(value, *root_); }
 
 PruneStatus ParseJsonWithin(std::string_view text, std::size_t max_depth, std::size_t max_values,
                             json* out) {
