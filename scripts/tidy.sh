@@ -15,9 +15,11 @@ if ! git rev-parse --verify -q "$base" >/dev/null; then
   base=$(git rev-list --max-parents=0 HEAD | tail -n 1)
 fi
 [ -f "$build/compile_commands.json" ] || { echo "tidy: no $build/compile_commands.json (build first)"; exit 1; }
-mapfile -t files < <(git diff --name-only --diff-filter=ACMR "$base" HEAD -- \
-  'base/*.cc' 'cmd/*.cc' 'check/*.cc' 'workloadbuilder/*.cc' 'rules/*.cc' 'admission/*.cc' 'server/*.cc' 'certs/*.cc' 'kube/*.cc' \
-  'reconciler/*.cc' 'planner/*.cc' 'doctor/*.cc' 'metrics/*.cc')
+# The product folders, from the one layering table (layers.txt).
+mapfile -t folders < <(python3 "$root/scripts/layers.py" folders)
+patterns=()
+for d in "${folders[@]}"; do patterns+=("$d/*.cc"); done
+mapfile -t files < <(git diff --name-only --diff-filter=ACMR "$base" HEAD -- "${patterns[@]}")
 if [ ${#files[@]} -eq 0 ]; then
   echo "tidy: no C++ sources changed since $base"
   exit 0
