@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "base/file_util.h"
-#include "base/pruned_json.h"
+#include "base/json_projection.h"
 #include "workloadbuilder/config_text.h"
 
 namespace wasd::check {
