@@ -162,11 +162,13 @@ void CheckDisruptionMode(Backend backend, const json& config, const FieldPath& p
     // is denied); only the way forward differs, as there is nothing to
     // remove.
     if (backend != Backend::kKai || !IsGang(config)) return;
-    errors.push_back(Required(
-        mode_path, NotSupported(backend) +
-                       ": an omitted disruptionMode means `single`, and with a gang KAI evicts "
-                       "the whole gang when it falls below its minimum; set disruptionMode "
-                       "{all: {}} with gang.minCount unset, or use backend \"native\""));
+    errors.push_back(
+        Required(mode_path,
+                 NotSupported(backend) +
+                     ": an omitted disruptionMode means `single`, and with a gang KAI evicts "
+                     "the whole gang when it falls below its minimum; set disruptionMode "
+                     "{all: {}} with gang.minCount unset, or use backend \"native\"")
+            .For(RuleId::kK3));
     return;
   }
   switch (backend) {

@@ -106,7 +106,8 @@ SchedulingConfig ReadInTreeSchedulingConfig(const json& deployment) {
     result.errors.push_back(
         Forbidden(FieldCarrierPath().Child(kBackendsMember),
                   "backend-only settings are not part of spec.scheduling; they belong in wasd's " +
-                      std::string(kSchedulingAnnotation) + " annotation"));
+                      std::string(kSchedulingAnnotation) + " annotation")
+            .For(RuleId::kK5));
   }
   return result;
 }

@@ -24,6 +24,16 @@ json Config(int min_count, const std::string& topology_key = "") {
   return c;
 }
 
+// A KAI gang as KAI can keep it: disruptionMode all, minCount from replicas.
+json KaiConfig(const std::string& topology_key = "") {
+  json c = {{"schedulingPolicy", {{"gang", json::object()}}},
+            {"disruptionMode", {{"all", json::object()}}}};
+  if (!topology_key.empty()) {
+    c["schedulingConstraints"] = {{"topology", json::array({{{"key", topology_key}}})}};
+  }
+  return c;
+}
+
 json PodSpec(const json& requests = {{"cpu", "1"}}, const json& extra = json::object()) {
   json spec = {{"containers", json::array({{{"name", "app"},
                                             {"image", "app:1"},
@@ -361,7 +371,7 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     in.group_objects[0]["spec"]["queue"] = "research";
     CHECK_THAT(Diagnose(in).message, Catch::EndsWith("in Volcano queue research"));
 
-    in.deployment = Deployment(2, Config(2), "kai");
+    in.deployment = Deployment(2, KaiConfig(), "kai");
     in.group_objects[0]["status"] = {
         {"schedulingConditions",
          json::array(
@@ -440,7 +450,7 @@ TEST_CASE("UnsupportedProviderCapability is the admission check under the cluste
     CHECK(d.message == "2/2 created, 0 gated by wasd, 2 bound, minCount 2");
   }
   SECTION("topology on KAI: expressible only when the KAI Topology lists the key") {
-    GangInput in = BackendGang("kai", Config(2, kZone));
+    GangInput in = BackendGang("kai", KaiConfig(kZone));
     Diagnosis d = Diagnose(in);
     CHECK(d.reason == kUnsupportedProviderCapability);
     CHECK_THAT(d.message, Catch::Contains("no KAI Topology is configured (--kai-topology)"));

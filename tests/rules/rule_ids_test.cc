@@ -136,7 +136,7 @@ const std::vector<BackendRow> kBackendRows = {
      [](json& d) { d = OnBackend(d, "slurm"); }},
     {"K1", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})",
      [](json& d) { d = OnBackend(d, "volcano"); }, true},
-    {"K3", Via::kField, R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
+    {"K3", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
      [](json& d) { d = OnBackend(d, "volcano"); }},
     {"K3", Via::kAnnotation,
      R"({"schedulingPolicy":{"gang":{}},"schedulingConstraints":{"topology":[{"key":"zone"}]}})",
@@ -147,7 +147,7 @@ const std::vector<BackendRow> kBackendRows = {
     {"K3", Via::kAnnotation,
      R"({"schedulingPolicy":{"gang":{}},"backends":{"coscheduling":{"queue":"q"}}})",
      [](json& d) { d = OnBackend(d, "coscheduling"); }},
-    {"K4", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})",
+    {"K4", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})",
      [](json& d) {
        d = OnBackend(d, "kai");
        d["spec"]["template"]["spec"]["schedulerName"] = "volcano";
@@ -155,7 +155,7 @@ const std::vector<BackendRow> kBackendRows = {
     {"K5", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}},"backends":[]})", NoEdit},
     {"K5", Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}},"backends":{"slurm":{}}})", NoEdit},
     {"K5", Via::kAnnotation,
-     R"({"schedulingPolicy":{"gang":{}},"backends":{"kai":{"queue":"Team A"}}})",
+     R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}},"backends":{"kai":{"queue":"Team A"}}})",
      [](json& d) { d = OnBackend(d, "kai"); }},
     {"K5", Via::kAnnotation,
      R"({"schedulingPolicy":{"gang":{}},"backends":{"volcano":{"minResources":{"cpu":"lots"}}}})",
@@ -226,8 +226,9 @@ TEST_CASE("H4 (scale), H5 (two carriers) and K2 (backend changed) carry their id
   both = WithConfig(both, Via::kAnnotation, R"({"schedulingPolicy":{"basic":{}}})");
   CheckAllCarry(wasd::rules::ValidateDeploymentCreate(both), "H5");
 
-  const json gang =
-      WithConfig(BaseDeployment(), Via::kAnnotation, R"({"schedulingPolicy":{"gang":{}}})");
+  // A gang both backends can run (KAI needs disruptionMode all).
+  const json gang = WithConfig(BaseDeployment(), Via::kAnnotation,
+                               R"({"schedulingPolicy":{"gang":{}},"disruptionMode":{"all":{}}})");
   CheckAllCarry(wasd::rules::ValidateDeploymentUpdate(OnBackend(gang, "kai"),
                                                       OnBackend(gang, "volcano"), AllBackends()),
                 "K2");
