@@ -2,7 +2,7 @@
 // (which the pod webhook's objectSelector and the reconciler's caches key on)
 // in step with the Deployment's scheduling config (docs/design.md "Admission
 // webhook", Q15, and L6 of the 2026-12 review):
-// The carrier is the annotation wasd.io/scheduling alone (DESIGN.md Q22):
+// The carrier is the annotation wasd.io/scheduling alone (docs/design.md Q22):
 // spec.scheduling never marks a Deployment. It is kube-controller-manager's
 // where the WorkloadWithDeployment gate is on, and where the gate is off
 // kube-apiserver drops it after this webhook, so a marker set for it would

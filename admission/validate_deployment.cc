@@ -24,7 +24,6 @@ const base::JsonPaths& ValidateDeploymentReads() {
   return paths;
 }
 
-
 namespace {
 
 namespace wb = workloadbuilder;

@@ -178,7 +178,7 @@ void SetSchedulingApiVersion(json& objects, const std::string& version) {
   }
 }
 
-// Who would manage a Deployment (DESIGN.md Q22).
+// Who would manage a Deployment (docs/design.md Q22).
 enum class Manager { kNone, kWasd, kInTree };
 
 std::string_view ManagerName(Manager m) {

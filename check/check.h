@@ -4,7 +4,7 @@
 // admission (check/defaults.h), prints denials the way kubectl shows them,
 // and shows the Workload and PodGroup wasd would create. Only wasd's
 // annotation makes objects; a Deployment with spec.scheduling alone is the
-// in-tree integration's (DESIGN.md Q22): judged by the KEP's rules, labelled
+// in-tree integration's (docs/design.md Q22): judged by the KEP's rules, labelled
 // so, nothing shown for it.
 //
 // Exit codes: 0 every Deployment allowed; 1 at least one denied; 2 unusable

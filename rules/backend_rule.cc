@@ -88,12 +88,13 @@ bool CheckTemplateLabel(const DeploymentView& view, FieldErrorList& errors) {
     return false;
   }
   if (!settings.Allows(*backend)) {
-    errors.push_back(wb::Forbidden(
-        TemplateLabelPath(),
-        "backend \"" + *name + "\" is not enabled in this cluster (--allowed-backends: " +
-            Joined(settings.AllowedNames()) +
-            "); wasd sets this label from metadata.annotations[wasd.io/backend] when the "
-            "Deployment is created: remove it")
+    errors.push_back(
+        wb::Forbidden(
+            TemplateLabelPath(),
+            "backend \"" + *name + "\" is not enabled in this cluster (--allowed-backends: " +
+                Joined(settings.AllowedNames()) +
+                "); wasd sets this label from metadata.annotations[wasd.io/backend] when the "
+                "Deployment is created: remove it")
             .For(wb::RuleId::kK1));
     return false;
   }
@@ -154,17 +155,19 @@ void CheckBackendUpdate(const DeploymentView& view, const DeploymentView& old_vi
   const json* before = BackendAnnotation(*old_view.object);
   if (!(now == nullptr && before == nullptr) &&
       !(now != nullptr && before != nullptr && *now == *before)) {
-    errors.push_back(wb::Forbidden(BackendAnnotationPath(), std::string(kFixed)).For(wb::RuleId::kK2));
+    errors.push_back(
+        wb::Forbidden(BackendAnnotationPath(), std::string(kFixed)).For(wb::RuleId::kK2));
   }
   // The template's backend. A label that names no backend has its own error
   // (CheckTemplateLabel); a stored one that names none cannot be compared.
   const std::optional<wb::Backend> old_backend = TemplateBackend(*old_view.object);
   const std::optional<wb::Backend> new_backend = TemplateBackend(*view.object);
   if (!old_backend || !new_backend || *old_backend == *new_backend) return;
-  errors.push_back(wb::Forbidden(TemplateLabelPath(),
-                                 std::string(kFixed) + " (the stored pod template runs on backend \"" +
-                                     std::string(wb::BackendName(*old_backend)) + "\")")
-                       .For(wb::RuleId::kK2));
+  errors.push_back(
+      wb::Forbidden(TemplateLabelPath(), std::string(kFixed) +
+                                             " (the stored pod template runs on backend \"" +
+                                             std::string(wb::BackendName(*old_backend)) + "\")")
+          .For(wb::RuleId::kK2));
 }
 
 }  // namespace wasd::rules

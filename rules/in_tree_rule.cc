@@ -1,4 +1,4 @@
-// H5 (DESIGN.md Q22): `spec.scheduling` belongs to kube-controller-manager's
+// H5 (docs/design.md Q22): `spec.scheduling` belongs to kube-controller-manager's
 // Workload integration (KEP-6276, feature gate WorkloadWithDeployment), the
 // annotation wasd.io/scheduling to wasd. With both, two controllers would
 // create Workloads and PodGroups for the same pods, so the Deployment is
@@ -18,13 +18,15 @@ void CheckOneController(const DeploymentView& view, FieldErrorList& errors) {
   if (!view.in_tree_field || !wb::HasSchedulingCarrier(*view.object)) return;
   const std::string* name = wb::AsString(wb::MemberPath(*view.object, {"metadata", "name"}));
   const std::string target = "deployment/" + (name != nullptr ? *name : std::string("NAME"));
-  errors.push_back(wb::Forbidden(
-      wb::FieldPath::Parse("spec.scheduling"),
-      "may not be set together with metadata.annotations[wasd.io/scheduling]: spec.scheduling "
-      "hands the Deployment to kube-controller-manager (WorkloadWithDeployment), the annotation "
-      "to wasd, and one Deployment cannot have both. Keep one: remove the annotation to leave "
-      "it to the in-tree controller, or remove spec.scheduling to keep wasd; `wasd migrate " +
-          target + "` hands a wasd Deployment over to the in-tree controller")
+  errors.push_back(
+      wb::Forbidden(
+          wb::FieldPath::Parse("spec.scheduling"),
+          "may not be set together with metadata.annotations[wasd.io/scheduling]: spec.scheduling "
+          "hands the Deployment to kube-controller-manager (WorkloadWithDeployment), the "
+          "annotation "
+          "to wasd, and one Deployment cannot have both. Keep one: remove the annotation to leave "
+          "it to the in-tree controller, or remove spec.scheduling to keep wasd; `wasd migrate " +
+              target + "` hands a wasd Deployment over to the in-tree controller")
           .For(wb::RuleId::kH5));
 }
 

@@ -55,7 +55,7 @@ void CheckBackend(const DeploymentView& view, FieldErrorList& errors);
 // On UPDATE: the annotation wasd.io/backend is immutable.
 void CheckBackendUpdate(const DeploymentView& view, const DeploymentView& old_view,
                         FieldErrorList& errors);
-// H5 (in_tree_rule.cc, DESIGN.md Q22): spec.scheduling and the annotation
+// H5 (in_tree_rule.cc, docs/design.md Q22): spec.scheduling and the annotation
 // wasd.io/scheduling together: one Deployment, two controllers: denied,
 // with the way forward.
 void CheckOneController(const DeploymentView& view, FieldErrorList& errors);

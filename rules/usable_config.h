@@ -6,7 +6,7 @@
 // object, and neither the carrier (an unparseable annotation) nor the
 // structural rules S2–S17/B1 report an error. S17 (strict decoding) applies
 // to the annotation alone: the API server has already decoded spec.scheduling
-// (judged here only for the in-tree integration, DESIGN.md Q22) against its
+// (judged here only for the in-tree integration, docs/design.md Q22) against its
 // schema.
 //
 // Pure; thread-safe.

@@ -23,7 +23,7 @@
 
 namespace wasd::workloadbuilder {
 
-// Names that are part of wasd's contract (DESIGN.md).
+// Names that are part of wasd's contract (docs/design.md).
 inline constexpr std::string_view kSchedulingAnnotation = "wasd.io/scheduling";
 inline constexpr std::string_view kManagedLabel = "wasd.io/managed";
 inline constexpr std::string_view kPodGroupGate = "wasd.io/pod-group";

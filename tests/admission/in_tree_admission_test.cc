@@ -1,4 +1,4 @@
-// DESIGN.md Q22 at the webhook: spec.scheduling belongs to
+// docs/design.md Q22 at the webhook: spec.scheduling belongs to
 // kube-controller-manager's Workload integration (WorkloadWithDeployment),
 // wasd's carrier is the annotation alone. A field-only Deployment is never
 // marked and never denied (warnings only), one with both is denied with the
