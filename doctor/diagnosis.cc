@@ -144,7 +144,8 @@ Verdict CheckConfiguration(Gang& g, Diagnosis& d) {
                   native ? "the API scheduling.k8s.io workloads and podgroups (neither v1 nor "
                            "v1beta1) of backend native is not served; wasd keeps the pods gated"
                          : "the API " + group_version + " " + std::string(g.info->resource) +
-                               " of backend " + d.backend + " is not served; wasd keeps the pods gated",
+                               " of backend " + d.backend +
+                               " is not served; wasd keeps the pods gated",
                   native ? "serve the scheduling.k8s.io Workload API (v1 on Kubernetes 1.38 and "
                            "later; v1beta1 on 1.37, with feature gate GenericWorkload) or choose "
                            "another backend with the annotation wasd.io/backend"
