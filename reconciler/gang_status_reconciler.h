@@ -28,12 +28,10 @@
 namespace wasd::reconciler {
 
 // How long an event's key waits in the doctor's queue: the events of one
-// gang's creation (pods created, their gates lifted, bound: a dozen or more
-// over a second or two) merge into one or two looks, and a placed gang's
-// Scheduled is still written within about a second. At least kBatchedDelay,
-// so due keys come out on the queue's 100 ms ticks (idle workers wake once
-// per tick, not once per gang).
-inline constexpr std::chrono::milliseconds kGangBatch{1'000};
+// gang's creation (a pod created, its gate lifted, bound: a dozen within a
+// few hundred ms) merge into one look, and a placed gang's Scheduled is still
+// written within a quarter of a second.
+inline constexpr std::chrono::milliseconds kGangBatch{250};
 
 class GangStatusReconciler : public Reconciler {
  public:
