@@ -22,6 +22,7 @@
 #include "base/flags.h"
 #include "check/yaml_output.h"
 #include "cmd/commands.h"
+#include "cmd/deployment_target.h"
 #include "cmd/flags.h"
 #include "doctor/diagnosis.h"
 #include "doctor/quantity.h"
@@ -46,24 +47,6 @@ const nlohmann::json kNullJson;
 constexpr int kExitPending = 3;
 // Timeline lines printed in text; the JSON output has all of them.
 constexpr std::size_t kMaxTimelineLines = 40;
-
-constexpr std::string_view kDeploymentTypes[] = {"deployment", "deployments", "deploy",
-                                                 "deployment.apps", "deployments.apps"};
-
-bool IsDeploymentType(std::string_view arg) {
-  for (std::string_view type : kDeploymentTypes) {
-    if (arg == type) return true;
-  }
-  return false;
-}
-
-// "deployment/web", "deploy/web", "deployments.apps/web", ... (kubectl's TYPE/NAME).
-bool IsDeploymentRef(std::string_view arg, std::string* name) {
-  const std::size_t slash = arg.find('/');
-  if (slash == std::string_view::npos || !IsDeploymentType(arg.substr(0, slash))) return false;
-  *name = std::string(arg.substr(slash + 1));
-  return true;
-}
 
 std::string Selector(const json& deployment) {
   const json* labels = workloadbuilder::MemberPath(deployment, {"spec", "selector", "matchLabels"});
@@ -154,23 +137,11 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int RunExplain(int argc, const char* const* argv) {
-  // The one positional argument, TYPE/NAME, is taken out before the flags.
-  std::vector<const char*> rest = {argv[0]};
-  std::string name;
-  bool have_target = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!have_target && IsDeploymentRef(argv[i], &name)) {
-      have_target = true;
-      continue;
-    }
-    // kubectl's other form, TYPE NAME: "deployment web".
-    if (!have_target && IsDeploymentType(argv[i]) && i + 1 < argc && argv[i + 1][0] != '-') {
-      name = argv[++i];
-      have_target = true;
-      continue;
-    }
-    rest.push_back(argv[i]);
-  }
+  // The one positional argument, TYPE/NAME or TYPE NAME, is taken out first.
+  DeploymentTarget target = TakeDeploymentTarget(argc, argv);
+  std::vector<const char*>& rest = target.rest;
+  const std::string& name = target.name;
+  const bool have_target = target.given;
   ExplainSettings s;
   base::FlagSet flags = ExplainFlags(&s);
   if (const std::optional<int> rc = flags.ParseOrExit(static_cast<int>(rest.size()), rest.data())) {

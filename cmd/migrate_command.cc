@@ -20,6 +20,7 @@
 #include "base/flags.h"
 #include "check/yaml_output.h"
 #include "cmd/commands.h"
+#include "cmd/deployment_target.h"
 #include "cmd/migrate_apply.h"
 #include "cmd/migrate_flags.h"
 #include "kube/client.h"
@@ -34,24 +35,6 @@ namespace wasd::cmd {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::string_view kDeploymentTypes[] = {"deployment", "deployments", "deploy",
-                                                 "deployment.apps", "deployments.apps"};
-
-bool IsDeploymentType(std::string_view arg) {
-  for (std::string_view type : kDeploymentTypes) {
-    if (arg == type) return true;
-  }
-  return false;
-}
-
-// "deployment/web", "deploy/web", ... (kubectl's TYPE/NAME).
-bool IsDeploymentRef(std::string_view arg, std::string* name) {
-  const std::size_t slash = arg.find('/');
-  if (slash == std::string_view::npos || !IsDeploymentType(arg.substr(0, slash))) return false;
-  *name = std::string(arg.substr(slash + 1));
-  return true;
-}
 
 std::string Why(const base::Status& s) {
   if (s.http_code() == 403) return "no access (forbidden): " + s.message();
@@ -73,21 +56,10 @@ bool HasAnnotation(const json& d) {
 
 int RunMigrate(int argc, const char* const* argv) {
   // The one positional argument, TYPE/NAME or TYPE NAME, is taken out first.
-  std::vector<const char*> rest = {argv[0]};
-  std::string name;
-  bool have_target = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!have_target && IsDeploymentRef(argv[i], &name)) {
-      have_target = true;
-      continue;
-    }
-    if (!have_target && IsDeploymentType(argv[i]) && i + 1 < argc && argv[i + 1][0] != '-') {
-      name = argv[++i];
-      have_target = true;
-      continue;
-    }
-    rest.push_back(argv[i]);
-  }
+  DeploymentTarget target = TakeDeploymentTarget(argc, argv);
+  std::vector<const char*>& rest = target.rest;
+  const std::string& name = target.name;
+  const bool have_target = target.given;
   MigrateSettings s;
   base::FlagSet flags = MigrateFlags(&s);
   if (const std::optional<int> rc = flags.ParseOrExit(static_cast<int>(rest.size()), rest.data())) {

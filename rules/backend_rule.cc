@@ -40,29 +40,35 @@ std::string Joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// False (with an error) when the annotation is there and unusable.
-bool CheckAnnotation(const DeploymentView& view, FieldErrorList& errors) {
-  const json* value = BackendAnnotation(*view.object);
+// False (with an error at `path`) when `value` (a backend name from the
+// annotation or the template label) is there and names no backend, or one
+// --allowed-backends leaves out; `advice` ends the Forbidden message.
+bool CheckBackendName(const json* value, const wb::FieldPath& path,
+                      const wb::BackendSettings& settings, std::string_view advice,
+                      FieldErrorList& errors) {
   if (value == nullptr) return true;
-  const wb::BackendSettings& settings = *view.backends;
   const std::string* name = wb::AsString(value);
   const std::optional<wb::Backend> backend =
       name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   if (!backend) {
-    errors.push_back(wb::NotSupported(BackendAnnotationPath(), *value, settings.AllowedNames())
-                         .For(wb::RuleId::kK1));
+    errors.push_back(wb::NotSupported(path, *value, settings.AllowedNames()).For(wb::RuleId::kK1));
     return false;
   }
   if (!settings.Allows(*backend)) {
-    errors.push_back(wb::Forbidden(BackendAnnotationPath(),
-                                   "backend \"" + *name +
-                                       "\" is not enabled in this cluster (--allowed-backends: " +
-                                       Joined(settings.AllowedNames()) +
-                                       "); use one of those or remove the annotation")
-                         .For(wb::RuleId::kK1));
+    errors.push_back(
+        wb::Forbidden(path, "backend \"" + *name +
+                                "\" is not enabled in this cluster (--allowed-backends: " +
+                                Joined(settings.AllowedNames()) + "); " + std::string(advice))
+            .For(wb::RuleId::kK1));
     return false;
   }
   return true;
+}
+
+// False (with an error) when the annotation is there and unusable.
+bool CheckAnnotation(const DeploymentView& view, FieldErrorList& errors) {
+  return CheckBackendName(BackendAnnotation(*view.object), BackendAnnotationPath(), *view.backends,
+                          "use one of those or remove the annotation", errors);
 }
 
 wb::FieldPath TemplateLabelPath() {
@@ -76,29 +82,10 @@ const json* TemplateLabel(const json& deployment) {
 // False (with an error) when the template's label is there and unusable:
 // the same verdicts as the annotation's.
 bool CheckTemplateLabel(const DeploymentView& view, FieldErrorList& errors) {
-  const json* value = TemplateLabel(*view.object);
-  if (value == nullptr) return true;
-  const wb::BackendSettings& settings = *view.backends;
-  const std::string* name = wb::AsString(value);
-  const std::optional<wb::Backend> backend =
-      name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
-  if (!backend) {
-    errors.push_back(wb::NotSupported(TemplateLabelPath(), *value, settings.AllowedNames())
-                         .For(wb::RuleId::kK1));
-    return false;
-  }
-  if (!settings.Allows(*backend)) {
-    errors.push_back(
-        wb::Forbidden(
-            TemplateLabelPath(),
-            "backend \"" + *name + "\" is not enabled in this cluster (--allowed-backends: " +
-                Joined(settings.AllowedNames()) +
-                "); wasd sets this label from metadata.annotations[wasd.io/backend] when the "
-                "Deployment is created: remove it")
-            .For(wb::RuleId::kK1));
-    return false;
-  }
-  return true;
+  return CheckBackendName(TemplateLabel(*view.object), TemplateLabelPath(), *view.backends,
+                          "wasd sets this label from metadata.annotations[wasd.io/backend] when "
+                          "the Deployment is created: remove it",
+                          errors);
 }
 
 // The backend the pod template sends its pods to: the label, else the
