@@ -19,14 +19,14 @@ status=0
 run_suite() {  # NAME BUILD_DIR CTEST_LABEL_REGEX [cmake args...]
   local name=$1 dir=$2 labels=$3
   shift 3
-  echo "=== $name: build ($dir)"
+  echo "=== $name: build ($dir) [at ${SECONDS} s]"
   if ! "$root/scripts/build.sh" "$dir" "$@"; then
-    echo "=== $name: BUILD FAILED"
+    echo "=== $name: BUILD FAILED [at ${SECONDS} s]"
     failed=$((failed + 1))
     status=1
     return
   fi
-  echo "=== $name: ctest"
+  echo "=== $name: ctest [at ${SECONDS} s]"
   local log="$dir/ctest.log"
   (cd "$dir" && ctest --output-on-failure -j2 --timeout 900 ${labels:+-L "$labels"}) 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
@@ -52,14 +52,14 @@ run_suite() {  # NAME BUILD_DIR CTEST_LABEL_REGEX [cmake args...]
 # The normal build also builds the lab (tools/bench, off by default) so that
 # its quick runs in tests/bench are part of CI.
 run_suite "normal build" "$root/build" "" -DWASD_BUILD_BENCH=ON
-echo "=== clang-tidy on the sources changed by the last commit"
+echo "=== clang-tidy on the sources changed by the last commit [at ${SECONDS} s]"
 if "$root/scripts/tidy.sh" "${WASD_TIDY_BASE:-HEAD~1}" "$root/build"; then
   passed=$((passed + 1))
 else
   failed=$((failed + 1))
   status=1
 fi
-echo "=== clang-format on every C++ file"
+echo "=== clang-format on every C++ file [at ${SECONDS} s]"
 if "$root/scripts/format.sh" --check; then
   passed=$((passed + 1))
 else
@@ -79,7 +79,7 @@ if [ "$sanitize" = 1 ]; then
   # libFuzzer, briefly: the corpora already replay in every unit run above;
   # this proves the fuzz build and catches a quick regression. Long runs:
   # scripts/fuzz.sh (600 s per target).
-  echo "=== fuzz: ${WASD_CI_FUZZ_SECONDS:-10} s per target"
+  echo "=== fuzz: ${WASD_CI_FUZZ_SECONDS:-10} s per target [at ${SECONDS} s]"
   if env -u ASAN_OPTIONS -u UBSAN_OPTIONS "$root/scripts/fuzz.sh" "${WASD_CI_FUZZ_SECONDS:-10}"; then
     passed=$((passed + 1))
   else

@@ -293,8 +293,12 @@ class CheckUnusableInput(unittest.TestCase):
         self.assertEqual(int(rc), 2, err)
         self.assertIn("<stdin>: larger than 64 MiB", err)
         # 64 MiB of input held once, plus the binary: far below the 824 MB
-        # the whole-read took for 400 MiB.
-        self.assertLess(int(max_rss_kib), 160 * 1024)
+        # the whole-read took for 400 MiB. Under AddressSanitizer freed
+        # blocks wait in its quarantine (256 MiB by default), so the bound
+        # holds only for a normal build; the exit and the message above hold
+        # for both.
+        if os.environ.get("WASD_SANITIZED") != "1":
+            self.assertLess(int(max_rss_kib), 160 * 1024)
 
     def test_stdin_just_under_the_limit_is_read(self):
         # 64 MiB exactly is allowed: a comment line padded to the limit.
