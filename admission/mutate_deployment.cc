@@ -20,10 +20,10 @@
 
 #include "admission/handlers.h"
 #include "admission/json_access.h"
+#include "objects/json_util.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/field_path.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::admission {
@@ -73,7 +73,7 @@ bool TemplateChanges(const json& request, const json& object) {
   const json* now = Path(&object, {"spec", "template"});
   const json* before = Path(old_object, {"spec", "template"});
   if (now == nullptr || before == nullptr) return now != before;
-  return !workloadbuilder::SemanticEqual(*now, *before);
+  return !objects::SemanticEqual(*now, *before);
 }
 
 std::string NameOf(const json& request, const json& object) {
@@ -117,7 +117,7 @@ void StampBackend(const json* meta, const std::string& meta_pointer,
   const json* label = Member(Member(meta, "labels"), key);
   if (label == nullptr && backend == workloadbuilder::Backend::kNative) return;
   const std::string_view value = workloadbuilder::BackendName(backend);
-  const std::string* now = workloadbuilder::AsString(label);
+  const std::string* now = objects::AsString(label);
   if (now != nullptr && *now == value) return;
   patch.Add(meta_pointer + "/labels/" + EscapeJsonPointerToken(key), value);
 }
@@ -139,14 +139,14 @@ std::optional<workloadbuilder::Backend> BackendToStamp(const json& request, cons
     const json* old_object = Member(&request, "oldObject");
     const json* old_label =
         Path(old_object, {"spec", "template", "metadata", "labels", wb::kBackendLabel});
-    if (const std::string* name = wb::AsString(old_label)) return wb::ParseBackend(*name);
+    if (const std::string* name = objects::AsString(old_label)) return wb::ParseBackend(*name);
     const json* old_annotation =
         Path(old_object, {"metadata", "annotations", wb::kBackendAnnotation});
-    if (const std::string* name = wb::AsString(old_annotation)) return wb::ParseBackend(*name);
+    if (const std::string* name = objects::AsString(old_annotation)) return wb::ParseBackend(*name);
     return wb::Backend::kNative;
   }
   if (const json* annotation = Path(&object, {"metadata", "annotations", wb::kBackendAnnotation})) {
-    const std::string* name = wb::AsString(annotation);
+    const std::string* name = objects::AsString(annotation);
     return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   }
   return s.backend;
@@ -171,7 +171,7 @@ void StampSchedulerName(const json* tmpl, workloadbuilder::Backend backend,
   if (spec == nullptr || !spec->is_object()) return;
   const json* name = Member(spec, "schedulerName");
   if (name != nullptr) {
-    const std::string* text = workloadbuilder::AsString(name);
+    const std::string* text = objects::AsString(name);
     if (text == nullptr || !(text->empty() || *text == workloadbuilder::kDefaultSchedulerName)) {
       return;
     }

@@ -6,9 +6,9 @@
 #include <map>
 #include <system_error>
 
-#include "base/file_util.h"
 #include "certs/cert_info.h"
 #include "certs/digest.h"
+#include "runtime/file_util.h"
 
 namespace wasd::certs {
 namespace {
@@ -23,7 +23,7 @@ using Hashes = std::map<std::string, std::string>;
 std::string Join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
 Status ReadInto(const std::string& path, std::string* out) {
-  base::Result<std::string> data = base::ReadSmallFile(path, kMaxCertFileBytes);
+  base::Result<std::string> data = runtime::ReadSmallFile(path, kMaxCertFileBytes);
   if (!data.ok()) return data.status();
   *out = std::move(data).value();
   return Status::Ok();
@@ -33,7 +33,7 @@ Status ReadInto(const std::string& path, std::string* out) {
 Hashes LoadOwnership(const std::string& dir) {
   Hashes hashes;
   base::Result<std::string> text =
-      base::ReadSmallFile(Join(dir, kOwnershipFile), kMaxCertFileBytes);
+      runtime::ReadSmallFile(Join(dir, kOwnershipFile), kMaxCertFileBytes);
   if (!text.ok()) return hashes;
   const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return hashes;
@@ -48,14 +48,14 @@ Hashes LoadOwnership(const std::string& dir) {
 Status SaveOwnership(const std::string& dir, const Hashes& hashes) {
   nlohmann::json doc = {{"writer", "wasd certs generate"}, {"files", nlohmann::json::object()}};
   for (const auto& [name, hash] : hashes) doc["files"][name] = hash;
-  return base::WriteFileAtomic(Join(dir, kOwnershipFile), doc.dump(2) + "\n", kCertMode);
+  return runtime::WriteFileAtomic(Join(dir, kOwnershipFile), doc.dump(2) + "\n", kCertMode);
 }
 
 // True if the file exists with exactly the content we recorded for it.
 bool IsOurs(const std::string& dir, const std::string& name, const Hashes& hashes) {
   const auto it = hashes.find(name);
   if (it == hashes.end()) return false;
-  base::Result<std::string> data = base::ReadSmallFile(Join(dir, name), kMaxCertFileBytes);
+  base::Result<std::string> data = runtime::ReadSmallFile(Join(dir, name), kMaxCertFileBytes);
   return data.ok() && Sha256Hex(*data) == it->second;
 }
 
@@ -78,8 +78,8 @@ Status LoadUsableCa(const std::string& dir, SystemTime now, CertKeyPem* ca) {
 // Decides whether to reuse the CA in `dir` or make a new one, per the
 // ownership rules in generate.h. Sets *reuse and, when reusing, *ca.
 Status ChooseCa(const GenerateOptions& o, const Hashes& hashes, bool* reuse, CertKeyPem* ca) {
-  const bool has_cert = base::PathExists(Join(o.out_dir, kCaCertFile));
-  const bool has_key = base::PathExists(Join(o.out_dir, kCaKeyFile));
+  const bool has_cert = runtime::PathExists(Join(o.out_dir, kCaCertFile));
+  const bool has_key = runtime::PathExists(Join(o.out_dir, kCaKeyFile));
   *reuse = false;
   if (!has_cert && !has_key) return Status::Ok();
   if (has_cert && has_key) {
@@ -114,8 +114,8 @@ Status WritePair(const std::string& dir, const char* cert_name, const char* key_
                  const CertKeyPem& pair, Hashes* hashes) {
   // Key first: a watcher keyed on the certificate file sees the new
   // certificate only once its key is already in place.
-  Status st = base::WriteFileAtomic(Join(dir, key_name), pair.key_pem, kKeyMode);
-  if (st.ok()) st = base::WriteFileAtomic(Join(dir, cert_name), pair.cert_pem, kCertMode);
+  Status st = runtime::WriteFileAtomic(Join(dir, key_name), pair.key_pem, kKeyMode);
+  if (st.ok()) st = runtime::WriteFileAtomic(Join(dir, cert_name), pair.cert_pem, kCertMode);
   if (!st.ok()) return st;
   (*hashes)[key_name] = Sha256Hex(pair.key_pem);
   (*hashes)[cert_name] = Sha256Hex(pair.cert_pem);
@@ -151,7 +151,8 @@ Status GenerateToDirectory(const GenerateOptions& o, GenerateResult* result) {
 
   Hashes hashes = LoadOwnership(o.out_dir);
   for (const char* name : {kTlsCertFile, kTlsKeyFile}) {
-    if (!o.force && base::PathExists(Join(o.out_dir, name)) && !IsOurs(o.out_dir, name, hashes)) {
+    if (!o.force && runtime::PathExists(Join(o.out_dir, name)) &&
+        !IsOurs(o.out_dir, name, hashes)) {
       return Status::Error(Join(o.out_dir, name) +
                            " exists and was not written by wasd certs generate; refusing to "
                            "overwrite it (pass --force to replace it)");

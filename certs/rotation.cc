@@ -83,6 +83,58 @@ nlohmann::json WithoutPreviousCa(nlohmann::json secret) {
 
 }  // namespace
 
+namespace {
+
+// Reads the Secret and, when DecideRotation says so, issues and writes the
+// new certificates (retrying a conflict); `secret` is then the Secret as
+// stored. Leaves `secret` alone for kLeaveForeign.
+Status EnsureSecret(CertApi& api, const RotationOptions& o, const WantedNames& wanted,
+                    SystemTime now, RotationReport* report, nlohmann::json* secret) {
+  for (int attempt = 0;; ++attempt) {
+    ApiReply got = api.GetSecret(o.ns, o.secret_name);
+    const bool exists = got.ok();
+    if (!exists && got.code != ApiReply::Code::kNotFound) {
+      return Status::Error("reading secret " + o.ns + "/" + o.secret_name + ": " + got.message);
+    }
+    report->decision = DecideRotation(exists ? &got.object : nullptr, wanted, now, o.renew_before);
+    const RotationAction action = report->decision.action;
+    if (action == RotationAction::kLeaveForeign) return Status::Ok();
+    if (action == RotationAction::kNone) {
+      *secret = std::move(got.object);
+      return Status::Ok();
+    }
+    SecretPems pems = exists ? ReadSecretPems(got.object) : SecretPems{};
+    // A CA renewal keeps the old CA certificate (if it still parses) for the
+    // overlap, so the bundle trusts the leaf the pods serve until they reload.
+    std::string previous;
+    if (action == RotationAction::kRenewCaAndLeaf) {
+      X509Ptr old_ca;
+      if (ParseCertificatePem(pems.ca.cert_pem, &old_ca).ok()) previous = pems.ca.cert_pem;
+    }
+    Status st = Issue(o, wanted, action, &pems, now);
+    if (!st.ok()) return st;
+    nlohmann::json desired =
+        BuildTlsSecret(o.ns, o.secret_name, pems, exists ? &got.object : nullptr);
+    if (!previous.empty()) {
+      desired["data"][kPreviousCaKey] = base::Base64Encode(previous);
+      desired["metadata"]["annotations"][kPreviousCaUntilAnnotation] =
+          base::FormatRfc3339(now + o.previous_ca_overlap);
+    }
+    ApiReply wrote =
+        exists ? api.UpdateSecret(o.ns, o.secret_name, desired) : api.CreateSecret(o.ns, desired);
+    if (wrote.ok()) {
+      report->secret_written = true;
+      *secret = wrote.object.is_object() ? std::move(wrote.object) : std::move(desired);
+      return Status::Ok();
+    }
+    if (wrote.code != ApiReply::Code::kConflict || attempt + 1 >= kMaxSecretAttempts) {
+      return Status::Error("writing secret " + o.ns + "/" + o.secret_name + ": " + wrote.message);
+    }
+  }
+}
+
+}  // namespace
+
 Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now, RotationReport* report) {
   if (o.secret_name.empty()) return Status::Error("--secret is required");
   if (o.leaf_days < 1 || o.leaf_days > kMaxDays || o.ca_days < 1 || o.ca_days > kMaxDays) {
@@ -98,51 +150,8 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now, Rotati
 
   *report = RotationReport{};
   nlohmann::json secret;
-  for (int attempt = 0;; ++attempt) {
-    ApiReply got = api.GetSecret(o.ns, o.secret_name);
-    const bool exists = got.ok();
-    if (!exists && got.code != ApiReply::Code::kNotFound) {
-      return Status::Error("reading secret " + o.ns + "/" + o.secret_name + ": " + got.message);
-    }
-    report->decision = DecideRotation(exists ? &got.object : nullptr, wanted, now, o.renew_before);
-    const RotationAction action = report->decision.action;
-    if (action == RotationAction::kLeaveForeign) return Status::Ok();
-    if (action == RotationAction::kNone) {
-      secret = std::move(got.object);
-      break;
-    }
-    SecretPems pems = exists ? ReadSecretPems(got.object) : SecretPems{};
-    // A CA renewal keeps the old CA certificate (if it still parses) for the
-    // overlap, so the bundle trusts the leaf the pods serve until they reload.
-    std::string previous;
-    if (action == RotationAction::kRenewCaAndLeaf) {
-      X509Ptr old_ca;
-      if (ParseCertificatePem(pems.ca.cert_pem, &old_ca).ok()) previous = pems.ca.cert_pem;
-    }
-    st = Issue(o, wanted, action, &pems, now);
-    if (!st.ok()) return st;
-    nlohmann::json desired =
-        BuildTlsSecret(o.ns, o.secret_name, pems, exists ? &got.object : nullptr);
-    if (!previous.empty()) {
-      desired["data"][kPreviousCaKey] = base::Base64Encode(previous);
-      desired["metadata"]["annotations"][kPreviousCaUntilAnnotation] =
-          base::FormatRfc3339(now + o.previous_ca_overlap);
-    }
-    ApiReply wrote =
-        exists ? api.UpdateSecret(o.ns, o.secret_name, desired) : api.CreateSecret(o.ns, desired);
-    if (wrote.ok()) {
-      report->secret_written = true;
-      if (wrote.object.is_object()) {
-        secret = std::move(wrote.object);
-      } else {
-        secret = desired;
-      }
-      break;
-    }
-    if (wrote.code != ApiReply::Code::kConflict || attempt + 1 >= kMaxSecretAttempts) {
-      return Status::Error("writing secret " + o.ns + "/" + o.secret_name + ": " + wrote.message);
-    }
-  }
+  st = EnsureSecret(api, o, wanted, now, report, &secret);
+  if (!st.ok() || report->decision.action == RotationAction::kLeaveForeign) return st;
   Describe(secret, report);
   SystemTime until{};
   const std::string previous = PreviousCa(secret, &until);

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "base/file_util.h"
+#include "runtime/file_util.h"
 
 namespace wasd::certs {
 namespace {
@@ -70,7 +70,7 @@ std::string SslError(const std::string& what) {
 int NoPassphrase(char*, int, int, void*) { return 0; }
 
 bool ReadPemFile(const std::string& path, std::string* out, std::string* error) {
-  base::Result<std::string> data = base::ReadSmallFile(path, kMaxPemFileBytes);
+  base::Result<std::string> data = runtime::ReadSmallFile(path, kMaxPemFileBytes);
   if (!data.ok()) {
     *error = data.status().message();
     return false;

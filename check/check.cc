@@ -11,6 +11,7 @@
 #include "check/check.h"
 #include "check/defaults.h"
 #include "check/manifest_reader.h"
+#include "check/verdict.h"
 #include "check/yaml_output.h"
 #include "rules/deployment_rules.h"
 #include "workloadbuilder/backend_capabilities.h"
@@ -37,23 +38,6 @@ std::string StringAt(const json& obj, std::initializer_list<const char*> keys) {
     v = &*it;
   }
   return v->is_string() ? v->get<std::string>() : std::string();
-}
-
-// What kubectl prints when the webhook denies the Deployment: the API server
-// passes wasd's status (reason Invalid, details with kind, name and one cause
-// per field error) through, and kubectl renders the causes, one line for one
-// error and a "* " list for several, as it does for the API server's own
-// validation errors.
-std::string KubectlDenial(const std::string& name, const workloadbuilder::FieldErrorList& errors) {
-  std::vector<std::string> lines;
-  for (const auto& e : errors) {
-    std::string line = e.ToString();
-    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
-  }
-  std::string out = "The Deployment \"" + name + "\" is invalid: ";
-  if (lines.size() == 1) return out + lines.front();
-  for (const std::string& l : lines) out += "\n* " + l;
-  return out;
 }
 
 // The would-be ReplicaSet of `deployment` (placeholder hash and UID).
@@ -178,51 +162,11 @@ void SetSchedulingApiVersion(json& objects, const std::string& version) {
   }
 }
 
-// Who would manage a Deployment (docs/design.md Q22).
-enum class Manager { kNone, kWasd, kInTree };
-
-std::string_view ManagerName(Manager m) {
-  switch (m) {
-    case Manager::kNone: return "none";
-    case Manager::kWasd: return "wasd";
-    case Manager::kInTree: return "in-tree";
-  }
-  return "none";
-}
-
 // How a spec.scheduling verdict is labelled, everywhere it is printed.
 constexpr const char* kInTreeLabel =
     "spec.scheduling: judged as kube-controller-manager's WorkloadWithDeployment integration "
     "would (KEP-6276 rules); that controller, not wasd, manages this Deployment and wasd "
     "creates nothing for it";
-
-enum class Result { kAllowed, kIgnored, kDenied, kSkipped };
-
-// What `wasd check` found for one manifest: the webhook's verdict, the
-// warnings it would send, and the objects the reconciler would create.
-struct Verdict {
-  const Manifest* manifest = nullptr;
-  std::string kind;
-  std::string api_version;
-  std::string name;
-  std::string ns;
-  Result result = Result::kAllowed;
-  Manager manager = Manager::kNone;
-  workloadbuilder::FieldErrorList errors;  // kDenied
-  std::vector<std::string> warnings;
-  std::vector<std::string> notes;
-  json objects = json::array();
-};
-
-std::string_view ResultName(Result r) {
-  switch (r) {
-    case Result::kAllowed: return "allowed";
-    case Result::kIgnored: return "ignored";
-    case Result::kDenied: return "denied";
-    case Result::kSkipped: return "skipped";
-  }
-  return "allowed";
-}
 
 // The webhook's verdict on manifest `m` (CREATE, after the API server's
 // defaults). `error` is set only when the Workload cannot be built at all.
@@ -271,124 +215,6 @@ Verdict Judge(const Manifest& m, const workloadbuilder::BackendSettings& backend
             std::string(workloadbuilder::BackendName(backend)) + " PodGroup: " + error;
   }
   return v;
-}
-
-void PrintVerdict(const Verdict& v, std::FILE* report, bool text) {
-  const std::string& source = v.manifest->source;
-  if (v.result == Result::kSkipped) {
-    std::fprintf(report, "skipped: %s %s (%s): wasd checks only apps/v1 Deployments\n",
-                 v.kind.empty() ? "<no kind>" : v.kind.c_str(), v.name.c_str(), source.c_str());
-    return;
-  }
-  const std::string ref = "deployment.apps/" + v.name;
-  const char* in_tree = v.manager == Manager::kInTree ? " (in-tree: spec.scheduling)" : "";
-  if (v.result == Result::kDenied) {
-    std::fprintf(report, "%s (%s): denied%s\n%s\n", ref.c_str(), source.c_str(), in_tree,
-                 KubectlDenial(v.name, v.errors).c_str());
-  } else if (v.result == Result::kIgnored) {
-    std::fprintf(report,
-                 "%s (%s): allowed; no wasd.io/scheduling annotation, so wasd leaves it "
-                 "alone\n",
-                 ref.c_str(), source.c_str());
-  } else if (v.manager == Manager::kInTree) {
-    std::fprintf(report, "%s (%s): allowed%s\n", ref.c_str(), source.c_str(), in_tree);
-  } else {
-    std::fprintf(report, "%s (%s): allowed\n", ref.c_str(), source.c_str());
-  }
-  for (const std::string& w : v.warnings) std::fprintf(report, "Warning: %s\n", w.c_str());
-  for (const std::string& n : v.notes) std::fprintf(report, "note: %s\n", n.c_str());
-  if (text && !v.objects.empty()) {
-    std::printf("objects wasd would create for %s in namespace %s:\n", ref.c_str(), v.ns.c_str());
-    for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
-  }
-}
-
-// -o json: one item per manifest, for CI pipelines (a contract: README).
-json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied) {
-  json items = json::array();
-  for (const Verdict& v : verdicts) {
-    json causes = json::array();
-    for (const auto& e : v.errors) {
-      causes.push_back({{"type", std::string(workloadbuilder::ErrorTypeReason(e.type))},
-                        {"field", e.path.String()},
-                        {"message", e.Body()}});
-    }
-    json item = {{"source", v.manifest->source},
-                 {"document", v.manifest->index},
-                 {"apiVersion", v.api_version},
-                 {"kind", v.kind},
-                 {"name", v.name},
-                 {"namespace", v.ns},
-                 {"verdict", ResultName(v.result)},
-                 {"managedBy", ManagerName(v.manager)},
-                 {"allowed", v.result != Result::kDenied},
-                 {"causes", std::move(causes)},
-                 {"warnings", v.warnings},
-                 {"notes", v.notes},
-                 {"objects", v.objects}};
-    if (v.result == Result::kDenied) item["message"] = KubectlDenial(v.name, v.errors);
-    items.push_back(std::move(item));
-  }
-  return {{"apiVersion", "wasd.io/v1alpha1"},
-          {"kind", "CheckResult"},
-          {"checked", checked},
-          {"denied", denied},
-          {"items", std::move(items)}};
-}
-
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 has no place for other control characters.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-// -o junit: one test case per manifest (a denial is a failure, another kind
-// is skipped), the JUnit XML that CI systems display.
-std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int denied) {
-  const int skipped = static_cast<int>(verdicts.size()) - checked;
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<testsuites name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
-         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
-         "\">\n";
-  out += "  <testsuite name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
-         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
-         "\">\n";
-  for (const Verdict& v : verdicts) {
-    const std::string name = (v.kind.empty() ? std::string("<no kind>") : v.kind) + "/" + v.name;
-    out += "    <testcase classname=\"" + XmlEscape(v.manifest->source) + "\" name=\"" +
-           XmlEscape(name) + " (document " + std::to_string(v.manifest->index) + ")\">\n";
-    if (v.result == Result::kDenied) {
-      const std::string message = KubectlDenial(v.name, v.errors);
-      out += "      <failure type=\"Invalid\" message=\"" + XmlEscape(message) + "\">" +
-             XmlEscape(message) + "</failure>\n";
-    } else if (v.result == Result::kSkipped) {
-      out += "      <skipped message=\"wasd checks only apps/v1 Deployments\"/>\n";
-    }
-    if (!v.warnings.empty()) {
-      std::string text;
-      for (const std::string& w : v.warnings) text += "Warning: " + w + "\n";
-      out += "      <system-out>" + XmlEscape(text) + "</system-out>\n";
-    }
-    out += "    </testcase>\n";
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
 }
 
 }  // namespace

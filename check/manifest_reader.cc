@@ -10,8 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "base/file_util.h"
 #include "base/json_projection.h"
+#include "runtime/file_util.h"
 #include "workloadbuilder/config_text.h"
 
 namespace wasd::check {
@@ -155,9 +155,9 @@ ManifestReadResult ReadOneFile(const std::string& path) {
         return r;
       }
     } else {
-      base::Result<std::string> data = base::ReadSmallFile(path, kMaxManifestBytes);
+      base::Result<std::string> data = runtime::ReadSmallFile(path, kMaxManifestBytes);
       if (!data.ok()) {
-        r.error = base::PathExists(path) ? data.status().message() : path + ": cannot open file";
+        r.error = runtime::PathExists(path) ? data.status().message() : path + ": cannot open file";
         return r;
       }
       text = std::move(data).value();

@@ -17,9 +17,6 @@
 #include <vector>
 
 #include "base/duration.h"
-#include "base/file_util.h"
-#include "base/flags.h"
-#include "base/log.h"
 #include "base/time.h"
 #include "certs/cert_api.h"
 #include "certs/cert_info.h"
@@ -31,11 +28,14 @@
 #include "cmd/kube_cert_api.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "runtime/file_util.h"
+#include "runtime/flags.h"
+#include "runtime/log.h"
 
 namespace wasd::cmd {
 namespace {
 
-using base::Logger;
+using runtime::Logger;
 
 constexpr char kCertsUsage[] =
     "Usage: wasd certs <generate|inject-ca|rotate|uninstall> [flags]\n\n"
@@ -47,7 +47,7 @@ constexpr char kCertsUsage[] =
 
 int RunGenerate(int argc, const char* const* argv) {
   GenerateSettings settings;
-  base::FlagSet flags = GenerateFlags(&settings);
+  runtime::FlagSet flags = GenerateFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   certs::GenerateOptions& o = settings.options;
   o.now = std::chrono::system_clock::now();
@@ -57,7 +57,7 @@ int RunGenerate(int argc, const char* const* argv) {
   const base::Status st = certs::GenerateToDirectory(o, &result);
   if (!st.ok()) {
     logger.Error("certs generate failed", {{"error", st.message()}, {"outDir", o.out_dir}});
-    return base::kExitFailed;
+    return runtime::kExitFailed;
   }
   logger.Info("certificates written", {{"outDir", o.out_dir},
                                        {"caCreated", result.ca_created},
@@ -65,7 +65,7 @@ int RunGenerate(int argc, const char* const* argv) {
                                        {"days", o.leaf_days},
                                        {"dnsNames", result.dns_names},
                                        {"ipAddresses", result.ip_addresses}});
-  return base::kExitOk;
+  return runtime::kExitOk;
 }
 
 // Loads the client config; logs and returns false when it is unusable.
@@ -92,24 +92,24 @@ void LogInjected(const Logger& logger, const std::vector<certs::InjectOutcome>& 
 
 int RunInjectCa(int argc, const char* const* argv) {
   InjectCaSettings settings;
-  base::FlagSet flags = InjectCaFlags(&settings);
+  runtime::FlagSet flags = InjectCaFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::string& ca_file = settings.ca_file;
   const std::vector<std::string>& names = settings.webhook_configs;
 
   const Logger logger(settings.log);
   // A CA bundle is a few certificates; 1 MiB is far beyond any real one.
-  base::Result<std::string> ca_read = base::ReadSmallFile(ca_file, std::size_t{1} << 20);
+  base::Result<std::string> ca_read = runtime::ReadSmallFile(ca_file, std::size_t{1} << 20);
   base::Status st = ca_read.status();
   const std::string ca_pem = ca_read.ok() ? std::move(ca_read).value() : std::string();
   certs::X509Ptr parsed;
   if (st.ok()) st = certs::ParseCertificatePem(ca_pem, &parsed);
   if (!st.ok()) {
     logger.Error("cannot use the CA file", {{"file", ca_file}, {"error", st.message()}});
-    return base::kExitFailed;
+    return runtime::kExitFailed;
   }
   kube::Config config;
-  if (!LoadKubeConfig(settings.kubeconfig, logger, &config)) return base::kExitFailed;
+  if (!LoadKubeConfig(settings.kubeconfig, logger, &config)) return runtime::kExitFailed;
   kube::Client client(config);
   KubeCertApi api(&client);
   std::vector<certs::InjectOutcome> outcomes;
@@ -117,9 +117,9 @@ int RunInjectCa(int argc, const char* const* argv) {
   LogInjected(logger, outcomes);
   if (!st.ok()) {
     logger.Error("certs inject-ca failed", {{"error", st.message()}});
-    return base::kExitFailed;
+    return runtime::kExitFailed;
   }
-  return base::kExitOk;
+  return runtime::kExitOk;
 }
 
 // Waits up to `timeout` for SIGTERM or SIGINT (blocked by the caller).
@@ -179,19 +179,19 @@ int RotateLoop(certs::CertApi& api, const RotateSettings& cmd, const sigset_t& s
     } else {
       logger.Error("certificate rotation failed", {{"error", st.message()}});
     }
-    if (cmd.once) return st.ok() ? base::kExitOk : base::kExitFailed;
+    if (cmd.once) return st.ok() ? runtime::kExitOk : runtime::kExitFailed;
     const std::chrono::seconds wait =
         st.ok() ? cmd.interval : std::min(cmd.interval, kRetryAfterFailure);
     if (WaitForStopSignal(stop_signals, wait)) {
       logger.Info("certificate rotation stopped");
-      return base::kExitOk;
+      return runtime::kExitOk;
     }
   }
 }
 
 int RunRotate(int argc, const char* const* argv) {
   RotateSettings cmd;
-  base::FlagSet flags = RotateFlags(&cmd);
+  runtime::FlagSet flags = RotateFlags(&cmd);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (const std::string why = CheckRotate(cmd); !why.empty()) return flags.UsageError(why);
 
@@ -206,7 +206,7 @@ int RunRotate(int argc, const char* const* argv) {
 
   const Logger logger(cmd.log);
   kube::Config config;
-  if (!LoadKubeConfig(cmd.kubeconfig, logger, &config)) return base::kExitFailed;
+  if (!LoadKubeConfig(cmd.kubeconfig, logger, &config)) return runtime::kExitFailed;
   if (cmd.options.ns.empty()) cmd.options.ns = config.namespace_;
   kube::Client client(config);
   KubeCertApi api(&client);
@@ -225,12 +225,12 @@ int RunRotate(int argc, const char* const* argv) {
 int RunCerts(int argc, const char* const* argv) {
   if (argc < 2) {
     std::fputs(kCertsUsage, stderr);
-    return base::kExitUsage;
+    return runtime::kExitUsage;
   }
   const std::string sub = argv[1];
   if (sub == "--help" || sub == "-h" || sub == "help") {
     std::fputs(kCertsUsage, stdout);
-    return base::kExitOk;
+    return runtime::kExitOk;
   }
   if (sub == "generate") return RunGenerate(argc - 1, argv + 1);
   if (sub == "inject-ca") return RunInjectCa(argc - 1, argv + 1);
@@ -239,7 +239,7 @@ int RunCerts(int argc, const char* const* argv) {
   std::fprintf(stderr,
                "wasd certs: unknown subcommand \"%s\"\nRun 'wasd certs --help' for usage.\n",
                sub.c_str());
-  return base::kExitUsage;
+  return runtime::kExitUsage;
 }
 
 }  // namespace wasd::cmd

@@ -15,19 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "base/flags.h"
-#include "base/log.h"
 #include "certs/tls_secret.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/resource.h"
+#include "runtime/flags.h"
+#include "runtime/log.h"
 
 namespace wasd::cmd {
 namespace {
 
-using base::Logger;
+using runtime::Logger;
 
 // Deletes one object; NotFound is success.
 bool DeleteObject(kube::Client& client, const kube::Resource& resource, const std::string& ns,
@@ -77,7 +77,7 @@ bool DeleteManagedSecret(kube::Client& client, const std::string& ns, const std:
 
 int RunCertsUninstall(int argc, const char* const* argv) {
   UninstallSettings settings;
-  base::FlagSet flags = UninstallFlags(&settings);
+  runtime::FlagSet flags = UninstallFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::vector<std::string>& configs = settings.webhook_configs;
   std::vector<std::pair<std::string, std::string>> secrets;
@@ -94,7 +94,7 @@ int RunCertsUninstall(int argc, const char* const* argv) {
   if (!config.ok()) {
     log.Error("cannot load Kubernetes client configuration",
               {{"error", config.status().ToString()}});
-    return base::kExitFailed;
+    return runtime::kExitFailed;
   }
   kube::Client client(config.value());
   bool ok = true;
@@ -104,7 +104,7 @@ int RunCertsUninstall(int argc, const char* const* argv) {
     ok = DeleteObject(client, kube::ValidatingWebhookConfigurations(), "", name, log) && ok;
   }
   for (const auto& [ns, name] : secrets) ok = DeleteManagedSecret(client, ns, name, log) && ok;
-  return ok ? base::kExitOk : base::kExitFailed;
+  return ok ? runtime::kExitOk : runtime::kExitFailed;
 }
 
 }  // namespace wasd::cmd

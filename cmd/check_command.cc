@@ -7,7 +7,7 @@ namespace wasd::cmd {
 
 int RunCheck(int argc, const char* const* argv) {
   CheckSettings settings;
-  base::FlagSet flags = CheckFlags(&settings);
+  runtime::FlagSet flags = CheckFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (std::string e = BackendFlagsError(settings.backends); !e.empty()) {
     return flags.UsageError(e);

@@ -1,7 +1,7 @@
 // The subcommands of the wasd binary. Each takes the arguments after its
 // name (argv[0] is the subcommand), parses its flags with its table in
 // cmd/flags.h (--help on each), runs, and returns the process exit code
-// (base::kExitOk, kExitFailed, kExitUsage).
+// (runtime::kExitOk, kExitFailed, kExitUsage).
 //
 // Thread-safety: called once, from main.
 #ifndef WASD_CMD_COMMANDS_H_

@@ -19,20 +19,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/flags.h"
 #include "check/yaml_output.h"
+#include "cmd/api_error.h"
 #include "cmd/commands.h"
 #include "cmd/deployment_target.h"
 #include "cmd/flags.h"
 #include "doctor/diagnosis.h"
-#include "doctor/quantity.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/resource.h"
-#include "planner/object_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
+#include "objects/quantity.h"
 #include "reconciler/scheduling_api.h"
+#include "runtime/flags.h"
 #include "workloadbuilder/backend.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -49,7 +50,7 @@ constexpr int kExitPending = 3;
 constexpr std::size_t kMaxTimelineLines = 40;
 
 std::string Selector(const json& deployment) {
-  const json* labels = workloadbuilder::MemberPath(deployment, {"spec", "selector", "matchLabels"});
+  const json* labels = objects::MemberPath(deployment, {"spec", "selector", "matchLabels"});
   std::string out;
   if (labels == nullptr || !labels->is_object()) return out;
   for (const auto& [k, v] : labels->items()) {
@@ -72,12 +73,6 @@ struct Reader {
     return o;
   }
 };
-
-std::string Why(const base::Status& s) {
-  if (s.http_code() == 403) return "no access (forbidden): " + s.message();
-  if (s.http_code() == 401) return "not authenticated: " + s.message();
-  return s.ToString();
-}
 
 void PrintText(const doctor::Diagnosis& d, const std::string& ns, const std::string& name,
                const std::vector<std::string>& notes) {
@@ -104,7 +99,7 @@ void PrintText(const doctor::Diagnosis& d, const std::string& ns, const std::str
     std::printf("Fit:         %s\n", d.fit.text.c_str());
     std::string per;
     for (const auto& [res, v] : d.fit.requests) {
-      per += (per.empty() ? "" : ", ") + res + " " + doctor::FormatQuantityMilli(res, v);
+      per += (per.empty() ? "" : ", ") + res + " " + objects::FormatQuantityMilli(res, v);
     }
     std::printf("             per member: %s\n", per.c_str());
     for (const doctor::DomainFit& dom : d.fit.domains) {
@@ -131,7 +126,7 @@ void PrintText(const doctor::Diagnosis& d, const std::string& ns, const std::str
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
-  return base::kExitFailed;
+  return runtime::kExitFailed;
 }
 
 }  // namespace
@@ -143,7 +138,7 @@ int RunExplain(int argc, const char* const* argv) {
   const std::string& name = target.name;
   const bool have_target = target.given;
   ExplainSettings s;
-  base::FlagSet flags = ExplainFlags(&s);
+  runtime::FlagSet flags = ExplainFlags(&s);
   if (const std::optional<int> rc = flags.ParseOrExit(static_cast<int>(rest.size()), rest.data())) {
     return *rc;
   }
@@ -180,21 +175,21 @@ int RunExplain(int argc, const char* const* argv) {
                 " is not opted in to gang scheduling (no annotation wasd.io/scheduling, no "
                 "spec.scheduling)");
   }
-  const std::string dep_uid = planner::UidOf(in.deployment);
+  const std::string dep_uid = objects::UidOf(in.deployment);
   const std::string selector = Selector(in.deployment);
 
   auto rss = client.List(kube::ReplicaSets(), ns, r.List(selector));
   if (!rss.ok()) return Fail("listing replicasets in " + ns + ": " + Why(rss.status()));
   std::vector<std::string> rs_uids;
   for (json& rs : rss.value().items) {
-    if (planner::ControllerUid(rs) != dep_uid) continue;
-    rs_uids.push_back(planner::UidOf(rs));
+    if (objects::ControllerUid(rs) != dep_uid) continue;
+    rs_uids.push_back(objects::UidOf(rs));
     in.replicasets.push_back(std::move(rs));
   }
   auto pods = client.List(kube::Pods(), ns, r.List(selector));
   if (!pods.ok()) return Fail("listing pods in " + ns + ": " + Why(pods.status()));
   for (json& p : pods.value().items) {
-    const std::string owner = planner::ControllerUid(p);
+    const std::string owner = objects::ControllerUid(p);
     for (const std::string& uid : rs_uids) {
       if (owner == uid) {
         in.pods.push_back(std::move(p));
@@ -205,7 +200,7 @@ int RunExplain(int argc, const char* const* argv) {
 
   // The backend's group objects; a 404 on the collection = the API is not served.
   const json* labels =
-      workloadbuilder::MemberPath(in.deployment, {"spec", "template", "metadata", "labels"});
+      objects::MemberPath(in.deployment, {"spec", "template", "metadata", "labels"});
   const std::optional<workloadbuilder::Backend> backend =
       workloadbuilder::BackendOfLabels(labels == nullptr ? kNullJson : *labels);
   std::optional<reconciler::SchedulingDiscovery> discovered;
@@ -284,7 +279,7 @@ int RunExplain(int argc, const char* const* argv) {
     const std::string text = s.output == "json" ? out.dump(2) + "\n" : check::ToYaml(out);
     std::fputs(text.c_str(), stdout);
   }
-  return d.scheduled ? base::kExitOk : kExitPending;
+  return d.scheduled ? runtime::kExitOk : kExitPending;
 }
 
 }  // namespace wasd::cmd

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "base/listen.h"
 #include "certs/issuer.h"
+#include "runtime/listen.h"
 #include "workloadbuilder/validate.h"
 
 namespace wasd::cmd {
@@ -34,22 +34,23 @@ constexpr milliseconds kMinDeadline{1};
 constexpr char kKubeconfigHelp[] =
     "API server config (else $KUBECONFIG, in-cluster, ~/.kube/config)";
 
-base::FlagSet::Apply AddressTo(base::ListenAddress* target) {
+runtime::FlagSet::Apply AddressTo(runtime::ListenAddress* target) {
   return [target](std::string_view v) -> std::string {
-    if (!base::ParseListenAddress(v, target))
+    if (!runtime::ParseListenAddress(v, target))
       return "want HOST:PORT with an IP address, :PORT, or 0";
     return {};
   };
 }
 
-std::string AddressText(const base::ListenAddress& a) {
+std::string AddressText(const runtime::ListenAddress& a) {
   if (!a.enabled) return "0";
   return (a.host == "0.0.0.0" ? "" : a.host) + ":" + std::to_string(a.port);
 }
 
 // --health-probe-bind-address and --metrics-bind-address, as
 // controller-runtime names them: shared by the webhook and the reconciler.
-void AddProbeFlags(base::FlagSet& f, base::ListenAddress* probes, base::ListenAddress* metrics) {
+void AddProbeFlags(runtime::FlagSet& f, runtime::ListenAddress* probes,
+                   runtime::ListenAddress* metrics) {
   f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
            AddressTo(probes))
       .Default(AddressText(*probes));
@@ -58,7 +59,7 @@ void AddProbeFlags(base::FlagSet& f, base::ListenAddress* probes, base::ListenAd
 }
 
 // --key-type, --days, --ca-days, --extra-san: shared by generate and rotate.
-void AddIssueFlags(base::FlagSet& flags, certs::KeyType* key_type, int* days, int* ca_days,
+void AddIssueFlags(runtime::FlagSet& flags, certs::KeyType* key_type, int* days, int* ca_days,
                    std::vector<std::string>* extra_sans) {
   flags
       .Custom("key-type", "ecdsa|rsa", "key type: ECDSA P-256 or RSA 2048",
@@ -108,7 +109,7 @@ std::string NameError(std::string_view name) {
 
 }  // namespace
 
-void AddBackendFlags(base::FlagSet& f, workloadbuilder::BackendSettings* s) {
+void AddBackendFlags(runtime::FlagSet& f, workloadbuilder::BackendSettings* s) {
   namespace wb = workloadbuilder;
   f.Custom("backend", "NAME",
            "gang scheduler of a Deployment without the annotation wasd.io/backend:\n"
@@ -209,8 +210,8 @@ std::string BackendFlagsError(const workloadbuilder::BackendSettings& s) {
   return {};
 }
 
-base::FlagSet WebhookFlags(server::WebhookConfig* c) {
-  base::FlagSet f(
+runtime::FlagSet WebhookFlags(server::WebhookConfig* c) {
+  runtime::FlagSet f(
       "wasd webhook", "wasd webhook --tls-cert-file FILE --tls-key-file FILE [flags]",
       "HTTPS admission server for AdmissionReview admission.k8s.io/v1:\n"
       "  POST /validate-apps-v1-deployment   Deployments and deployments/scale\n"
@@ -231,7 +232,7 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
   f.Custom("bind-address", "ADDR", "admission listen address (an IP literal)",
            [c](std::string_view v) -> std::string {
              std::string host(v);
-             if (!base::IsIpLiteral(host)) return "want an IP address such as 0.0.0.0 or ::";
+             if (!runtime::IsIpLiteral(host)) return "want an IP address such as 0.0.0.0 or ::";
              c->bind_address = host;
              return {};
            })
@@ -291,12 +292,13 @@ base::FlagSet WebhookFlags(server::WebhookConfig* c) {
   return f;
 }
 
-base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
-  base::FlagSet f("wasd reconciler", "wasd reconciler [flags]",
-                  "The companion controller: one Workload per opted-in Deployment, one PodGroup "
-                  "per\nReplicaSet revision, and it lifts the pods' wasd.io/pod-group scheduling "
-                  "gate once\ntheir PodGroup exists. Several replicas may run: a Lease elects the "
-                  "one that writes.");
+runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
+  runtime::FlagSet f(
+      "wasd reconciler", "wasd reconciler [flags]",
+      "The companion controller: one Workload per opted-in Deployment, one PodGroup "
+      "per\nReplicaSet revision, and it lifts the pods' wasd.io/pod-group scheduling "
+      "gate once\ntheir PodGroup exists. Several replicas may run: a Lease elects the "
+      "one that writes.");
   reconciler::ControllerOptions& o = s->options;
   f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
   f.Bool("leader-elect", &o.leader_elect,
@@ -344,18 +346,19 @@ base::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   return f;
 }
 
-base::FlagSet CheckFlags(CheckSettings* s) {
-  base::FlagSet f("wasd check",
-                  "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit] "
-                  "[--backend NAME]\n"
-                  "       wasd check --capabilities [--backend NAME]",
-                  "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
-                  "applying the defaults the API server applies (replicas 1, strategy\n"
-                  "RollingUpdate, ...), and shows the objects wasd would create: a Workload\n"
-                  "and a PodGroup (native), or the backend's PodGroup (volcano, kai,\n"
-                  "coscheduling; --backend, or the Deployment's annotation wasd.io/backend).\n"
-                  "Without -f (or with --capabilities): prints what each backend can express\n"
-                  "of the scheduling intent (only the --backend one when given) and exits.");
+runtime::FlagSet CheckFlags(CheckSettings* s) {
+  runtime::FlagSet f(
+      "wasd check",
+      "wasd check -f FILE|DIR|- [-f ...] [-R] [-o text|yaml|json|junit] "
+      "[--backend NAME]\n"
+      "       wasd check --capabilities [--backend NAME]",
+      "Runs wasd's admission rules on Deployment manifests without a cluster, after\n"
+      "applying the defaults the API server applies (replicas 1, strategy\n"
+      "RollingUpdate, ...), and shows the objects wasd would create: a Workload\n"
+      "and a PodGroup (native), or the backend's PodGroup (volcano, kai,\n"
+      "coscheduling; --backend, or the Deployment's annotation wasd.io/backend).\n"
+      "Without -f (or with --capabilities): prints what each backend can express\n"
+      "of the scheduling intent (only the --backend one when given) and exits.");
   f.List("filename", &s->files, "FILE",
          "manifest file (YAML stream or JSON; '-' for stdin), or a directory\n"
          "(its *.yaml, *.yml and *.json files); more files may follow",
@@ -394,9 +397,9 @@ base::FlagSet CheckFlags(CheckSettings* s) {
   return f;
 }
 
-base::FlagSet GenerateFlags(GenerateSettings* s) {
+runtime::FlagSet GenerateFlags(GenerateSettings* s) {
   certs::GenerateOptions& o = s->options;
-  base::FlagSet f(
+  runtime::FlagSet f(
       "wasd certs generate",
       "wasd certs generate --service NAME --namespace NS --out-dir DIR [flags]",
       "Makes a CA (or reuses ca.crt/ca.key already in DIR) and a serving certificate for\n"
@@ -412,8 +415,8 @@ base::FlagSet GenerateFlags(GenerateSettings* s) {
   return f;
 }
 
-base::FlagSet InjectCaFlags(InjectCaSettings* s) {
-  base::FlagSet f(
+runtime::FlagSet InjectCaFlags(InjectCaSettings* s) {
+  runtime::FlagSet f(
       "wasd certs inject-ca",
       "wasd certs inject-ca --ca-file FILE --webhook-config NAME... [--kubeconfig FILE]",
       "Sets clientConfig.caBundle of every webhook in each named Mutating- or\n"
@@ -427,9 +430,9 @@ base::FlagSet InjectCaFlags(InjectCaSettings* s) {
   return f;
 }
 
-base::FlagSet RotateFlags(RotateSettings* s) {
+runtime::FlagSet RotateFlags(RotateSettings* s) {
   certs::RotationOptions& o = s->options;
-  base::FlagSet f(
+  runtime::FlagSet f(
       "wasd certs rotate",
       "wasd certs rotate --service NAME --secret NAME [--namespace NS]\n"
       "                         [--webhook-config NAME...] [flags]",
@@ -455,8 +458,8 @@ base::FlagSet RotateFlags(RotateSettings* s) {
   return f;
 }
 
-base::FlagSet UninstallFlags(UninstallSettings* s) {
-  base::FlagSet f(
+runtime::FlagSet UninstallFlags(UninstallSettings* s) {
+  runtime::FlagSet f(
       "wasd certs uninstall",
       "wasd certs uninstall --webhook-config NAME... [--secret NS/NAME]... [--kubeconfig FILE]",
       "Deletes the Mutating- and ValidatingWebhookConfiguration of each NAME and each\n"
@@ -471,14 +474,14 @@ base::FlagSet UninstallFlags(UninstallSettings* s) {
   return f;
 }
 
-base::FlagSet SelftestFlags(SelftestSettings* s) {
-  base::FlagSet f("wasd selftest",
-                  "wasd selftest [--namespace NS] [--kubeconfig FILE] [--timeout DURATION]",
-                  "Checks an installed wasd end to end with two server-side dry-run creates\n"
-                  "(nothing is stored): a Deployment opting in with gang minCount above its\n"
-                  "replicas must be denied by wasd, a valid one must come back with the marker\n"
-                  "label wasd.io/managed added by wasd's mutating webhook. Exit 0: both held;\n"
-                  "1: a check failed; 2: bad flags or no client configuration.");
+runtime::FlagSet SelftestFlags(SelftestSettings* s) {
+  runtime::FlagSet f("wasd selftest",
+                     "wasd selftest [--namespace NS] [--kubeconfig FILE] [--timeout DURATION]",
+                     "Checks an installed wasd end to end with two server-side dry-run creates\n"
+                     "(nothing is stored): a Deployment opting in with gang minCount above its\n"
+                     "replicas must be denied by wasd, a valid one must come back with the marker\n"
+                     "label wasd.io/managed added by wasd's mutating webhook. Exit 0: both held;\n"
+                     "1: a check failed; 2: bad flags or no client configuration.");
   f.String("namespace", &s->ns, "NS", "namespace wasd serves to submit to");
   f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
   f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
@@ -486,17 +489,18 @@ base::FlagSet SelftestFlags(SelftestSettings* s) {
   return f;
 }
 
-base::FlagSet ExplainFlags(ExplainSettings* s) {
-  base::FlagSet f("wasd explain",
-                  "wasd explain deployment/NAME|deployment NAME [-n NS] [-o text|json|yaml] "
-                  "[--kubeconfig FILE]",
-                  "Answers \"why is my gang Pending?\" for an opted-in Deployment: reads it, its\n"
-                  "ReplicaSets and pods, the group object of its backend (and the native\n"
-                  "Workload), the pods' FailedScheduling Events, the Nodes and the pods bound to\n"
-                  "them, and prints one diagnosis: a stable reason, the member counts, the next\n"
-                  "step, the group object's status, a fit preview of the members still to place\n"
-                  "and the gang's timeline. Also runs as `kubectl wasd explain` (installed as\n"
-                  "kubectl-wasd).");
+runtime::FlagSet ExplainFlags(ExplainSettings* s) {
+  runtime::FlagSet f(
+      "wasd explain",
+      "wasd explain deployment/NAME|deployment NAME [-n NS] [-o text|json|yaml] "
+      "[--kubeconfig FILE]",
+      "Answers \"why is my gang Pending?\" for an opted-in Deployment: reads it, its\n"
+      "ReplicaSets and pods, the group object of its backend (and the native\n"
+      "Workload), the pods' FailedScheduling Events, the Nodes and the pods bound to\n"
+      "them, and prints one diagnosis: a stable reason, the member counts, the next\n"
+      "step, the group object's status, a fit preview of the members still to place\n"
+      "and the gang's timeline. Also runs as `kubectl wasd explain` (installed as\n"
+      "kubectl-wasd).");
   f.String("namespace", &s->ns, "NS",
            "the Deployment's namespace (default: the kubeconfig context's)")
       .Alias('n')
@@ -520,8 +524,9 @@ base::FlagSet ExplainFlags(ExplainSettings* s) {
   return f;
 }
 
-base::FlagSet VersionFlags() {
-  return base::FlagSet("wasd version", "wasd version", "Prints the version and build information.");
+runtime::FlagSet VersionFlags() {
+  return runtime::FlagSet("wasd version", "wasd version",
+                          "Prints the version and build information.");
 }
 
 }  // namespace wasd::cmd

@@ -1,5 +1,5 @@
 // The command line of every wasd subcommand, as one table per command over
-// base::FlagSet: which flags it takes, into which settings, with which help.
+// runtime::FlagSet: which flags it takes, into which settings, with which help.
 // Each builder registers its flags against the settings it is given (their
 // current values are the defaults shown by --help) and returns the FlagSet
 // to Parse. Keeping every table here lets one test check that all commands
@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "base/flags.h"
-#include "base/log.h"
 #include "certs/generate.h"
 #include "certs/rotation.h"
 #include "reconciler/controller.h"
+#include "runtime/flags.h"
+#include "runtime/log.h"
 #include "server/webhook_config.h"
 #include "workloadbuilder/backend_compile.h"
 
@@ -35,14 +35,14 @@ namespace wasd::cmd {
 //   --volcano-queue, --kai-queue         the queue when a Deployment names none
 //   --kai-topology NAME, --kai-topology-levels KEY,...
 //   --coscheduling-scheduler-name NAME
-void AddBackendFlags(base::FlagSet& flags, workloadbuilder::BackendSettings* settings);
+void AddBackendFlags(runtime::FlagSet& flags, workloadbuilder::BackendSettings* settings);
 // After Parse: "" or why the backend flags do not fit together (--backend
 // not among --allowed-backends; --kai-topology-levels without
 // --kai-topology). Report it with FlagSet::UsageError.
 std::string BackendFlagsError(const workloadbuilder::BackendSettings& settings);
 
 // `wasd webhook`.
-base::FlagSet WebhookFlags(server::WebhookConfig* config);
+runtime::FlagSet WebhookFlags(server::WebhookConfig* config);
 
 // `wasd reconciler`.
 struct ReconcilerSettings {
@@ -52,10 +52,10 @@ struct ReconcilerSettings {
   // Client-side request rate limit: --kube-api-qps (0 = none) and --kube-api-burst.
   double kube_api_qps = 20;
   int kube_api_burst = 30;
-  base::LogOptions log;
+  runtime::LogOptions log;
   workloadbuilder::BackendSettings backends;  // AddBackendFlags
 };
-base::FlagSet ReconcilerFlags(ReconcilerSettings* settings);
+runtime::FlagSet ReconcilerFlags(ReconcilerSettings* settings);
 
 // `wasd check`.
 struct CheckSettings {
@@ -66,23 +66,23 @@ struct CheckSettings {
   workloadbuilder::BackendSettings backends;  // AddBackendFlags
   std::string scheduling_api_version = "v1";  // --scheduling-api-version
 };
-base::FlagSet CheckFlags(CheckSettings* settings);
+runtime::FlagSet CheckFlags(CheckSettings* settings);
 
 // `wasd certs generate`.
 struct GenerateSettings {
   certs::GenerateOptions options;
-  base::LogOptions log;
+  runtime::LogOptions log;
 };
-base::FlagSet GenerateFlags(GenerateSettings* settings);
+runtime::FlagSet GenerateFlags(GenerateSettings* settings);
 
 // `wasd certs inject-ca`.
 struct InjectCaSettings {
   std::string ca_file;
   std::vector<std::string> webhook_configs;
   std::string kubeconfig;
-  base::LogOptions log;
+  runtime::LogOptions log;
 };
-base::FlagSet InjectCaFlags(InjectCaSettings* settings);
+runtime::FlagSet InjectCaFlags(InjectCaSettings* settings);
 
 // `wasd certs rotate`.
 struct RotateSettings {
@@ -92,18 +92,18 @@ struct RotateSettings {
   std::chrono::seconds interval{std::chrono::hours(1)};
   bool once = false;
   std::string kubeconfig;
-  base::LogOptions log;
+  runtime::LogOptions log;
 };
-base::FlagSet RotateFlags(RotateSettings* settings);
+runtime::FlagSet RotateFlags(RotateSettings* settings);
 
 // `wasd certs uninstall`.
 struct UninstallSettings {
   std::vector<std::string> webhook_configs;
   std::vector<std::string> secrets;  // NAMESPACE/NAME
   std::string kubeconfig;
-  base::LogOptions log;
+  runtime::LogOptions log;
 };
-base::FlagSet UninstallFlags(UninstallSettings* settings);
+runtime::FlagSet UninstallFlags(UninstallSettings* settings);
 
 // `wasd selftest`.
 struct SelftestSettings {
@@ -111,9 +111,9 @@ struct SelftestSettings {
   std::string kubeconfig;
   // Deadline of each request: a dry-run create passes through two webhooks.
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
-  base::LogOptions log;
+  runtime::LogOptions log;
 };
-base::FlagSet SelftestFlags(SelftestSettings* settings);
+runtime::FlagSet SelftestFlags(SelftestSettings* settings);
 
 // `wasd explain`.
 struct ExplainSettings {
@@ -127,10 +127,10 @@ struct ExplainSettings {
   // Volcano or KAI as the reconciler does.
   workloadbuilder::BackendSettings backends;
 };
-base::FlagSet ExplainFlags(ExplainSettings* settings);
+runtime::FlagSet ExplainFlags(ExplainSettings* settings);
 
 // `wasd version`.
-base::FlagSet VersionFlags();
+runtime::FlagSet VersionFlags();
 
 }  // namespace wasd::cmd
 

@@ -7,10 +7,10 @@
 #include <exception>
 #include <string_view>
 
-#include "base/flags.h"
 #include "build_version.h"  // WASD_VERSION, WASD_REVISION (cmake/build_version.cmake)
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "runtime/flags.h"
 
 #ifndef WASD_STATIC_DEPS
 #define WASD_STATIC_DEPS 0
@@ -22,7 +22,7 @@
 namespace wasd::cmd {
 
 int RunVersion(int argc, const char* const* argv) {
-  base::FlagSet flags = VersionFlags();
+  runtime::FlagSet flags = VersionFlags();
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   std::printf("wasd %s (revision %s, built %s %s, C++ %ld, compiler %s)\n", WASD_VERSION,
               WASD_REVISION, __DATE__, __TIME__, static_cast<long>(__cplusplus), __VERSION__);

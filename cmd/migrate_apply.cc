@@ -5,31 +5,17 @@
 #include <thread>
 
 #include "kube/resource.h"
-#include "planner/object_util.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::cmd {
 namespace {
 
 using nlohmann::json;
+using objects::AsString;
+using objects::MemberPath;
 using std::chrono::steady_clock;
-using workloadbuilder::AsString;
-using workloadbuilder::MemberPath;
-
-// Between two reads of a wait: often enough to follow a controller, few
-// enough requests to stay unnoticed (5 reads a second, 4 requests each).
-constexpr std::chrono::milliseconds kPollInterval{200};
-// How long garbage collection gets to remove wasd's objects of a deleted
-// Deployment before they are deleted explicitly (kube's collector acts within
-// seconds; the wait is also capped at a quarter of --timeout).
-constexpr std::chrono::milliseconds kGcGrace{std::chrono::seconds(15)};
-
-std::string Why(const base::Status& s) {
-  if (s.http_code() == 403) return "no access (forbidden): " + s.message();
-  if (s.http_code() == 401) return "not authenticated: " + s.message();
-  return s.ToString();
-}
 
 // "app=web,tier=x" from spec.selector.matchLabels; "" when the selector has
 // expressions too (then every ReplicaSet of the namespace is read, and
@@ -37,12 +23,12 @@ std::string Why(const base::Status& s) {
 std::string Selector(const json& deployment) {
   const json* sel = MemberPath(deployment, {"spec", "selector"});
   if (sel == nullptr || !sel->is_object()) return "";
-  if (const json* me = workloadbuilder::Member(*sel, "matchExpressions");
+  if (const json* me = objects::Member(*sel, "matchExpressions");
       me != nullptr && me->is_array() && !me->empty()) {
     return "";
   }
   std::string out;
-  const json* labels = workloadbuilder::Member(*sel, "matchLabels");
+  const json* labels = objects::Member(*sel, "matchLabels");
   if (labels == nullptr || !labels->is_object()) return "";
   for (const auto& [k, v] : labels->items()) {
     if (v.is_string()) out += (out.empty() ? "" : ",") + k + "=" + v.get<std::string>();
@@ -50,11 +36,11 @@ std::string Selector(const json& deployment) {
   return out;
 }
 
+}  // namespace
+
 std::string Ref(const migrate::Plan& p, const std::string& name) {
   return "deployment " + p.ns + "/" + name;
 }
-
-}  // namespace
 
 kube::RequestOptions Migrator::Options() const {
   kube::RequestOptions o;
@@ -233,83 +219,6 @@ bool Migrator::Delete(const migrate::Plan& plan, int step) {
   return true;
 }
 
-bool Migrator::WaitOldGone(const migrate::Plan& plan, int step, const json& old_deployment,
-                           const std::vector<std::string>& old_rs) {
-  const auto start = steady_clock::now();
-  const auto deadline = start + timeout_;
-  const auto explicit_at = start + std::min<std::chrono::milliseconds>(kGcGrace, timeout_ / 4);
-  const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
-  const std::string after = in_place
-                                ? "the new Deployment is not created yet"
-                                : Ref(plan, plan.new_name) + " runs under the in-tree controller";
-  const std::string create_next =
-      in_place ? "; then create the new Deployment from the manifest this command printed on "
-                 "stdout (kubectl create -f FILE)"
-               : "";
-  bool deleted_leftovers = false;
-  std::string why = "not checked yet";
-  while (true) {
-    auto d = client_.Get(kube::Deployments(), plan.ns, plan.name, Options());
-    bool gone = false;
-    if (d.ok()) {
-      if (planner::UidOf(d.value()) != plan.uid) {
-        return Failed(plan, step,
-                      "another " + Ref(plan, plan.name) + " (uid " + planner::UidOf(d.value()) +
-                          ") was created while the old one was being deleted",
-                      "the old Deployment is deleted; " + after,
-                      "find out who created it; wasd migrate does not touch it");
-      }
-      why = Ref(plan, plan.name) + " is still Terminating";
-    } else if (d.status().not_found()) {
-      gone = true;
-    } else {
-      why = "reading " + Ref(plan, plan.name) + ": " + Why(d.status());
-    }
-    if (gone) {
-      auto owned = OwnedBy(plan.ns, old_deployment, plan.uid, old_rs);
-      if (!owned.ok()) {
-        why = owned.status().message();
-      } else if (owned.value().empty()) {
-        Step(plan, step,
-             "the old ReplicaSets and wasd's Workload and PodGroups are gone" +
-                 std::string(deleted_leftovers ? " (leftovers deleted explicitly)"
-                                               : " (garbage collection)"));
-        return true;
-      } else {
-        why = "still there: " + owned.value().Text();
-        if (!deleted_leftovers && steady_clock::now() >= explicit_at) {
-          deleted_leftovers = true;
-          for (const migrate::ObjectRef& r : owned.value().All()) {
-            kube::DeleteOptions o;
-            o.precondition_uid = r.uid;
-            o.request = Options();
-            kube::Resource res = kube::ReplicaSets();
-            if (r.kind == "Workload") res = kube::Resource(version_, "workloads");
-            if (r.kind == "PodGroup") res = kube::Resource(version_, "podgroups");
-            if (r.kind == "ReplicaSet") o.propagation_policy = "Background";
-            auto del = client_.Delete(res, plan.ns, r.name, o);
-            Step(
-                plan, step,
-                "garbage collection left " + r.Text() + ", deleting it explicitly: " +
-                    (del.ok() || del.status().not_found() ? std::string("ok") : Why(del.status())));
-          }
-        }
-      }
-    }
-    if (steady_clock::now() >= deadline) {
-      return Failed(
-          plan, step,
-          "timed out after " + std::to_string(timeout_.count()) +
-              " ms waiting for the old objects to go: " + why,
-          (gone ? "the old Deployment is deleted; " : "the old Deployment is Terminating; ") +
-              after,
-          "wait until they are gone (kubectl get replicasets,workloads,podgroups -n " + plan.ns +
-              "; a PodGroup waits for its pods to end)" + create_next);
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-}
-
 bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid) {
   const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
   const std::string before =
@@ -326,7 +235,7 @@ bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid) {
     return Failed(plan, step, "creating " + Ref(plan, plan.new_name) + ": " + Why(r.status()),
                   before, next);
   }
-  *uid = planner::UidOf(r.value());
+  *uid = objects::UidOf(r.value());
   const json* kept = MemberPath(r.value(), {"spec", "scheduling"});
   if (kept == nullptr || !kept->is_object()) {
     return Failed(
@@ -357,69 +266,6 @@ bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid) {
                  std::string(workloadbuilder::kManagedLabel).c_str());
   }
   return true;
-}
-
-bool Migrator::WaitInTree(const migrate::Plan& plan, int step, const std::string& uid) {
-  const auto deadline = steady_clock::now() + timeout_;
-  const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
-  std::string why = "not checked yet";
-  while (true) {
-    auto d = client_.Get(kube::Deployments(), plan.ns, plan.new_name, Options());
-    if (d.ok() && planner::UidOf(d.value()) != uid) {
-      return Failed(plan, step, Ref(plan, plan.new_name) + " was replaced by another object",
-                    "unknown: someone else changed it",
-                    "look at it: kubectl get deployment " + plan.new_name + " -n " + plan.ns);
-    }
-    if (d.ok()) {
-      auto owned = OwnedBy(plan.ns, d.value(), uid, {});
-      const std::string not_available = migrate::NotAvailableWhy(d.value());
-      if (!owned.ok()) {
-        why = owned.status().message();
-      } else if (owned.value().workloads.empty()) {
-        why = "the in-tree controller has not created a Workload for it yet";
-      } else if (owned.value().podgroups.empty()) {
-        why = "the in-tree controller has not created a PodGroup for its ReplicaSet yet";
-      } else if (!not_available.empty()) {
-        why = "not Available: " + not_available;
-      } else {
-        migrate::Owned o = owned.value();
-        o.replicasets.clear();
-        Step(plan, step,
-             Ref(plan, plan.new_name) + " is Available, run by the in-tree controller (" +
-                 o.Text() + ")" + (in_place ? "; downtime ends" : ""));
-        return true;
-      }
-    } else if (d.status().not_found()) {
-      return Failed(plan, step, Ref(plan, plan.new_name) + " is gone (deleted by someone else)",
-                    in_place ? "neither the old nor the new Deployment exists"
-                             : Ref(plan, plan.name) + " still runs under wasd",
-                    in_place ? "create it from the manifest this command printed on stdout"
-                             : "run wasd migrate again");
-    } else {
-      why = "reading " + Ref(plan, plan.new_name) + ": " + Why(d.status());
-    }
-    if (steady_clock::now() >= deadline) {
-      const std::string waited =
-          "timed out after " + std::to_string(timeout_.count()) + " ms: " + why;
-      if (in_place) {
-        return Failed(plan, step, waited,
-                      Ref(plan, plan.name) + " exists with spec.scheduling (uid " + uid +
-                          "); wasd's old objects are gone; the hand-over itself is done",
-                      "find out why its pods do not run: kubectl describe deployment " + plan.name +
-                          " -n " + plan.ns + "; kubectl get workloads,podgroups -n " + plan.ns);
-      }
-      return Failed(plan, step, waited,
-                    "both Deployments exist: " + Ref(plan, plan.name) +
-                        " (run by wasd, serving) and " + Ref(plan, plan.new_name) +
-                        " (spec.scheduling, not ready); nothing was deleted",
-                    "once " + plan.new_name +
-                        " is Available delete the old one (kubectl delete "
-                        "deployment " +
-                        plan.name + " -n " + plan.ns +
-                        " --cascade=foreground), or go back by deleting " + plan.new_name);
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
 }
 
 }  // namespace wasd::cmd

@@ -15,11 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "cmd/api_error.h"
 #include "kube/client.h"
 #include "migrate/objects.h"
 #include "migrate/plan.h"
 
 namespace wasd::cmd {
+
+// "deployment NS/NAME" for a Deployment of plan `p`.
+std::string Ref(const migrate::Plan& p, const std::string& name);
 
 class Migrator {
  public:

@@ -11,13 +11,13 @@
 // Exit codes: 0 every plan printed (or carried out), 1 a refusal or a failed
 // step, 2 bad flags.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "base/flags.h"
 #include "check/yaml_output.h"
 #include "cmd/commands.h"
 #include "cmd/deployment_target.h"
@@ -27,8 +27,9 @@
 #include "kube/config.h"
 #include "kube/resource.h"
 #include "migrate/plan.h"
-#include "planner/object_util.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
+#include "runtime/flags.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::cmd {
@@ -36,45 +37,29 @@ namespace {
 
 using nlohmann::json;
 
-std::string Why(const base::Status& s) {
-  if (s.http_code() == 403) return "no access (forbidden): " + s.message();
-  if (s.http_code() == 401) return "not authenticated: " + s.message();
-  return s.ToString();
-}
-
 int Fail(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
-  return base::kExitFailed;
+  return runtime::kExitFailed;
 }
 
 bool HasAnnotation(const json& d) {
-  return workloadbuilder::AsString(workloadbuilder::MemberPath(
+  return objects::AsString(objects::MemberPath(
              d, {"metadata", "annotations", workloadbuilder::kSchedulingAnnotation})) != nullptr;
 }
 
-}  // namespace
-
-int RunMigrate(int argc, const char* const* argv) {
-  // The one positional argument, TYPE/NAME or TYPE NAME, is taken out first.
-  DeploymentTarget target = TakeDeploymentTarget(argc, argv);
-  std::vector<const char*>& rest = target.rest;
-  const std::string& name = target.name;
-  const bool have_target = target.given;
-  MigrateSettings s;
-  base::FlagSet flags = MigrateFlags(&s);
-  if (const std::optional<int> rc = flags.ParseOrExit(static_cast<int>(rest.size()), rest.data())) {
-    return *rc;
-  }
+// The flags' consistency; a usage error (exit 2) or nothing.
+std::optional<int> CheckArgs(const runtime::FlagSet& flags, const MigrateSettings& s,
+                             const DeploymentTarget& target) {
   const bool many = s.all || s.all_namespaces;
-  if (have_target && many) {
+  if (target.given && many) {
     return flags.UsageError("give either deployment/NAME or --all/-A, not both");
   }
-  if (!have_target && !many) {
+  if (!target.given && !many) {
     return flags.UsageError(
         "no Deployment given (wasd migrate deployment/NAME, deployment NAME, --all or -A)");
   }
-  if (have_target && (name.empty() || name.find('/') != std::string::npos)) {
-    return flags.UsageError("want deployment/NAME, got deployment/" + name);
+  if (target.given && (target.name.empty() || target.name.find('/') != std::string::npos)) {
+    return flags.UsageError("want deployment/NAME, got deployment/" + target.name);
   }
   const std::optional<migrate::PlanKind> kind = migrate::ParsePlanKind(s.plan);
   if (!s.new_name.empty() && (kind != migrate::PlanKind::kSideBySide || many)) {
@@ -83,55 +68,54 @@ int RunMigrate(int argc, const char* const* argv) {
   if (s.all_namespaces && flags.Given("namespace")) {
     return flags.UsageError("-A (all namespaces) and -n NS do not go together");
   }
+  return std::nullopt;
+}
 
-  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(s.kubeconfig));
-  if (!config.ok()) {
-    return Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
-  }
-  const std::string ns = s.all_namespaces ? "" : (s.ns.empty() ? config.value().namespace_ : s.ns);
-  kube::Client client(config.value());
-  kube::RequestOptions ro;
-  ro.timeout = s.request_timeout;
-
-  // The Deployments: the one named (refused below if wasd does not run it),
-  // or every one with the annotation.
-  std::vector<json> deployments;
-  if (have_target) {
-    auto d = client.Get(kube::Deployments(), ns, name, ro);
+// The Deployments: the one named (refused later if wasd does not run it), or
+// every one with the annotation. An exit code when there is nothing to do or
+// the read failed.
+std::optional<int> ReadDeployments(kube::Client& client, const kube::RequestOptions& ro,
+                                   const std::string& ns, const DeploymentTarget& target,
+                                   std::vector<json>& deployments) {
+  if (target.given) {
+    auto d = client.Get(kube::Deployments(), ns, target.name, ro);
     if (!d.ok()) {
       if (d.status().not_found()) {
-        return Fail("deployment \"" + name + "\" not found in namespace \"" + ns + "\"");
+        return Fail("deployment \"" + target.name + "\" not found in namespace \"" + ns + "\"");
       }
-      return Fail("reading deployment " + ns + "/" + name + ": " + Why(d.status()));
+      return Fail("reading deployment " + ns + "/" + target.name + ": " + Why(d.status()));
     }
     deployments.push_back(std::move(d.value()));
-  } else {
-    kube::ListOptions lo;
-    lo.request = ro;
-    auto list = client.List(kube::Deployments(), ns, lo);
-    if (!list.ok()) {
-      return Fail("listing deployments" + (ns.empty() ? std::string() : " in " + ns) + ": " +
-                  Why(list.status()));
-    }
-    for (json& d : list.value().items) {
-      if (HasAnnotation(d)) deployments.push_back(std::move(d));
-    }
-    if (deployments.empty()) {
-      std::fprintf(stderr, "No Deployments with the annotation wasd.io/scheduling%s.\n",
-                   ns.empty() ? "" : (" in namespace " + ns).c_str());
-      return base::kExitOk;
-    }
+    return std::nullopt;
   }
+  kube::ListOptions lo;
+  lo.request = ro;
+  auto list = client.List(kube::Deployments(), ns, lo);
+  if (!list.ok()) {
+    return Fail("listing deployments" + (ns.empty() ? std::string() : " in " + ns) + ": " +
+                Why(list.status()));
+  }
+  for (json& d : list.value().items) {
+    if (HasAnnotation(d)) deployments.push_back(std::move(d));
+  }
+  if (deployments.empty()) {
+    std::fprintf(stderr, "No Deployments with the annotation wasd.io/scheduling%s.\n",
+                 ns.empty() ? "" : (" in namespace " + ns).c_str());
+    return runtime::kExitOk;
+  }
+  return std::nullopt;
+}
 
-  Migrator migrator(client, s.timeout, s.request_timeout);
-  // Every plan is made and checked before anything is written: one refusal
-  // stops --apply before it starts.
-  std::vector<migrate::Plan> plans;
+// Every plan is made and checked before anything is written: one refusal
+// stops --apply before it starts. Refusals are printed; their count is
+// returned beside the plans that may run.
+int MakePlans(Migrator& migrator, const MigrateSettings& s, const std::string& ns,
+              const std::vector<json>& deployments, std::vector<migrate::Plan>& plans) {
   int refused = 0;
-  base::Status served = migrator.DiscoverSchedulingVersion(ns);
+  const base::Status served = migrator.DiscoverSchedulingVersion(ns);
   for (const json& d : deployments) {
     migrate::PlanOptions po;
-    po.kind = *kind;
+    po.kind = *migrate::ParsePlanKind(s.plan);
     po.new_name = s.new_name;
     migrate::Plan p = migrate::MakePlan(d, po);
     if (p.ok() && !served.ok()) {
@@ -149,8 +133,11 @@ int RunMigrate(int argc, const char* const* argv) {
     }
     plans.push_back(std::move(p));
   }
+  return refused;
+}
 
-  if (s.output == "json") {
+void PrintPlans(const std::vector<migrate::Plan>& plans, const std::string& output) {
+  if (output == "json") {
     json items = json::array();
     for (const migrate::Plan& p : plans) items.push_back(migrate::PlanJson(p));
     std::fputs((json{{"items", items}}.dump(2) + "\n").c_str(), stdout);
@@ -164,27 +151,63 @@ int RunMigrate(int argc, const char* const* argv) {
     }
   }
   std::fflush(stdout);
+}
+
+// --apply, or the dry run's closing line; the exit code.
+int Carry(Migrator& migrator, const std::vector<migrate::Plan>& plans, int refused, bool apply) {
   if (refused > 0) {
-    if (s.apply) {
+    if (apply) {
       std::fprintf(stderr, "Nothing was changed: %d Deployment%s cannot be migrated.\n", refused,
                    refused == 1 ? "" : "s");
     }
-    return base::kExitFailed;
+    return runtime::kExitFailed;
   }
-  if (!s.apply) {
+  if (!apply) {
     std::fprintf(stderr,
                  "Dry run: nothing was changed. Run again with --apply to carry the plan out.\n");
-    return base::kExitOk;
+    return runtime::kExitOk;
   }
   for (const migrate::Plan& p : plans) {
-    if (!migrator.Apply(p)) return base::kExitFailed;
+    if (!migrator.Apply(p)) return runtime::kExitFailed;
     std::fprintf(
         stderr,
         "deployment %s/%s: migrated (%s); now run by the in-tree controller as deployment %s/%s\n",
         p.ns.c_str(), p.name.c_str(), std::string(migrate::PlanKindName(p.kind)).c_str(),
         p.ns.c_str(), p.new_name.c_str());
   }
-  return base::kExitOk;
+  return runtime::kExitOk;
+}
+
+}  // namespace
+
+int RunMigrate(int argc, const char* const* argv) {
+  // The one positional argument, TYPE/NAME or TYPE NAME, is taken out first.
+  DeploymentTarget target = TakeDeploymentTarget(argc, argv);
+  MigrateSettings s;
+  runtime::FlagSet flags = MigrateFlags(&s);
+  if (const std::optional<int> rc =
+          flags.ParseOrExit(static_cast<int>(target.rest.size()), target.rest.data())) {
+    return *rc;
+  }
+  if (const std::optional<int> rc = CheckArgs(flags, s, target)) return *rc;
+
+  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(s.kubeconfig));
+  if (!config.ok()) {
+    return Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
+  }
+  const std::string ns = s.all_namespaces ? "" : (s.ns.empty() ? config.value().namespace_ : s.ns);
+  kube::Client client(config.value());
+  kube::RequestOptions ro;
+  ro.timeout = s.request_timeout;
+  std::vector<json> deployments;
+  if (const std::optional<int> rc = ReadDeployments(client, ro, ns, target, deployments)) {
+    return *rc;
+  }
+  Migrator migrator(client, s.timeout, s.request_timeout);
+  std::vector<migrate::Plan> plans;
+  const int refused = MakePlans(migrator, s, ns, deployments, plans);
+  PrintPlans(plans, s.output);
+  return Carry(migrator, plans, refused, s.apply);
 }
 
 }  // namespace wasd::cmd

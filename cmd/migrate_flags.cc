@@ -2,8 +2,8 @@
 
 namespace wasd::cmd {
 
-base::FlagSet MigrateFlags(MigrateSettings* s) {
-  base::FlagSet f(
+runtime::FlagSet MigrateFlags(MigrateSettings* s) {
+  runtime::FlagSet f(
       "wasd migrate",
       "wasd migrate deployment/NAME|deployment NAME|--all [-n NS]|-A [--plan "
       "in-place|side-by-side] [--new-name NAME] [--apply] [-o yaml|json]",

@@ -1,5 +1,5 @@
 // The command line of `wasd migrate` (also `kubectl wasd migrate`): its own
-// table beside cmd/flags.h, over the same base::FlagSet, so that it reads
+// table beside cmd/flags.h, over the same runtime::FlagSet, so that it reads
 // flags, durations and booleans like every other subcommand.
 //
 // Not thread-safe; used at start-up.
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <string>
 
-#include "base/flags.h"
+#include "runtime/flags.h"
 
 namespace wasd::cmd {
 
@@ -28,7 +28,7 @@ struct MigrateSettings {
   // Deadline of each request.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
 };
-base::FlagSet MigrateFlags(MigrateSettings* settings);
+runtime::FlagSet MigrateFlags(MigrateSettings* settings);
 
 }  // namespace wasd::cmd
 

@@ -14,13 +14,13 @@
 #include <string>
 #include <thread>
 
-#include "base/file_util.h"
-#include "base/log.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "kube/backoff.h"
 #include "kube/config.h"
 #include "reconciler/controller.h"
+#include "runtime/file_util.h"
+#include "runtime/log.h"
 
 namespace wasd::cmd {
 
@@ -40,7 +40,7 @@ std::string Identity() {
 }
 
 std::string OwnNamespace() {
-  base::Result<std::string> text = base::ReadSmallFile(kNamespaceFile, 253 + 1);
+  base::Result<std::string> text = runtime::ReadSmallFile(kNamespaceFile, 253 + 1);
   if (!text.ok()) return kDefaultLeaseNamespace;
   std::string ns = std::move(text).value();
   while (!ns.empty() && std::isspace(static_cast<unsigned char>(ns.back())) != 0) ns.pop_back();
@@ -60,11 +60,11 @@ constexpr int kMmapThresholdBytes = 128 * 1024;
 
 int RunReconciler(int argc, const char* const* argv) {
   ReconcilerSettings settings;
-  base::FlagSet flags = ReconcilerFlags(&settings);
+  runtime::FlagSet flags = ReconcilerFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (std::string e = BackendFlagsError(settings.backends); !e.empty()) return flags.UsageError(e);
   reconciler::ControllerOptions& options = settings.options;
-  const base::Logger log(settings.log);
+  const runtime::Logger log(settings.log);
   if (mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes) != 1) {
     log.Warn("cannot fix the allocator's mmap threshold; large freed blocks may stay resident");
   }
@@ -72,7 +72,7 @@ int RunReconciler(int argc, const char* const* argv) {
       kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));
   if (!config.ok()) {
     log.Error("cannot load the API server configuration", {{"error", config.status().message()}});
-    return base::kExitUsage;
+    return runtime::kExitUsage;
   }
   options.kube = config.value();
   options.kube.rate_limit = {settings.kube_api_qps, settings.kube_api_burst};

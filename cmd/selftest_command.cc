@@ -23,21 +23,21 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base/flags.h"
-#include "base/log.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/resource.h"
 #include "reconciler/scheduling_api.h"
+#include "runtime/flags.h"
+#include "runtime/log.h"
 
 namespace wasd::cmd {
 namespace {
 
 using nlohmann::json;
 
-using base::Logger;
+using runtime::Logger;
 
 constexpr std::string_view kMarker = "wasd.io/managed";
 
@@ -150,7 +150,7 @@ void ReportSchedulingApi(kube::Client& client, const kube::RequestOptions& optio
 
 int RunSelftest(int argc, const char* const* argv) {
   SelftestSettings settings;
-  base::FlagSet flags = SelftestFlags(&settings);
+  runtime::FlagSet flags = SelftestFlags(&settings);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::string& ns = settings.ns;
   const Logger log(settings.log);
@@ -158,7 +158,7 @@ int RunSelftest(int argc, const char* const* argv) {
   if (!config.ok()) {
     log.Error("cannot load Kubernetes client configuration",
               {{"error", config.status().ToString()}});
-    return base::kExitUsage;
+    return runtime::kExitUsage;
   }
   kube::Client client(config.value());
   kube::RequestOptions options;
@@ -167,9 +167,9 @@ int RunSelftest(int argc, const char* const* argv) {
   ReportSchedulingApi(client, options, log);
   const bool denied = CheckDenial(client, ns, options, log);
   const bool mutated = CheckMutation(client, ns, options, log);
-  if (!(denied && mutated)) return base::kExitFailed;
+  if (!(denied && mutated)) return runtime::kExitFailed;
   log.Info("selftest passed", {{"namespace", ns}});
-  return base::kExitOk;
+  return runtime::kExitOk;
 }
 
 }  // namespace wasd::cmd

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "base/log.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "kube/config.h"
+#include "runtime/log.h"
 #include "server/deployment_source.h"
 #include "server/kube_deployment_source.h"
 #include "server/webhook_config.h"
@@ -18,7 +18,7 @@
 namespace wasd::cmd {
 namespace {
 
-using base::Logger;
+using runtime::Logger;
 using server::DeploymentSource;
 using server::WebhookConfig;
 
@@ -53,7 +53,7 @@ std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& conf
 
 int RunWebhook(int argc, const char* const* argv) {
   WebhookConfig config;
-  base::FlagSet flags = WebhookFlags(&config);
+  runtime::FlagSet flags = WebhookFlags(&config);
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (std::string e = BackendFlagsError(config.backends); !e.empty()) return flags.UsageError(e);
   // A client that disconnects mid-write must not kill the process.

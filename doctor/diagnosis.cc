@@ -4,15 +4,14 @@
 #include <optional>
 #include <set>
 
-#include "doctor/quantity.h"
 #include "doctor/reading.h"
-#include "planner/object_util.h"
-#include "planner/plan.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
+#include "objects/quantity.h"
 #include "rules/usable_config.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/backend_capabilities.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
@@ -21,9 +20,9 @@ namespace wasd::doctor {
 namespace {
 
 using nlohmann::json;
+using objects::Member;
+using objects::MemberPath;
 using workloadbuilder::Backend;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
 using namespace internal;  // NOLINT(google-build-using-namespace): the doctor's own readers
 
 // Sets the verdict on `d` and moves it out: `return Finish(d, ...)`. (Taking
@@ -53,7 +52,7 @@ Diagnosis ForeignTerminating(Diagnosis& d, const json& group,
   const json* list = MemberPath(group, {"metadata", "finalizers"});
   for (std::size_t i = 0; list != nullptr && list->is_array() && i < list->size(); ++i) {
     const std::string name = Str(&(*list)[i]);
-    if (name == planner::kPodGroupProtectionFinalizer) {
+    if (name == objects::kPodGroupProtectionFinalizer) {
       protection = true;
     } else if (!name.empty()) {
       others += (others.empty() ? "" : ", ") + name;
@@ -63,7 +62,7 @@ Diagnosis ForeignTerminating(Diagnosis& d, const json& group,
   std::int64_t ran = 0;    // members naming it that are bound or lost wasd's gate
   for (const json* pod : members) {
     if (workloadbuilder::LinkedPodGroupName(*pod, backend) != d.group_name) continue;
-    const bool held = planner::GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value() &&
+    const bool held = objects::GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value() &&
                       Str(*pod, {"spec", "nodeName"}).empty();
     ++(held ? gated : ran);
   }
@@ -81,7 +80,7 @@ Diagnosis ForeignTerminating(Diagnosis& d, const json& group,
            "(wasd releases it only while just the members it keeps gated name it)";
   } else if (protection && gated > 0 && backend == Backend::kNative) {
     next = "wait: only members wasd keeps gated (they never ran) name it, so wasd removes its " +
-           std::string(planner::kPodGroupProtectionFinalizer) +
+           std::string(objects::kPodGroupProtectionFinalizer) +
            " finalizer (Event PodGroupReleased) and then creates its own; if it stays, pods "
            "outside this Deployment still name it (the reconciler's PodGroupTerminating Event "
            "names one): they must finish or be deleted";
@@ -180,28 +179,28 @@ Verdict CheckGroupObjects(Gang& g, Diagnosis& d) {
         "0/" + std::to_string(d.counts.replicas) + " created: the Deployment has no ReplicaSet yet",
         "check the Deployment's conditions and events (kubectl describe deployment)");
   }
-  const std::string rs_name = planner::NameOf(*g.rs);
-  const std::string rs_uid = planner::UidOf(*g.rs);
+  const std::string rs_name = objects::NameOf(*g.rs);
+  const std::string rs_uid = objects::UidOf(*g.rs);
   d.replicaset = rs_name;
   d.group_name = workloadbuilder::PodGroupName(rs_name, rs_uid);
   for (const json* o : g.in.group_objects) {
-    if (planner::NameOf(*o) == d.group_name) g.group = o;
+    if (objects::NameOf(*o) == d.group_name) g.group = o;
   }
   if (info.has_workload && !g.workload.is_object()) {
     const std::string wl =
-        workloadbuilder::GenerateWorkloadName(planner::NameOf(g.dep), planner::UidOf(g.dep));
+        workloadbuilder::GenerateWorkloadName(objects::NameOf(g.dep), objects::UidOf(g.dep));
     return Finish(d, kPodGroupMissing,
                   "Workload " + wl + " does not exist; " + JoinCounts(d.counts),
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the Workload)");
   }
-  if (info.has_workload && planner::ControllerUid(g.workload) != planner::UidOf(g.dep)) {
-    const std::string owner = planner::ControllerKind(g.workload);
+  if (info.has_workload && objects::ControllerUid(g.workload) != objects::UidOf(g.dep)) {
+    const std::string owner = objects::ControllerKind(g.workload);
     return Finish(d, kForeignObject,
-                  "Workload " + planner::NameOf(g.workload) + " is not controlled by Deployment " +
-                      planner::NameOf(g.dep) + " (controller: " +
+                  "Workload " + objects::NameOf(g.workload) + " is not controlled by Deployment " +
+                      objects::NameOf(g.dep) + " (controller: " +
                       (owner.empty() ? std::string("none")
-                                     : owner + " " + planner::ControllerName(g.workload)) +
+                                     : owner + " " + objects::ControllerName(g.workload)) +
                       "); wasd leaves it alone",
                   "delete the foreign Workload so that wasd can create its own, or move the "
                   "Deployment off wasd");
@@ -217,12 +216,12 @@ Verdict CheckGroupObjects(Gang& g, Diagnosis& d) {
   // Its status, also when it is someone else's (what that owner made of it).
   g.group_status = ReadGroupStatus(*g.group, g.backend);
   d.group_summary = g.group_status.summary;
-  if (planner::ControllerUid(*g.group) != rs_uid) {
+  if (objects::ControllerUid(*g.group) != rs_uid) {
     const std::string owner =
-        planner::ControllerKind(*g.group).empty()
+        objects::ControllerKind(*g.group).empty()
             ? std::string("none")
-            : planner::ControllerKind(*g.group) + " " + planner::ControllerName(*g.group);
-    if (planner::IsTerminating(*g.group)) {
+            : objects::ControllerKind(*g.group) + " " + objects::ControllerName(*g.group);
+    if (objects::IsTerminating(*g.group)) {
       return ForeignTerminating(d, *g.group, g.members.pods, g.backend, rs_name, owner);
     }
     return Finish(d, kForeignObject,
@@ -233,7 +232,7 @@ Verdict CheckGroupObjects(Gang& g, Diagnosis& d) {
                       " so that wasd can create its own, or move the Deployment off wasd");
   }
   if (std::optional<std::int64_t> n = GroupMinCount(*g.group, g.backend)) d.counts.min_count = *n;
-  if (planner::IsTerminating(*g.group)) {
+  if (objects::IsTerminating(*g.group)) {
     return Finish(
         d, kPodGroupTerminating,
         std::string(info.kind) + " " + d.group_name + " is being deleted; " + JoinCounts(d.counts),
@@ -380,7 +379,7 @@ Diagnosis Diagnose(const GangView& in) {
          nullptr,
          {}};
   g.sc = workloadbuilder::ReadSchedulingConfig(g.dep);
-  d.counts.replicas = planner::ReplicasOf(g.dep);
+  d.counts.replicas = objects::ReplicasOf(g.dep);
   g.rs = CurrentReplicaSet(in.replicasets);
   g.members = CountMembers(in, g.rs, &d);
   if (Verdict v = CheckConfiguration(g, d)) return std::move(*v);

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "doctor/diagnosis.h"
-#include "doctor/quantity.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
+#include "objects/quantity.h"
 
 namespace wasd::doctor {
 
@@ -15,9 +15,9 @@ using nlohmann::json;
 
 // An lvalue null for `p == nullptr ? kNullJson : *p` (no copy of *p).
 const nlohmann::json kNullJson;
-using workloadbuilder::AsString;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
+using objects::AsString;
+using objects::Member;
+using objects::MemberPath;
 
 using ResourceMap = std::map<std::string, std::int64_t>;
 
@@ -32,9 +32,9 @@ ResourceMap ReadResources(const json* list) {
   for (const auto& [name, value] : list->items()) {
     std::optional<std::int64_t> milli;
     if (value.is_string()) {
-      milli = ParseQuantityMilli(value.get<std::string>());
+      milli = objects::ParseQuantityMilli(value.get<std::string>());
     } else if (value.is_number_integer()) {
-      milli = ParseQuantityMilli(std::to_string(value.get<std::int64_t>()));
+      milli = objects::ParseQuantityMilli(std::to_string(value.get<std::int64_t>()));
     }
     if (milli && *milli > 0) out[name] = *milli;
   }
@@ -150,31 +150,14 @@ std::vector<std::pair<std::string, std::int64_t>> PodRequests(const json& pod_sp
   return {m.begin(), m.end()};
 }
 
-FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_view topology_key,
-                      const std::vector<json>& nodes, const std::vector<json>& bound_pods,
-                      std::string_view only_domain) {
-  ObjectRefs node_refs;
-  node_refs.reserve(nodes.size());
-  for (const json& n : nodes) node_refs.push_back(&n);
-  ObjectRefs pod_refs;
-  pod_refs.reserve(bound_pods.size());
-  for (const json& p : bound_pods) pod_refs.push_back(&p);
-  return PreviewFit(pod_spec, needed, topology_key, node_refs, pod_refs, only_domain);
-}
+namespace {
 
-FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_view topology_key,
-                      const ObjectRefs& nodes, const ObjectRefs& bound_pods,
-                      std::string_view only_domain) {
-  FitPreview fit;
-  if (topology_key.empty()) only_domain = {};
-  fit.only_domain = std::string(only_domain);
-  fit.topology_key = std::string(topology_key);
-  fit.needed = needed;
-  const ResourceMap request = RequestMap(pod_spec);
-  fit.requests.assign(request.begin(), request.end());
-  if (needed <= 0 || nodes.empty()) return fit;
-  fit.computed = true;
-
+// The free room (allocatable less the requests of bound, non-terminal pods)
+// of each node, by name, that the members may use and that lies in the
+// topology (key `topology_key`, domain `only_domain` when set).
+std::map<std::string, NodeRoom> RoomsOf(const json& pod_spec, std::string_view topology_key,
+                                        std::string_view only_domain, const ObjectRefs& nodes,
+                                        const ObjectRefs& bound_pods) {
   std::map<std::string, NodeRoom> rooms;  // by node name
   for (const json* node_p : nodes) {
     const json& node = *node_p;
@@ -202,6 +185,38 @@ FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_vie
       it->second.free[name] -= v;
     }
   }
+  return rooms;
+}
+
+}  // namespace
+
+FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_view topology_key,
+                      const std::vector<json>& nodes, const std::vector<json>& bound_pods,
+                      std::string_view only_domain) {
+  ObjectRefs node_refs;
+  node_refs.reserve(nodes.size());
+  for (const json& n : nodes) node_refs.push_back(&n);
+  ObjectRefs pod_refs;
+  pod_refs.reserve(bound_pods.size());
+  for (const json& p : bound_pods) pod_refs.push_back(&p);
+  return PreviewFit(pod_spec, needed, topology_key, node_refs, pod_refs, only_domain);
+}
+
+FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_view topology_key,
+                      const ObjectRefs& nodes, const ObjectRefs& bound_pods,
+                      std::string_view only_domain) {
+  FitPreview fit;
+  if (topology_key.empty()) only_domain = {};
+  fit.only_domain = std::string(only_domain);
+  fit.topology_key = std::string(topology_key);
+  fit.needed = needed;
+  const ResourceMap request = RequestMap(pod_spec);
+  fit.requests.assign(request.begin(), request.end());
+  if (needed <= 0 || nodes.empty()) return fit;
+  fit.computed = true;
+
+  const std::map<std::string, NodeRoom> rooms =
+      RoomsOf(pod_spec, topology_key, only_domain, nodes, bound_pods);
 
   std::map<std::string, DomainFit> domains;
   std::map<std::string, ResourceMap> domain_free;
@@ -252,7 +267,7 @@ FitPreview PreviewFit(const json& pod_spec, std::int64_t needed, std::string_vie
     fit.text += "; short";
     bool first = true;
     for (const auto& [res, v] : fit.short_by) {
-      fit.text += (first ? " " : ", ") + FormatQuantityMilli(res, v) + " " + res;
+      fit.text += (first ? " " : ", ") + objects::FormatQuantityMilli(res, v) + " " + res;
       first = false;
     }
   } else if (!fit.fits) {

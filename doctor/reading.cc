@@ -5,18 +5,18 @@
 #include <map>
 #include <tuple>
 
-#include "planner/object_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::doctor::internal {
 
 using nlohmann::json;
-using workloadbuilder::AsInt;
-using workloadbuilder::AsString;
+using objects::AsInt;
+using objects::AsString;
+using objects::Member;
+using objects::MemberPath;
 using workloadbuilder::Backend;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
 
 const nlohmann::json kNullJson;
 
@@ -279,13 +279,13 @@ std::string DomainOfBound(const std::vector<const json*>& members, const ObjectR
 Members CountMembers(const GangView& in, const json* rs, Diagnosis* d) {
   Members m;
   if (rs == nullptr) return m;
-  const std::string rs_uid = planner::UidOf(*rs);
+  const std::string rs_uid = objects::UidOf(*rs);
   Counts& c = d->counts;
   for (const json* pod_p : in.pods) {
     const json& pod = *pod_p;
-    if (planner::ControllerUid(pod) != rs_uid || planner::IsTerminating(pod)) continue;
+    if (objects::ControllerUid(pod) != rs_uid || objects::IsTerminating(pod)) continue;
     m.pods.push_back(&pod);
-    m.uids.insert(planner::UidOf(pod));
+    m.uids.insert(objects::UidOf(pod));
     AddTimeline(pod, &d->timeline);
     ++c.created;
     const json* gates = MemberPath(pod, {"spec", "schedulingGates"});

@@ -1,6 +1,6 @@
 // ToJson (see diagnosis.h): a diagnosis as `wasd explain -o json` prints it.
 #include "doctor/diagnosis.h"
-#include "doctor/quantity.h"
+#include "objects/quantity.h"
 
 namespace wasd::doctor {
 
@@ -14,9 +14,11 @@ nlohmann::json ToJson(const Diagnosis& d) {
   json fit = json::object();
   if (d.fit.computed) {
     json requests = json::object();
-    for (const auto& [name, v] : d.fit.requests) requests[name] = FormatQuantityMilli(name, v);
+    for (const auto& [name, v] : d.fit.requests)
+      requests[name] = objects::FormatQuantityMilli(name, v);
     json short_by = json::object();
-    for (const auto& [name, v] : d.fit.short_by) short_by[name] = FormatQuantityMilli(name, v);
+    for (const auto& [name, v] : d.fit.short_by)
+      short_by[name] = objects::FormatQuantityMilli(name, v);
     json domains = json::array();
     for (const DomainFit& dom : d.fit.domains) {
       domains.push_back({{"domain", dom.domain}, {"nodes", dom.nodes}, {"room", dom.room}});

@@ -6,8 +6,8 @@
 
 #include <boost/asio/buffer.hpp>
 
-#include "base/file_util.h"
 #include "kube/backoff.h"
+#include "runtime/file_util.h"
 
 namespace wasd::kube {
 
@@ -70,7 +70,7 @@ Result<std::string> Client::Impl::CurrentToken() {
   if (!config_.token_file.empty()) {
     // Re-read on every request: kubelet rotates projected service-account
     // tokens in place, and a stale token fails with 401.
-    Result<std::string> fresh = base::ReadSmallFile(config_.token_file, kMaxTokenBytes);
+    Result<std::string> fresh = runtime::ReadSmallFile(config_.token_file, kMaxTokenBytes);
     if (fresh.ok() && !Trim(*fresh).empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       token_ = Trim(*fresh);

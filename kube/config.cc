@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "base/file_util.h"
 #include "kube/config.h"
+#include "runtime/file_util.h"
 
 namespace wasd::kube {
 namespace {
@@ -35,7 +35,7 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
   std::error_code ec;
   const std::filesystem::path abs = std::filesystem::absolute(path, ec);
   const std::string file = ec ? path : abs.lexically_normal().string();
-  Result<std::string> text = base::ReadSmallFile(file, kMaxKubeconfigBytes);
+  Result<std::string> text = runtime::ReadSmallFile(file, kMaxKubeconfigBytes);
   if (!text.ok()) return Invalid(origin + ": " + text.status().message());
   const std::string dir = std::filesystem::path(file).parent_path().string();
   Result<ParsedKubeconfig> parsed = ParseKubeconfig(*text, dir, context);
@@ -51,7 +51,7 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
         FileField{p.files.client_certificate, p.config.client_cert_pem, "client-certificate"},
         FileField{p.files.client_key, p.config.client_key_pem, "client-key"}}) {
     if (f.path.empty()) continue;
-    Result<std::string> data = base::ReadSmallFile(f.path, kMaxPemBytes);
+    Result<std::string> data = runtime::ReadSmallFile(f.path, kMaxPemBytes);
     if (!data.ok()) {
       std::string why = origin;
       why.append(" ").append(file).append(": ").append(f.what).append(": ");
@@ -60,7 +60,7 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
     f.out = std::move(data).value();
   }
   if (!p.config.token_file.empty()) {
-    Result<std::string> token = base::ReadSmallFile(p.config.token_file, kMaxTokenBytes);
+    Result<std::string> token = runtime::ReadSmallFile(p.config.token_file, kMaxTokenBytes);
     if (!token.ok())
       return Invalid(origin + " " + file + ": tokenFile: " + token.status().message());
     p.config.token = Trim(*token);
@@ -74,14 +74,14 @@ Result<Config> LoadInCluster(const ConfigSources& s) {
   c.server = InClusterServer(s.service_host, s.service_port);
   const std::string dir = s.service_account_dir;
   c.token_file = dir + "/token";
-  Result<std::string> token = base::ReadSmallFile(c.token_file, kMaxTokenBytes);
+  Result<std::string> token = runtime::ReadSmallFile(c.token_file, kMaxTokenBytes);
   if (!token.ok()) return Invalid("in-cluster config: " + token.status().message());
   c.token = Trim(*token);
-  Result<std::string> ca = base::ReadSmallFile(dir + "/ca.crt", kMaxPemBytes);
+  Result<std::string> ca = runtime::ReadSmallFile(dir + "/ca.crt", kMaxPemBytes);
   if (!ca.ok()) return Invalid("in-cluster config: " + ca.status().message());
   c.ca_pem = std::move(ca).value();
-  if (base::RegularFileExists(dir + "/namespace")) {
-    Result<std::string> ns = base::ReadSmallFile(dir + "/namespace", kMaxTokenBytes);
+  if (runtime::RegularFileExists(dir + "/namespace")) {
+    Result<std::string> ns = runtime::ReadSmallFile(dir + "/namespace", kMaxTokenBytes);
     if (ns.ok() && !Trim(*ns).empty()) c.namespace_ = Trim(*ns);
   }
   c.source = "in-cluster (" + c.server + ")";
@@ -115,7 +115,7 @@ Result<Config> LoadConfig(const ConfigSources& s) {
       const auto colon = list.find(':', start);
       const std::string item =
           list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!item.empty() && base::RegularFileExists(item))
+      if (!item.empty() && runtime::RegularFileExists(item))
         return LoadKubeconfigFile(item, s.context, "$KUBECONFIG");
       if (colon == std::string::npos) break;
       start = colon + 1;
@@ -125,7 +125,7 @@ Result<Config> LoadConfig(const ConfigSources& s) {
   if (!s.service_host.empty() && !s.service_port.empty()) return LoadInCluster(s);
   if (!s.home.empty()) {
     const std::string home_config = s.home + "/.kube/config";
-    if (base::RegularFileExists(home_config))
+    if (runtime::RegularFileExists(home_config))
       return LoadKubeconfigFile(home_config, s.context, "~/.kube/config");
   }
   return Invalid(

@@ -105,18 +105,58 @@ int ExecTokenSource::runs() const {
   return runs_;
 }
 
-Result<ExecCredential> ExecTokenSource::Run() const {
+namespace {
+
+enum class ReadEnd { kDone, kTimedOut, kTooBig };
+
+// Reads the plugin's stdout from `fd` into `output` until it ends, for at
+// most kExecTimeout and kMaxExecOutputBytes.
+ReadEnd ReadBounded(int fd, std::string* output) {
+  const auto deadline = std::chrono::steady_clock::now() + kExecTimeout;
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return ReadEnd::kTimedOut;
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      return ready == 0 ? ReadEnd::kTimedOut : ReadEnd::kDone;
+    }
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ReadEnd::kDone;
+    if (output->size() + static_cast<std::size_t>(n) > kMaxExecOutputBytes) {
+      return ReadEnd::kTooBig;
+    }
+    output->append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// The plugin's environment: ours, less what the config overrides and
+// KUBERNETES_EXEC_INFO, plus the config's and ExecInfo.
+std::vector<std::string> ExecEnvironment(const ExecConfig& config, const std::string& server,
+                                         const std::string& ca_pem) {
   std::vector<std::string> env_strings;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const std::string_view name = entry.substr(0, entry.find('='));
     bool overridden = name == "KUBERNETES_EXEC_INFO";
-    for (const auto& [n, v] : config_.env) overridden = overridden || name == n;
+    for (const auto& [n, v] : config.env) overridden = overridden || name == n;
     if (!overridden) env_strings.emplace_back(entry);
   }
-  for (const auto& [n, v] : config_.env)
-    env_strings.push_back(std::string(n).append("=").append(v));
-  env_strings.push_back("KUBERNETES_EXEC_INFO=" + ExecInfo(config_, server_, ca_pem_));
+  for (const auto& [n, v] : config.env) env_strings.push_back(std::string(n).append("=").append(v));
+  env_strings.push_back("KUBERNETES_EXEC_INFO=" + ExecInfo(config, server, ca_pem));
+  return env_strings;
+}
+
+}  // namespace
+
+Result<ExecCredential> ExecTokenSource::Run() const {
+  std::vector<std::string> env_strings = ExecEnvironment(config_, server_, ca_pem_);
   std::vector<char*> envp;
   envp.reserve(env_strings.size() + 1);
   for (std::string& s : env_strings) envp.push_back(s.data());
@@ -147,33 +187,9 @@ Result<ExecCredential> ExecTokenSource::Run() const {
   }
 
   std::string output;
-  bool too_big = false;
-  bool timed_out = false;
-  const auto deadline = std::chrono::steady_clock::now() + kExecTimeout;
-  char buf[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd pfd{out[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = ready == 0;
-      break;
-    }
-    const ssize_t n = read(out[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (output.size() + static_cast<std::size_t>(n) > kMaxExecOutputBytes) {
-      too_big = true;
-      break;
-    }
-    output.append(buf, static_cast<std::size_t>(n));
-  }
+  const ReadEnd end = ReadBounded(out[0], &output);
+  const bool timed_out = end == ReadEnd::kTimedOut;
+  const bool too_big = end == ReadEnd::kTooBig;
   close(out[0]);
   if (timed_out || too_big) kill(pid, SIGKILL);
   int wstatus = 0;

@@ -7,8 +7,8 @@
 #include <charconv>
 #include <vector>
 
-#include "base/file_util.h"
 #include "metrics/exposition.h"
+#include "runtime/file_util.h"
 
 // WASD_VERSION, WASD_REVISION: the generated header of cmake/build_version.cmake
 // when the build has it, else compile definitions (CMakeLists.txt).
@@ -36,7 +36,7 @@ bool ToU64(std::string_view s, std::uint64_t* out) {
 // /proc/stat a few KiB per CPU).
 std::optional<std::string> ReadProcFile(const char* path) {
   constexpr std::size_t kMaxBytes = 1 << 20;
-  base::Result<std::string> text = base::ReadSmallFile(path, kMaxBytes);
+  base::Result<std::string> text = runtime::ReadSmallFile(path, kMaxBytes);
   if (!text.ok()) return std::nullopt;
   return std::move(text).value();
 }

@@ -3,17 +3,17 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "planner/object_util.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
 
 namespace wasd::migrate {
 namespace {
 
 using nlohmann::json;
-using workloadbuilder::AsInt;
-using workloadbuilder::AsString;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
+using objects::AsInt;
+using objects::AsString;
+using objects::Member;
+using objects::MemberPath;
 
 bool Contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -33,7 +33,7 @@ bool OwnedByAny(const json& object, const std::vector<std::string>& uids) {
 }
 
 ObjectRef RefOf(std::string kind, const json& object) {
-  return {std::move(kind), planner::NameOf(object), planner::UidOf(object)};
+  return {std::move(kind), objects::NameOf(object), objects::UidOf(object)};
 }
 
 std::int64_t IntAt(const json& object, std::initializer_list<std::string_view> path,
@@ -64,19 +64,19 @@ Owned OwnedBy(std::string_view deployment_uid,
   if (deployment_uid.empty()) return o;
   std::vector<std::string> rs_uids = known_replicaset_uids;
   for (const json& rs : replicasets) {
-    if (planner::UidOf(rs).empty() || planner::ControllerUid(rs) != deployment_uid) continue;
+    if (objects::UidOf(rs).empty() || objects::ControllerUid(rs) != deployment_uid) continue;
     o.replicasets.push_back(RefOf("ReplicaSet", rs));
     if (!Contains(rs_uids, o.replicasets.back().uid)) rs_uids.push_back(o.replicasets.back().uid);
   }
   std::vector<std::string> workload_uids;
   for (const json& w : workloads) {
-    if (planner::UidOf(w).empty() || planner::ControllerUid(w) != deployment_uid) continue;
+    if (objects::UidOf(w).empty() || objects::ControllerUid(w) != deployment_uid) continue;
     o.workloads.push_back(RefOf("Workload", w));
     workload_uids.push_back(o.workloads.back().uid);
   }
   for (const json& pg : podgroups) {
-    if (planner::UidOf(pg).empty()) continue;
-    if (Contains(rs_uids, planner::ControllerUid(pg)) || OwnedByAny(pg, workload_uids)) {
+    if (objects::UidOf(pg).empty()) continue;
+    if (Contains(rs_uids, objects::ControllerUid(pg)) || OwnedByAny(pg, workload_uids)) {
       o.podgroups.push_back(RefOf("PodGroup", pg));
     }
   }
@@ -84,7 +84,7 @@ Owned OwnedBy(std::string_view deployment_uid,
 }
 
 std::string NotAvailableWhy(const json& d) {
-  const std::int64_t want = planner::ReplicasOf(d);
+  const std::int64_t want = objects::ReplicasOf(d);
   const std::int64_t generation = IntAt(d, {"metadata", "generation"}, 0);
   const std::int64_t observed = IntAt(d, {"status", "observedGeneration"}, -1);
   if (observed < generation) return "the Deployment controller has not seen the new spec yet";

@@ -3,10 +3,10 @@
 #include <string>
 #include <utility>
 
-#include "planner/object_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/config_text.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 #include "workloadbuilder/validate.h"
 
@@ -14,9 +14,9 @@ namespace wasd::migrate {
 namespace {
 
 using nlohmann::json;
-using workloadbuilder::AsString;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
+using objects::AsString;
+using objects::Member;
+using objects::MemberPath;
 
 constexpr std::string_view kWasdPrefix = "wasd.io/";
 // Annotations the API server or kubectl keep on a Deployment that must not be
@@ -228,12 +228,67 @@ Translation TranslateAnnotation(std::string_view text) {
   return t;
 }
 
+namespace {
+
+// Why `deployment` (its annotation `annotation`, or null) cannot be handed
+// over to the in-tree controller, or "" when it can be.
+std::string WhyNotMigratable(const json& deployment, const std::string* annotation) {
+  if (objects::IsTerminating(deployment)) return "is being deleted; nothing to migrate";
+  const json* scheduling_field = MemberPath(deployment, {"spec", "scheduling"});
+  if (scheduling_field != nullptr && !scheduling_field->is_null()) {
+    return (
+        "already carries spec.scheduling: the in-tree Deployment controller runs it, there is "
+        "nothing to migrate" +
+        std::string(annotation != nullptr
+                        ? " (remove the annotation wasd.io/scheduling from it: both carriers on "
+                          "one Deployment are denied)"
+                        : ""));
+  }
+  if (annotation == nullptr) {
+    return (
+        "is not managed by wasd (no annotation wasd.io/scheduling); to give it to the in-tree "
+        "controller, re-create it with spec.scheduling yourself");
+  }
+  const std::string backend = BackendOf(deployment);
+  if (backend != "native") {
+    return ("runs on wasd's " + backend +
+            " backend; the in-tree controller creates only native scheduling.k8s.io "
+            "Workloads and PodGroups (no Volcano, KAI or coscheduling groups), so it cannot "
+            "take this Deployment over: keep it on wasd, or move it to wasd's native "
+            "backend first");
+  }
+  if (const json* ctl = objects::ControllerRef(deployment)) {
+    const std::string* kind = AsString(Member(*ctl, "kind"));
+    const std::string* owner = AsString(Member(*ctl, "name"));
+    return ("is controlled by " + (kind ? *kind : std::string("another object")) + " " +
+            (owner ? *owner : std::string()) +
+            ", which would re-create or fight a re-created Deployment; hand the intent "
+            "over in that owner's template instead");
+  }
+  for (const std::string& key : SelectorKeys(deployment)) {
+    if (IsWasdKey(key)) {
+      return ("its spec.selector names the label " + key +
+              "; the new pods must not carry wasd's labels, and a selector cannot change, "
+              "so a migration would need a new selector: re-create it by hand");
+    }
+  }
+  if (const json* sg = MemberPath(deployment, {"spec", "template", "spec", "schedulingGroup"});
+      sg != nullptr && !sg->is_null()) {
+    return (
+        "its pod template sets spec.schedulingGroup, which spec.scheduling forbids; remove it "
+        "first");
+  }
+  return "";
+}
+
+}  // namespace
+
 Plan MakePlan(const json& deployment, const PlanOptions& options) {
   Plan p;
   p.kind = options.kind;
-  p.name = planner::NameOf(deployment);
-  p.ns = planner::NamespaceOf(deployment);
-  p.uid = planner::UidOf(deployment);
+  p.name = objects::NameOf(deployment);
+  p.ns = objects::NamespaceOf(deployment);
+  p.uid = objects::UidOf(deployment);
   if (!deployment.is_object() || p.name.empty() || !deployment.contains("spec") ||
       !deployment["spec"].is_object()) {
     p.refusal = "not a Deployment with a name and a spec";
@@ -243,54 +298,10 @@ Plan MakePlan(const json& deployment, const PlanOptions& options) {
     p.refusal = Refused(p.ns, p.name, why);
     return p;
   };
-  if (planner::IsTerminating(deployment)) return refuse("is being deleted; nothing to migrate");
-  const json* scheduling_field = MemberPath(deployment, {"spec", "scheduling"});
   const std::string* annotation =
       AsString(MemberPath(deployment, {"metadata", "annotations",
                                        std::string(workloadbuilder::kSchedulingAnnotation)}));
-  if (scheduling_field != nullptr && !scheduling_field->is_null()) {
-    return refuse(
-        "already carries spec.scheduling: the in-tree Deployment controller runs it, there is "
-        "nothing to migrate" +
-        std::string(annotation != nullptr
-                        ? " (remove the annotation wasd.io/scheduling from it: both carriers on "
-                          "one Deployment are denied)"
-                        : ""));
-  }
-  if (annotation == nullptr) {
-    return refuse(
-        "is not managed by wasd (no annotation wasd.io/scheduling); to give it to the in-tree "
-        "controller, re-create it with spec.scheduling yourself");
-  }
-  const std::string backend = BackendOf(deployment);
-  if (backend != "native") {
-    return refuse("runs on wasd's " + backend +
-                  " backend; the in-tree controller creates only native scheduling.k8s.io "
-                  "Workloads and PodGroups (no Volcano, KAI or coscheduling groups), so it cannot "
-                  "take this Deployment over: keep it on wasd, or move it to wasd's native "
-                  "backend first");
-  }
-  if (const json* ctl = planner::ControllerRef(deployment)) {
-    const std::string* kind = AsString(Member(*ctl, "kind"));
-    const std::string* owner = AsString(Member(*ctl, "name"));
-    return refuse("is controlled by " + (kind ? *kind : std::string("another object")) + " " +
-                  (owner ? *owner : std::string()) +
-                  ", which would re-create or fight a re-created Deployment; hand the intent "
-                  "over in that owner's template instead");
-  }
-  for (const std::string& key : SelectorKeys(deployment)) {
-    if (IsWasdKey(key)) {
-      return refuse("its spec.selector names the label " + key +
-                    "; the new pods must not carry wasd's labels, and a selector cannot change, "
-                    "so a migration would need a new selector: re-create it by hand");
-    }
-  }
-  if (const json* sg = MemberPath(deployment, {"spec", "template", "spec", "schedulingGroup"});
-      sg != nullptr && !sg->is_null()) {
-    return refuse(
-        "its pod template sets spec.schedulingGroup, which spec.scheduling forbids; remove it "
-        "first");
-  }
+  if (std::string why = WhyNotMigratable(deployment, annotation); !why.empty()) return refuse(why);
   Translation t = TranslateAnnotation(*annotation);
   if (!t.error.empty()) return refuse(t.error + "; fix it first (wasd check shows the errors)");
 
@@ -308,10 +319,10 @@ Plan MakePlan(const json& deployment, const PlanOptions& options) {
                     "\" is not a valid Deployment name: " + errs.front());
     }
   }
-  p.replicas = planner::ReplicasOf(deployment);
+  p.replicas = objects::ReplicasOf(deployment);
   const json* policy = Member(t.scheduling, "schedulingPolicy");
   const bool gang = policy != nullptr && policy->is_object() && policy->contains("gang");
-  const std::int64_t min_count = planner::GangMinCount(t.scheduling).value_or(p.replicas);
+  const std::int64_t min_count = objects::GangMinCount(t.scheduling).value_or(p.replicas);
   p.manifest = BuildManifest(deployment, p.new_name, t.scheduling);
   AddSteps(p, gang, min_count);
   for (std::string& d : t.dropped) p.notes.push_back("Left out: " + std::move(d));

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "planner/object_util.h"
+#include "objects/object_util.h"
 #include "planner/plan.h"
 
 namespace wasd::planner {
@@ -57,11 +57,12 @@ Action Action::PatchPodGroupOwners(std::string name, std::string uid, nlohmann::
 Action Action::DeletePodGroup(const nlohmann::json& podgroup, bool owner_may_be_active) {
   Action a;
   a.kind = ActionKind::kDeletePodGroup;
-  a.name = NameOf(podgroup);
-  a.uid = UidOf(podgroup);
-  a.resource_version = ResourceVersionOf(podgroup);
-  a.owner_name = ControllerKind(podgroup) == "ReplicaSet" ? ControllerName(podgroup) : "";
-  a.owner_uid = ControllerUid(podgroup);
+  a.name = objects::NameOf(podgroup);
+  a.uid = objects::UidOf(podgroup);
+  a.resource_version = objects::ResourceVersionOf(podgroup);
+  a.owner_name =
+      objects::ControllerKind(podgroup) == "ReplicaSet" ? objects::ControllerName(podgroup) : "";
+  a.owner_uid = objects::ControllerUid(podgroup);
   a.owner_may_be_active = owner_may_be_active;
   return a;
 }
@@ -69,7 +70,7 @@ Action Action::DeletePodGroup(const nlohmann::json& podgroup, bool owner_may_be_
 Action Action::ReleasePodGroup(std::string name, std::string uid, std::size_t finalizer_index) {
   Action a;
   a.kind = ActionKind::kReleasePodGroup;
-  a.patch = RemoveFinalizerPatch(uid, finalizer_index, kPodGroupProtectionFinalizer);
+  a.patch = RemoveFinalizerPatch(uid, finalizer_index, objects::kPodGroupProtectionFinalizer);
   a.name = std::move(name);
   a.uid = std::move(uid);
   return a;
@@ -130,7 +131,7 @@ std::string Action::ToString() const {
   std::string out(ActionKindName(kind));
   switch (kind) {
     case ActionKind::kCreateWorkload:
-    case ActionKind::kCreatePodGroup: out += " " + NameOf(object); break;
+    case ActionKind::kCreatePodGroup: out += " " + objects::NameOf(object); break;
     case ActionKind::kPatchWorkloadMinCount:
     case ActionKind::kPatchPodGroupMinCount:
       out += " " + name + " minCount=" + std::to_string(min_count);

@@ -4,14 +4,14 @@
 #include <ctime>
 
 #include "base/time.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 
 namespace wasd::planner {
 
 using nlohmann::json;
-using workloadbuilder::AsInt;
-using workloadbuilder::AsString;
-using workloadbuilder::MemberPath;
+using objects::AsInt;
+using objects::AsString;
+using objects::MemberPath;
 
 namespace {
 

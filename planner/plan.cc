@@ -5,18 +5,18 @@
 #include <algorithm>
 #include <string>
 
+#include "objects/json_util.h"
 #include "planner/plan_internal.h"
 #include "rules/usable_config.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::planner {
 
 using nlohmann::json;
-using workloadbuilder::AsString;
-using workloadbuilder::MemberPath;
+using objects::AsString;
+using objects::MemberPath;
 
 namespace internal {
 
@@ -31,14 +31,15 @@ void AddRequeue(Plan& plan, std::chrono::milliseconds delay) {
   plan.actions.push_back(Action::RequeueAfter(delay));
 }
 
-std::vector<const json*> SortedByName(const std::vector<Object>& objects) {
+std::vector<const json*> SortedByName(const std::vector<Object>& list) {
   std::vector<const json*> out;
-  out.reserve(objects.size());
-  for (const Object& o : objects) {
+  out.reserve(list.size());
+  for (const Object& o : list) {
     if (o != nullptr && o->is_object()) out.push_back(o.get());
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const json* a, const json* b) { return NameOf(*a) < NameOf(*b); });
+  std::stable_sort(out.begin(), out.end(), [](const json* a, const json* b) {
+    return objects::NameOf(*a) < objects::NameOf(*b);
+  });
   return out;
 }
 
@@ -55,14 +56,15 @@ using internal::AddEvent;
 const json* FindOurWorkload(const PlanInput& in, std::string_view deployment_uid,
                             std::string_view wanted_name) {
   for (const json* w : internal::SortedByName(in.workloads)) {
-    if (ControllerUid(*w) == deployment_uid && NameOf(*w) == wanted_name) return w;
+    if (objects::ControllerUid(*w) == deployment_uid && objects::NameOf(*w) == wanted_name)
+      return w;
   }
   return nullptr;
 }
 
-const json* FindByName(const std::vector<Object>& objects, std::string_view name) {
-  for (const Object& o : objects) {
-    if (o != nullptr && NameOf(*o) == name) return o.get();
+const json* FindByName(const std::vector<Object>& list, std::string_view name) {
+  for (const Object& o : list) {
+    if (o != nullptr && objects::NameOf(*o) == name) return o.get();
   }
   return nullptr;
 }
@@ -97,7 +99,7 @@ std::optional<std::size_t> TemplateIndex(const json& workload) {
   const json* templates = MemberPath(workload, {"spec", "podGroupTemplates"});
   if (templates == nullptr || !templates->is_array()) return std::nullopt;
   for (std::size_t i = 0; i < templates->size(); ++i) {
-    const std::string* name = AsString(workloadbuilder::Member((*templates)[i], "name"));
+    const std::string* name = AsString(objects::Member((*templates)[i], "name"));
     if (name != nullptr && *name == workloadbuilder::kPodGroupTemplateName) return i;
   }
   return std::nullopt;
@@ -111,11 +113,11 @@ const json* Plannable(const PlanInput& in, Plan& plan) {
     return nullptr;
   }
   const json& deployment = *in.deployment;
-  if (IsTerminating(deployment)) {
+  if (objects::IsTerminating(deployment)) {
     plan.note = "the Deployment is being deleted; garbage collection removes its objects";
     return nullptr;
   }
-  if (UidOf(deployment).empty() || NameOf(deployment).empty()) {
+  if (objects::UidOf(deployment).empty() || objects::NameOf(deployment).empty()) {
     plan.note = "the Deployment has no metadata.name or metadata.uid";
     return nullptr;
   }
@@ -184,9 +186,10 @@ void PlanNewWorkload(const PlanInput& in, const json& deployment, const json& co
   if (const json* other = FindByName(in.workloads, wanted)) {
     AddEvent(plan, "Warning", kReasonForeignObject,
              "Workload " + wanted + " exists but is not controlled by this Deployment" +
-                 (ControllerUid(*other).empty() ? std::string(" (it has no controller)")
-                                                : " (controller: " + ControllerKind(*other) + " " +
-                                                      ControllerName(*other) + ")") +
+                 (objects::ControllerUid(*other).empty()
+                      ? std::string(" (it has no controller)")
+                      : " (controller: " + objects::ControllerKind(*other) + " " +
+                            objects::ControllerName(*other) + ")") +
                  "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates "
                  "for this Deployment until it is removed");
     plan.note = "foreign Workload " + wanted;
@@ -201,7 +204,7 @@ void PlanNewWorkload(const PlanInput& in, const json& deployment, const json& co
     return;
   }
   const std::optional<std::int64_t> min_count =
-      GangMinCount(MemberPath(built.object, {"spec", "podGroupTemplates"})->at(0));
+      objects::GangMinCount(MemberPath(built.object, {"spec", "podGroupTemplates"})->at(0));
   plan.actions.insert(plan.actions.begin(), Action::CreateWorkload(wanted, std::move(built.object),
                                                                    min_count.value_or(0)));
   AddEvent(plan, "Normal", kReasonWorkloadCreated,
@@ -218,18 +221,18 @@ void PlanNewWorkload(const PlanInput& in, const json& deployment, const json& co
 std::optional<std::int64_t> PlanWorkloadMinCount(const json& deployment, const json& config,
                                                  std::size_t index, json& workload, Plan& plan) {
   json& tmpl = workload["spec"]["podGroupTemplates"][index];
-  const std::optional<std::int64_t> current = GangMinCount(tmpl);
+  const std::optional<std::int64_t> current = objects::GangMinCount(tmpl);
   if (!current || !workloadbuilder::IsGang(config)) return std::nullopt;
-  const std::int64_t replicas = ReplicasOf(deployment);
+  const std::int64_t replicas = objects::ReplicasOf(deployment);
   const std::optional<std::int64_t> explicit_count = workloadbuilder::ExplicitMinCount(config);
   const std::int64_t desired =
       explicit_count ? *explicit_count : (replicas > 0 ? replicas : *current);
   if (desired != *current && desired >= 1) {
-    plan.actions.push_back(
-        Action::PatchWorkloadMinCount(NameOf(workload), UidOf(workload), index, desired));
+    plan.actions.push_back(Action::PatchWorkloadMinCount(objects::NameOf(workload),
+                                                         objects::UidOf(workload), index, desired));
     tmpl["schedulingPolicy"]["gang"]["minCount"] = desired;
   }
-  return GangMinCount(tmpl);
+  return objects::GangMinCount(tmpl);
 }
 
 // Q11: claims the intent asks for that the stored Workload template lacks
@@ -238,7 +241,7 @@ std::optional<std::int64_t> PlanWorkloadMinCount(const json& deployment, const j
 // never show the loss: compare with the intent here.
 std::vector<std::string> MissingClaims(const json& config, const json& workload,
                                        std::size_t index) {
-  const json* intent = workloadbuilder::Member(config, "resourceClaims");
+  const json* intent = objects::Member(config, "resourceClaims");
   if (intent == nullptr) return {};
   return StrippedClaims({{"spec", {{"resourceClaims", *intent}}}},
                         {{"spec", MemberPath(workload, {"spec", "podGroupTemplates"})->at(index)}});
@@ -295,22 +298,23 @@ Plan PlanDeployment(const PlanInput& in) {
   }
 
   // Step 1: the Workload.
-  const std::string uid = UidOf(*deployment);
-  const std::string wanted = workloadbuilder::GenerateWorkloadName(NameOf(*deployment), uid);
+  const std::string uid = objects::UidOf(*deployment);
+  const std::string wanted =
+      workloadbuilder::GenerateWorkloadName(objects::NameOf(*deployment), uid);
   const json* ours = FindOurWorkload(in, uid, wanted);
   if (ours == nullptr) {
     PlanNewWorkload(in, *deployment, cfg.config, wanted, plan);
     return plan;
   }
-  if (IsTerminating(*ours)) {
-    plan.note = "Workload " + NameOf(*ours) + " is being deleted; waiting to re-create it";
+  if (objects::IsTerminating(*ours)) {
+    plan.note = "Workload " + objects::NameOf(*ours) + " is being deleted; waiting to re-create it";
     internal::AddRequeue(plan, kTerminatingRecheck);
     return plan;
   }
   json workload = *ours;  // with the minCount this plan sets, for building PodGroups
   const std::optional<std::size_t> index = TemplateIndex(workload);
   if (!index) {
-    plan.note = "Workload " + NameOf(workload) + " has no template " +
+    plan.note = "Workload " + objects::NameOf(workload) + " has no template " +
                 std::string(workloadbuilder::kPodGroupTemplateName);
     return plan;
   }

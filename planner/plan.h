@@ -66,13 +66,16 @@
 #include <string_view>
 #include <vector>
 
+#include "objects/object_util.h"
 #include "planner/action.h"
-#include "planner/object_util.h"
 #include "workloadbuilder/backend.h"
 #include "workloadbuilder/backend_compile.h"
 #include "workloadbuilder/builder.h"
 
 namespace wasd::planner {
+
+// The planner reads cached, shared objects (objects/object_util.h).
+using objects::Object;
 
 // Event reasons (docs/design.md "Events"; a contract for users and tests).
 inline constexpr std::string_view kReasonWorkloadCreated = "WorkloadCreated";
@@ -89,11 +92,6 @@ inline constexpr std::string_view kReasonGatesLifted = "SchedulingGatesLifted";
 inline constexpr std::string_view kReasonFailedWorkloadCreate = "FailedWorkloadCreate";
 inline constexpr std::string_view kReasonFailedPodGroupCreate = "FailedPodGroupCreate";
 inline constexpr std::string_view kReasonMemberRelinked = "MemberRelinked";
-
-// The finalizer kube's podgroup-protection controller puts on every
-// PodGroup; it waits for the pods that name the PodGroup.
-inline constexpr std::string_view kPodGroupProtectionFinalizer =
-    "scheduling.k8s.io/podgroup-protection";
 
 // Highest priority a Workload/PodGroup template accepts (docs/api.md §a.1);
 // system classes (2,000,000,000 and up) are above it.

@@ -19,7 +19,7 @@ void AddEvent(Plan& plan, std::string_view type, std::string_view reason, std::s
 // Adds one RequeueAfter (the first delay wins).
 void AddRequeue(Plan& plan, std::chrono::milliseconds delay);
 // Non-null objects of `objects`, ordered by name (stable).
-std::vector<const nlohmann::json*> SortedByName(const std::vector<Object>& objects);
+std::vector<const nlohmann::json*> SortedByName(const std::vector<objects::Object>& list);
 
 // Lifts wasd's gate from every live pod of `rs` (one action each).
 void AddLiftGates(const PlanInput& in, const nlohmann::json& rs, Plan& plan);

@@ -1,17 +1,17 @@
 // The JSON patches and small helpers of the plan (see plan.h).
 #include <string>
 
+#include "objects/json_util.h"
 #include "planner/plan.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::planner {
 
 using nlohmann::json;
-using workloadbuilder::AsString;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
+using objects::AsString;
+using objects::Member;
+using objects::MemberPath;
 
 namespace {
 
@@ -24,8 +24,8 @@ json TestUid(std::string_view uid) {
 json WorkloadOwnerRef(const json& workload, std::string_view api_version) {
   return {{"apiVersion", api_version},
           {"kind", "Workload"},
-          {"name", NameOf(workload)},
-          {"uid", UidOf(workload)}};
+          {"name", objects::NameOf(workload)},
+          {"uid", objects::UidOf(workload)}};
 }
 
 }  // namespace
@@ -52,8 +52,8 @@ json PodGroupMinCountPatch(std::string_view uid, std::int64_t min_count, std::st
 }
 
 json PodGroupOwnerPatch(const json& podgroup, const json& workload, std::string_view api_version) {
-  json patch = json::array({TestUid(UidOf(podgroup))});
-  const OwnerRefAt existing = FindOwnerRef(podgroup, "Workload");
+  json patch = json::array({TestUid(objects::UidOf(podgroup))});
+  const objects::OwnerRefAt existing = objects::FindOwnerRef(podgroup, "Workload");
   if (existing.ref != nullptr) {
     const std::string path = "/metadata/ownerReferences/" + std::to_string(existing.index);
     const std::string* old_uid = AsString(Member(*existing.ref, "uid"));
@@ -79,11 +79,14 @@ json PodGroupOwnerPatch(const json& podgroup, const json& workload, std::string_
 }
 
 json PodGroupAdoptPatch(const json& podgroup, const json& replicaset) {
-  json patch = json::array({TestUid(UidOf(podgroup))});
+  json patch = json::array({TestUid(objects::UidOf(podgroup))});
   const json* refs = MemberPath(podgroup, {"metadata", "ownerReferences"});
-  const json rs_ref = {{"apiVersion", "apps/v1"},    {"kind", "ReplicaSet"},
-                       {"name", NameOf(replicaset)}, {"uid", UidOf(replicaset)},
-                       {"controller", true},         {"blockOwnerDeletion", true}};
+  const json rs_ref = {{"apiVersion", "apps/v1"},
+                       {"kind", "ReplicaSet"},
+                       {"name", objects::NameOf(replicaset)},
+                       {"uid", objects::UidOf(replicaset)},
+                       {"controller", true},
+                       {"blockOwnerDeletion", true}};
   if (refs != nullptr && refs->is_array()) {
     for (std::size_t i = 0; i < refs->size(); ++i) {
       const json* controller = Member((*refs)[i], "controller");

@@ -6,29 +6,29 @@
 #include <string_view>
 
 #include "base/time.h"
+#include "objects/json_util.h"
 #include "reconciler/api.h"
 #include "reconciler/projections.h"
 #include "workloadbuilder/backend_compile.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/names.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler {
 
-using planner::ControllerKind;
-using planner::ControllerName;
-using planner::ControllerUid;
-using planner::FindOwnerRef;
-using planner::GateIndex;
-using planner::IsTerminating;
-using planner::Key;
-using planner::NameOf;
-using planner::NamespaceOf;
-using planner::Object;
-using planner::OwnerRefAt;
+using objects::ControllerKind;
+using objects::ControllerName;
+using objects::ControllerUid;
+using objects::FindOwnerRef;
+using objects::GateIndex;
+using objects::IsTerminating;
+using objects::Key;
+using objects::NameOf;
+using objects::NamespaceOf;
+using objects::Object;
+using objects::OwnerRefAt;
+using objects::StripHashSuffix;
+using objects::UidOf;
 using planner::PlanInput;
-using planner::StripHashSuffix;
-using planner::UidOf;
 
 using nlohmann::json;
 
@@ -57,11 +57,11 @@ std::unique_ptr<kube::Informer> MakeInformer(kube::Client& client, kube::Resourc
 std::string WorkloadNameOf(const json& pg) {
   const OwnerRefAt ref = FindOwnerRef(pg, "Workload");
   if (ref.ref != nullptr) {
-    const std::string* n = workloadbuilder::AsString(workloadbuilder::Member(*ref.ref, "name"));
+    const std::string* n = objects::AsString(objects::Member(*ref.ref, "name"));
     if (n != nullptr) return *n;
   }
-  const std::string* n = workloadbuilder::AsString(
-      workloadbuilder::MemberPath(pg, {"spec", "workloadRef", "workloadName"}));
+  const std::string* n =
+      objects::AsString(objects::MemberPath(pg, {"spec", "workloadRef", "workloadName"}));
   return n != nullptr ? *n : std::string();
 }
 
@@ -74,14 +74,13 @@ bool PodUpdateWakes(const json& before, const json& after) {
     return true;
   }
   static const json kNoLabels;
-  const json* labels = workloadbuilder::MemberPath(after, {"metadata", "labels"});
+  const json* labels = objects::MemberPath(after, {"metadata", "labels"});
   if (workloadbuilder::BackendOfLabels(labels != nullptr ? *labels : kNoLabels) !=
       workloadbuilder::Backend::kKai) {
     return false;
   }
   const auto node = [](const json& pod) {
-    const std::string* n =
-        workloadbuilder::AsString(workloadbuilder::MemberPath(pod, {"spec", "nodeName"}));
+    const std::string* n = objects::AsString(objects::MemberPath(pod, {"spec", "nodeName"}));
     return n != nullptr && !n->empty();
   };
   return !node(before) && node(after);
@@ -112,17 +111,15 @@ bool EqualExcept(const json& a, const json& b, std::initializer_list<std::string
 }  // namespace
 
 bool OnlyStatusMoved(const json& before, const json& after) {
-  const json* m1 = workloadbuilder::Member(before, "metadata");
-  const json* m2 = workloadbuilder::Member(after, "metadata");
+  const json* m1 = objects::Member(before, "metadata");
+  const json* m2 = objects::Member(after, "metadata");
   if (!before.is_object() || !after.is_object() || m1 == nullptr || m2 == nullptr ||
       !m1->is_object() || !m2->is_object()) {
     return false;
   }
   // A resync (or a relist) delivers the object unchanged: not a status write.
-  const std::string* rv1 =
-      workloadbuilder::AsString(workloadbuilder::Member(*m1, "resourceVersion"));
-  const std::string* rv2 =
-      workloadbuilder::AsString(workloadbuilder::Member(*m2, "resourceVersion"));
+  const std::string* rv1 = objects::AsString(objects::Member(*m1, "resourceVersion"));
+  const std::string* rv2 = objects::AsString(objects::Member(*m2, "resourceVersion"));
   if (rv1 == nullptr || rv2 == nullptr || *rv1 == *rv2) return false;
   return EqualExcept(before, after, {"status", "metadata"}) &&
          EqualExcept(*m1, *m2, {"resourceVersion"});
@@ -267,7 +264,7 @@ bool Caches::SchedulingSynced() const {
 }
 
 std::vector<std::string> Caches::DeploymentKeys() const {
-  // The informer's keys are "ns/name", as planner::Key makes them.
+  // The informer's keys are "ns/name", as objects::Key makes them.
   return deployments_->Keys();
 }
 
@@ -277,8 +274,8 @@ void Caches::TrackGated(const std::string& key, const json& pod, bool gated_now)
     gated_.erase(key);
     return;
   }
-  const std::string* created = workloadbuilder::AsString(
-      workloadbuilder::MemberPath(pod, {"metadata", "creationTimestamp"}));
+  const std::string* created =
+      objects::AsString(objects::MemberPath(pod, {"metadata", "creationTimestamp"}));
   const std::optional<std::int64_t> when =
       created ? base::ParseRfc3339Seconds(*created) : std::nullopt;
   gated_[key] = when.value_or(0);
@@ -342,8 +339,7 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted, bool wake) {
   const std::string* group = &group_name;
   // Wake the Deployment when a gate may be lifted, or when a pod that kept
   // a PodGroup alive goes away.
-  const std::string* phase =
-      workloadbuilder::AsString(workloadbuilder::MemberPath(*pod, {"status", "phase"}));
+  const std::string* phase = objects::AsString(objects::MemberPath(*pod, {"status", "phase"}));
   const bool finished = phase != nullptr && (*phase == "Succeeded" || *phase == "Failed");
   if (!deleted && !finished && !IsTerminating(*pod) && !gated && !wake) {
     return;
@@ -426,7 +422,7 @@ void Caches::EnqueueGroupOwner(const json& pg_object) {
   EnqueueIfManaged(ns, rs_name);
 }
 
-planner::Object Caches::Deployment(const std::string& ns, const std::string& name) const {
+objects::Object Caches::Deployment(const std::string& ns, const std::string& name) const {
   return deployments_->Get(ns, name);
 }
 

@@ -102,7 +102,7 @@ class Caches {
   planner::PlanInput Assemble(const std::string& ns, const std::string& name) const;
   // The cached Deployment ns/name alone (null when none): Assemble's first
   // read, for a reader that needs nothing else (the gang doctor's recheck).
-  planner::Object Deployment(const std::string& ns, const std::string& name) const;
+  objects::Object Deployment(const std::string& ns, const std::string& name) const;
   // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;
@@ -110,7 +110,7 @@ class Caches {
   // `nodes` and `bound_pods` (as the informers hand them out). Starts the two
   // informers on the first call. False (and nothing filled) until both have
   // delivered their first list, or without EnableGangStatus. Thread-safe.
-  bool FitInputs(std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods);
+  bool FitInputs(std::vector<objects::Object>* nodes, std::vector<objects::Object>* bound_pods);
   // FitInputs was called (its informers run).
   bool fit_started() const { return fit_started_; }
 

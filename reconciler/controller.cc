@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 
 #include "reconciler/gang_status_reconciler.h"
 #include "reconciler/manager.h"
@@ -43,11 +43,11 @@ std::string ApiWords(Backend backend) {
 }
 
 bool InTreeManaged(const nlohmann::json& deployment) {
-  return workloadbuilder::MemberPath(deployment, {"spec", "scheduling"}) != nullptr;
+  return objects::MemberPath(deployment, {"spec", "scheduling"}) != nullptr;
 }
 
 int RunController(const ControllerOptions& options, const std::stop_token& stop,
-                  const base::Logger& log) {
+                  const runtime::Logger& log) {
   Manager manager(options, log);
   PlanReconciler plan(manager);
   manager.Add(plan, options.workers, {}, true);

@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/listen.h"
-#include "base/log.h"
 #include "kube/config.h"
 #include "planner/leader_election.h"
+#include "runtime/listen.h"
+#include "runtime/log.h"
 #include "workloadbuilder/backend_compile.h"
 
 namespace wasd::reconciler {
@@ -28,8 +28,8 @@ struct ControllerOptions {
   kube::Config kube;
   bool leader_elect = true;
   planner::LeaderElectionConfig election;  // lease namespace and identity filled by the caller
-  base::ListenAddress probe_address{"0.0.0.0", 8081, true};    // enabled false = off
-  base::ListenAddress metrics_address{"0.0.0.0", 8080, true};  // enabled false = off
+  runtime::ListenAddress probe_address{"0.0.0.0", 8081, true};    // enabled false = off
+  runtime::ListenAddress metrics_address{"0.0.0.0", 8080, true};  // enabled false = off
   // Concurrent reconciles. Two keep a slow API call from stalling everything
   // while staying gentle on the API server.
   int workers = 2;
@@ -77,7 +77,7 @@ bool InTreeManaged(const nlohmann::json& deployment);
 // Runs until `stop` is requested. Returns the exit code: 0 after a clean
 // stop, 1 when a listener could not be opened.
 int RunController(const ControllerOptions& options, const std::stop_token& stop,
-                  const base::Logger& log);
+                  const runtime::Logger& log);
 
 }  // namespace wasd::reconciler
 

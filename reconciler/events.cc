@@ -7,15 +7,15 @@
 #include "base/json_text.h"
 #include "base/time.h"
 #include "kube/backoff.h"
-#include "planner/object_util.h"
+#include "objects/object_util.h"
 
 namespace wasd::reconciler {
 
-using planner::Key;
-using planner::NameOf;
-using planner::NamespaceOf;
-using planner::ResourceVersionOf;
-using planner::UidOf;
+using objects::Key;
+using objects::NameOf;
+using objects::NamespaceOf;
+using objects::ResourceVersionOf;
+using objects::UidOf;
 
 using nlohmann::json;
 

@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/log.h"
 #include "reconciler/api.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
@@ -69,7 +69,7 @@ class RepeatFilter {
 
 class EventRecorder {
  public:
-  EventRecorder(Api& api, const base::Logger& log, std::string instance)
+  EventRecorder(Api& api, const runtime::Logger& log, std::string instance)
       : api_(api), log_(log), instance_(std::move(instance)) {}
 
   // Posts the Event unless RepeatFilter holds it back (a Warning posted
@@ -82,7 +82,7 @@ class EventRecorder {
 
  private:
   Api& api_;
-  const base::Logger& log_;
+  const runtime::Logger& log_;
   const std::string instance_;
   std::mutex mu_;
   RepeatFilter repeats_;  // guarded by mu_

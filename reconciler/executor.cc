@@ -4,30 +4,30 @@
 #include <memory>
 #include <string>
 
+#include "objects/json_util.h"
 #include "workloadbuilder/backend_compile.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler {
 
+using objects::ControllerKind;
+using objects::ControllerName;
+using objects::ControllerRef;
+using objects::ControllerUid;
+using objects::IsTerminating;
+using objects::NameOf;
+using objects::NamespaceOf;
+using objects::Object;
+using objects::ReplicasOf;
+using objects::UidOf;
 using planner::Action;
 using planner::ActionKind;
 using planner::ActionKindName;
-using planner::ControllerKind;
-using planner::ControllerName;
-using planner::ControllerRef;
-using planner::ControllerUid;
-using planner::IsTerminating;
 using planner::kReasonClaimsStripped;
 using planner::kReasonFailedPodGroupCreate;
 using planner::kReasonFailedWorkloadCreate;
-using planner::NameOf;
-using planner::NamespaceOf;
-using planner::Object;
 using planner::Plan;
-using planner::ReplicasOf;
 using planner::StrippedClaims;
-using planner::UidOf;
 
 using nlohmann::json;
 
@@ -118,8 +118,8 @@ void Executor::ReportStrippedClaims(const json& deployment, const Action& action
     // The Workload's template: sent vs stored (the server strips claims from
     // the PodGroupTemplate too, and PodGroups built from the stored Workload
     // would never show it).
-    const json* sent = workloadbuilder::MemberPath(action.object, {"spec", "podGroupTemplates"});
-    const json* kept = workloadbuilder::MemberPath(stored, {"spec", "podGroupTemplates"});
+    const json* sent = objects::MemberPath(action.object, {"spec", "podGroupTemplates"});
+    const json* kept = objects::MemberPath(stored, {"spec", "podGroupTemplates"});
     if (sent != nullptr && sent->is_array() && !sent->empty()) {
       const json empty = json::object();
       stripped = StrippedClaims(
@@ -198,7 +198,7 @@ bool Executor::DeletePodGroup(const json& deployment, const Action& action,
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
     const json& body = deleted.value();
-    const std::string* body_kind = workloadbuilder::AsString(workloadbuilder::Member(body, "kind"));
+    const std::string* body_kind = objects::AsString(objects::Member(body, "kind"));
     const bool ours = body_kind != nullptr && *body_kind != "Status" && UidOf(body) == action.uid;
     if (ours && IsTerminating(body)) {
       recent_.Record(Kind::kPodGroup, Share(body));  // still Terminating behind its finalizer
@@ -232,14 +232,14 @@ namespace {
 // has finished, or is a never-run pod gated by wasd of one of `owner_uids`).
 std::string Keeps(const json& pod, const std::string& name,
                   const std::vector<std::string>& owner_uids) {
-  using workloadbuilder::AsString;
-  using workloadbuilder::MemberPath;
+  using objects::AsString;
+  using objects::MemberPath;
   if (workloadbuilder::LinkedPodGroupName(pod) != name) return "";
   const std::string* phase = AsString(MemberPath(pod, {"status", "phase"}));
   if (phase != nullptr && (*phase == "Succeeded" || *phase == "Failed")) return "";
   const std::string* node = AsString(MemberPath(pod, {"spec", "nodeName"}));
   if ((node != nullptr && !node->empty()) ||
-      !planner::GateIndex(pod, workloadbuilder::kPodGroupGate)) {
+      !objects::GateIndex(pod, workloadbuilder::kPodGroupGate)) {
     return "pod " + NameOf(pod) + ", which is bound or no longer gated by wasd,";
   }
   if (std::find(owner_uids.begin(), owner_uids.end(), ControllerUid(pod)) == owner_uids.end()) {
@@ -266,7 +266,7 @@ bool Executor::OnlyOurPodsName(const json& deployment, const Action& action, Exe
                    "PodGroup " + action.name +
                        " does not belong to this Deployment and is being deleted, but " + keeper +
                        " still names it (its " +
-                       std::string(planner::kPodGroupProtectionFinalizer) +
+                       std::string(objects::kPodGroupProtectionFinalizer) +
                        " finalizer waits for every pod that names it); wasd leaves it alone, "
                        "creates no PodGroups and lifts no scheduling gates for this Deployment "
                        "until it is gone");
@@ -286,7 +286,7 @@ bool Executor::ReleasePodGroup(const json& deployment, const Action& action,
     ++out.writes;
     metrics_.CountWrite(ActionKindName(action.kind));
     const json& body = patched.value();
-    const json* finalizers = workloadbuilder::MemberPath(body, {"metadata", "finalizers"});
+    const json* finalizers = objects::MemberPath(body, {"metadata", "finalizers"});
     if (IsTerminating(body) &&
         (finalizers == nullptr || !finalizers->is_array() || finalizers->empty())) {
       // The last finalizer of a deleted object: the server removed it.

@@ -26,13 +26,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "base/log.h"
 #include "base/status.h"
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
@@ -47,7 +47,7 @@ struct ExecuteOutcome {
 class Executor {
  public:
   Executor(Api& api, RecentWrites& recent, EventRecorder& events, Metrics& metrics,
-           const base::Logger& log, std::function<bool()> may_write)
+           const runtime::Logger& log, std::function<bool()> may_write)
       : api_(api),
         recent_(recent),
         events_(events),
@@ -97,7 +97,7 @@ class Executor {
   RecentWrites& recent_;
   EventRecorder& events_;
   Metrics& metrics_;
-  const base::Logger& log_;
+  const runtime::Logger& log_;
   std::function<bool()> may_write_;
 };
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/time.h"
-#include "planner/object_util.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
 #include "workloadbuilder/names.h"
 
 namespace wasd::reconciler {
@@ -19,7 +19,7 @@ using nlohmann::json;
 namespace {
 
 std::string Str(const json& object, const char* key) {
-  const std::string* s = workloadbuilder::AsString(workloadbuilder::Member(object, key));
+  const std::string* s = objects::AsString(objects::Member(object, key));
   return s != nullptr ? *s : std::string();
 }
 
@@ -73,7 +73,7 @@ GangCondition ConditionFor(const doctor::Diagnosis& d) {
 }
 
 const json* FindGangCondition(const json& deployment) {
-  const json* conds = workloadbuilder::MemberPath(deployment, {"status", "conditions"});
+  const json* conds = objects::MemberPath(deployment, {"status", "conditions"});
   if (conds == nullptr || !conds->is_array()) return nullptr;
   for (const json& c : *conds) {
     if (c.is_object() && Str(c, "type") == kGangScheduledType) return &c;
@@ -83,8 +83,8 @@ const json* FindGangCondition(const json& deployment) {
 
 std::optional<json> ConditionPatch(const json& deployment, const GangCondition& c,
                                    std::string_view now) {
-  const json* status = workloadbuilder::Member(deployment, "status");
-  const json* conds = status != nullptr ? workloadbuilder::Member(*status, "conditions") : nullptr;
+  const json* status = objects::Member(deployment, "status");
+  const json* conds = status != nullptr ? objects::Member(*status, "conditions") : nullptr;
   std::optional<std::size_t> at;
   if (conds != nullptr && conds->is_array()) {
     for (std::size_t i = 0; i < conds->size(); ++i) {
@@ -113,10 +113,10 @@ std::optional<json> ConditionPatch(const json& deployment, const GangCondition& 
   // are guarded by the resourceVersion. An append based on a cache that has
   // not seen our own earlier append yet would add a second GangScheduled
   // entry, and conditions written meanwhile must not be replaced.
-  json patch = json::array(
-      {{{"op", "test"},
-        {"path", "/metadata/resourceVersion"},
-        {"value", Str(*workloadbuilder::Member(deployment, "metadata"), "resourceVersion")}}});
+  json patch =
+      json::array({{{"op", "test"},
+                    {"path", "/metadata/resourceVersion"},
+                    {"value", Str(*objects::Member(deployment, "metadata"), "resourceVersion")}}});
   if (conds != nullptr && conds->is_array()) {
     patch.push_back({{"op", "add"}, {"path", "/status/conditions/-"}, {"value", entry}});
   } else if (status != nullptr && status->is_object()) {
@@ -163,11 +163,10 @@ std::chrono::milliseconds SettleWait(const GangCondition& c,
 
 std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_served) {
   std::uint64_t h = api_served ? 1 : 2;
-  const auto mix = [&h](const planner::Object& o) {
+  const auto mix = [&h](const objects::Object& o) {
     if (o == nullptr) return;
     for (const char* key : {"uid", "resourceVersion"}) {
-      const std::string* v =
-          workloadbuilder::AsString(workloadbuilder::MemberPath(*o, {"metadata", key}));
+      const std::string* v = objects::AsString(objects::MemberPath(*o, {"metadata", key}));
       const std::size_t x = std::hash<std::string_view>{}(v != nullptr ? *v : std::string_view());
       // boost::hash_combine's mixing step.
       h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -178,7 +177,7 @@ std::uint64_t InputsFingerprint(const planner::PlanInput& observed, bool api_ser
        {&observed.replicasets, &observed.pods, &observed.podgroups, &observed.workloads}) {
     // The count too: an object gone and another's version moved never cancel out.
     h ^= list->size() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    for (const planner::Object& o : *list) mix(o);
+    for (const objects::Object& o : *list) mix(o);
   }
   return h == 0 ? 1 : h;
 }
@@ -192,8 +191,8 @@ std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangView& i
   // gang, or its new members, cannot be placed: it reads every Node and bound
   // pod, so a gang that is placed or still on its way never pays for it.
   if (d.reason != doctor::kUnschedulable && d.reason != doctor::kScaleUpPending) return d;
-  std::vector<planner::Object> nodes;
-  std::vector<planner::Object> bound_pods;
+  std::vector<objects::Object> nodes;
+  std::vector<objects::Object> bound_pods;
   if (!fit || !fit(&nodes, &bound_pods)) {
     // The informers started just now (or are still listing): wait for them,
     // up to kFitSyncWait, so the first condition and Event carry the preview.
@@ -208,8 +207,8 @@ std::optional<doctor::Diagnosis> GangStatus::DiagnoseWithFit(doctor::GangView& i
     gangs_[key].fit_wait_since.reset();
   }
   if (nodes.empty()) return d;
-  for (const planner::Object& n : nodes) in.nodes.push_back(n.get());
-  for (const planner::Object& p : bound_pods) in.bound_pods.push_back(p.get());
+  for (const objects::Object& n : nodes) in.nodes.push_back(n.get());
+  for (const objects::Object& p : bound_pods) in.bound_pods.push_back(p.get());
   return doctor::Diagnose(in);
 }
 
@@ -221,7 +220,7 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     return out;
   }
   const json& deployment = *plan.deployment;
-  if (planner::IsTerminating(deployment)) return out;
+  if (objects::IsTerminating(deployment)) return out;
   const std::string key = ns + "/" + name;
   const Clock::time_point now = now_();
   const std::uint64_t fingerprint = InputsFingerprint(plan, api_served);
@@ -233,19 +232,19 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   // The cached objects themselves (`plan` keeps them alive): no copies.
   doctor::GangView in;
   in.deployment = &deployment;
-  const auto refs = [](const std::vector<planner::Object>& objects) {
+  const auto refs = [](const std::vector<objects::Object>& objects) {
     doctor::ObjectRefs borrowed;
     borrowed.reserve(objects.size());
-    for (const planner::Object& o : objects) borrowed.push_back(o.get());
+    for (const objects::Object& o : objects) borrowed.push_back(o.get());
     return borrowed;
   };
   in.replicasets = refs(plan.replicasets);
   in.pods = refs(plan.pods);
   in.group_objects = refs(plan.podgroups);
   const std::string workload_name =
-      workloadbuilder::GenerateWorkloadName(name, planner::UidOf(deployment));
+      workloadbuilder::GenerateWorkloadName(name, objects::UidOf(deployment));
   for (const auto& w : plan.workloads) {
-    if (planner::NameOf(*w) == workload_name) in.workload = w.get();
+    if (objects::NameOf(*w) == workload_name) in.workload = w.get();
   }
   in.api_served = api_served;
   in.scheduling_api_version = plan.scheduling_api_version;
@@ -317,7 +316,7 @@ GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const s
     std::lock_guard lock(mu_);
     ++patches_;
     gangs_[key].stale_since.reset();
-    if (owed) post = limiter_.Admit(planner::UidOf(deployment), GangEventLimiter::Clock::now());
+    if (owed) post = limiter_.Admit(objects::UidOf(deployment), GangEventLimiter::Clock::now());
   }
   // The first True: also a gang placed within the settle time, which never
   // had a False condition written.

@@ -75,7 +75,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/log.h"
 #include "base/status.h"
 #include "doctor/diagnosis.h"
 #include "metrics/exposition.h"
@@ -83,6 +82,7 @@
 #include "reconciler/api.h"
 #include "reconciler/events.h"
 #include "reconciler/metrics.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
@@ -182,8 +182,8 @@ struct GangUpdate {
 // The fit preview's inputs: fills every Node and bound pod (shared, as the
 // caches hold them) and returns true, or false while they are not known yet
 // (Caches::FitInputs).
-using FitInputsFn = std::function<bool(std::vector<planner::Object>* nodes,
-                                       std::vector<planner::Object>* bound_pods)>;
+using FitInputsFn = std::function<bool(std::vector<objects::Object>* nodes,
+                                       std::vector<objects::Object>* bound_pods)>;
 
 class GangStatus {
  public:
@@ -193,7 +193,7 @@ class GangStatus {
   // outlive this object. `settle`: --gang-status-delay (see the header
   // comment). `now`: the clock of settling and of the fit wait (tests inject one).
   GangStatus(
-      Api& api, EventRecorder& events, const base::Logger& log,
+      Api& api, EventRecorder& events, const runtime::Logger& log,
       const workloadbuilder::ClusterFacts& facts, std::chrono::milliseconds settle,
       std::function<Clock::time_point()> now = [] { return Clock::now(); })
       : api_(api),
@@ -254,7 +254,7 @@ class GangStatus {
                                                    const std::string& key, Clock::time_point now);
   Api& api_;
   EventRecorder& events_;
-  const base::Logger& log_;
+  const runtime::Logger& log_;
   const workloadbuilder::ClusterFacts& facts_;
   const std::chrono::milliseconds settle_;
   const std::function<Clock::time_point()> now_;

@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "planner/object_util.h"
+#include "objects/object_util.h"
 #include "planner/plan.h"
 
 namespace wasd::reconciler {
@@ -22,13 +22,13 @@ ReconcileResult GangStatusReconciler::Reconcile(const std::string& key) {
   ReconcileResult result;
   std::string ns;
   std::string name;
-  if (!planner::SplitKey(key, &ns, &name) || !m_.MayWrite()) return result;
+  if (!objects::SplitKey(key, &ns, &name) || !m_.MayWrite()) return result;
   if (!m_.Synced()) {
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
   // Q22: the in-tree controller's Deployment; nothing of wasd's to publish.
-  if (const planner::Object d = m_.caches().Deployment(ns, name);
+  if (const objects::Object d = m_.caches().Deployment(ns, name);
       d != nullptr && InTreeManaged(*d)) {
     gang_.Forget(ns, name);
     return result;
@@ -54,7 +54,7 @@ ReconcileResult GangStatusReconciler::Reconcile(const std::string& key) {
   if (served) in.scheduling_api_version = m_.Scheduling().GroupVersion();
   const GangUpdate u = gang_.Update(
       in, ns, name, served,
-      [this](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound_pods) {
+      [this](std::vector<objects::Object>* nodes, std::vector<objects::Object>* bound_pods) {
         return m_.caches().FitInputs(nodes, bound_pods);
       });
   result.status = u.status;

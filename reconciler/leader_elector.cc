@@ -15,7 +15,7 @@ using planner::WithinRenewDeadline;
 
 using nlohmann::json;
 
-LeaderElector::LeaderElector(Api& api, const base::Logger& log, LeaderElectionConfig config,
+LeaderElector::LeaderElector(Api& api, const runtime::Logger& log, LeaderElectionConfig config,
                              std::function<void(bool)> on_change)
     : api_(api), log_(log), on_change_(std::move(on_change)), state_(std::move(config)) {}
 

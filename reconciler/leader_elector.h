@@ -17,15 +17,15 @@
 #include <mutex>
 #include <thread>
 
-#include "base/log.h"
 #include "planner/leader_election.h"
 #include "reconciler/api.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
 class LeaderElector {
  public:
-  LeaderElector(Api& api, const base::Logger& log, planner::LeaderElectionConfig config,
+  LeaderElector(Api& api, const runtime::Logger& log, planner::LeaderElectionConfig config,
                 std::function<void(bool leading)> on_change);
   ~LeaderElector();
   LeaderElector(const LeaderElector&) = delete;
@@ -47,7 +47,7 @@ class LeaderElector {
   void SetLeading(bool leading);
 
   Api& api_;
-  const base::Logger& log_;
+  const runtime::Logger& log_;
   std::function<void(bool)> on_change_;
   std::mutex mu_;  // guards state_ and lease_ between Round() and Release()
   planner::LeaderElectionState state_;

@@ -24,7 +24,7 @@ bool SleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
 
 }  // namespace
 
-Manager::Manager(const ControllerOptions& options, const base::Logger& log)
+Manager::Manager(const ControllerOptions& options, const runtime::Logger& log)
     : options_(options),
       log_(log),
       client_(options.kube),
@@ -67,15 +67,15 @@ bool Manager::Allowed(Backend backend) const {
   return std::find(allowed_.begin(), allowed_.end(), backend) != allowed_.end();
 }
 
-base::HttpResponse Manager::Handle(boost::beast::http::verb method, std::string_view target) {
+runtime::HttpResponse Manager::Handle(boost::beast::http::verb method, std::string_view target) {
   auto reply = [](int status, std::string body) {
-    base::HttpResponse r;
+    runtime::HttpResponse r;
     r.status = status;
     r.body = std::move(body);
     return r;
   };
   if (method != boost::beast::http::verb::get && method != boost::beast::http::verb::head) {
-    base::HttpResponse r = reply(405, "method not allowed\n");
+    runtime::HttpResponse r = reply(405, "method not allowed\n");
     r.allow = "GET, HEAD";
     return r;
   }
@@ -86,7 +86,7 @@ base::HttpResponse Manager::Handle(boost::beast::http::verb method, std::string_
     return reply(503, stopping_ ? "stopping\n" : "caches not synced\n");
   }
   if (path == "/metrics") {
-    base::HttpResponse r = reply(200, metrics_.Render());
+    runtime::HttpResponse r = reply(200, metrics_.Render());
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }
@@ -273,13 +273,13 @@ bool Manager::WaitForSync(const std::stop_token& stop) {
   return true;
 }
 
-int Manager::StartServers(base::HttpServerThread& probes, base::HttpServerThread& metrics) {
-  const base::HttpHandler handler = [this](boost::beast::http::verb method,
-                                           std::string_view target) {
+int Manager::StartServers(runtime::HttpServerThread& probes, runtime::HttpServerThread& metrics) {
+  const runtime::HttpHandler handler = [this](boost::beast::http::verb method,
+                                              std::string_view target) {
     return Handle(method, target);
   };
-  const base::ListenAddress& probe_at = options_.probe_address;
-  const base::ListenAddress& metrics_at = options_.metrics_address;
+  const runtime::ListenAddress& probe_at = options_.probe_address;
+  const runtime::ListenAddress& metrics_at = options_.metrics_address;
   const bool same = probe_at.enabled && metrics_at.enabled && probe_at.host == metrics_at.host &&
                     probe_at.port == metrics_at.port && probe_at.port != 0;
   if (probe_at.enabled) {
@@ -301,8 +301,8 @@ int Manager::StartServers(base::HttpServerThread& probes, base::HttpServerThread
 }
 
 int Manager::Run(const std::stop_token& stop) {
-  base::HttpServerThread probes;
-  base::HttpServerThread metrics;
+  runtime::HttpServerThread probes;
+  runtime::HttpServerThread metrics;
   if (StartServers(probes, metrics) != 0) return 1;
   caches_.StartCore();
   std::jthread api_check([this](const std::stop_token& s) { ApiCheckLoop(s); });

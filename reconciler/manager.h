@@ -32,8 +32,6 @@
 #include <string>
 #include <vector>
 
-#include "base/http_server.h"
-#include "base/log.h"
 #include "kube/client.h"
 #include "reconciler/api.h"
 #include "reconciler/caches.h"
@@ -45,12 +43,14 @@
 #include "reconciler/recent_writes.h"
 #include "reconciler/scheduling_api.h"
 #include "reconciler/worker_loop.h"
+#include "runtime/http_server.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
 class Manager {
  public:
-  Manager(const ControllerOptions& options, const base::Logger& log);
+  Manager(const ControllerOptions& options, const runtime::Logger& log);
   ~Manager();
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;
@@ -65,7 +65,7 @@ class Manager {
   int Run(const std::stop_token& stop);
 
   const ControllerOptions& options() const { return options_; }
-  const base::Logger& log() const { return log_; }
+  const runtime::Logger& log() const { return log_; }
   Api& api() { return api_; }
   Metrics& metrics() { return metrics_; }
   RecentWrites& recent() { return recent_; }
@@ -109,8 +109,8 @@ class Manager {
   bool Ready() const { return !stopping_ && Synced(); }
   // Blocks until Synced() or `stop`; false when stopped.
   bool WaitForSync(const std::stop_token& stop);
-  base::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
-  int StartServers(base::HttpServerThread& probes, base::HttpServerThread& metrics);
+  runtime::HttpResponse Handle(boost::beast::http::verb method, std::string_view target);
+  int StartServers(runtime::HttpServerThread& probes, runtime::HttpServerThread& metrics);
   void OnLeadership(bool leading);
   // Every allowed backend's API, every api_check_interval, served or not (a
   // CRD removed, or a scheduling.k8s.io version switched by an upgrade, is
@@ -128,7 +128,7 @@ class Manager {
   bool MarkServedWhenSynced(workloadbuilder::Backend backend);
 
   const ControllerOptions& options_;
-  const base::Logger& log_;
+  const runtime::Logger& log_;
   kube::Client client_;
   Metrics metrics_;
   KubeApi api_;

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "planner/object_util.h"
+#include "objects/object_util.h"
 #include "reconciler/plan_rounds.h"
 
 namespace wasd::reconciler {
@@ -61,13 +61,13 @@ ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
   ReconcileResult result;
   std::string ns;
   std::string name;
-  if (!planner::SplitKey(key, &ns, &name) || !m_.MayWrite()) return result;
+  if (!objects::SplitKey(key, &ns, &name) || !m_.MayWrite()) return result;
   if (!m_.Synced()) {  // a key queued before sync (loops start after it; belt and braces)
     result.requeue_after = std::chrono::milliseconds(1000);
     return result;
   }
   // Q22: the in-tree controller's Deployment; wasd writes nothing for it.
-  if (const planner::Object d = m_.caches().Deployment(ns, name);
+  if (const objects::Object d = m_.caches().Deployment(ns, name);
       d != nullptr && InTreeManaged(*d)) {
     m_.StandDown(key);
     return result;
@@ -82,7 +82,7 @@ ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
     return result;
   }
   if (backend && !(m_.Allowed(*backend) && m_.Served(*backend))) {
-    if (!planner::IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
+    if (!objects::IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
     return result;
   }
   // One version for the whole reconcile: what the plan builds and where the

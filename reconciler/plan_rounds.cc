@@ -1,20 +1,20 @@
 // RunPlanRounds and FillPriorityClasses (see plan_rounds.h).
 #include "reconciler/plan_rounds.h"
 
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 
 namespace wasd::reconciler {
 
 using nlohmann::json;
-using planner::ControllerUid;
-using planner::Object;
+using objects::ControllerUid;
+using objects::Object;
+using objects::UidOf;
 using planner::Plan;
 using planner::PlanInput;
-using planner::UidOf;
 
 base::Status FillPriorityClasses(Api& api, PlanInput& in) {
-  const std::string* pcn = workloadbuilder::AsString(workloadbuilder::MemberPath(
-      *in.deployment, {"spec", "template", "spec", "priorityClassName"}));
+  const std::string* pcn = objects::AsString(
+      objects::MemberPath(*in.deployment, {"spec", "template", "spec", "priorityClassName"}));
   if (pcn == nullptr || pcn->empty()) return base::Status::Ok();
   const std::string uid = UidOf(*in.deployment);
   for (const Object& w : in.workloads) {
@@ -22,14 +22,14 @@ base::Status FillPriorityClasses(Api& api, PlanInput& in) {
   }
   base::Result<json> pc = api.Get(PriorityClasses(), "", *pcn);
   if (!pc.ok()) return pc.status().not_found() ? base::Status::Ok() : pc.status();
-  if (const auto value = workloadbuilder::AsInt(workloadbuilder::Member(pc.value(), "value"))) {
+  if (const auto value = objects::AsInt(objects::Member(pc.value(), "value"))) {
     in.priority_classes.emplace(*pcn, *value);
   }
   return base::Status::Ok();
 }
 
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const base::Logger& log,
+                              Executor& executor, const runtime::Logger& log,
                               const SchedulingApi& scheduling) {
   ReconcileResult result;
   for (int round = 0; round < kMaxPlanRounds; ++round) {

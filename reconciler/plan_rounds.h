@@ -23,12 +23,12 @@
 #include <optional>
 #include <string>
 
-#include "base/log.h"
 #include "base/status.h"
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/executor.h"
 #include "reconciler/reconciler.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
@@ -56,7 +56,7 @@ base::Status FillPriorityClasses(Api& api, planner::PlanInput& in);
 // version the executor writes through (the one `observe` puts in
 // PlanInput::scheduling_api_version).
 ReconcileResult RunPlanRounds(const std::string& key, const Observe& observe, Api& api,
-                              Executor& executor, const base::Logger& log,
+                              Executor& executor, const runtime::Logger& log,
                               const SchedulingApi& scheduling = SchedulingApi{"v1beta1"});
 
 }  // namespace wasd::reconciler

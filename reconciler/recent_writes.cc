@@ -8,11 +8,11 @@
 
 namespace wasd::reconciler {
 
-using planner::NameOf;
-using planner::NamespaceOf;
-using planner::Object;
-using planner::ResourceVersionOf;
-using planner::UidOf;
+using objects::NameOf;
+using objects::NamespaceOf;
+using objects::Object;
+using objects::ResourceVersionOf;
+using objects::UidOf;
 
 namespace {
 

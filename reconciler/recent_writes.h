@@ -44,7 +44,7 @@
 #include <utility>
 #include <vector>
 
-#include "planner/object_util.h"
+#include "objects/object_util.h"
 
 namespace wasd::reconciler {
 
@@ -72,7 +72,7 @@ class RecentWrites {
   // deleted: an answer that arrives after the DELETED event must not bring
   // the object back (a PodGroup deleted behind its finalizer would look
   // "still Terminating" for kRecentWriteTtl).
-  void Record(Kind kind, const planner::Object& object);
+  void Record(Kind kind, const objects::Object& object);
   // We deleted (ns, name) with this uid and the server no longer has it.
   // The deletion's resourceVersion is unknown: the entry ends by
   // kRecentWriteTtl at the latest.
@@ -97,8 +97,8 @@ class RecentWrites {
   // either one never written or one whose version the cache already holds.
   // (A copy read before the lookup could predate an entry Observe removed
   // meanwhile — the plan would then repeat our write.)
-  using CacheRead = std::function<planner::Object()>;
-  planner::Object Resolve(Kind kind, const std::string& ns, const std::string& name,
+  using CacheRead = std::function<objects::Object()>;
+  objects::Object Resolve(Kind kind, const std::string& ns, const std::string& name,
                           const CacheRead& read_cache) const;
 
   std::size_t size() const;

@@ -6,7 +6,7 @@
 
 namespace wasd::reconciler {
 
-WorkerLoop::WorkerLoop(Reconciler& reconciler, const base::Logger& log, Metrics* metrics,
+WorkerLoop::WorkerLoop(Reconciler& reconciler, const runtime::Logger& log, Metrics* metrics,
                        std::chrono::milliseconds enqueue_delay)
     : reconciler_(reconciler), log_(log), metrics_(metrics), enqueue_delay_(enqueue_delay) {}
 

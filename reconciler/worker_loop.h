@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "base/log.h"
 #include "reconciler/metrics.h"
 #include "reconciler/reconciler.h"
 #include "reconciler/work_queue.h"
+#include "runtime/log.h"
 
 namespace wasd::reconciler {
 
@@ -28,7 +28,7 @@ class WorkerLoop {
  public:
   // `metrics`: where reconcile outcomes, queue latency and queue depth go
   // (null: none). Both must outlive the loop.
-  WorkerLoop(Reconciler& reconciler, const base::Logger& log, Metrics* metrics,
+  WorkerLoop(Reconciler& reconciler, const runtime::Logger& log, Metrics* metrics,
              std::chrono::milliseconds enqueue_delay = {});
   ~WorkerLoop();
   WorkerLoop(const WorkerLoop&) = delete;
@@ -48,7 +48,7 @@ class WorkerLoop {
   void Work();
 
   Reconciler& reconciler_;
-  const base::Logger& log_;
+  const runtime::Logger& log_;
   Metrics* metrics_;
   const std::chrono::milliseconds enqueue_delay_;
   WorkQueue queue_;

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "objects/json_util.h"
 #include "rules/deployment_rules.h"
 #include "workloadbuilder/backend.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::rules {
@@ -38,7 +38,8 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
 std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment, bool wasd_keys_only) {
   std::vector<std::string> warnings;
   const std::string_view wanted = wb::kSchedulingAnnotation;
-  if (const nlohmann::json* annotations = wb::MemberPath(deployment, {"metadata", "annotations"});
+  if (const nlohmann::json* annotations =
+          objects::MemberPath(deployment, {"metadata", "annotations"});
       annotations != nullptr && annotations->is_object()) {
     for (const auto& [key, value] : annotations->items()) {
       if (key == wanted || key.size() > kMaxAnnotationKeyBytes) continue;
@@ -64,7 +65,7 @@ std::vector<std::string> AnnotationWarnings(const nlohmann::json& deployment, bo
     }
   }
   const nlohmann::json* template_annotations =
-      wb::MemberPath(deployment, {"spec", "template", "metadata", "annotations"});
+      objects::MemberPath(deployment, {"spec", "template", "metadata", "annotations"});
   if (template_annotations != nullptr && template_annotations->is_object() &&
       template_annotations->contains(std::string(wanted))) {
     warnings.push_back(std::string(wanted) +

@@ -15,9 +15,9 @@
 //    name), as before backends existed.
 #include <string>
 
+#include "objects/json_util.h"
 #include "rules/rule_context.h"
 #include "workloadbuilder/backend_capabilities.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::rules {
 
@@ -31,7 +31,7 @@ wb::FieldPath BackendAnnotationPath() {
 }
 
 const json* BackendAnnotation(const json& deployment) {
-  return wb::MemberPath(deployment, {"metadata", "annotations", wb::kBackendAnnotation});
+  return objects::MemberPath(deployment, {"metadata", "annotations", wb::kBackendAnnotation});
 }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -47,7 +47,7 @@ bool CheckBackendName(const json* value, const wb::FieldPath& path,
                       const wb::BackendSettings& settings, std::string_view advice,
                       FieldErrorList& errors) {
   if (value == nullptr) return true;
-  const std::string* name = wb::AsString(value);
+  const std::string* name = objects::AsString(value);
   const std::optional<wb::Backend> backend =
       name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   if (!backend) {
@@ -76,7 +76,8 @@ wb::FieldPath TemplateLabelPath() {
 }
 
 const json* TemplateLabel(const json& deployment) {
-  return wb::MemberPath(deployment, {"spec", "template", "metadata", "labels", wb::kBackendLabel});
+  return objects::MemberPath(deployment,
+                             {"spec", "template", "metadata", "labels", wb::kBackendLabel});
 }
 
 // False (with an error) when the template's label is there and unusable:
@@ -94,11 +95,11 @@ bool CheckTemplateLabel(const DeploymentView& view, FieldErrorList& errors) {
 // or annotation names no backend.
 std::optional<wb::Backend> TemplateBackend(const json& deployment) {
   if (const json* label = TemplateLabel(deployment)) {
-    const std::string* name = wb::AsString(label);
+    const std::string* name = objects::AsString(label);
     return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   }
   if (const json* annotation = BackendAnnotation(deployment)) {
-    const std::string* name = wb::AsString(annotation);
+    const std::string* name = objects::AsString(annotation);
     return name != nullptr ? wb::ParseBackend(*name) : std::nullopt;
   }
   return wb::Backend::kNative;
@@ -106,10 +107,11 @@ std::optional<wb::Backend> TemplateBackend(const json& deployment) {
 
 void CheckSchedulerName(const DeploymentView& view, FieldErrorList& errors) {
   if (view.backend == wb::Backend::kNative) return;
-  const json* value = wb::MemberPath(*view.object, {"spec", "template", "spec", "schedulerName"});
+  const json* value =
+      objects::MemberPath(*view.object, {"spec", "template", "spec", "schedulerName"});
   if (value == nullptr) return;
   const std::string_view own = wb::SchedulerNameFor(view.backend, view.backends->facts);
-  const std::string* name = wb::AsString(value);
+  const std::string* name = objects::AsString(value);
   if (name != nullptr && (name->empty() || *name == wb::kDefaultSchedulerName || *name == own)) {
     return;
   }

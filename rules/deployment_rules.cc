@@ -1,9 +1,9 @@
 // Entry points of deployment_rules.h: compose the individual rules.
 #include "rules/deployment_rules.h"
 
+#include "objects/json_util.h"
 #include "rules/rule_context.h"
 #include "rules/usable_config.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::rules {
 
@@ -24,7 +24,7 @@ DeploymentView ViewOf(const nlohmann::json& deployment, const wb::BackendSetting
   view.in_tree_field = wb::HasInTreeScheduling(deployment);
   view.config = wb::HasSchedulingCarrier(deployment) ? wb::ReadSchedulingConfig(deployment)
                                                      : wb::ReadInTreeSchedulingConfig(deployment);
-  view.replicas = wb::AsInt(wb::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
+  view.replicas = objects::AsInt(objects::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
   view.backends = &backends;
   view.backend = wb::DeploymentBackend(deployment, backends.backend);
   return view;

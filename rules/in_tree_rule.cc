@@ -7,8 +7,8 @@
 // seen on a cluster that runs the in-tree integration (and by `wasd check`).
 #include <string>
 
+#include "objects/json_util.h"
 #include "rules/rule_context.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::rules {
 
@@ -16,7 +16,8 @@ namespace wb = workloadbuilder;
 
 void CheckOneController(const DeploymentView& view, FieldErrorList& errors) {
   if (!view.in_tree_field || !wb::HasSchedulingCarrier(*view.object)) return;
-  const std::string* name = wb::AsString(wb::MemberPath(*view.object, {"metadata", "name"}));
+  const std::string* name =
+      objects::AsString(objects::MemberPath(*view.object, {"metadata", "name"}));
   const std::string target = "deployment/" + (name != nullptr ? *name : std::string("NAME"));
   errors.push_back(
       wb::Forbidden(

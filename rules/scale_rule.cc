@@ -8,9 +8,9 @@
 // webhook down) can still be touched through /scale.
 #include <string>
 
+#include "objects/json_util.h"
 #include "rules/deployment_rules.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::rules {
@@ -25,7 +25,8 @@ FieldErrorList ValidateScaleUpdate(const nlohmann::json& scale, const nlohmann::
   const auto min_count = wb::ExplicitMinCount(config.config);
   if (!min_count) return errors;
   // autoscaling/v1 Scale omits spec.replicas when it is 0.
-  const std::int64_t replicas = wb::AsInt(wb::MemberPath(scale, {"spec", "replicas"})).value_or(0);
+  const std::int64_t replicas =
+      objects::AsInt(objects::MemberPath(scale, {"spec", "replicas"})).value_or(0);
   if (replicas <= 0 || replicas >= *min_count) return errors;
   // Named where the user wrote it: the annotation (wasd's only carrier; a
   // Deployment with spec.scheduling alone is the in-tree integration's and
@@ -43,7 +44,7 @@ bool ScaleReplicasUnchanged(const nlohmann::json& scale, const nlohmann::json& o
   // autoscaling/v1 Scale omits spec.replicas when it is 0; a count that is
   // not an integer reads as 0 too, which H4 never denies either.
   const auto replicas = [](const nlohmann::json& s) {
-    return wb::AsInt(wb::MemberPath(s, {"spec", "replicas"})).value_or(0);
+    return objects::AsInt(objects::MemberPath(s, {"spec", "replicas"})).value_or(0);
   };
   return replicas(scale) == replicas(old_scale);
 }

@@ -3,8 +3,8 @@
 // ReplicaSet revision), and a fixed group would tie every revision together.
 #include <string>
 
+#include "objects/json_util.h"
 #include "rules/rule_context.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::rules {
 
@@ -12,7 +12,8 @@ namespace wb = workloadbuilder;
 
 void CheckTemplateSchedulingGroup(const DeploymentView& view, FieldErrorList& errors) {
   if (!view.config.present()) return;
-  if (wb::MemberPath(*view.object, {"spec", "template", "spec", "schedulingGroup"}) == nullptr) {
+  if (objects::MemberPath(*view.object, {"spec", "template", "spec", "schedulingGroup"}) ==
+      nullptr) {
     return;
   }
   // Names the carrier the user wrote: the annotation or spec.scheduling.

@@ -3,9 +3,9 @@
 // defaulted an omitted strategy to RollingUpdate, hence the hint in the text.
 #include <string>
 
+#include "objects/json_util.h"
 #include "rules/rule_context.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::rules {
 
@@ -13,8 +13,8 @@ namespace wb = workloadbuilder;
 
 void CheckStrategyForGang(const DeploymentView& view, FieldErrorList& errors) {
   if (!view.config.usable() || !wb::IsGang(view.config.config)) return;
-  const nlohmann::json* type = wb::MemberPath(*view.object, {"spec", "strategy", "type"});
-  const std::string* text = wb::AsString(type);
+  const nlohmann::json* type = objects::MemberPath(*view.object, {"spec", "strategy", "type"});
+  const std::string* text = objects::AsString(type);
   if (text != nullptr && *text == "Recreate") return;
   nlohmann::json value = type != nullptr ? *type : nlohmann::json("RollingUpdate");
   errors.push_back(wb::Invalid(wb::FieldPath::Parse("spec.strategy.type"), std::move(value),

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "objects/json_util.h"
 #include "rules/rule_context.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/or_null.h"
 
 namespace wasd::rules {
@@ -44,7 +44,7 @@ void NoSetNoUnset(const json* old_value, const json* new_value, const wb::FieldP
 
 void Immutable(const json* old_value, const json* new_value, const wb::FieldPath& path,
                wb::RuleId rule, FieldErrorList& errors) {
-  if (!wb::SemanticEqual(OrNull(old_value), OrNull(new_value))) {
+  if (!objects::SemanticEqual(OrNull(old_value), OrNull(new_value))) {
     errors.push_back(FixedAtCreation(path, kImmutable, rule));
   }
 }
@@ -64,16 +64,16 @@ std::string_view CarrierWords(const wb::SchedulingConfig& config) {
 // differently from what kube-apiserver prints for spec.scheduling.
 void CheckPolicyUpdate(const json& old_config, const json& config, const wb::FieldPath& path,
                        FieldErrorList& errors) {
-  const json* old_policy = wb::Member(old_config, "schedulingPolicy");
-  const json* policy = wb::Member(config, "schedulingPolicy");
+  const json* old_policy = objects::Member(old_config, "schedulingPolicy");
+  const json* policy = objects::Member(config, "schedulingPolicy");
   if (old_policy == nullptr || policy == nullptr) {
     NoSetNoUnset(old_policy, policy, path, wb::RuleId::kU3, errors);
     return;
   }
-  Immutable(wb::Member(*old_policy, "basic"), wb::Member(*policy, "basic"), path.Child("basic"),
-            wb::RuleId::kU4, errors);
-  NoSetNoUnset(wb::Member(*old_policy, "gang"), wb::Member(*policy, "gang"), path.Child("gang"),
-               wb::RuleId::kU5, errors);
+  Immutable(objects::Member(*old_policy, "basic"), objects::Member(*policy, "basic"),
+            path.Child("basic"), wb::RuleId::kU4, errors);
+  NoSetNoUnset(objects::Member(*old_policy, "gang"), objects::Member(*policy, "gang"),
+               path.Child("gang"), wb::RuleId::kU5, errors);
 }
 
 }  // namespace
@@ -113,8 +113,8 @@ void CheckConfigUpdate(const DeploymentView& view, const DeploymentView& old_vie
   for (const Fixed& f :
        {Fixed{"schedulingConstraints", wb::RuleId::kU7}, Fixed{"disruptionMode", wb::RuleId::kU8},
         Fixed{"resourceClaims", wb::RuleId::kU9}}) {
-    Immutable(wb::Member(old.config, f.member), wb::Member(now.config, f.member), p.Child(f.member),
-              f.rule, errors);
+    Immutable(objects::Member(old.config, f.member), objects::Member(now.config, f.member),
+              p.Child(f.member), f.rule, errors);
   }
 }
 

@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "objects/json_util.h"
 #include "rules/deployment_rules.h"
 #include "rules/rule_context.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::rules {
 
@@ -31,7 +31,7 @@ std::vector<std::string> WarningsOf(const DeploymentView& view) {
           "gang minCount not set: 1 while spec.replicas is 0, then derived from spec.replicas");
     }
   }
-  if (const nlohmann::json* claims = wb::Member(config, "resourceClaims");
+  if (const nlohmann::json* claims = objects::Member(config, "resourceClaims");
       claims != nullptr && claims->is_array() && !claims->empty()) {
     warnings.emplace_back(
         "resourceClaims are dropped from PodGroups unless the DRAWorkloadResourceClaims gate is "

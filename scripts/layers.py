@@ -7,15 +7,15 @@
   scripts/layers.py tidy-regex       the HeaderFilterRegex .clang-tidy must carry
 
 A quoted include "folder/file.h" names a folder; a pure folder may also not include
-Boost.Asio/Beast or OpenSSL (angle includes). Files outside the table's folders
+Boost or OpenSSL (angle includes). Files outside the table's folders
 (tests/, tools/, scripts/) are not checked.
 """
 import os
 import re
 import sys
 
-# Angle includes a pure folder may not use: the network and TLS stacks.
-IO_HEADERS = re.compile(r"#\s*include\s*<(boost/asio|boost/beast|openssl/)")
+# Angle includes a pure folder may not use: Boost (its network stack above all) and OpenSSL.
+IO_HEADERS = re.compile(r"#\s*include\s*<(boost/|openssl/)")
 QUOTED = re.compile(r'#\s*include\s*"([a-z_]+)/[^"]+"')
 
 

@@ -12,6 +12,7 @@
 #include <boost/beast/http/status.hpp>
 #include <utility>
 
+#include "server/admission_session_limits.h"
 #include "server/router.h"
 
 namespace wasd::server {
@@ -22,35 +23,7 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-// Bytes asked for by the read that waits for a request to begin. Big enough
-// for a typical AdmissionReview's headers and a good part of its body in
-// one go; the buffer is reused, so this is allocated once per connection.
-constexpr std::size_t kFirstReadBytes = std::size_t{16} * 1024;
-// After a 413 or a malformed request the connection is closed, but the
-// client may still be sending its body; closing with unread data makes the
-// kernel send a reset that can destroy the response before the client reads
-// it. So the rest of the body is read and dropped for at most this long and
-// this many bytes, then the connection is closed.
-constexpr std::chrono::milliseconds kLingerTimeout{2'000};
-constexpr std::uint64_t kLingerMaxBytes = 64ull * 1024 * 1024;
-// Deadline for the TLS close_notify exchange on an orderly close.
-constexpr std::chrono::milliseconds kTlsShutdownTimeout{2'000};
-// On SIGTERM a connection that has not carried a request yet gets this long
-// for its first request to arrive (the client may have sent it already)
-// before it is closed.
-constexpr std::chrono::milliseconds kFreshConnectionDrainGrace{5'000};
-// A keep-alive connection between requests gets this long: its client cannot
-// know of the drain and may have sent the next request just before the
-// signal; closing at once would drop that request unanswered. A request that
-// has arrived is read and answered (with Connection: close); a quiet
-// connection is closed when this ends. One second covers a request already in
-// our socket buffer or in flight on the network.
-constexpr std::chrono::milliseconds kIdleConnectionDrainGrace{1'000};
-// A read buffer (which holds a Content-Length body) or chunked-body string
-// larger than this is freed after the request rather than kept for the next
-// one: keep-alive connections should not each pin megabytes after one large
-// review.
-constexpr std::size_t kMaxKeptBodyCapacity = std::size_t{1024} * 1024;
+using namespace session_limits;  // NOLINT(google-build-using-namespace): this session's own bounds
 
 constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
@@ -87,19 +60,6 @@ AdmissionSession::AdmissionSession(tcp::socket&& socket, std::shared_ptr<net::ss
 AdmissionSession::~AdmissionSession() {
   if (in_flight_) env_.metrics->AddInFlight(-1);
   if (registry_id_ != 0) env_.registry->Remove(registry_id_);
-}
-
-template <typename... Args>
-auto AdmissionSession::Guarded(void (AdmissionSession::*fn)(Args...)) {
-  return [self = shared_from_this(), fn](Args... args) {
-    try {
-      ((*self).*fn)(args...);
-    } catch (const std::exception& e) {
-      self->OnHandlerException(e.what());
-    } catch (...) {
-      self->OnHandlerException("unknown exception");
-    }
-  };
 }
 
 void AdmissionSession::OnHandlerException(const char* what) {
@@ -324,7 +284,7 @@ void AdmissionSession::StartLookup(admission::Result pending) {
                       std::to_string(budget->limit()) +
                       ", --max-pending-scale-lookups); not looked up, answered at once");
     pending_ = {};
-    FinishAdmission(result, base::LogLevel::kWarn);
+    FinishAdmission(result, runtime::LogLevel::kWarn);
     return;
   }
   env_.metrics->AddPendingLookups(1);
@@ -365,13 +325,13 @@ void AdmissionSession::OnLookup(DeploymentLookup lookup, bool expired) {
     admission::Result result = admission::Unavailable(
         pending_, "the review's timeout passed while it waited for a lookup worker; not looked up");
     pending_ = {};
-    FinishAdmission(result, base::LogLevel::kWarn);
+    FinishAdmission(result, runtime::LogLevel::kWarn);
     return;
   }
   if (lookup.outcome == DeploymentLookup::Outcome::kUnreachable) {
     admission::Result result = admission::Unavailable(pending_, lookup.reason);
     pending_ = {};
-    FinishAdmission(result, base::LogLevel::kWarn);
+    FinishAdmission(result, runtime::LogLevel::kWarn);
     return;
   }
   const nlohmann::json* deployment =
@@ -381,7 +341,7 @@ void AdmissionSession::OnLookup(DeploymentLookup lookup, bool expired) {
   FinishAdmission(result);
 }
 
-void AdmissionSession::FinishAdmission(const admission::Result& result, base::LogLevel level) {
+void AdmissionSession::FinishAdmission(const admission::Result& result, runtime::LogLevel level) {
   const auto latency = std::chrono::steady_clock::now() - request_start_;
   const admission::Summary& s = result.summary;
   const int code = result.http_status != 200 ? result.http_status : s.code;
@@ -407,7 +367,7 @@ void AdmissionSession::FinishAdmission(const admission::Result& result, base::Lo
   if (!s.out_of_scope.empty() && env_.out_of_scope != nullptr &&
       env_.out_of_scope->First(std::string(admission::WebhookName(webhook_)) + " " +
                                s.out_of_scope)) {
-    env_.logger->Log(base::LogLevel::kWarn,
+    env_.logger->Log(runtime::LogLevel::kWarn,
                      "admission request for a resource this path does not answer: allowed "
                      "without a patch (check the webhook configuration's rules); logged once",
                      {{"webhook", admission::WebhookName(webhook_)},
@@ -417,130 +377,6 @@ void AdmissionSession::FinishAdmission(const admission::Result& result, base::Lo
                       {"name", s.name}});
   }
   Send(result.http_status, result.content_type, result.body, false, false, {});
-}
-
-void AdmissionSession::SendPlain(int status, std::string_view text, bool close_after,
-                                 std::string_view allow) {
-  Send(status, "text/plain; charset=utf-8", text, close_after, close_after, allow);
-}
-
-void AdmissionSession::Send(int status, std::string_view content_type, std::string_view body,
-                            bool close_after, bool linger, std::string_view allow) {
-  ConsumeBody();  // the request is answered: its bytes may go
-  const bool close = close_after || !keep_alive_ || Draining();
-  // The bytes Beast's serializer wrote for an http::response with these
-  // fields set in this order (Content-Length by prepare_payload), header and
-  // body in one buffer: one TLS record, no serializer, no field allocations.
-  std::string& out = response_text_;
-  out.clear();
-  out += "HTTP/1.1 ";
-  out += std::to_string(status);
-  out += ' ';
-  out += ToStd(http::obsolete_reason(static_cast<http::status>(status)));
-  out += "\r\nContent-Type: ";
-  out += content_type;
-  if (!allow.empty()) {
-    out += "\r\nAllow: ";
-    out += allow;
-  }
-  if (close) out += "\r\nConnection: close";
-  out += "\r\nContent-Length: ";
-  out += std::to_string(body.size());
-  out += "\r\n\r\n";
-  out += body;
-  phase_ = Phase::kWriting;
-  beast::get_lowest_layer(stream_).expires_after(env_.config->write_timeout);
-  net::async_write(stream_, net::buffer(out),
-                   [self = shared_from_this(), close, linger](beast::error_code ec, std::size_t n) {
-                     try {
-                       self->OnWrite(close, linger, ec, n);
-                     } catch (...) {
-                       self->Close();
-                     }
-                   });
-}
-
-void AdmissionSession::OnWrite(bool close, bool linger, beast::error_code ec, std::size_t) {
-  if (in_flight_) {
-    in_flight_ = false;
-    env_.metrics->AddInFlight(-1);
-  }
-  ++served_;
-  if (ec) {
-    env_.logger->Debug("response write failed", {{"remote", remote_}, {"error", ec.message()}});
-    Close();
-    return;
-  }
-  if (linger) {
-    Linger();
-    return;
-  }
-  if (close) {
-    ShutdownTls();
-    return;
-  }
-  WaitForRequest();
-}
-
-void AdmissionSession::Linger() {
-  phase_ = Phase::kClosing;
-  if (!lingering_) {
-    lingering_ = true;
-    beast::get_lowest_layer(stream_).expires_after(kLingerTimeout);
-  }
-  buffer_.consume(buffer_.size());
-  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
-                          Guarded(&AdmissionSession::OnLingerRead));
-}
-
-void AdmissionSession::OnLingerRead(beast::error_code ec, std::size_t n) {
-  linger_bytes_ += n;
-  if (ec || linger_bytes_ > kLingerMaxBytes) {
-    Close();
-    return;
-  }
-  buffer_.commit(n);
-  Linger();
-}
-
-void AdmissionSession::ShutdownTls() {
-  phase_ = Phase::kClosing;
-  beast::get_lowest_layer(stream_).expires_after(kTlsShutdownTimeout);
-  stream_.async_shutdown(Guarded(&AdmissionSession::OnShutdown));
-}
-
-void AdmissionSession::OnShutdown(beast::error_code) { Close(); }
-
-void AdmissionSession::Close() {
-  phase_ = Phase::kClosing;
-  beast::error_code ignored;
-  drain_timer_.cancel(ignored);
-  auto& socket = beast::get_lowest_layer(stream_).socket();
-  if (socket.is_open()) {
-    socket.shutdown(tcp::socket::shutdown_both, ignored);
-    socket.close(ignored);
-  }
-}
-
-void AdmissionSession::Drain() {
-  net::post(stream_.get_executor(), [self = shared_from_this()] {
-    try {
-      self->OnDrain();
-    } catch (...) {
-      self->Close();
-    }
-  });
-}
-
-void AdmissionSession::OnDrain() {
-  drain_requested_ = true;
-  // Sessions busy with a request see the flag when they finish it and close
-  // after answering; only one waiting for a request needs waking.
-  if (phase_ != Phase::kWaiting) return;
-  drain_timer_.expires_after(served_ > 0 ? kIdleConnectionDrainGrace : kFreshConnectionDrainGrace);
-  drain_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec && self->phase_ == Phase::kWaiting) self->Close();
-  });
 }
 
 }  // namespace wasd::server

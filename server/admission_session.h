@@ -33,13 +33,14 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "admission/review.h"
-#include "base/log.h"
+#include "runtime/log.h"
 #include "server/admission_metrics.h"
 #include "server/deployment_source.h"
 #include "server/once_filter.h"
@@ -56,7 +57,7 @@ struct SessionEnv {
   const WebhookConfig* config = nullptr;
   admission::Options review_options;
   AdmissionMetrics* metrics = nullptr;
-  const base::Logger* logger = nullptr;
+  const runtime::Logger* logger = nullptr;
   DeploymentSource* deployments = nullptr;
   boost::asio::thread_pool* lookup_pool = nullptr;
   ScaleLookupBudget* lookup_budget = nullptr;  // null: unbounded (tests)
@@ -104,7 +105,7 @@ class AdmissionSession : public DrainableSession,
   void StartLookup(admission::Result pending);
   void OnLookup(DeploymentLookup lookup, bool expired);
   void FinishAdmission(const admission::Result& result,
-                       base::LogLevel level = base::LogLevel::kInfo);
+                       runtime::LogLevel level = runtime::LogLevel::kInfo);
   void SendPlain(int status, std::string_view text, bool close_after, std::string_view allow = {});
   void Send(int status, std::string_view content_type, std::string_view body, bool close_after,
             bool linger, std::string_view allow);
@@ -149,6 +150,21 @@ class AdmissionSession : public DrainableSession,
   std::chrono::steady_clock::time_point request_start_;
   admission::Result pending_;  // a scale review waiting for its Deployment
 };
+
+// Both halves of the session (admission_session.cc, admission_session_send.cc)
+// hand their completion handlers through this.
+template <typename... Args>
+auto AdmissionSession::Guarded(void (AdmissionSession::*fn)(Args...)) {
+  return [self = shared_from_this(), fn](Args... args) {
+    try {
+      ((*self).*fn)(args...);
+    } catch (const std::exception& e) {
+      self->OnHandlerException(e.what());
+    } catch (...) {
+      self->OnHandlerException("unknown exception");
+    }
+  };
+}
 
 }  // namespace wasd::server
 

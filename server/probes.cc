@@ -6,10 +6,11 @@
 
 namespace wasd::server {
 
-base::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
-                                      bool serve_probes, bool serve_metrics,
-                                      const ServerState& state, const AdmissionMetrics& metrics) {
-  base::HttpResponse r;
+runtime::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
+                                         bool serve_probes, bool serve_metrics,
+                                         const ServerState& state,
+                                         const AdmissionMetrics& metrics) {
+  runtime::HttpResponse r;
   switch (RoutePlain(method, target, serve_probes, serve_metrics)) {
     case PlainPath::kHealthz: r.body = "ok\n"; return r;
     case PlainPath::kReadyz: {

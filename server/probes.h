@@ -8,7 +8,7 @@
 #include <boost/beast/http/verb.hpp>
 #include <string_view>
 
-#include "base/http_server.h"
+#include "runtime/http_server.h"
 #include "server/admission_metrics.h"
 #include "server/server_state.h"
 
@@ -16,9 +16,9 @@ namespace wasd::server {
 
 // Answers one request on a port that serves the probes, the metrics, or
 // both (when the two addresses are the same).
-base::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
-                                      bool serve_probes, bool serve_metrics,
-                                      const ServerState& state, const AdmissionMetrics& metrics);
+runtime::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::string_view target,
+                                         bool serve_probes, bool serve_metrics,
+                                         const ServerState& state, const AdmissionMetrics& metrics);
 
 }  // namespace wasd::server
 

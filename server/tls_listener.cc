@@ -1,5 +1,5 @@
 #include "server/tls_listener.h"
-#include "base/listen.h"
+#include "runtime/listen.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/bind_handler.hpp>
@@ -31,7 +31,7 @@ TlsListener::TlsListener(net::io_context& ioc, certs::ServingCertReloader& certs
       env_(env) {}
 
 base::Status TlsListener::Open(const tcp::endpoint& endpoint) {
-  return base::OpenAcceptor(acceptor_, endpoint, kListenBacklog, "");
+  return runtime::OpenAcceptor(acceptor_, endpoint, kListenBacklog, "");
 }
 
 tcp::endpoint TlsListener::local_endpoint() const {

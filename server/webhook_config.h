@@ -11,13 +11,13 @@
 #include <string>
 #include <string_view>
 
-#include "base/listen.h"
-#include "base/log.h"
+#include "runtime/listen.h"
+#include "runtime/log.h"
 #include "workloadbuilder/backend_compile.h"
 
 namespace wasd::server {
 
-using base::ListenAddress;
+using runtime::ListenAddress;
 
 struct WebhookConfig {
   std::string tls_cert_file;   // required
@@ -91,7 +91,7 @@ struct WebhookConfig {
   // answers none, and each is dropped once its own deadline passed).
   int max_pending_scale_lookups = 64;
 
-  base::LogOptions log;
+  runtime::LogOptions log;
 };
 
 }  // namespace wasd::server

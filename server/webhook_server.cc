@@ -41,7 +41,7 @@ std::string Join(const std::vector<std::string>& names) {
 
 }  // namespace
 
-WebhookServer::WebhookServer(const WebhookConfig& config, const base::Logger& logger,
+WebhookServer::WebhookServer(const WebhookConfig& config, const runtime::Logger& logger,
                              std::unique_ptr<DeploymentSource> deployments)
     : config_(config),
       logger_(logger),
@@ -76,9 +76,9 @@ int WebhookServer::Run() {
   const auto cert = certs_.Current();
   logger_.Info(
       "webhook started",
-      {{"address", base::HostPort(listener_->local_endpoint())},
-       {"probes", probe_server_ ? base::HostPort(probe_server_->local_endpoint()) : "off"},
-       {"metrics", metrics_server_ ? base::HostPort(metrics_server_->local_endpoint()) : "off"},
+      {{"address", runtime::HostPort(listener_->local_endpoint())},
+       {"probes", probe_server_ ? runtime::HostPort(probe_server_->local_endpoint()) : "off"},
+       {"metrics", metrics_server_ ? runtime::HostPort(metrics_server_->local_endpoint()) : "off"},
        {"certificateSerial", cert->serial_hex()},
        {"certificateSubject", cert->subject()},
        {"certificateNotAfter", cert->not_after_unix()},
@@ -123,7 +123,7 @@ bool WebhookServer::Setup() {
   state_.cert_loaded.store(true);
 
   listener_ = std::make_shared<TlsListener>(ioc_, certs_, env_);
-  base::Result<tcp::endpoint> endpoint = base::MakeEndpoint(config_.bind_address, config_.port);
+  base::Result<tcp::endpoint> endpoint = runtime::MakeEndpoint(config_.bind_address, config_.port);
   base::Status opened = endpoint.ok() ? listener_->Open(*endpoint) : endpoint.status();
   if (!opened.ok()) {
     logger_.Error("cannot start the webhook", {{"error", opened.message()}});
@@ -143,10 +143,10 @@ bool WebhookServer::OpenPlainServers() {
   const ListenAddress& metrics = config_.metrics_address;
   const bool shared = probes.enabled && metrics.enabled && probes.host == metrics.host &&
                       probes.port == metrics.port && probes.port != 0;
-  const base::HttpServer::Limits limits{config_.read_timeout, config_.write_timeout};
+  const runtime::HttpServer::Limits limits{config_.read_timeout, config_.write_timeout};
   auto make = [&](const ListenAddress& where, const char* name, bool serve_probes,
-                  bool serve_metrics, std::shared_ptr<base::HttpServer>* out) {
-    base::Result<tcp::endpoint> endpoint = base::MakeEndpoint(where.host, where.port);
+                  bool serve_metrics, std::shared_ptr<runtime::HttpServer>* out) {
+    base::Result<tcp::endpoint> endpoint = runtime::MakeEndpoint(where.host, where.port);
     if (!endpoint.ok()) {
       logger_.Error("cannot start the webhook", {{"error", endpoint.status().message()}});
       return false;
@@ -155,7 +155,7 @@ bool WebhookServer::OpenPlainServers() {
                                                        std::string_view target) {
       return AnswerPlainRequest(method, target, serve_probes, serve_metrics, state_, metrics_);
     };
-    *out = std::make_shared<base::HttpServer>(ioc_, name, handler, logger_, limits);
+    *out = std::make_shared<runtime::HttpServer>(ioc_, name, handler, logger_, limits);
     if (base::Status s = (*out)->Open(*endpoint); !s.ok()) {
       logger_.Error("cannot start the webhook", {{"error", s.message()}});
       return false;

@@ -20,9 +20,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
 
-#include "base/http_server.h"
-#include "base/log.h"
 #include "certs/serving_cert.h"
+#include "runtime/http_server.h"
+#include "runtime/log.h"
 #include "server/admission_metrics.h"
 #include "server/admission_session.h"
 #include "server/deployment_source.h"
@@ -35,7 +35,7 @@ namespace wasd::server {
 
 class WebhookServer {
  public:
-  WebhookServer(const WebhookConfig& config, const base::Logger& logger,
+  WebhookServer(const WebhookConfig& config, const runtime::Logger& logger,
                 std::unique_ptr<DeploymentSource> deployments);
   ~WebhookServer();
   WebhookServer(const WebhookServer&) = delete;
@@ -58,7 +58,7 @@ class WebhookServer {
   void RunIoThread();
 
   const WebhookConfig config_;
-  const base::Logger& logger_;
+  const runtime::Logger& logger_;
   AdmissionMetrics metrics_;
   ServerState state_;
   SessionRegistry registry_;
@@ -77,8 +77,8 @@ class WebhookServer {
   boost::asio::steady_timer reload_timer_;
   boost::asio::steady_timer grace_timer_;
   std::shared_ptr<TlsListener> listener_;
-  std::shared_ptr<base::HttpServer> probe_server_;
-  std::shared_ptr<base::HttpServer> metrics_server_;
+  std::shared_ptr<runtime::HttpServer> probe_server_;
+  std::shared_ptr<runtime::HttpServer> metrics_server_;
   bool shutting_down_ = false;         // touched only by signal handlers (serialised)
   std::atomic<bool> finished_{false};  // FinishShutdown ran
 };

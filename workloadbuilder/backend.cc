@@ -1,6 +1,6 @@
 #include "workloadbuilder/backend.h"
 
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 
 namespace wasd::workloadbuilder {
 
@@ -46,7 +46,7 @@ std::string GroupVersion(Backend backend) {
 }
 
 std::optional<Backend> BackendOfLabels(const nlohmann::json& labels) {
-  const std::string* value = AsString(Member(labels, kBackendLabel));
+  const std::string* value = objects::AsString(objects::Member(labels, kBackendLabel));
   if (value == nullptr) return Backend::kNative;
   return ParseBackend(*value);
 }

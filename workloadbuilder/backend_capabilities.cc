@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "objects/json_util.h"
 #include "workloadbuilder/builder.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 #include "workloadbuilder/validate.h"
 
@@ -127,10 +127,10 @@ FieldError Denied(const FieldPath& path, Backend backend, std::string_view row_f
 
 void CheckTopology(Backend backend, const json& config, const FieldPath& path,
                    const ClusterFacts& facts, FieldErrorList& errors) {
-  const json* topology = MemberPath(config, {"schedulingConstraints", "topology"});
+  const json* topology = objects::MemberPath(config, {"schedulingConstraints", "topology"});
   if (topology == nullptr || !topology->is_array() || topology->empty()) return;
   const FieldPath topo_path = path.Child("schedulingConstraints").Child("topology");
-  const std::string* key = AsString(Member((*topology)[0], "key"));
+  const std::string* key = objects::AsString(objects::Member((*topology)[0], "key"));
   const std::string shown = key != nullptr ? GoQuote(*key) : std::string("\"\"");
   switch (backend) {
     case Backend::kNative: return;
@@ -154,7 +154,7 @@ void CheckTopology(Backend backend, const json& config, const FieldPath& path,
 
 void CheckDisruptionMode(Backend backend, const json& config, const FieldPath& path,
                          FieldErrorList& errors) {
-  const json* mode = Member(config, "disruptionMode");
+  const json* mode = objects::Member(config, "disruptionMode");
   const FieldPath mode_path = path.Child("disruptionMode");
   if (mode == nullptr) {
     // KEP-6276: an omitted disruptionMode is `single`. On KAI that is the
@@ -178,14 +178,14 @@ void CheckDisruptionMode(Backend backend, const json& config, const FieldPath& p
       errors.push_back(Denied(mode_path, backend, kDisruptionRow));
       return;
     case Backend::kKai:
-      if (Member(*mode, "all") != nullptr) {
+      if (objects::Member(*mode, "all") != nullptr) {
         if (IsGang(config) && !ExplicitMinCount(config)) return;
         errors.push_back(Denied(mode_path, backend, kDisruptionRow,
                                 "`all` needs a gang without gang.minCount, so that the minimum "
                                 "is spec.replicas and KAI evicts the whole gang below it"));
         return;
       }
-      if (Member(*mode, "single") != nullptr) {
+      if (objects::Member(*mode, "single") != nullptr) {
         if (!IsGang(config)) return;
         errors.push_back(Denied(mode_path, backend, kDisruptionRow,
                                 "`single` with a gang: KAI evicts the whole gang when it falls "
@@ -252,7 +252,7 @@ void CheckKnob(Backend backend, std::string_view knob, const json& value, const 
   } else if (knob == "minResources") {
     CheckResourceList(value, path, errors);
   } else if (knob == "scheduleTimeoutSeconds") {
-    const std::optional<std::int64_t> n = AsInt(&value);
+    const std::optional<std::int64_t> n = objects::AsInt(&value);
     if (!n) {
       errors.push_back(Invalid(path, value, "must be an integer").For(RuleId::kK5));
     } else if (*n < 1 || *n > INT32_MAX) {
@@ -262,10 +262,6 @@ void CheckKnob(Backend backend, std::string_view knob, const json& value, const 
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Width of the field column of CapabilityTableText: the longest field,
-// "backends.coscheduling.scheduleTimeoutSeconds", and one space.
-constexpr std::size_t kFieldColumn = 45;
 
 }  // namespace
 
@@ -290,12 +286,12 @@ FieldErrorList CheckBackendCapabilities(Backend backend, const json& config, con
   if (!config.is_object()) return errors;
   CheckTopology(backend, config, path, facts, errors);
   CheckDisruptionMode(backend, config, path, errors);
-  if (const json* claims = Member(config, "resourceClaims");
+  if (const json* claims = objects::Member(config, "resourceClaims");
       backend != Backend::kNative && claims != nullptr &&
       !(claims->is_array() && claims->empty())) {
     errors.push_back(Denied(path.Child("resourceClaims"), backend, kClaimsRow));
   }
-  if (const json* backends = Member(config, kBackendsMember);
+  if (const json* backends = objects::Member(config, kBackendsMember);
       backends != nullptr && backends->is_object()) {
     for (const auto& [name, block] : backends->items()) {
       if (name == BackendName(backend)) continue;
@@ -344,46 +340,6 @@ FieldErrorList ValidateBackendKnobs(const json& backends, const FieldPath& path)
     }
   }
   return errors;
-}
-
-std::string CapabilityTableText(const Backend* only) {
-  std::string out;
-  for (Backend b : kAllBackends) {
-    if (only != nullptr && *only != b) continue;
-    if (!out.empty()) out += '\n';
-    const BackendInfo& info = Info(b);
-    out += "backend " + std::string(info.name) + " (" + GroupVersion(b) + " " +
-           std::string(info.kind) + (info.has_workload ? " + Workload" : "") + ")\n";
-    for (const CapabilityRow& row : kTable) {
-      const Capability& c = CapabilityOf(row, b);
-      std::string field(row.field);
-      if (const std::size_t at = field.find("<backend>"); at != std::string::npos) {
-        field.replace(at, 9, info.name);
-      }
-      out += "  " + std::string(SupportSymbol(c.support)) + " " + field;
-      if (field.size() < kFieldColumn) out.append(kFieldColumn - field.size(), ' ');
-      out += " " + std::string(c.note) + "\n";
-    }
-  }
-  out += "\n✔ maps directly  ◐ maps under the stated condition, denied otherwise  ✘ denied\n";
-  return out;
-}
-
-std::string CapabilityTableMarkdown() {
-  std::string out = "| intent field |";
-  for (Backend b : kAllBackends) out += " " + std::string(BackendName(b)) + " |";
-  out += "\n| --- |";
-  for (std::size_t i = 0; i < kAllBackends.size(); ++i) out += " --- |";
-  out += '\n';
-  for (const CapabilityRow& row : kTable) {
-    out += "| `" + std::string(row.field) + "` |";
-    for (Backend b : kAllBackends) {
-      const Capability& c = CapabilityOf(row, b);
-      out += " " + std::string(SupportSymbol(c.support)) + " " + std::string(c.note) + " |";
-    }
-    out += '\n';
-  }
-  return out;
 }
 
 bool IsQuantity(std::string_view s) {

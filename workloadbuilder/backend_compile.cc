@@ -1,9 +1,10 @@
 #include "workloadbuilder/backend_compile.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 #include "workloadbuilder/names.h"
 
 namespace wasd::workloadbuilder {
@@ -16,18 +17,19 @@ BuildResult Error(std::string message) { return {nullptr, std::move(message)}; }
 
 // backends.<name> of the config, or nullptr.
 const json* BackendBlock(const json& config, Backend backend) {
-  return MemberPath(config, {kBackendsMember, BackendName(backend)});
+  return objects::MemberPath(config, {kBackendsMember, BackendName(backend)});
 }
 
 // The first topology key of the config, or nullptr.
 const std::string* TopologyKey(const json& config) {
-  const json* topology = MemberPath(config, {"schedulingConstraints", "topology"});
+  const json* topology = objects::MemberPath(config, {"schedulingConstraints", "topology"});
   if (topology == nullptr || !topology->is_array() || topology->empty()) return nullptr;
-  return AsString(Member((*topology)[0], "key"));
+  return objects::AsString(objects::Member((*topology)[0], "key"));
 }
 
 void SetQueue(const json* block, const std::string& fallback, json& spec) {
-  const std::string* queue = block != nullptr ? AsString(Member(*block, "queue")) : nullptr;
+  const std::string* queue =
+      block != nullptr ? objects::AsString(objects::Member(*block, "queue")) : nullptr;
   if (queue != nullptr && !queue->empty()) {
     spec["queue"] = *queue;
   } else if (!fallback.empty()) {
@@ -37,13 +39,13 @@ void SetQueue(const json* block, const std::string& fallback, json& spec) {
 
 void CopyIfSet(const json* block, std::string_view key, json& spec) {
   if (block == nullptr) return;
-  if (const json* v = Member(*block, key)) spec[std::string(key)] = *v;
+  if (const json* v = objects::Member(*block, key)) spec[std::string(key)] = *v;
 }
 
 // [the ReplicaSet as controller, blocking its deletion]: the owners of a
 // group object.
 json ControllerRefs(const json& replicaset, const std::string& rs_name, const std::string& rs_uid) {
-  const std::string* rs_api = AsString(Member(replicaset, "apiVersion"));
+  const std::string* rs_api = objects::AsString(objects::Member(replicaset, "apiVersion"));
   return json::array({{{"apiVersion", rs_api != nullptr && !rs_api->empty() ? *rs_api : "apps/v1"},
                        {"kind", "ReplicaSet"},
                        {"name", rs_name},
@@ -82,12 +84,12 @@ std::vector<std::string> BackendSettings::AllowedNames() const {
 }
 
 Backend DeploymentBackend(const json& deployment, Backend fallback) {
-  if (const std::string* name =
-          AsString(MemberPath(deployment, {"metadata", "annotations", kBackendAnnotation}))) {
+  if (const std::string* name = objects::AsString(
+          objects::MemberPath(deployment, {"metadata", "annotations", kBackendAnnotation}))) {
     if (const std::optional<Backend> b = ParseBackend(*name)) return *b;
   }
-  if (const std::string* name = AsString(
-          MemberPath(deployment, {"spec", "template", "metadata", "labels", kBackendLabel}))) {
+  if (const std::string* name = objects::AsString(objects::MemberPath(
+          deployment, {"spec", "template", "metadata", "labels", kBackendLabel}))) {
     if (const std::optional<Backend> b = ParseBackend(*name)) return *b;
   }
   return fallback;
@@ -100,25 +102,16 @@ std::string_view SchedulerNameFor(Backend backend, const ClusterFacts& facts) {
   return Info(backend).scheduler_name;
 }
 
-BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const json& config,
-                                 const json& replicaset, const ClusterFacts& facts) {
-  if (backend == Backend::kNative) {
-    return Error("the native backend compiles to a Workload and a PodGroup (BuildWorkload)");
-  }
-  const std::string* rs_name = AsString(MemberPath(replicaset, {"metadata", "name"}));
-  const std::string* rs_uid = AsString(MemberPath(replicaset, {"metadata", "uid"}));
-  if (rs_name == nullptr || rs_name->empty() || rs_uid == nullptr || rs_uid->empty()) {
-    return Error("the ReplicaSet has no metadata.name or metadata.uid");
-  }
-  if (!config.is_object()) return Error("the scheduling configuration is not an object");
+namespace {
 
-  json spec = json::object();
-  const std::int64_t replicas = AsInt(MemberPath(deployment, {"spec", "replicas"})).value_or(1);
-  spec["minMember"] = IsGang(config) ? ResolveMinCount(config, replicas) : 1;
-
+// The backend's own spec fields of its group object (queue, priority,
+// minResources, timeouts, topology) into `spec`; the reason when the
+// configuration cannot be expressed under `facts`.
+std::optional<std::string> CompileSpec(Backend backend, const json& deployment, const json& config,
+                                       const ClusterFacts& facts, json& spec) {
   const json* block = BackendBlock(config, backend);
-  const std::string* priority_class =
-      AsString(MemberPath(deployment, {"spec", "template", "spec", "priorityClassName"}));
+  const std::string* priority_class = objects::AsString(
+      objects::MemberPath(deployment, {"spec", "template", "spec", "priorityClassName"}));
   const std::string* topology_key = TopologyKey(config);
   switch (backend) {
     case Backend::kVolcano:
@@ -130,8 +123,8 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
       if (topology_key != nullptr) {
         const VolcanoTier* tier = facts.VolcanoTierFor(*topology_key);
         if (tier == nullptr) {
-          return Error("no Volcano HyperNode tier is configured for topology key " + *topology_key +
-                       " (--volcano-topology-tiers)");
+          return ("no Volcano HyperNode tier is configured for topology key " + *topology_key +
+                  " (--volcano-topology-tiers)");
         }
         json topology = {{"mode", "hard"}};
         if (tier->number) {
@@ -149,8 +142,8 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
       }
       if (topology_key != nullptr) {
         if (!facts.KaiHasLevel(*topology_key)) {
-          return Error("the KAI Topology does not list topology key " + *topology_key +
-                       " (--kai-topology, --kai-topology-levels)");
+          return ("the KAI Topology does not list topology key " + *topology_key +
+                  " (--kai-topology, --kai-topology-levels)");
         }
         spec["topologyConstraint"] = {{"topology", facts.kai_topology},
                                       {"requiredTopologyLevel", *topology_key}};
@@ -160,18 +153,47 @@ BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const 
       CopyIfSet(block, "minResources", spec);
       CopyIfSet(block, "scheduleTimeoutSeconds", spec);
       if (topology_key != nullptr) {
-        return Error("the coscheduling backend cannot express a topology constraint");
+        return ("the coscheduling backend cannot express a topology constraint");
       }
       break;
     case Backend::kNative: break;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+BuildResult BuildBackendPodGroup(Backend backend, const json& deployment, const json& config,
+                                 const json& replicaset, const ClusterFacts& facts) {
+  if (backend == Backend::kNative) {
+    return Error("the native backend compiles to a Workload and a PodGroup (BuildWorkload)");
+  }
+  const std::string* rs_name =
+      objects::AsString(objects::MemberPath(replicaset, {"metadata", "name"}));
+  const std::string* rs_uid =
+      objects::AsString(objects::MemberPath(replicaset, {"metadata", "uid"}));
+  if (rs_name == nullptr || rs_name->empty() || rs_uid == nullptr || rs_uid->empty()) {
+    return Error("the ReplicaSet has no metadata.name or metadata.uid");
+  }
+  if (!config.is_object()) return Error("the scheduling configuration is not an object");
+
+  json spec = json::object();
+  const std::int64_t replicas =
+      objects::AsInt(objects::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
+  spec["minMember"] = IsGang(config) ? ResolveMinCount(config, replicas) : 1;
+
+  if (std::optional<std::string> error = CompileSpec(backend, deployment, config, facts, spec)) {
+    return Error(*error);
+  }
 
   json meta = json::object();
   meta["name"] = PodGroupName(*rs_name, *rs_uid);
-  const std::string* ns = AsString(MemberPath(replicaset, {"metadata", "namespace"}));
+  const std::string* ns =
+      objects::AsString(objects::MemberPath(replicaset, {"metadata", "namespace"}));
   if (ns != nullptr && !ns->empty()) meta["namespace"] = *ns;
   meta["labels"] = {{std::string(kManagedLabel), "true"}};
-  const std::string* deployment_uid = AsString(MemberPath(deployment, {"metadata", "uid"}));
+  const std::string* deployment_uid =
+      objects::AsString(objects::MemberPath(deployment, {"metadata", "uid"}));
   if (deployment_uid != nullptr && !deployment_uid->empty()) {
     meta["annotations"] = {{std::string(kDeploymentUidAnnotation), *deployment_uid}};
   }
@@ -191,13 +213,16 @@ BuildResult BuildReleaseGroup(Backend backend, const json& deployment, const jso
   if (backend != Backend::kNative) {
     return BuildBackendPodGroup(backend, deployment, kBasic, replicaset, facts);
   }
-  const std::string* rs_name = AsString(MemberPath(replicaset, {"metadata", "name"}));
-  const std::string* rs_uid = AsString(MemberPath(replicaset, {"metadata", "uid"}));
+  const std::string* rs_name =
+      objects::AsString(objects::MemberPath(replicaset, {"metadata", "name"}));
+  const std::string* rs_uid =
+      objects::AsString(objects::MemberPath(replicaset, {"metadata", "uid"}));
   if (rs_name == nullptr || rs_name->empty() || rs_uid == nullptr || rs_uid->empty()) {
     return Error("the ReplicaSet has no metadata.name or metadata.uid");
   }
   json meta = {{"name", PodGroupName(*rs_name, *rs_uid)}};
-  const std::string* ns = AsString(MemberPath(replicaset, {"metadata", "namespace"}));
+  const std::string* ns =
+      objects::AsString(objects::MemberPath(replicaset, {"metadata", "namespace"}));
   if (ns != nullptr && !ns->empty()) meta["namespace"] = *ns;
   meta["ownerReferences"] = ControllerRefs(replicaset, *rs_name, *rs_uid);
   return {{{"apiVersion", api_version},
@@ -211,16 +236,20 @@ std::string LinkedPodGroupName(const json& pod, Backend backend) {
   const std::string* name = nullptr;
   switch (backend) {
     case Backend::kNative:
-      name = AsString(MemberPath(pod, {"spec", "schedulingGroup", "podGroupName"}));
+      name =
+          objects::AsString(objects::MemberPath(pod, {"spec", "schedulingGroup", "podGroupName"}));
       break;
     case Backend::kVolcano:
-      name = AsString(MemberPath(pod, {"metadata", "annotations", kVolcanoGroupAnnotation}));
+      name = objects::AsString(
+          objects::MemberPath(pod, {"metadata", "annotations", kVolcanoGroupAnnotation}));
       break;
     case Backend::kKai:
-      name = AsString(MemberPath(pod, {"metadata", "annotations", kKaiGroupAnnotation}));
+      name = objects::AsString(
+          objects::MemberPath(pod, {"metadata", "annotations", kKaiGroupAnnotation}));
       break;
     case Backend::kCoscheduling:
-      name = AsString(MemberPath(pod, {"metadata", "labels", kCoschedulingGroupLabel}));
+      name = objects::AsString(
+          objects::MemberPath(pod, {"metadata", "labels", kCoschedulingGroupLabel}));
       break;
   }
   return name != nullptr ? *name : std::string();
@@ -228,7 +257,7 @@ std::string LinkedPodGroupName(const json& pod, Backend backend) {
 
 std::string LinkedPodGroupName(const json& pod) {
   static const json kNoLabels;
-  const json* labels = MemberPath(pod, {"metadata", "labels"});
+  const json* labels = objects::MemberPath(pod, {"metadata", "labels"});
   const std::optional<Backend> backend = BackendOfLabels(labels != nullptr ? *labels : kNoLabels);
   if (!backend) return {};
   return LinkedPodGroupName(pod, *backend);

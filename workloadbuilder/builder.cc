@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 #include "workloadbuilder/names.h"
 
 namespace wasd::workloadbuilder {
@@ -15,7 +15,7 @@ BuildResult Error(std::string message) { return {nullptr, std::move(message)}; }
 
 // Copies `key` of `from` into `to` when present (non-null).
 void CopyMember(const json& from, std::string_view key, json& to) {
-  if (const json* v = Member(from, key)) to[std::string(key)] = *v;
+  if (const json* v = objects::Member(from, key)) to[std::string(key)] = *v;
 }
 
 struct ObjectRef {
@@ -27,14 +27,14 @@ struct ObjectRef {
 
 ObjectRef RefOf(const json& object) {
   ObjectRef ref;
-  ref.name = AsString(MemberPath(object, {"metadata", "name"}));
-  ref.uid = AsString(MemberPath(object, {"metadata", "uid"}));
-  ref.namespace_name = AsString(MemberPath(object, {"metadata", "namespace"}));
+  ref.name = objects::AsString(objects::MemberPath(object, {"metadata", "name"}));
+  ref.uid = objects::AsString(objects::MemberPath(object, {"metadata", "uid"}));
+  ref.namespace_name = objects::AsString(objects::MemberPath(object, {"metadata", "namespace"}));
   return ref;
 }
 
 std::string StringOr(const json& object, std::string_view key, std::string_view fallback) {
-  const std::string* s = AsString(Member(object, key));
+  const std::string* s = objects::AsString(objects::Member(object, key));
   return s != nullptr && !s->empty() ? *s : std::string(fallback);
 }
 
@@ -47,10 +47,10 @@ json ObjectMeta(const std::string& name, const std::string* namespace_name, json
 }
 
 const json* FindTemplate(const json& workload, std::string_view name) {
-  const json* templates = MemberPath(workload, {"spec", "podGroupTemplates"});
+  const json* templates = objects::MemberPath(workload, {"spec", "podGroupTemplates"});
   if (templates == nullptr || !templates->is_array()) return nullptr;
   for (const json& t : *templates) {
-    const std::string* n = AsString(Member(t, "name"));
+    const std::string* n = objects::AsString(objects::Member(t, "name"));
     if (n != nullptr && *n == name) return &t;
   }
   return nullptr;
@@ -59,11 +59,11 @@ const json* FindTemplate(const json& workload, std::string_view name) {
 }  // namespace
 
 std::optional<std::int64_t> ExplicitMinCount(const json& config) {
-  return AsInt(MemberPath(config, {"schedulingPolicy", "gang", "minCount"}));
+  return objects::AsInt(objects::MemberPath(config, {"schedulingPolicy", "gang", "minCount"}));
 }
 
 bool IsGang(const json& config) {
-  return MemberPath(config, {"schedulingPolicy", "gang"}) != nullptr;
+  return objects::MemberPath(config, {"schedulingPolicy", "gang"}) != nullptr;
 }
 
 std::int64_t ResolveMinCount(const json& config, std::int64_t replicas) {
@@ -82,7 +82,8 @@ BuildResult BuildWorkload(const json& deployment, const json& config, const Buil
 
   const std::string api_version = StringOr(deployment, "apiVersion", "apps/v1");
   const std::string kind = StringOr(deployment, "kind", "Deployment");
-  const std::int64_t replicas = AsInt(MemberPath(deployment, {"spec", "replicas"})).value_or(1);
+  const std::int64_t replicas =
+      objects::AsInt(objects::MemberPath(deployment, {"spec", "replicas"})).value_or(1);
 
   json pgt = json::object();
   pgt["name"] = kPodGroupTemplateName;
@@ -93,7 +94,7 @@ BuildResult BuildWorkload(const json& deployment, const json& config, const Buil
   }
   CopyMember(config, "schedulingConstraints", pgt);
   CopyMember(config, "disruptionMode", pgt);
-  if (const json* claims = Member(config, "resourceClaims");
+  if (const json* claims = objects::Member(config, "resourceClaims");
       claims != nullptr && !(claims->is_array() && claims->empty())) {
     pgt["resourceClaims"] = *claims;
   }
@@ -111,7 +112,7 @@ BuildResult BuildWorkload(const json& deployment, const json& config, const Buil
                                     owner.namespace_name, json::array({std::move(owner_ref)}));
   workload["spec"] = {
       {"controllerRef",
-       {{"apiGroup", ApiGroupOf(api_version)}, {"kind", kind}, {"name", *owner.name}}},
+       {{"apiGroup", objects::ApiGroupOf(api_version)}, {"kind", kind}, {"name", *owner.name}}},
       {"podGroupTemplates", json::array({std::move(pgt)})}};
   return {std::move(workload), {}};
 }

@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "objects/json_util.h"
 #include "workloadbuilder/config_text.h"
-#include "workloadbuilder/json_util.h"
 
 namespace wasd::workloadbuilder {
 
@@ -32,19 +32,19 @@ json EchoedText(const std::string& text) {
 
 // The annotation member itself (any JSON type), or nullptr when absent/null.
 const json* AnnotationValue(const json& deployment) {
-  const json* annotations = MemberPath(deployment, {"metadata", "annotations"});
+  const json* annotations = objects::MemberPath(deployment, {"metadata", "annotations"});
   if (annotations == nullptr) return nullptr;
-  return Member(*annotations, kSchedulingAnnotation);
+  return objects::Member(*annotations, kSchedulingAnnotation);
 }
 
 const json* FieldValue(const json& deployment) {
-  return MemberPath(deployment, {"spec", "scheduling"});
+  return objects::MemberPath(deployment, {"spec", "scheduling"});
 }
 
 // Parses the annotation member into `out`; appends carrier errors.
 void ReadAnnotation(const json& member, json& out, FieldErrorList& errors) {
   const FieldPath path = AnnotationPath();
-  const std::string* text = AsString(&member);
+  const std::string* text = objects::AsString(&member);
   if (text == nullptr) {
     errors.push_back(
         Invalid(path, member, "must be a string holding a JSON or YAML object").For(RuleId::kS17));

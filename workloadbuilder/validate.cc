@@ -7,8 +7,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "objects/json_util.h"
 #include "workloadbuilder/backend_capabilities.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::workloadbuilder {
@@ -65,7 +65,7 @@ class ConfigChecker {
 
 // The member `name` of `old` when `old` is an object; null otherwise.
 const json* OldMember(const json* old, std::string_view name) {
-  return old != nullptr ? Member(*old, name) : nullptr;
+  return old != nullptr ? objects::Member(*old, name) : nullptr;
 }
 
 void ConfigChecker::Check(const json& config, const FieldPath& path, const json* old_config) {
@@ -78,21 +78,21 @@ void ConfigChecker::Check(const json& config, const FieldPath& path, const json*
                  kBackendsMember});
 
   const Policy policy =
-      CheckPolicy(Member(config, "schedulingPolicy"), OldMember(old_config, "schedulingPolicy"),
-                  path.Child("schedulingPolicy"));
-  if (const json* c = Member(config, "schedulingConstraints")) {
+      CheckPolicy(objects::Member(config, "schedulingPolicy"),
+                  OldMember(old_config, "schedulingPolicy"), path.Child("schedulingPolicy"));
+  if (const json* c = objects::Member(config, "schedulingConstraints")) {
     CheckConstraints(*c, path.Child("schedulingConstraints"));
   }
   bool mode_all = false;
   const FieldPath mode_path = path.Child("disruptionMode");
-  if (const json* m = Member(config, "disruptionMode")) {
+  if (const json* m = objects::Member(config, "disruptionMode")) {
     mode_all = CheckDisruptionMode(*m, OldMember(old_config, "disruptionMode"), mode_path);
   }
-  if (const json* rc = Member(config, "resourceClaims")) {
+  if (const json* rc = objects::Member(config, "resourceClaims")) {
     CheckResourceClaims(*rc, OldMember(old_config, "resourceClaims"), path.Child("resourceClaims"));
   }
   // The annotation's backend-only knobs (always strict: no schema decoded them).
-  if (const json* backends = Member(config, kBackendsMember)) {
+  if (const json* backends = objects::Member(config, kBackendsMember)) {
     Append(errors_, ValidateBackendKnobs(*backends, path.Child(kBackendsMember)));
   }
   // B1: `all` needs a gang; an omitted policy means Basic.
@@ -111,22 +111,23 @@ ConfigChecker::Policy ConfigChecker::CheckPolicy(const json* policy, const json*
   RejectUnknown(*policy, path, {"basic", "gang"});
   const int set =
       CheckUnion(*policy, old_policy, path, {"basic", "gang"}, RuleId::kS2, RuleId::kS3);
-  const json* basic = Member(*policy, "basic");
-  const json* gang = Member(*policy, "gang");
+  const json* basic = objects::Member(*policy, "basic");
+  const json* gang = objects::Member(*policy, "gang");
   if (basic != nullptr && ExpectObject(*basic, path.Child("basic"))) {
     RejectUnknown(*basic, path.Child("basic"), {});
   }
   if (gang != nullptr && ExpectObject(*gang, path.Child("gang"))) {
     const FieldPath gang_path = path.Child("gang");
     RejectUnknown(*gang, gang_path, {"minCount"});
-    if (const json* mc = Member(*gang, "minCount")) CheckMinCount(*mc, gang_path.Child("minCount"));
+    if (const json* mc = objects::Member(*gang, "minCount"))
+      CheckMinCount(*mc, gang_path.Child("minCount"));
   }
   if (set != 1) return Policy::kBroken;
   return gang != nullptr ? Policy::kGang : Policy::kBasic;
 }
 
 void ConfigChecker::CheckMinCount(const json& min_count, const FieldPath& path) {
-  const std::optional<std::int64_t> n = AsInt(&min_count);
+  const std::optional<std::int64_t> n = objects::AsInt(&min_count);
   if (!n) {
     if (strict_)
       errors_.push_back(Invalid(path, min_count, "must be an integer").For(RuleId::kS17));
@@ -144,7 +145,7 @@ void ConfigChecker::CheckMinCount(const json& min_count, const FieldPath& path) 
 void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& path) {
   if (!ExpectObject(constraints, path)) return;
   RejectUnknown(constraints, path, {"topology"});
-  const json* topology = Member(constraints, "topology");
+  const json* topology = objects::Member(constraints, "topology");
   const FieldPath topo_path = path.Child("topology");
   if (topology == nullptr || !ExpectList(*topology, topo_path)) return;
   if (topology->size() > kMaxTopologyItems) {  // S5; items are not checked past the limit
@@ -159,7 +160,7 @@ void ConfigChecker::CheckConstraints(const json& constraints, const FieldPath& p
     if (!ExpectObject(item, item_path)) continue;
     RejectUnknown(item, item_path, {"key"});
     const FieldPath key_path = item_path.Child("key");
-    const json* key = Member(item, "key");
+    const json* key = objects::Member(item, "key");
     const std::string* text = key != nullptr ? ExpectString(*key, key_path) : nullptr;
     if (key != nullptr && text == nullptr) continue;  // wrong type
     if (text == nullptr || text->empty()) {
@@ -176,12 +177,12 @@ bool ConfigChecker::CheckDisruptionMode(const json& mode, const json* old_mode,
   RejectUnknown(mode, path, {"single", "all"});
   const int set = CheckUnion(mode, old_mode, path, {"single", "all"}, RuleId::kS8, RuleId::kS9);
   for (std::string_view member : {"single", "all"}) {
-    const json* m = Member(mode, member);
+    const json* m = objects::Member(mode, member);
     if (m != nullptr && ExpectObject(*m, path.Child(member))) {
       RejectUnknown(*m, path.Child(member), {});
     }
   }
-  return set == 1 && Member(mode, "all") != nullptr;
+  return set == 1 && objects::Member(mode, "all") != nullptr;
 }
 
 void ConfigChecker::CheckResourceClaims(const json& claims, const json* old_claims,
@@ -195,7 +196,7 @@ void ConfigChecker::CheckResourceClaims(const json& claims, const json* old_clai
   // S11: list-map keyed by name; a repeated name is reported at the later item.
   std::unordered_set<std::string> seen;
   for (std::size_t j = 0; j < claims.size(); ++j) {
-    const std::string* name = AsString(Member(claims[j], "name"));
+    const std::string* name = objects::AsString(objects::Member(claims[j], "name"));
     if (name == nullptr || name->empty()) continue;
     if (!seen.insert(*name).second) {
       errors_.push_back(Duplicate(path.Index(j), json{{"name", *name}}).For(RuleId::kS11));
@@ -215,7 +216,7 @@ void ConfigChecker::CheckResourceClaim(const json& claim, const json* old_claim,
   if (!ExpectObject(claim, path)) return;
   RejectUnknown(claim, path, {"name", "resourceClaimName", "resourceClaimTemplateName"});
   const FieldPath name_path = path.Child("name");
-  const json* name = Member(claim, "name");
+  const json* name = objects::Member(claim, "name");
   const std::string* name_text = name != nullptr ? ExpectString(*name, name_path) : nullptr;
   if (name == nullptr || (name_text != nullptr && name_text->empty())) {
     errors_.push_back(Required(name_path).For(RuleId::kS12));
@@ -225,7 +226,7 @@ void ConfigChecker::CheckResourceClaim(const json& claim, const json* old_claim,
   CheckUnion(claim, old_claim, path, {"resourceClaimName", "resourceClaimTemplateName"},
              RuleId::kS14, RuleId::kS15);
   for (std::string_view member : {"resourceClaimName", "resourceClaimTemplateName"}) {
-    const json* source = Member(claim, member);
+    const json* source = objects::Member(claim, member);
     if (source == nullptr) continue;
     const FieldPath source_path = path.Child(member);
     if (const std::string* text = ExpectString(*source, source_path)) {
@@ -272,8 +273,9 @@ int ConfigChecker::CheckUnion(const json& object, const json* old_object, const 
   for (std::string_view m : members) {
     if (!all_names.empty()) all_names += ", ";
     all_names += "`" + std::string(m) + "`";
-    const bool member_set = Member(object, m) != nullptr;
-    if (same_as_old && member_set != (Member(*old_object, m) != nullptr)) same_as_old = false;
+    const bool member_set = objects::Member(object, m) != nullptr;
+    if (same_as_old && member_set != (objects::Member(*old_object, m) != nullptr))
+      same_as_old = false;
     if (member_set) {
       ++set;
       if (!set_names.empty()) set_names += ", ";

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "base/file_util.h"
 #include "certs/cert_info.h"
+#include "runtime/file_util.h"
 #include "tests/certs/test_helpers.h"
 
 namespace wasd::certs {
@@ -27,7 +27,7 @@ GenerateOptions Options(const TempDir& dir) {
 }
 
 std::string Read(const std::string& path) {
-  base::Result<std::string> data = base::ReadSmallFile(path, 1 << 20);
+  base::Result<std::string> data = runtime::ReadSmallFile(path, 1 << 20);
   REQUIRE(data.ok());
   return *data;
 }
@@ -151,7 +151,7 @@ TEST_CASE("Files not written by generate are not overwritten without force", "[u
                             "/tls.crt exists and was not written by wasd certs generate; "
                             "refusing to overwrite it (pass --force to replace it)");
   CHECK(Read(o.out_dir + "/tls.crt") == "user certificate\n");
-  CHECK_FALSE(base::PathExists(o.out_dir + "/ca.crt"));  // nothing written
+  CHECK_FALSE(runtime::PathExists(o.out_dir + "/ca.crt"));  // nothing written
 
   SECTION("a file we wrote but someone edited counts as theirs") {
     std::filesystem::remove(o.out_dir + "/tls.crt");
@@ -225,7 +225,7 @@ TEST_CASE("GenerateToDirectory validates its options", "[unit][certs]") {
   bad = o;
   bad.extra_sans = {"bad name"};
   CHECK(GenerateToDirectory(bad, &r).message() == "not a DNS name or IP address: \"bad name\"");
-  CHECK_FALSE(base::PathExists(o.out_dir));
+  CHECK_FALSE(runtime::PathExists(o.out_dir));
 }
 
 }  // namespace wasd::certs

@@ -13,7 +13,7 @@
 namespace wasd::cmd {
 namespace {
 
-using Outcome = base::FlagSet::Outcome;
+using Outcome = runtime::FlagSet::Outcome;
 using namespace std::chrono_literals;
 
 struct Parsed {
@@ -21,7 +21,7 @@ struct Parsed {
   std::string error;
 };
 
-Parsed ParseWith(base::FlagSet flags, const std::vector<std::string>& args) {
+Parsed ParseWith(runtime::FlagSet flags, const std::vector<std::string>& args) {
   std::vector<const char*> argv{"sub"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   Parsed p;
@@ -35,10 +35,10 @@ Parsed ParseWith(base::FlagSet flags, const std::vector<std::string>& args) {
 struct Command {
   std::string name;
   std::vector<std::string> required;
-  std::function<base::FlagSet()> make;
+  std::function<runtime::FlagSet()> make;
   std::string duration_flag;
   std::function<std::chrono::milliseconds()> duration;
-  std::function<base::LogOptions()> log;
+  std::function<runtime::LogOptions()> log;
 };
 
 struct Fixture {
@@ -164,10 +164,10 @@ TEST_CASE("every command: --log-level, --v and --log-format", "[unit][cmd]") {
     INFO(c.name);
     REQUIRE(ParseWith(c.make(), With(c, {"--log-format", "text", "--log-level=warn"})).outcome ==
             Outcome::kRun);
-    CHECK(c.log().format == base::LogFormat::kText);
-    CHECK(c.log().level == base::LogLevel::kWarn);
+    CHECK(c.log().format == runtime::LogFormat::kText);
+    CHECK(c.log().level == runtime::LogLevel::kWarn);
     REQUIRE(ParseWith(c.make(), With(c, {"--v=2"})).outcome == Outcome::kRun);
-    CHECK(c.log().level == base::LogLevel::kDebug);
+    CHECK(c.log().level == runtime::LogLevel::kDebug);
     Parsed p = ParseWith(c.make(), With(c, {"--log-format=xml"}));
     CHECK(p.error == "invalid value \"xml\" for --log-format: want json or text");
   }
@@ -264,7 +264,7 @@ TEST_CASE("backend flags: the same on webhook, reconciler and check", "[unit][cm
   struct Target {
     std::string name;
     std::vector<std::string> required;
-    std::function<base::FlagSet()> make;
+    std::function<runtime::FlagSet()> make;
     wb::BackendSettings* settings;
   };
   server::WebhookConfig webhook;

@@ -8,13 +8,13 @@
 namespace wasd::cmd {
 namespace {
 
-using Outcome = base::FlagSet::Outcome;
+using Outcome = runtime::FlagSet::Outcome;
 
 Outcome Parse(MigrateSettings* s, const std::vector<std::string>& args,
               std::string* error = nullptr) {
   std::vector<const char*> argv{"migrate"};
   for (const std::string& a : args) argv.push_back(a.c_str());
-  base::FlagSet f = MigrateFlags(s);
+  runtime::FlagSet f = MigrateFlags(s);
   const Outcome o = f.Parse(static_cast<int>(argv.size()), argv.data());
   if (error != nullptr) *error = f.error();
   return o;

@@ -202,7 +202,7 @@ class CliTest(unittest.TestCase):
         self.assertIn("--extra-san", Run("certs", "generate", "--help").stdout)
 
     def test_bad_flags_exit_two_in_the_one_error_style(self):
-        # Every subcommand reports a mistake the same way (base/flags.h):
+        # Every subcommand reports a mistake the same way (runtime/flags.h):
         # "wasd SUB: what is wrong" and "Run 'wasd SUB --help' for usage.".
         cases = [
             (["certs", "generate", "--service", "s", "--namespace", "n", "--out-dir", "d", "--bogus"],

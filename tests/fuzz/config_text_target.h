@@ -29,10 +29,10 @@
 #include <string_view>
 
 #include "base/json_projection.h"
+#include "objects/json_util.h"
 #include "tests/fuzz/check.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/config_text.h"
-#include "workloadbuilder/json_util.h"
 #include "workloadbuilder/scheduling_config.h"
 #include "workloadbuilder/validate.h"
 
@@ -104,7 +104,7 @@ inline int ConfigTextOneInput(const std::uint8_t* data, std::size_t size) {
     CheckSerialises(json(parsed.error), "parse error");
   } else {
     FUZZ_CHECK(!parsed.value.is_discarded(), "");
-    FUZZ_CHECK(!wb::DepthExceeds(parsed.value, wb::kMaxConfigDepth), "");
+    FUZZ_CHECK(!objects::DepthExceeds(parsed.value, wb::kMaxConfigDepth), "");
     CheckSerialises(parsed.value, "parsed annotation");
   }
   const bool object = parsed.ok() && parsed.value.is_object();

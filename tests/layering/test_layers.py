@@ -1,5 +1,5 @@
 """The floors of the house (layers.txt), checked by machine: no product folder includes
-one the table does not allow, a pure folder includes no network or TLS stack, and
+one the table does not allow, a pure folder includes no Boost or OpenSSL, and
 scripts/tidy.sh and .clang-tidy take their folder lists from the same table. The check
 itself is shown to fail on a tree with a forbidden include."""
 import os
@@ -45,6 +45,23 @@ class LayersTest(unittest.TestCase):
             # The floor may not include what sits on it.
             WriteTree(d, {"planner/plan.cc": "", "base/status.h": '#include "planner/plan.h"\n'})
             self.assertEqual(len(layers.Violations(d)), 1)
+            # The pure floor links no Boost at all, not even a header-only part.
+            WriteTree(d, {"base/status.h": "#include <boost/container/small_vector.hpp>\n"})
+            bad = layers.Violations(d)
+            self.assertEqual(len(bad), 1, bad)
+            self.assertIn("base is pure and may not include <boost/container", bad[0])
+
+    def test_the_two_floors_and_the_object_room(self):
+        table = layers.ReadTable(ROOT)
+        self.assertEqual(table["base"][0], "pure")
+        self.assertEqual(table["runtime"], ("io", {"base"}))
+        self.assertEqual(table["objects"], ("pure", {"base"}))
+        # The gang doctor reads objects without the planner.
+        self.assertIn("objects", table["doctor"][1])
+        self.assertNotIn("planner", table["doctor"][1])
+        for folder, (kind, deps) in table.items():
+            if kind == "pure":
+                self.assertNotIn("runtime", deps, f"{folder} is pure but may include runtime/")
 
     def test_the_table_is_well_formed(self):
         table = layers.ReadTable(ROOT)

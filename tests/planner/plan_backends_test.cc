@@ -22,12 +22,12 @@ constexpr Backend kBackends[] = {Backend::kVolcano, Backend::kKai, Backend::kCos
 const std::string kPgA = workloadbuilder::PodGroupName("web-aaaa", "rs-a");
 const std::string kPgB = workloadbuilder::PodGroupName("web-bbbb", "rs-b");
 
-std::string NameOf(Backend b) { return std::string(workloadbuilder::BackendName(b)); }
+std::string BackendWord(Backend b) { return std::string(workloadbuilder::BackendName(b)); }
 
 json BackendDeployment(Backend b, std::int64_t replicas, std::int64_t min_count = -1) {
   json d = Deployment(replicas, min_count);
   d["spec"]["template"]["metadata"]["labels"][std::string(workloadbuilder::kBackendLabel)] =
-      NameOf(b);
+      BackendWord(b);
   return d;
 }
 
@@ -52,7 +52,7 @@ json BackendPod(Backend b, const std::string& name, const json& rs,
   pod["spec"].erase("schedulingGroup");
   const std::string group = workloadbuilder::PodGroupName(rs["metadata"]["name"].get<std::string>(),
                                                           rs["metadata"]["uid"].get<std::string>());
-  pod["metadata"]["labels"][std::string(workloadbuilder::kBackendLabel)] = NameOf(b);
+  pod["metadata"]["labels"][std::string(workloadbuilder::kBackendLabel)] = BackendWord(b);
   switch (b) {
     case Backend::kVolcano:
       pod["metadata"]["annotations"][std::string(workloadbuilder::kVolcanoGroupAnnotation)] = group;
@@ -79,7 +79,7 @@ std::string ApiVersion(Backend b) { return workloadbuilder::GroupVersion(b); }
 TEST_CASE("backends: a new Deployment gets a group object per ReplicaSet, then gate lifts",
           "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 3);
     const json rs = ReplicaSet("aaaa", "rs-a", 3);
     PlanInput in = Input(d);
@@ -109,7 +109,7 @@ TEST_CASE("backends: a new Deployment gets a group object per ReplicaSet, then g
 
 TEST_CASE("backends: steady state makes no writes", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json rs = ReplicaSet("aaaa", "rs-a", 2);
     PlanInput in = Input(d);
@@ -123,7 +123,7 @@ TEST_CASE("backends: steady state makes no writes", "[unit]") {
 
 TEST_CASE("backends: scale up and down patch minMember with a uid test", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json stored =
         StoredGroup(b, BackendDeployment(b, 3), ReplicaSet("aaaa", "rs-a", 3), "pg-a");
     // Up: minMember first, then the new pods' gates (KAI: see the next test).
@@ -230,7 +230,7 @@ TEST_CASE("backends: a KAI gang with a derived minMember grows only with its act
 
   // Volcano and coscheduling do not evict a running gang below its minimum: minMember 6.
   for (const Backend other : {Backend::kVolcano, Backend::kCoscheduling}) {
-    INFO("backend " << NameOf(other));
+    INFO("backend " << BackendWord(other));
     in = Input(BackendDeployment(other, 6));
     in.replicasets = {Obj(rs)};
     in.podgroups = {Obj(
@@ -247,7 +247,7 @@ TEST_CASE("backends: a KAI gang with a derived minMember grows only with its act
 
 TEST_CASE("backends: scale to zero deletes the group object once its pods are gone", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json stored =
         StoredGroup(b, BackendDeployment(b, 3), ReplicaSet("aaaa", "rs-a", 3), "pg-a");
     const json rs = ReplicaSet("aaaa", "rs-a", 0);
@@ -272,7 +272,7 @@ TEST_CASE("backends: scale to zero deletes the group object once its pods are go
 
 TEST_CASE("backends: Recreate rollout creates the new group, deletes the old one", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json old_rs = ReplicaSet("aaaa", "rs-a", 0);
     const json new_rs = ReplicaSet("bbbb", "rs-b", 2);
@@ -289,7 +289,7 @@ TEST_CASE("backends: Recreate rollout creates the new group, deletes the old one
 
 TEST_CASE("backends: the ReplicaSet's scale-up is cached before the Deployment's: wait", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json rs = ReplicaSet("aaaa", "rs-a", 3);
     PlanInput in = Input(BackendDeployment(b, 0));
     in.replicasets = {Obj(rs)};
@@ -301,7 +301,7 @@ TEST_CASE("backends: the ReplicaSet's scale-up is cached before the Deployment's
 
 TEST_CASE("backends: group objects carry wasd's label and the Deployment's UID", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json rs = ReplicaSet("aaaa", "rs-a", 2);
     PlanInput in = Input(d);
@@ -330,7 +330,7 @@ TEST_CASE("backends: group objects carry wasd's label and the Deployment's UID",
 TEST_CASE("backends: the group of a ReplicaSet deleted with propagationPolicy Orphan is deleted",
           "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json gone = ReplicaSet("aaaa", "rs-a", 2);
     const json rs = ReplicaSet("bbbb", "rs-b", 2);
@@ -362,7 +362,7 @@ TEST_CASE("backends: the group of a ReplicaSet deleted with propagationPolicy Or
 TEST_CASE("backends: a member whose link another actor rewrote is still its ReplicaSet's",
           "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json rs = ReplicaSet("aaaa", "rs-a", 2);
     json relinked = BackendPod(b, "web-aaaa-2", rs);
@@ -407,7 +407,7 @@ TEST_CASE("backends: a member whose link another actor rewrote is still its Repl
 
 TEST_CASE("backends: a Terminating group object is waited for, never released", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json rs = ReplicaSet("aaaa", "rs-a", 2);
     json pg = Terminating(StoredGroup(b, d, rs, "pg-a"));
@@ -423,7 +423,7 @@ TEST_CASE("backends: a Terminating group object is waited for, never released", 
 
 TEST_CASE("backends: a foreign object with our name stops every write", "[unit]") {
   for (const Backend b : kBackends) {
-    INFO("backend " << NameOf(b));
+    INFO("backend " << BackendWord(b));
     const json d = BackendDeployment(b, 2);
     const json rs = ReplicaSet("aaaa", "rs-a", 2);
     json other = StoredGroup(b, d, rs, "pg-x");

@@ -55,9 +55,9 @@ TEST_CASE("executor: create stores the Workload, records the answer and counts t
   CHECK(log[0] == "get deployments ml/web");
   CHECK(log[1] == "create workloads ml/" + WorkloadName());
   CHECK(log[2].rfind("create events ml/web.", 0) == 0);  // the WorkloadCreated Event
-  const planner::Object recorded = h.Recent(Kind::kWorkload, WorkloadName(), nullptr);
+  const objects::Object recorded = h.Recent(Kind::kWorkload, WorkloadName(), nullptr);
   REQUIRE(recorded != nullptr);
-  CHECK(planner::UidOf(*recorded) == planner::UidOf(*stored));
+  CHECK(objects::UidOf(*recorded) == objects::UidOf(*stored));
   CHECK(h.metrics.writes() == 1);
   CHECK(h.EventReasons() == std::vector<std::string>{"WorkloadCreated"});
 }
@@ -73,9 +73,9 @@ TEST_CASE("executor: create AlreadyExists re-reads the object and asks for a rep
   CHECK(h.api.calls("create") == 1);  // never a second create, never a second object
   CHECK(h.api.Objects(Workloads(), kNs).size() == 1);
   CHECK(h.api.log().back() == "get workloads ml/" + WorkloadName());  // the refresh
-  const planner::Object recorded = h.Recent(Kind::kWorkload, WorkloadName(), nullptr);
+  const objects::Object recorded = h.Recent(Kind::kWorkload, WorkloadName(), nullptr);
   REQUIRE(recorded != nullptr);
-  CHECK(planner::UidOf(*recorded) == "w-uid-existing");
+  CHECK(objects::UidOf(*recorded) == "w-uid-existing");
   CHECK(h.EventReasons().empty());  // stopped before the WorkloadCreated Event
 }
 
@@ -176,7 +176,7 @@ TEST_CASE("executor: a patch is applied, recorded and counted", "[unit]") {
   CHECK(out.writes == 1);
   CHECK(h.api.Find(PodGroups(), kNs, kPgA)->at("spec")["schedulingPolicy"]["gang"]["minCount"] ==
         5);
-  const planner::Object recorded = h.Recent(Kind::kPodGroup, kPgA, Obj(pg));
+  const objects::Object recorded = h.Recent(Kind::kPodGroup, kPgA, Obj(pg));
   REQUIRE(recorded != nullptr);
   CHECK((*recorded)["spec"]["schedulingPolicy"]["gang"]["minCount"] == 5);
 }
@@ -197,9 +197,9 @@ TEST_CASE("executor: a patch whose test fails re-reads the object and asks for a
   CHECK(out.writes == 0);
   CHECK(h.api.calls("patch") == 1);  // stopped before the next action
   CHECK(h.api.log().back() == "get podgroups ml/" + kPgA);
-  const planner::Object recorded = h.Recent(Kind::kPodGroup, kPgA, nullptr);
+  const objects::Object recorded = h.Recent(Kind::kPodGroup, kPgA, nullptr);
   REQUIRE(recorded != nullptr);
-  CHECK(planner::UidOf(*recorded) == "pg-new");
+  CHECK(objects::UidOf(*recorded) == "pg-new");
   CHECK((*recorded)["spec"] == current["spec"]);  // unchanged
 }
 
@@ -236,7 +236,7 @@ TEST_CASE("executor: a failing write stops the plan at the first failure", "[uni
   CHECK(out.writes == 0);
   CHECK(h.api.calls("patch") == 1);
   CHECK(h.EventReasons().empty());
-  CHECK(planner::GateIndex(*h.api.Find(kube::Pods(), kNs, "web-aaaa-2"), "wasd.io/pod-group"));
+  CHECK(objects::GateIndex(*h.api.Find(kube::Pods(), kNs, "web-aaaa-2"), "wasd.io/pod-group"));
 }
 
 // --- PodGroup deletion (Q13) ------------------------------------------------------
@@ -255,7 +255,7 @@ struct DeleteScene {
     return h.Run({Action::DeletePodGroup(pg, owner_may_be_active)});
   }
   std::string DeleteCall() const {
-    return "delete podgroups ml/" + kPgA + " uid=pg-1 rv=" + planner::ResourceVersionOf(pg);
+    return "delete podgroups ml/" + kPgA + " uid=pg-1 rv=" + objects::ResourceVersionOf(pg);
   }
 };
 
@@ -277,9 +277,9 @@ TEST_CASE("executor: a PodGroup is deleted once the live ReplicaSet no longer ne
   CHECK(log[0] == "get replicasets ml/web-aaaa");  // the live read first
   CHECK(log[1] == s.DeleteCall());                 // uid and resourceVersion preconditions
   // Its finalizer keeps it: recorded as Terminating.
-  const planner::Object recorded = s.h.Recent(Kind::kPodGroup, kPgA, nullptr);
+  const objects::Object recorded = s.h.Recent(Kind::kPodGroup, kPgA, nullptr);
   REQUIRE(recorded != nullptr);
-  CHECK(planner::IsTerminating(*recorded));
+  CHECK(objects::IsTerminating(*recorded));
 }
 
 TEST_CASE("executor: no PodGroup delete while the live ReplicaSet has replicas again", "[unit]") {
@@ -290,7 +290,7 @@ TEST_CASE("executor: no PodGroup delete while the live ReplicaSet has replicas a
   CHECK(out.writes == 0);
   CHECK(out.requeue_after == std::chrono::milliseconds(1000));
   CHECK(s.h.api.calls("delete") == 0);
-  CHECK_FALSE(planner::IsTerminating(*s.h.api.Find(PodGroups(), kNs, kPgA)));
+  CHECK_FALSE(objects::IsTerminating(*s.h.api.Find(PodGroups(), kNs, kPgA)));
 }
 
 TEST_CASE("executor: no PodGroup delete when the ReplicaSet cannot be read", "[unit]") {
@@ -335,10 +335,10 @@ TEST_CASE("executor: a PodGroup changed since the plan is not deleted (precondit
   CHECK(out.status.ok());
   CHECK(out.replan);
   CHECK(out.writes == 0);
-  CHECK_FALSE(planner::IsTerminating(*s.h.api.Find(PodGroups(), kNs, kPgA)));
-  const planner::Object recorded = s.h.Recent(Kind::kPodGroup, kPgA, nullptr);
+  CHECK_FALSE(objects::IsTerminating(*s.h.api.Find(PodGroups(), kNs, kPgA)));
+  const objects::Object recorded = s.h.Recent(Kind::kPodGroup, kPgA, nullptr);
   REQUIRE(recorded != nullptr);
-  CHECK(planner::ResourceVersionOf(*recorded) == planner::ResourceVersionOf(now));
+  CHECK(objects::ResourceVersionOf(*recorded) == objects::ResourceVersionOf(now));
 }
 
 TEST_CASE("executor: a PodGroup already gone is recorded deleted, and a replan follows", "[unit]") {
@@ -373,7 +373,7 @@ TEST_CASE("executor: a release that leaves other finalizers records the PodGroup
   const json pg = h.api.Put(PodGroups(), stored);
   const ExecuteOutcome out = h.Run({Action::ReleasePodGroup(kPgA, "pg-1", 0)});
   CHECK(out.writes == 1);
-  const planner::Object recorded = h.Recent(Kind::kPodGroup, kPgA, Obj(pg));
+  const objects::Object recorded = h.Recent(Kind::kPodGroup, kPgA, Obj(pg));
   REQUIRE(recorded != nullptr);
   CHECK((*recorded)["metadata"]["finalizers"] == json::array({"example.com/keep"}));
 }
@@ -588,7 +588,7 @@ TEST_CASE("executor: a Volcano plan writes Volcano PodGroups and nothing native"
   CHECK((*stored)["spec"]["minMember"] == 2);
   CHECK(h.api.Objects(PodGroups(), kNs).empty());
   CHECK(h.api.Objects(Workloads(), kNs).empty());
-  const planner::Object recorded = h.Recent(Kind::kPodGroup, kPgA, nullptr);
+  const objects::Object recorded = h.Recent(Kind::kPodGroup, kPgA, nullptr);
   REQUIRE(recorded != nullptr);  // the next plan sees it before the watch does
   CHECK(h.PlanNow().empty());    // and nothing is left to do
 
@@ -605,7 +605,7 @@ TEST_CASE("executor: a Volcano plan writes Volcano PodGroups and nothing native"
   rs["spec"]["replicas"] = 0;
   h.api.Put(kube::ReplicaSets(), rs);
   for (const json& pod : h.api.Objects(kube::Pods(), kNs)) {
-    h.api.Delete(kube::Pods(), kNs, planner::NameOf(pod), planner::UidOf(pod), "");
+    h.api.Delete(kube::Pods(), kNs, objects::NameOf(pod), objects::UidOf(pod), "");
   }
   plan = h.PlanNow();
   REQUIRE(plan.backend == volcano);

@@ -4,17 +4,17 @@
 #include <algorithm>
 #include <utility>
 
-#include "planner/object_util.h"
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
+#include "objects/object_util.h"
 
 namespace wasd::reconciler::testing {
 
 using nlohmann::json;
-using planner::IsTerminating;
-using planner::NameOf;
-using planner::NamespaceOf;
-using planner::ResourceVersionOf;
-using planner::UidOf;
+using objects::IsTerminating;
+using objects::NameOf;
+using objects::NamespaceOf;
+using objects::ResourceVersionOf;
+using objects::UidOf;
 
 base::Status NotFound(std::string_view what) {
   return base::Status::Http(404, "NotFound", std::string(what) + " not found");
@@ -42,7 +42,7 @@ std::string What(const kube::Resource& r, std::string_view name) {
 }
 
 bool HasFinalizers(const json& object) {
-  const json* f = workloadbuilder::MemberPath(object, {"metadata", "finalizers"});
+  const json* f = objects::MemberPath(object, {"metadata", "finalizers"});
   return f != nullptr && f->is_array() && !f->empty();
 }
 

@@ -423,7 +423,7 @@ TEST_CASE("gang status: a Deployment update that moved only its status is not a 
 // GangStatus::Update against the fake API server, on an injected clock.
 struct UpdateFixture {
   testing::FakeApi api;
-  base::Logger log{base::LogLevel::kError};
+  runtime::Logger log{runtime::LogLevel::kError};
   workloadbuilder::ClusterFacts facts;
   EventRecorder events{api, log, "test"};
   std::chrono::steady_clock::time_point now =
@@ -440,7 +440,7 @@ struct UpdateFixture {
     for (const json& g : full.group_objects) observed.podgroups.push_back(Ptr(g));
     observed.workloads.push_back(Ptr(full.workload));
   }
-  static planner::Object Ptr(const json& o) { return std::make_shared<const json>(o); }
+  static objects::Object Ptr(const json& o) { return std::make_shared<const json>(o); }
   // The Deployment in the store and, as the watch would bring it, in the cache.
   void Cache(const json& deployment) {
     const kube::Resource status = kube::Deployments().Sub("status");
@@ -453,7 +453,7 @@ struct UpdateFixture {
   // Fit inputs that are known (`ready`) or still syncing.
   FitInputsFn Fit(const bool& ready) {
     return
-        [this, &ready](std::vector<planner::Object>* nodes, std::vector<planner::Object>* bound) {
+        [this, &ready](std::vector<objects::Object>* nodes, std::vector<objects::Object>* bound) {
           if (!ready) return false;
           for (const json& n : full.nodes) nodes->push_back(Ptr(n));
           for (const json& p : full.bound_pods) bound->push_back(Ptr(p));

@@ -37,7 +37,7 @@ void RollOut(Harness& h) {
 }
 
 bool Gated(const Harness& h, const std::string& pod) {
-  return planner::GateIndex(*h.api.Find(kube::Pods(), kNs, pod), "wasd.io/pod-group").has_value();
+  return objects::GateIndex(*h.api.Find(kube::Pods(), kNs, pod), "wasd.io/pod-group").has_value();
 }
 
 TEST_CASE("plan rounds: a new Deployment converges in two rounds", "[unit]") {

@@ -19,8 +19,8 @@ namespace {
 
 using namespace planner::testing;  // NOLINT: test fixtures
 using nlohmann::json;
+using objects::Object;
 using planner::Action;
-using planner::Object;
 using planner::Plan;
 using planner::PlanDeployment;
 using planner::PlanInput;

@@ -9,7 +9,7 @@
 
 namespace wasd::reconciler {
 
-using planner::Object;
+using objects::Object;
 namespace {
 
 using nlohmann::json;

@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "base/log.h"
 #include "planner/plan.h"
 #include "reconciler/events.h"
 #include "reconciler/executor.h"
 #include "reconciler/metrics.h"
 #include "reconciler/recent_writes.h"
+#include "runtime/log.h"
 #include "tests/planner/plan_fixtures.h"
 #include "tests/reconciler/fake_api.h"
 
@@ -52,7 +52,7 @@ struct Harness {
   FakeApi api;
   RecentWrites recent;
   Metrics metrics;
-  const base::Logger log{base::LogLevel::kError};
+  const runtime::Logger log{runtime::LogLevel::kError};
   EventRecorder events{api, log, "test-replica"};
   bool leader = true;
   Executor executor{api, recent, events, metrics, log, [this] { return leader; }};
@@ -80,11 +80,11 @@ struct Harness {
     }
     return "";
   }
-  planner::Object Recent(Kind kind, const std::string& name, const planner::Object& cached) {
+  objects::Object Recent(Kind kind, const std::string& name, const objects::Object& cached) {
     return recent.Resolve(kind, planner::testing::kNs, name, [&] { return cached; });
   }
   planner::PlanInput Observe() const {
-    return ObserveFake(api, planner::testing::kNs, planner::NameOf(deployment));
+    return ObserveFake(api, planner::testing::kNs, objects::NameOf(deployment));
   }
   // The planner's actions for the objects the fake holds now.
   planner::Plan PlanNow() const { return planner::PlanDeployment(Observe()); }

@@ -111,7 +111,7 @@ TEST_CASE("discovery through the Api seam follows what the server serves", "[uni
 TEST_CASE("version switch: writes go through the version in use, with its apiVersion", "[unit]") {
   Harness h;
   const SchedulingApi v1{"v1"};
-  const base::Logger log{base::LogLevel::kError};
+  const runtime::Logger log{runtime::LogLevel::kError};
   auto observe = [&] {
     planner::PlanInput in = h.Observe();
     in.workloads.clear();

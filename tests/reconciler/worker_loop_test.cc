@@ -47,7 +47,7 @@ class Recorder : public Reconciler {
 
 TEST_CASE("worker loop: events within the enqueue delay merge into one waiting key", "[unit]") {
   Recorder r;
-  base::Logger log(base::LogLevel::kError);
+  runtime::Logger log(runtime::LogLevel::kError);
   WorkerLoop loop(r, log, nullptr, 5s);
   loop.Enqueue("ns/a");
   loop.Enqueue("ns/a");
@@ -65,7 +65,7 @@ TEST_CASE("worker loop: a failure is retried, a requeue comes back, both loops r
   Recorder plan;
   plan.fail_first = 1;
   Recorder doctor;
-  base::Logger log(base::LogLevel::kError);
+  runtime::Logger log(runtime::LogLevel::kError);
   WorkerLoop a(plan, log, nullptr);
   WorkerLoop b(doctor, log, nullptr);
   a.Start(2);

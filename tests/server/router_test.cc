@@ -48,7 +48,7 @@ TEST_CASE("readyz follows listener, certificate and draining", "[unit][server]")
     return AnswerPlainRequest(verb::get, target, true, true, state, metrics);
   };
   CHECK(ask("/healthz").status == 200);
-  base::HttpResponse r = ask("/readyz");
+  runtime::HttpResponse r = ask("/readyz");
   CHECK(r.status == 503);
   CHECK(r.body == "not ready: admission listener not accepting; no serving certificate\n");
 

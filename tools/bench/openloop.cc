@@ -56,7 +56,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <nlohmann/json.hpp>
 
-#include "base/flags.h"
+#include "runtime/flags.h"
 
 namespace {
 
@@ -459,7 +459,7 @@ class Generator {
 
 int main(int argc, char** argv) {
   Config config;
-  wasd::base::FlagSet flags(
+  wasd::runtime::FlagSet flags(
       "wasd-openloop", "wasd-openloop --port N --body FILE --rate R [flags]",
       "Sends POST requests at a fixed arrival rate over kept-alive TLS connections and prints\n"
       "latency percentiles measured from each request's scheduled send time (open loop:\n"

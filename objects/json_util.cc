@@ -1,8 +1,8 @@
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 
 #include <limits>
 
-namespace wasd::workloadbuilder {
+namespace wasd::objects {
 
 using nlohmann::json;
 
@@ -93,4 +93,4 @@ std::string ApiGroupOf(std::string_view api_version) {
   return std::string(api_version.substr(0, slash));
 }
 
-}  // namespace wasd::workloadbuilder
+}  // namespace wasd::objects

@@ -22,8 +22,8 @@
 // default read from the target at registration.
 //
 // Not thread-safe; used by one thread at start-up.
-#ifndef WASD_BASE_FLAGS_H_
-#define WASD_BASE_FLAGS_H_
+#ifndef WASD_RUNTIME_FLAGS_H_
+#define WASD_RUNTIME_FLAGS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -33,9 +33,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/log.h"
+#include "runtime/log.h"
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 // Exit codes every subcommand shares.
 inline constexpr int kExitOk = 0;
@@ -136,6 +136,6 @@ class FlagSet {
   std::string error_;
 };
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime
 
-#endif  // WASD_BASE_FLAGS_H_
+#endif  // WASD_RUNTIME_FLAGS_H_

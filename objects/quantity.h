@@ -8,15 +8,15 @@
 // milli-unit round up (kube's MilliValue rounds up too), so "1u" is 1.
 //
 // Pure functions; thread-safe.
-#ifndef WASD_DOCTOR_QUANTITY_H_
-#define WASD_DOCTOR_QUANTITY_H_
+#ifndef WASD_OBJECTS_QUANTITY_H_
+#define WASD_OBJECTS_QUANTITY_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace wasd::doctor {
+namespace wasd::objects {
 
 // The value of `text` in milli-units; nullopt when `text` is not a quantity
 // (empty, a stray character, an unknown suffix, a suffix and an exponent
@@ -31,6 +31,6 @@ std::optional<std::int64_t> ParseQuantityMilli(std::string_view text);
 // ("1500m") whatever the resource.
 std::string FormatQuantityMilli(std::string_view resource, std::int64_t milli);
 
-}  // namespace wasd::doctor
+}  // namespace wasd::objects
 
-#endif  // WASD_DOCTOR_QUANTITY_H_
+#endif  // WASD_OBJECTS_QUANTITY_H_

@@ -1,10 +1,10 @@
-#include "base/listen.h"
+#include "runtime/listen.h"
 
 #include <arpa/inet.h>
 
 #include <charconv>
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 bool IsIpLiteral(const std::string& host) {
   unsigned char buf[16];
@@ -36,12 +36,13 @@ bool ParseListenAddress(std::string_view text, ListenAddress* out) {
   return true;
 }
 
-Result<boost::asio::ip::tcp::endpoint> MakeEndpoint(const std::string& host, std::uint16_t port) {
+base::Result<boost::asio::ip::tcp::endpoint> MakeEndpoint(const std::string& host,
+                                                          std::uint16_t port) {
   boost::system::error_code ec;
   const boost::asio::ip::address address = boost::asio::ip::make_address(host, ec);
   if (ec) {
-    return Status::Error(Status::Kind::kInvalidArgument,
-                         "invalid address " + host + ": " + ec.message());
+    return base::Status::Error(base::Status::Kind::kInvalidArgument,
+                               "invalid address " + host + ": " + ec.message());
   }
   return boost::asio::ip::tcp::endpoint(address, port);
 }
@@ -51,17 +52,17 @@ std::string HostPort(const boost::asio::ip::tcp::endpoint& endpoint) {
   return (endpoint.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(endpoint.port());
 }
 
-Status OpenAcceptor(boost::asio::ip::tcp::acceptor& acceptor,
-                    const boost::asio::ip::tcp::endpoint& endpoint, int backlog,
-                    const std::string& what) {
+base::Status OpenAcceptor(boost::asio::ip::tcp::acceptor& acceptor,
+                          const boost::asio::ip::tcp::endpoint& endpoint, int backlog,
+                          const std::string& what) {
   boost::system::error_code ec;
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(boost::asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(backlog, ec);
-  if (!ec) return Status::Ok();
-  return Status::Error(Status::Kind::kUnreachable,
-                       "cannot listen on " + HostPort(endpoint) + what + ": " + ec.message());
+  if (!ec) return base::Status::Ok();
+  return base::Status::Error(base::Status::Kind::kUnreachable,
+                             "cannot listen on " + HostPort(endpoint) + what + ": " + ec.message());
 }
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime

@@ -3,8 +3,8 @@
 // command) reads its address flag and opens its socket.
 // Pure parsing; OpenAcceptor is not thread-safe (call it before the
 // acceptor is shared).
-#ifndef WASD_BASE_LISTEN_H_
-#define WASD_BASE_LISTEN_H_
+#ifndef WASD_RUNTIME_LISTEN_H_
+#define WASD_RUNTIME_LISTEN_H_
 
 #include <cstdint>
 #include <string>
@@ -14,7 +14,7 @@
 
 #include "base/status.h"
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 // A listen address. `enabled` is false for the value "0", which turns the
 // endpoint off (the controller-runtime convention for probe/metrics flags).
@@ -30,16 +30,17 @@ bool ParseListenAddress(std::string_view text, ListenAddress* out);
 // True when `host` is an IPv4 or IPv6 literal.
 bool IsIpLiteral(const std::string& host);
 // The endpoint of an IP literal and a port; fails on anything else.
-Result<boost::asio::ip::tcp::endpoint> MakeEndpoint(const std::string& host, std::uint16_t port);
+base::Result<boost::asio::ip::tcp::endpoint> MakeEndpoint(const std::string& host,
+                                                          std::uint16_t port);
 // "HOST:PORT" ("[v6]:PORT") of an endpoint, for logs.
 std::string HostPort(const boost::asio::ip::tcp::endpoint& endpoint);
 
 // Binds `acceptor` to `endpoint` (SO_REUSEADDR) and listens with `backlog`.
 // Fails with "cannot listen on ADDR:PORT<what>: <reason>".
-Status OpenAcceptor(boost::asio::ip::tcp::acceptor& acceptor,
-                    const boost::asio::ip::tcp::endpoint& endpoint, int backlog,
-                    const std::string& what);
+base::Status OpenAcceptor(boost::asio::ip::tcp::acceptor& acceptor,
+                          const boost::asio::ip::tcp::endpoint& endpoint, int backlog,
+                          const std::string& what);
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime
 
-#endif  // WASD_BASE_LISTEN_H_
+#endif  // WASD_RUNTIME_LISTEN_H_

@@ -13,8 +13,8 @@
 //
 // Thread-safety: Open() before Start(), from one thread; Stop() from any
 // thread. The handler is called concurrently from several threads.
-#ifndef WASD_BASE_HTTP_SERVER_H_
-#define WASD_BASE_HTTP_SERVER_H_
+#ifndef WASD_RUNTIME_HTTP_SERVER_H_
+#define WASD_RUNTIME_HTTP_SERVER_H_
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -29,11 +29,11 @@
 #include <string_view>
 #include <thread>
 
-#include "base/listen.h"
-#include "base/log.h"
 #include "base/status.h"
+#include "runtime/listen.h"
+#include "runtime/log.h"
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 struct HttpResponse {
   int status = 200;
@@ -56,7 +56,7 @@ class HttpServer : public std::enable_shared_from_this<HttpServer> {
   HttpServer(boost::asio::io_context& ioc, std::string name, HttpHandler handler,
              const Logger& logger, Limits limits);
 
-  Status Open(const boost::asio::ip::tcp::endpoint& endpoint);
+  base::Status Open(const boost::asio::ip::tcp::endpoint& endpoint);
   void Start();
   void Stop();
 
@@ -91,8 +91,8 @@ class HttpServerThread {
   // Binds `address` (see ParseListenAddress; port 0 = any free port) and
   // starts serving on a new thread. Fails when the address is unusable or
   // taken.
-  Status Start(const ListenAddress& address, std::string name, HttpHandler handler,
-               const Logger& logger, HttpServer::Limits limits = {});
+  base::Status Start(const ListenAddress& address, std::string name, HttpHandler handler,
+                     const Logger& logger, HttpServer::Limits limits = {});
   // The bound port (after Start).
   std::uint16_t port() const;
   void Stop();
@@ -103,6 +103,6 @@ class HttpServerThread {
   std::thread thread_;
 };
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime
 
-#endif  // WASD_BASE_HTTP_SERVER_H_
+#endif  // WASD_RUNTIME_HTTP_SERVER_H_

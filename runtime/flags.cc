@@ -1,4 +1,4 @@
-#include "base/flags.h"
+#include "runtime/flags.h"
 
 #include <charconv>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "base/duration.h"
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 namespace {
 
@@ -21,16 +21,16 @@ bool ParseInteger(std::string_view text, T* out) {
   return ec == std::errc() && p == end;
 }
 
-bool IsBoolWord(std::string_view v) { return ParseBool(v).ok(); }
+bool IsBoolWord(std::string_view v) { return base::ParseBool(v).ok(); }
 
 template <typename D>
 FlagSet::Apply DurationApply(D* target, D min) {
   return [target, min](std::string_view v) -> std::string {
-    base::Result<std::chrono::nanoseconds> d = ParseDuration(v);
+    base::Result<std::chrono::nanoseconds> d = base::ParseDuration(v);
     if (!d.ok()) return d.status().message();
-    if (*d < min) return "must be at least " + FormatDuration(min);
+    if (*d < min) return "must be at least " + base::FormatDuration(min);
     const auto whole = std::chrono::duration_cast<D>(*d);
-    if (whole != *d) return "must be a whole number of " + FormatDuration(D(1)) + " units";
+    if (whole != *d) return "must be a whole number of " + base::FormatDuration(D(1)) + " units";
     *target = whole;
     return {};
   };
@@ -74,7 +74,7 @@ FlagSet& FlagSet::Bool(std::string name, bool* target, std::string help) {
   Flag f = MakeFlag(std::move(name), Kind::kBool, "", std::move(help));
   f.default_text = *target ? "true" : "false";
   f.apply = [target](std::string_view v) -> std::string {
-    base::Result<bool> b = ParseBool(v);
+    base::Result<bool> b = base::ParseBool(v);
     if (!b.ok()) return "want true or false";
     *target = *b;
     return {};
@@ -114,7 +114,7 @@ FlagSet& FlagSet::Uint64(std::string name, std::uint64_t* target, std::uint64_t 
 FlagSet& FlagSet::Duration(std::string name, std::chrono::milliseconds* target,
                            std::chrono::milliseconds min, std::string help) {
   Flag f = MakeFlag(std::move(name), Kind::kValue, "DURATION", std::move(help));
-  f.default_text = FormatDuration(*target);
+  f.default_text = base::FormatDuration(*target);
   f.apply = DurationApply(target, min);
   return Add(std::move(f));
 }
@@ -122,7 +122,7 @@ FlagSet& FlagSet::Duration(std::string name, std::chrono::milliseconds* target,
 FlagSet& FlagSet::Duration(std::string name, std::chrono::seconds* target, std::chrono::seconds min,
                            std::string help) {
   Flag f = MakeFlag(std::move(name), Kind::kValue, "DURATION", std::move(help));
-  f.default_text = FormatDuration(*target);
+  f.default_text = base::FormatDuration(*target);
   f.apply = DurationApply(target, min);
   return Add(std::move(f));
 }
@@ -378,4 +378,4 @@ int FlagSet::UsageError(std::string_view message) const {
   return kExitUsage;
 }
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime

@@ -1,4 +1,4 @@
-#include "base/log.h"
+#include "runtime/log.h"
 
 #include <unistd.h>
 
@@ -14,25 +14,25 @@
 #include "base/time.h"
 #include "base/utf8.h"
 
-namespace wasd::base {
+namespace wasd::runtime {
 namespace {
 
 // RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.000006Z.
 void AppendTime(std::string* out, std::int64_t unix_nanos) {
-  AppendRfc3339(out,
-                std::chrono::system_clock::time_point(
-                    std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                        std::chrono::nanoseconds(unix_nanos))),
-                TimePrecision::kMicros);
+  base::AppendRfc3339(out,
+                      std::chrono::system_clock::time_point(
+                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                              std::chrono::nanoseconds(unix_nanos))),
+                      base::TimePrecision::kMicros);
 }
 
 void AppendString(std::string* out, std::string_view value) {
   out->push_back('"');
   if (value.size() > kMaxLogValueBytes) {
-    AppendJsonEscaped(out, value.substr(0, kMaxLogValueBytes));
+    base::AppendJsonEscaped(out, value.substr(0, kMaxLogValueBytes));
     out->append("\xE2\x80\xA6");  // "…"
   } else {
-    AppendJsonEscaped(out, value);
+    base::AppendJsonEscaped(out, value);
   }
   out->push_back('"');
 }
@@ -191,4 +191,4 @@ void Logger::Log(LogLevel level, std::string_view msg,
   }
 }
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime

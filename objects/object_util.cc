@@ -1,14 +1,14 @@
-#include "planner/object_util.h"
+#include "objects/object_util.h"
 
-#include "workloadbuilder/json_util.h"
+#include "objects/json_util.h"
 
-namespace wasd::planner {
+namespace wasd::objects {
 
 using nlohmann::json;
-using workloadbuilder::AsInt;
-using workloadbuilder::AsString;
-using workloadbuilder::Member;
-using workloadbuilder::MemberPath;
+using objects::AsInt;
+using objects::AsString;
+using objects::Member;
+using objects::MemberPath;
 
 namespace {
 
@@ -97,4 +97,4 @@ std::string StripHashSuffix(std::string_view name) {
   return std::string(name.substr(0, dash));
 }
 
-}  // namespace wasd::planner
+}  // namespace wasd::objects

@@ -4,8 +4,8 @@
 // rename, fsync the directory) so a reader never sees a half-written file.
 // Thread-safety: safe to call concurrently on different paths; concurrent
 // writers of one path end with one of the contents intact.
-#ifndef WASD_BASE_FILE_UTIL_H_
-#define WASD_BASE_FILE_UTIL_H_
+#ifndef WASD_RUNTIME_FILE_UTIL_H_
+#define WASD_RUNTIME_FILE_UTIL_H_
 
 #include <sys/types.h>
 
@@ -14,12 +14,12 @@
 
 #include "base/status.h"
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 // Reads a whole file of at most `max_bytes` (/proc files, which report size
 // 0, included). Fails with kInvalidArgument naming the file and the reason
 // (missing, unreadable, too large).
-Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes);
+base::Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes);
 
 // True if `path` exists (any file type, including a dangling symlink).
 bool PathExists(const std::string& path);
@@ -28,8 +28,8 @@ bool RegularFileExists(const std::string& path);
 
 // Replaces `path` with `data` atomically and with permission bits `mode`
 // (the temporary file gets `mode` before any byte is written).
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode);
+base::Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode);
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime
 
-#endif  // WASD_BASE_FILE_UTIL_H_
+#endif  // WASD_RUNTIME_FILE_UTIL_H_

@@ -1,4 +1,4 @@
-#include "base/log.h"
+#include "runtime/log.h"
 
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace wasd::base {
+namespace wasd::runtime {
 namespace {
 
 std::string Escaped(std::string_view in) {
   std::string out;
-  AppendJsonEscaped(&out, in);
+  base::AppendJsonEscaped(&out, in);
   return out;
 }
 
@@ -175,4 +175,4 @@ TEST_CASE("log formats parse", "[unit][base]") {
 }
 
 }  // namespace
-}  // namespace wasd::base
+}  // namespace wasd::runtime

@@ -13,8 +13,8 @@
 //
 // Thread-safe: Log() may be called from any thread; the Logger is immutable
 // after construction.
-#ifndef WASD_BASE_LOG_H_
-#define WASD_BASE_LOG_H_
+#ifndef WASD_RUNTIME_LOG_H_
+#define WASD_RUNTIME_LOG_H_
 
 #include <concepts>
 #include <cstdint>
@@ -26,7 +26,7 @@
 
 #include "base/json_text.h"  // AppendJsonEscaped, which the lines are written with
 
-namespace wasd::base {
+namespace wasd::runtime {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 enum class LogFormat { kJson, kText };
@@ -38,7 +38,7 @@ bool ParseLogLevel(std::string_view text, LogLevel* out);
 // Parses "json" or "text"; false when unknown.
 bool ParseLogFormat(std::string_view text, LogFormat* out);
 
-// What the log flags of every command set (base/flags.h AddLogFlags):
+// What the log flags of every command set (runtime/flags.h AddLogFlags):
 // --log-level, --v (klog's verbosity: 1 or more means debug) and
 // --log-format.
 struct LogOptions {
@@ -129,6 +129,6 @@ class Logger {
   LogFormat format_;
 };
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime
 
-#endif  // WASD_BASE_LOG_H_
+#endif  // WASD_RUNTIME_LOG_H_

@@ -1,4 +1,4 @@
-#include "base/file_util.h"
+#include "runtime/file_util.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace wasd::base {
+namespace wasd::runtime {
 namespace {
 
 std::string ErrnoText(const std::string& what, const std::string& path) {
@@ -44,21 +44,25 @@ class FdCloser {
 
 }  // namespace
 
-Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes) {
+base::Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(Status::Kind::kInvalidArgument, ErrnoText("cannot read", path));
+  if (fd < 0)
+    return base::Status::Error(base::Status::Kind::kInvalidArgument,
+                               ErrnoText("cannot read", path));
   const FdCloser closer(fd);
   std::string data;
   char buf[16384];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::Error(Status::Kind::kInvalidArgument, ErrnoText("cannot read", path));
+    if (n < 0)
+      return base::Status::Error(base::Status::Kind::kInvalidArgument,
+                                 ErrnoText("cannot read", path));
     if (n == 0) break;
     data.append(buf, static_cast<std::size_t>(n));
     if (data.size() > max_bytes) {
-      return Status::Error(Status::Kind::kInvalidArgument,
-                           path + " is larger than " + std::to_string(max_bytes) + " bytes");
+      return base::Status::Error(base::Status::Kind::kInvalidArgument,
+                                 path + " is larger than " + std::to_string(max_bytes) + " bytes");
     }
   }
   return data;
@@ -74,15 +78,16 @@ bool RegularFileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
+base::Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
   const std::size_t slash = path.rfind('/');
   const std::string prefix = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string tmp = prefix + "." + base + ".tmpXXXXXX";
   FdCloser fd(::mkstemp(tmp.data()));
-  if (fd.get() < 0) return Status::Error(ErrnoText("cannot create a temporary file for", path));
+  if (fd.get() < 0)
+    return base::Status::Error(ErrnoText("cannot create a temporary file for", path));
   auto fail = [&](const std::string& what) {
-    Status st = Status::Error(ErrnoText(what, path));
+    base::Status st = base::Status::Error(ErrnoText(what, path));
     ::unlink(tmp.c_str());
     return st;
   };
@@ -105,7 +110,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
     ::fsync(dfd);
     ::close(dfd);
   }
-  return Status::Ok();
+  return base::Status::Ok();
 }
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime

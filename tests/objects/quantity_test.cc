@@ -1,7 +1,7 @@
-// doctor/quantity.h: Kubernetes quantities as milli-units.
+// objects/quantity.h: Kubernetes quantities as milli-units.
 #include <catch2/catch.hpp>
 
-#include "doctor/quantity.h"
+#include "objects/quantity.h"
 
 namespace wasd::doctor {
 namespace {
@@ -23,7 +23,7 @@ TEST_CASE("ParseQuantityMilli reads Kubernetes quantities", "[quantity]") {
   // clang-format on
   for (const Case& c : cases) {
     INFO(c.text);
-    REQUIRE(ParseQuantityMilli(c.text) == std::optional<std::int64_t>(c.milli));
+    REQUIRE(objects::ParseQuantityMilli(c.text) == std::optional<std::int64_t>(c.milli));
   }
 }
 
@@ -32,22 +32,23 @@ TEST_CASE("ParseQuantityMilli refuses what is not a quantity or does not fit", "
        {"", "m", "1x", "1 Gi", "1GI", "1.2.3", "1e", "1e+", "1ee3", "Gi", "1Gie3", "--1", "9Ei",
         "9223372036854776", "1e1000", "1234567890123456789012345678901"}) {
     INFO(text);
-    REQUIRE_FALSE(ParseQuantityMilli(text).has_value());
+    REQUIRE_FALSE(objects::ParseQuantityMilli(text).has_value());
   }
   // The largest that fits: 9223372036854775807 milli-units.
-  REQUIRE(ParseQuantityMilli("9223372036854775807m") == std::optional<std::int64_t>(INT64_MAX));
-  REQUIRE_FALSE(ParseQuantityMilli("9223372036854775808m").has_value());
+  REQUIRE(objects::ParseQuantityMilli("9223372036854775807m") ==
+          std::optional<std::int64_t>(INT64_MAX));
+  REQUIRE_FALSE(objects::ParseQuantityMilli("9223372036854775808m").has_value());
 }
 
 TEST_CASE("FormatQuantityMilli prints in the resource's units", "[quantity]") {
-  REQUIRE(FormatQuantityMilli("cpu", 500) == "500m");
-  REQUIRE(FormatQuantityMilli("cpu", 3000) == "3");
-  REQUIRE(FormatQuantityMilli("nvidia.com/gpu", 3000) == "3");
-  REQUIRE(FormatQuantityMilli("memory", 2147483648000) == "2Gi");
-  REQUIRE(FormatQuantityMilli("memory", 1610612736000) == "1536Mi");
-  REQUIRE(FormatQuantityMilli("memory", 1000000000) == "1000000");
-  REQUIRE(FormatQuantityMilli("hugepages-2Mi", 2097152000) == "2Mi");
-  REQUIRE(FormatQuantityMilli("memory", 0) == "0");
+  REQUIRE(objects::FormatQuantityMilli("cpu", 500) == "500m");
+  REQUIRE(objects::FormatQuantityMilli("cpu", 3000) == "3");
+  REQUIRE(objects::FormatQuantityMilli("nvidia.com/gpu", 3000) == "3");
+  REQUIRE(objects::FormatQuantityMilli("memory", 2147483648000) == "2Gi");
+  REQUIRE(objects::FormatQuantityMilli("memory", 1610612736000) == "1536Mi");
+  REQUIRE(objects::FormatQuantityMilli("memory", 1000000000) == "1000000");
+  REQUIRE(objects::FormatQuantityMilli("hugepages-2Mi", 2097152000) == "2Mi");
+  REQUIRE(objects::FormatQuantityMilli("memory", 0) == "0");
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 // reads as absent) and never throws.
 //
 // Pure functions; thread-safe.
-#ifndef WASD_PLANNER_OBJECT_UTIL_H_
-#define WASD_PLANNER_OBJECT_UTIL_H_
+#ifndef WASD_OBJECTS_OBJECT_UTIL_H_
+#define WASD_OBJECTS_OBJECT_UTIL_H_
 
 #include <cstdint>
 #include <memory>
@@ -17,10 +17,15 @@
 #include <string>
 #include <string_view>
 
-namespace wasd::planner {
+namespace wasd::objects {
 
 // Cached objects are shared and immutable.
 using Object = std::shared_ptr<const nlohmann::json>;
+
+// The finalizer kube's podgroup-protection controller puts on every
+// PodGroup; it waits for the pods that name the PodGroup.
+inline constexpr std::string_view kPodGroupProtectionFinalizer =
+    "scheduling.k8s.io/podgroup-protection";
 
 // metadata.name / namespace / uid / resourceVersion; "" when absent.
 std::string NameOf(const nlohmann::json& object);
@@ -67,6 +72,6 @@ bool SplitKey(std::string_view key, std::string* ns, std::string* name);
 // ownerReferences and use this only as a fallback).
 std::string StripHashSuffix(std::string_view name);
 
-}  // namespace wasd::planner
+}  // namespace wasd::objects
 
-#endif  // WASD_PLANNER_OBJECT_UTIL_H_
+#endif  // WASD_OBJECTS_OBJECT_UTIL_H_

@@ -1,8 +1,8 @@
-#include "doctor/quantity.h"
+#include "objects/quantity.h"
 
 #include <limits>
 
-namespace wasd::doctor {
+namespace wasd::objects {
 
 namespace {
 
@@ -133,4 +133,4 @@ std::string FormatQuantityMilli(std::string_view resource, std::int64_t milli) {
   return std::to_string(units) + kSuffixes[s];
 }
 
-}  // namespace wasd::doctor
+}  // namespace wasd::objects

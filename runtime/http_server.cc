@@ -1,4 +1,4 @@
-#include "base/http_server.h"
+#include "runtime/http_server.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -12,7 +12,7 @@
 #include <optional>
 #include <utility>
 
-namespace wasd::base {
+namespace wasd::runtime {
 namespace {
 
 namespace beast = boost::beast;
@@ -113,7 +113,7 @@ HttpServer::HttpServer(net::io_context& ioc, std::string name, HttpHandler handl
       logger_(logger),
       limits_(limits) {}
 
-Status HttpServer::Open(const tcp::endpoint& endpoint) {
+base::Status HttpServer::Open(const tcp::endpoint& endpoint) {
   return OpenAcceptor(acceptor_, endpoint, kListenBacklog, " (" + name_ + ")");
 }
 
@@ -160,12 +160,13 @@ void HttpServer::OnAccept(beast::error_code ec, tcp::socket socket) {
 
 HttpServerThread::~HttpServerThread() { Stop(); }
 
-Status HttpServerThread::Start(const ListenAddress& address, std::string name, HttpHandler handler,
-                               const Logger& logger, HttpServer::Limits limits) {
-  Result<tcp::endpoint> endpoint = MakeEndpoint(address.host, address.port);
+base::Status HttpServerThread::Start(const ListenAddress& address, std::string name,
+                                     HttpHandler handler, const Logger& logger,
+                                     HttpServer::Limits limits) {
+  base::Result<tcp::endpoint> endpoint = MakeEndpoint(address.host, address.port);
   if (!endpoint.ok()) return endpoint.status();
   server_ = std::make_shared<HttpServer>(ioc_, std::move(name), std::move(handler), logger, limits);
-  if (Status s = server_->Open(*endpoint); !s.ok()) {
+  if (base::Status s = server_->Open(*endpoint); !s.ok()) {
     server_.reset();
     return s;
   }
@@ -178,7 +179,7 @@ Status HttpServerThread::Start(const ListenAddress& address, std::string name, H
                               {{"server", server_->name()}, {"error", e.what()}});
     }
   });
-  return Status::Ok();
+  return base::Status::Ok();
 }
 
 std::uint16_t HttpServerThread::port() const {
@@ -192,4 +193,4 @@ void HttpServerThread::Stop() {
   thread_.join();
 }
 
-}  // namespace wasd::base
+}  // namespace wasd::runtime

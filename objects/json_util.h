@@ -6,8 +6,8 @@
 // decoder treats `null` for pointers, slices and maps.
 //
 // Pure functions; thread-safe.
-#ifndef WASD_WORKLOADBUILDER_JSON_UTIL_H_
-#define WASD_WORKLOADBUILDER_JSON_UTIL_H_
+#ifndef WASD_OBJECTS_JSON_UTIL_H_
+#define WASD_OBJECTS_JSON_UTIL_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace wasd::workloadbuilder {
+namespace wasd::objects {
 
 // The member `key` of `object`, or nullptr when `object` is not an object, has
 // no such member, or the member is null.
@@ -52,6 +52,6 @@ bool DepthExceeds(const nlohmann::json& value, int limit);
 // The group part of an apiVersion: "apps/v1" → "apps", "v1" → "".
 std::string ApiGroupOf(std::string_view api_version);
 
-}  // namespace wasd::workloadbuilder
+}  // namespace wasd::objects
 
-#endif  // WASD_WORKLOADBUILDER_JSON_UTIL_H_
+#endif  // WASD_OBJECTS_JSON_UTIL_H_
