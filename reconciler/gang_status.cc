@@ -10,7 +10,7 @@
 #include "base/time.h"
 #include "objects/json_util.h"
 #include "objects/object_util.h"
-#include "workloadbuilder/names.h"
+#include "reconciler/observe.h"
 
 namespace wasd::reconciler {
 
@@ -230,25 +230,7 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     if (it != gangs_.end() && it->second.settled_inputs == fingerprint) return out;
   }
   // The cached objects themselves (`plan` keeps them alive): no copies.
-  doctor::GangView in;
-  in.deployment = &deployment;
-  const auto refs = [](const std::vector<objects::Object>& objects) {
-    doctor::ObjectRefs borrowed;
-    borrowed.reserve(objects.size());
-    for (const objects::Object& o : objects) borrowed.push_back(o.get());
-    return borrowed;
-  };
-  in.replicasets = refs(plan.replicasets);
-  in.pods = refs(plan.pods);
-  in.group_objects = refs(plan.podgroups);
-  const std::string workload_name =
-      workloadbuilder::GenerateWorkloadName(name, objects::UidOf(deployment));
-  for (const auto& w : plan.workloads) {
-    if (objects::NameOf(*w) == workload_name) in.workload = w.get();
-  }
-  in.api_served = api_served;
-  in.scheduling_api_version = plan.scheduling_api_version;
-  in.facts = &facts_;
+  doctor::GangView in = GangViewOf(plan, api_served, &facts_);
   const std::optional<doctor::Diagnosis> diagnosed = DiagnoseWithFit(in, fit, key, now);
   if (!diagnosed) {
     out.recheck = kGangRecheck;

@@ -1,6 +1,6 @@
-#include "cmd/api_error.h"
+#include "kube/api_error.h"
 
-namespace wasd::cmd {
+namespace wasd::kube {
 
 std::string Why(const base::Status& s) {
   if (s.http_code() == 403) return "no access (forbidden): " + s.message();
@@ -8,4 +8,4 @@ std::string Why(const base::Status& s) {
   return s.ToString();
 }
 
-}  // namespace wasd::cmd
+}  // namespace wasd::kube
