@@ -366,6 +366,17 @@ GangView ViewOf(const GangInput& input) {
 
 Diagnosis Diagnose(const GangInput& in) { return Diagnose(ViewOf(in)); }
 
+bool MayBeScheduled(const GangView& in) {
+  const json* rs = CurrentReplicaSet(in.replicasets);
+  if (rs == nullptr) return true;
+  const std::string rs_uid = objects::UidOf(*rs);
+  for (const json* pod : in.pods) {
+    if (objects::ControllerUid(*pod) != rs_uid || objects::IsTerminating(*pod)) continue;
+    if (Str(*pod, {"spec", "nodeName"}).empty()) return false;
+  }
+  return true;
+}
+
 Diagnosis Diagnose(const GangView& in) {
   Diagnosis d;
   Gang g{in,

@@ -216,6 +216,12 @@ Diagnosis Diagnose(const GangInput& input);
 // The same diagnosis over borrowed objects (what the reconciler runs).
 Diagnosis Diagnose(const GangView& input);
 
+// False only when Diagnose(input) cannot be Scheduled: a member of the
+// current ReplicaSet (a pod not being deleted) has no node yet. Costs one
+// pass over the pods and no diagnosis; GangStatus uses it to skip the looks
+// that could not change a settling gang's fate.
+bool MayBeScheduled(const GangView& input);
+
 // The fit preview alone (Diagnose calls it): `needed` members of `pod_spec`.
 // `only_domain` (with a topology key): the one domain the members may use —
 // Diagnose passes the domain where a placed gang runs, for its new members.

@@ -231,6 +231,15 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   }
   // The cached objects themselves (`plan` keeps them alive): no copies.
   doctor::GangView in = GangViewOf(plan, api_served, &facts_);
+  // A gang settling towards a condition other than Scheduled is looked at
+  // again when its settle time ends; until then only a look that could find
+  // it Scheduled (written at once) is worth a diagnosis. (Its wasd_gang_members
+  // counts move at that look.)
+  if (const std::optional<std::chrono::milliseconds> left = SettleLeft(key, now);
+      left && !doctor::MayBeScheduled(in)) {
+    out.recheck = *left;
+    return out;
+  }
   const std::optional<doctor::Diagnosis> diagnosed = DiagnoseWithFit(in, fit, key, now);
   if (!diagnosed) {
     out.recheck = kGangRecheck;
@@ -243,6 +252,18 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
   // cover: never kept.
   const bool fit_reason = d.reason == doctor::kUnschedulable || d.reason == doctor::kScaleUpPending;
   return Publish(v, deployment, key, now, fit_reason ? 0 : fingerprint);
+}
+
+std::optional<std::chrono::milliseconds> GangStatus::SettleLeft(const std::string& key,
+                                                                Clock::time_point now) const {
+  if (settle_ <= std::chrono::milliseconds(0)) return std::nullopt;
+  std::lock_guard lock(mu_);
+  const auto it = gangs_.find(key);
+  if (it == gangs_.end() || !it->second.stale_since) return std::nullopt;
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*it->second.stale_since + settle_ - now);
+  if (left <= std::chrono::milliseconds(0)) return std::nullopt;
+  return left;
 }
 
 GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const std::string& key,

@@ -41,6 +41,11 @@
 // A Deployment whose objects did not change since a diagnosis found its
 // condition up to date is not diagnosed again (InputsFingerprint): a resync
 // costs a hash of resourceVersions per gang, not a copy and a Diagnose.
+// And while a gang settles towards a condition other than Scheduled, a look
+// diagnoses it only when it could be Scheduled (doctor::MayBeScheduled: no
+// member of the current ReplicaSet without a node); the others wait for the
+// look at the end of the settle time, so a gang being created costs that
+// look and not one per batch of its events (its wasd_gang_members move then).
 //
 // Inputs: the planner's input from the caches (Deployment, ReplicaSets,
 // pods, group objects, Workload; borrowed as doctor::GangView, never
@@ -243,6 +248,10 @@ class GangStatus {
     // event that changed nothing the doctor reads) skip the diagnosis.
     std::uint64_t settled_inputs = 0;
   };
+  // How long the gang's owed condition (not Scheduled: that one is written
+  // at once) still settles; nullopt when none is owed or its time is up.
+  std::optional<std::chrono::milliseconds> SettleLeft(const std::string& key,
+                                                      Clock::time_point now) const;
   // Writes `v` (the condition when it differs from `deployment`'s; the Event
   // on a reason change). `fingerprint`: the inputs' InputsFingerprint, kept
   // when the condition is found up to date (0: do not keep).

@@ -92,7 +92,8 @@ class LiveReader {
             : kube::Resource(workloadbuilder::GroupVersion(backend), std::string(info.resource));
     auto list = client_.List(groups, ns_, List());
     if (list.ok()) {
-      for (json& g : list.value().items) in.podgroups.push_back(std::make_shared<const json>(std::move(g)));
+      for (json& g : list.value().items)
+        in.podgroups.push_back(std::make_shared<const json>(std::move(g)));
     } else if (list.status().not_found()) {
       out.api_served = false;
       return std::nullopt;
@@ -103,7 +104,8 @@ class LiveReader {
     }
     if (!info.has_workload || !out.discovery) return std::nullopt;
     const kube::Resource workloads = out.discovery->api.Workloads();
-    const std::string wl = workloadbuilder::GenerateWorkloadName(name, objects::UidOf(*in.deployment));
+    const std::string wl =
+        workloadbuilder::GenerateWorkloadName(name, objects::UidOf(*in.deployment));
     auto w = client_.Get(workloads, ns_, wl, options_);
     if (w.ok()) {
       in.workloads.push_back(std::make_shared<const json>(std::move(w.value())));
@@ -190,7 +192,8 @@ std::optional<ObserveFailure> ObserveLive(kube::Client& client, const std::strin
   auto dep = client.Get(kube::Deployments(), ns, name, options);
   if (!dep.ok()) {
     if (dep.status().not_found()) {
-      return ObserveFailure{"deployment \"" + name + "\" not found in namespace \"" + ns + "\"", {}};
+      return ObserveFailure{"deployment \"" + name + "\" not found in namespace \"" + ns + "\"",
+                            {}};
     }
     return ObserveFailure{"reading deployment " + ns + "/" + name, dep.status()};
   }

@@ -600,6 +600,58 @@ TEST_CASE("gang status: Scheduled is written at once, and a transient reason nev
   CHECK(f.api.calls("create") == 1);  // the one Event
 }
 
+TEST_CASE(
+    "gang status: while a gang settles, a look that cannot find it Scheduled diagnoses nothing",
+    "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(5000));
+  const bool synced = true;
+  const auto gated = [&status] {
+    std::string text;
+    status.Render(&text);
+    const std::string key = "deployment=\"train\",state=\"gated\"} ";
+    const std::size_t at = text.find(key);
+    return at == std::string::npos
+               ? std::string("none")
+               : text.substr(at + key.size(), text.find('\n', at) - at - key.size());
+  };
+  f.GateAll();
+  GangUpdate u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.recheck.has_value());
+  const std::string first = gated();
+  CHECK(first == std::to_string(f.full.pods.size()));
+  // A second later one gate is lifted, the member still unbound: no look.
+  f.now += std::chrono::seconds(1);
+  json lifted = *f.observed.pods[0];
+  lifted["spec"].erase("schedulingGates");
+  f.observed.pods[0] = UpdateFixture::Ptr(lifted);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.recheck.has_value());
+  CHECK(*u.recheck == std::chrono::milliseconds(4000));
+  CHECK(gated() == first);  // not diagnosed: the counts are the first look's
+  CHECK(status.patches() == 0);
+  // At the end of the settle time the look diagnoses and writes what is true then.
+  f.now += std::chrono::seconds(4);
+  u = status.Update(f.observed, "ml", "train", true, f.Fit(synced));
+  REQUIRE(u.status.ok());
+  CHECK(u.wrote);
+  CHECK(gated() == std::to_string(f.full.pods.size() - 1));
+  CHECK(status.patches() == 1);
+}
+
+TEST_CASE("the doctor: a gang may be Scheduled only when every current member has a node",
+          "[unit][gang]") {
+  UpdateFixture f;
+  f.GateAll();
+  doctor::GangInput in = f.full;
+  for (json& p : in.pods) p["spec"].erase("nodeName");
+  CHECK_FALSE(doctor::MayBeScheduled(doctor::ViewOf(in)));
+  for (json& p : in.pods) p["spec"]["nodeName"] = "n0";
+  CHECK(doctor::MayBeScheduled(doctor::ViewOf(in)));
+  in.replicasets.clear();  // no current ReplicaSet: the diagnosis decides
+  CHECK(doctor::MayBeScheduled(doctor::ViewOf(in)));
+}
+
 TEST_CASE("gang status: each look writes what is true then, one Event per reason change",
           "[unit][gang]") {
   UpdateFixture f;
