@@ -627,7 +627,7 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
-            "pod-scheduling-gate": "false", "pod-hold": "coscheduling=gate,kai=gate,native=gate,volcano=scheduler",
+            "pod-scheduling-gate": "false", "pod-hold": "coscheduling=scheduler,kai=gate,native=gate,volcano=scheduler",
             "in-tree-deployment-integration": "true",
             "max-pending-scale-lookups": "16", "max-request-bytes": "1048576", "log-level": "debug",
             "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",

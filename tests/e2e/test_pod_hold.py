@@ -59,7 +59,10 @@ class Helpers:
 
     def manifest(self, backend, name, replicas, image="registry.example/app:1"):
         annotations = {} if backend == "native" else {"wasd.io/backend": backend}
-        return deployment(name, replicas=replicas, annotations=annotations, image=image)
+        # KAI evicts a gang below its minimum: it takes disruptionMode all (minCount unset).
+        extra = {"disruptionMode": {"all": {}}} if backend == "kai" else None
+        return deployment(name, replicas=replicas, annotations=annotations, image=image,
+                          extra_config=extra)
 
     def bindings(self, name, since=0):
         """The test scheduler's binding records of `name`'s pods: [(pod, groupExisted)]."""
