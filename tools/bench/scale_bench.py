@@ -98,8 +98,11 @@ def Deployment(i, replicas, image="registry.example.com/inference/vllm:v0.6.3"):
 
 
 def Converged(s):
+    # replicasetsWithoutGroup: in scheduler hold no gated pod marks a ReplicaSet whose
+    # PodGroup is still to come (a rollout keeps the count of PodGroups equal throughout).
     return (s["controllerQueue"] == 0 and s["pods"] == s["podsWanted"] and s["podsGated"] == 0
-            and s["workloads"] == s["deployments"] and s["podgroups"] == s["replicasetsActive"])
+            and s["workloads"] == s["deployments"] and s["podgroups"] == s["replicasetsActive"]
+            and s.get("replicasetsWithoutGroup", 0) == 0)
 
 
 def Metric(port, name):

@@ -440,6 +440,7 @@ class Server {
   Reply Delete(const Target& t, const std::string& body);
   Reply Stats() const;
   Reply Apply(const std::string& body);
+  std::int64_t ReplicaSetsWithoutGroup() const;
 
   // Stores `obj` (metadata.resourceVersion set here) and tells the watchers.
   const Stored& Put(int res, const std::string& key, json& obj, const char* type);
@@ -1116,6 +1117,22 @@ Reply Server::Apply(const std::string& body) {
   return {200, json{{"created", created}, {"replaced", replaced}}.dump()};
 }
 
+// Active ReplicaSets (replicas > 0) whose PodGroup is not stored: a rollout
+// in scheduler hold has no gated pod to wait for, so convergence needs this.
+std::int64_t Server::ReplicaSetsWithoutGroup() const {
+  std::int64_t n = 0;
+  for (const auto& [key, replicas] : rs_replicas_) {
+    if (replicas <= 0) continue;
+    const auto rs = stores_[kReplicaSets].objects.find(key);
+    if (rs == stores_[kReplicaSets].objects.end()) continue;
+    const std::string ns = key.substr(0, key.find('/'));
+    const std::string name = key.substr(key.find('/') + 1);
+    const std::string group = wasd::workloadbuilder::PodGroupName(name, rs->second.uid);
+    if (stores_[5].objects.count(ns + "/" + group) == 0) ++n;
+  }
+  return n;
+}
+
 Reply Server::Stats() const {
   std::int64_t active = 0;
   for (const auto& [key, n] : rs_replicas_) active += n > 0 ? 1 : 0;
@@ -1133,6 +1150,7 @@ Reply Server::Stats() const {
               {"wasdRequests", wasd_total_},
               {"wasdByVerb", wasd_requests_},
               {"watchEventsSent", watch_events_sent_},
+              {"replicasetsWithoutGroup", ReplicaSetsWithoutGroup()},
               {"lastPodCreated", last_pod_created_},
               {"lastGateLifted", last_gate_lifted_},
               {"lastWorkloadWrite", last_write_.count(4) ? last_write_.at(4) : 0.0},
