@@ -19,7 +19,6 @@ namespace {
 
 using base::PruneStatus;
 using nlohmann::json;
-using workloadbuilder::ErrorTypeReason;
 using workloadbuilder::FieldErrorList;
 
 constexpr std::string_view kV1 = "admission.k8s.io/v1";
