@@ -22,6 +22,9 @@ struct Verdict {
   std::vector<std::string> warnings;
   JsonPatch patch;          // mutating handlers only
   std::string bad_request;  // non-empty: answer HTTP 400 with this line
+  // The pod path: the hold of a pod it linked (Q23), "scheduler", "gate" or
+  // "none" (--pod-scheduling-gate=false); "" when it linked none.
+  std::string hold;
 };
 
 // Each handler's read set: the members of request.object (and oldObject)

@@ -112,6 +112,22 @@ bool LinkBackend(Backend backend, const nlohmann::json* meta, const nlohmann::js
   return true;
 }
 
+// Q23: the hold of a pod of `backend`. In scheduler mode the backend's
+// scheduler keeps a pod whose group is missing out of scheduling, but only a
+// pod that goes to that scheduler (native: default-scheduler, or none named;
+// the others: the backend's scheduler, which LinkBackend writes in place of
+// default-scheduler): a pod sent to any other scheduler keeps the gate.
+PodHold HoldFor(Backend backend, const nlohmann::json& spec, const Options& options) {
+  if (options.pod_hold.For(backend) == PodHold::kGate) return PodHold::kGate;
+  std::string_view scheduler = StringOr(Member(&spec, "schedulerName"));
+  const bool unnamed = scheduler.empty() || scheduler == workloadbuilder::kDefaultSchedulerName;
+  if (backend == Backend::kNative) return unnamed ? PodHold::kScheduler : PodHold::kGate;
+  const std::string_view holder =
+      workloadbuilder::SchedulerNameFor(backend, options.backends.facts);
+  if (unnamed) scheduler = holder;  // what LinkBackend writes
+  return scheduler == holder ? PodHold::kScheduler : PodHold::kGate;
+}
+
 bool HasGate(const nlohmann::json& gates) {
   for (const nlohmann::json& g : gates) {
     if (StringOr(Member(&g, "name")) == kPodGroupGate) return true;
@@ -161,7 +177,13 @@ Verdict MutatePod(const nlohmann::json& request, const Options& options) {
                           options.backends.facts, v.patch)) {
     return v;  // already tied to a group: leave it
   }
-  if (options.pod_scheduling_gate) {
+  const PodHold hold = HoldFor(*backend, *spec, options);
+  if (!options.pod_scheduling_gate) {
+    v.hold = "none";  // --pod-scheduling-gate=false
+  } else if (hold == PodHold::kScheduler) {
+    v.hold = "scheduler";
+  } else {
+    v.hold = "gate";
     const nlohmann::json gate = {{"name", kPodGroupGate}};
     const nlohmann::json* gates = Member(spec, "schedulingGates");
     if (gates == nullptr || !gates->is_array()) {

@@ -4,14 +4,43 @@
 #ifndef WASD_ADMISSION_OPTIONS_H_
 #define WASD_ADMISSION_OPTIONS_H_
 
+#include <array>
 #include <cstddef>
+#include <string>
+#include <string_view>
 
+#include "workloadbuilder/backend.h"
 #include "workloadbuilder/backend_compile.h"
 
 namespace wasd::admission {
 
+// Who keeps a new pod out of scheduling until its group exists
+// (docs/design.md Q23): the backend's scheduler itself, or wasd's gate
+// wasd.io/pod-group, which the reconciler lifts.
+enum class PodHold { kScheduler, kGate };
+
+std::string_view PodHoldName(PodHold hold);
+
+// --pod-hold: the hold of each backend, indexed in kAllBackends order.
+// The defaults are the ones the schedulers' own code supports (Q23).
+struct PodHolds {
+  std::array<PodHold, workloadbuilder::kAllBackends.size()> by_backend = {
+      PodHold::kScheduler, PodHold::kScheduler, PodHold::kScheduler, PodHold::kGate};
+  PodHold For(workloadbuilder::Backend backend) const;
+  void Set(workloadbuilder::Backend backend, PodHold hold);
+  // "native=scheduler,volcano=scheduler,kai=scheduler,coscheduling=gate".
+  std::string Text() const;
+};
+
+// Applies `text` ("volcano=gate,native=scheduler"; pairs separated by
+// commas, each backend at most once) to `holds`. Returns "" or why `text`
+// is not such a list (naming the allowed backends and modes); `holds` is
+// changed only when it is. Pure.
+std::string ParsePodHolds(std::string_view text, PodHolds* holds);
+
 struct Options {
-  bool pod_scheduling_gate = true;  // --pod-scheduling-gate
+  bool pod_scheduling_gate = true;  // --pod-scheduling-gate (false: no gate on any backend)
+  PodHolds pod_hold;                // --pod-hold
   // --in-tree-deployment-integration: the cluster runs kube-controller-manager's
   // Workload integration for Deployments (gate WorkloadWithDeployment), so a
   // new Deployment managed by wasd's annotation is told about spec.scheduling

@@ -19,7 +19,6 @@ namespace {
 
 using base::PruneStatus;
 using nlohmann::json;
-using workloadbuilder::ErrorTypeReason;
 using workloadbuilder::FieldErrorList;
 
 constexpr std::string_view kV1 = "admission.k8s.io/v1";
@@ -257,7 +256,10 @@ Result Review(Webhook w, std::string_view body, const Options& options) {
         v = ValidateDeployment(*request, options);
         break;
       case Webhook::kMutateDeployment: v = MutateDeployment(*request, options); break;
-      case Webhook::kMutatePod: v = MutatePod(*request, options); break;
+      case Webhook::kMutatePod:
+        v = MutatePod(*request, options);
+        summary.hold = v.hold;
+        break;
     }
     return Encode(env, *request, v, std::move(summary), options.denial_causes,
                   options.write_answer_directly);

@@ -53,6 +53,8 @@ struct Summary {
   std::string out_of_scope;
   // A denial: the distinct rule ids its field errors carry (rules/rule_ids.h).
   std::vector<workloadbuilder::RuleId> denied_rules;
+  // The pod path: Verdict::hold, the hold the linked pod got ("" when none).
+  std::string hold;
 };
 
 struct PendingScale;  // opaque: the decoded scale request awaiting its Deployment

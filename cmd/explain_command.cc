@@ -57,11 +57,12 @@ void PrintText(const doctor::Diagnosis& d, const std::string& ns, const std::str
   const doctor::Counts& c = d.counts;
   std::printf(
       "Members:     replicas %lld, minCount %lld, created %lld, gated by wasd %lld, gated by "
-      "others %lld, bound %lld, running %lld, failed %lld\n",
+      "others %lld, bound %lld, running %lld, failed %lld, bound before their group %lld\n",
       static_cast<long long>(c.replicas), static_cast<long long>(c.min_count),
       static_cast<long long>(c.created), static_cast<long long>(c.gated_wasd),
       static_cast<long long>(c.gated_other), static_cast<long long>(c.bound),
-      static_cast<long long>(c.running), static_cast<long long>(c.failed));
+      static_cast<long long>(c.running), static_cast<long long>(c.failed),
+      static_cast<long long>(c.bound_before_group));
   if (d.fit.computed) {
     std::printf("Fit:         %s\n", d.fit.text.c_str());
     std::string per;

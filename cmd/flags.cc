@@ -252,7 +252,16 @@ runtime::FlagSet WebhookFlags(server::WebhookConfig* c) {
   AddProbeFlags(f, &c->health_probe_address, &c->metrics_address);
   f.Uint64("max-request-bytes", &c->max_request_bytes, 1024, kMaxRequestBytesCeiling,
            "largest request body in bytes");
-  f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate, "add the wasd.io/pod-group gate to pods");
+  f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate,
+         "add the wasd.io/pod-group gate to pods (false: on no backend, whatever --pod-hold says)");
+  f.Custom(
+       "pod-hold", "BACKEND=MODE,...",
+       "who holds a new pod until its group exists, per backend: scheduler (the\n"
+       "backend's scheduler does; no gate, except for a pod sent to another scheduler)\n"
+       "or gate (wasd.io/pod-group, lifted by the reconciler); backends not named keep\n"
+       "their default (docs/design.md Q23)",
+       [c](std::string_view v) -> std::string { return admission::ParsePodHolds(v, &c->pod_hold); })
+      .Default(admission::PodHolds{}.Text());
   f.Bool("in-tree-deployment-integration", &c->in_tree_deployment_integration,
          "the cluster runs kube-controller-manager's Workload integration for\n"
          "Deployments (feature gate WorkloadWithDeployment, KEP-6276): a new Deployment\n"
@@ -319,6 +328,9 @@ runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   f.Duration("gang-status-delay", &o.gang_status_delay, milliseconds(0),
              "write a GangScheduled condition that is not Scheduled only once it has held\n"
              "this long (a gang on its way passes through transient reasons; 0: at once)");
+  f.Bool("normal-events", &o.normal_events,
+         "post Normal Events (WorkloadCreated, PodGroupCreated, Scheduled, ...) too;\n"
+         "Warning Events are always posted");
   f.Custom("kube-api-qps", "N",
            "requests per second to the API server, on average (client-side token\n"
            "bucket; 0 turns the client-side limit off, the API server's priority\n"

@@ -393,6 +393,15 @@ Diagnosis Diagnose(const GangView& in) {
   d.counts.replicas = objects::ReplicasOf(g.dep);
   g.rs = CurrentReplicaSet(in.replicasets);
   g.members = CountMembers(in, g.rs, &d);
+  if (g.rs != nullptr) {
+    const std::string group_name =
+        workloadbuilder::PodGroupName(objects::NameOf(*g.rs), objects::UidOf(*g.rs));
+    const json* group = nullptr;
+    for (const json* o : in.group_objects) {
+      if (objects::NameOf(*o) == group_name) group = o;
+    }
+    d.counts.bound_before_group = CountBoundBeforeGroup(g.members.pods, group);
+  }
   if (Verdict v = CheckConfiguration(g, d)) return std::move(*v);
   if (Verdict v = CheckGroupObjects(g, d)) return std::move(*v);
   return JudgeMembers(g, d);

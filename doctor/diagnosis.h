@@ -163,6 +163,9 @@ struct Counts {
   std::int64_t bound = 0;        // … with spec.nodeName
   std::int64_t running = 0;      // … in phase Running
   std::int64_t failed = 0;       // … in phase Failed
+  // … bound while their group object did not exist (Q23: the scheduler did
+  // not hold them; internal::CountBoundBeforeGroup says how it is judged).
+  std::int64_t bound_before_group = 0;
 };
 
 struct DomainFit {

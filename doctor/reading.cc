@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "base/time.h"
 #include "objects/json_util.h"
 #include "objects/object_util.h"
 #include "workloadbuilder/builder.h"
@@ -72,6 +73,9 @@ std::string JoinCounts(const Counts& c) {
   if (c.gated_other > 0) m += std::to_string(c.gated_other) + " gated by others, ";
   m += std::to_string(c.bound) + " bound, ";
   if (c.failed > 0) m += std::to_string(c.failed) + " failed, ";
+  if (c.bound_before_group > 0) {
+    m += std::to_string(c.bound_before_group) + " bound before their group existed, ";
+  }
   m += "minCount " + std::to_string(c.min_count);
   return m;
 }
@@ -306,6 +310,35 @@ Members CountMembers(const GangView& in, const json* rs, Diagnosis* d) {
   std::stable_sort(d->timeline.begin(), d->timeline.end(),
                    [](const TimelineEntry& a, const TimelineEntry& b) { return a.time < b.time; });
   return m;
+}
+
+std::int64_t CountBoundBeforeGroup(const std::vector<const json*>& members, const json* group) {
+  std::optional<std::chrono::system_clock::time_point> group_created;
+  if (group != nullptr) {
+    group_created = base::ParseRfc3339(Str(*group, {"metadata", "creationTimestamp"}));
+    // A group whose creation time does not read: nothing can be said.
+    if (!group_created) return 0;
+  }
+  std::int64_t n = 0;
+  for (const json* pod : members) {
+    if (Str(*pod, {"spec", "nodeName"}).empty()) continue;
+    if (!group_created) {
+      ++n;
+      continue;
+    }
+    std::string bound_at;
+    const json* conds = MemberPath(*pod, {"status", "conditions"});
+    for (std::size_t i = 0; conds != nullptr && conds->is_array() && i < conds->size(); ++i) {
+      const json& c = (*conds)[i];
+      if (Str(Member(c, "type")) == "PodScheduled" && Str(Member(c, "status")) == "True") {
+        bound_at = Str(Member(c, "lastTransitionTime"));
+      }
+    }
+    if (bound_at.empty()) bound_at = Str(*pod, {"metadata", "creationTimestamp"});
+    const std::optional<std::chrono::system_clock::time_point> t = base::ParseRfc3339(bound_at);
+    if (t && *t < *group_created) ++n;
+  }
+  return n;
 }
 
 }  // namespace wasd::doctor::internal

@@ -66,6 +66,15 @@ struct Members {
 // too, reports the members that exist.
 Members CountMembers(const GangView& in, const nlohmann::json* rs, Diagnosis* d);
 
+// The members bound to a node while their group object did not exist
+// (docs/design.md Q23): the group `group` (null: missing) was created after
+// the member was bound (its PodScheduled=True transition, else its
+// creation; as precise as the times are written: the API server writes whole
+// seconds, so a bind in the group's own second is not counted), or is missing while the member is
+// bound.
+std::int64_t CountBoundBeforeGroup(const std::vector<const nlohmann::json*>& members,
+                                   const nlohmann::json* group);
+
 }  // namespace wasd::doctor::internal
 
 #endif  // WASD_DOCTOR_READING_H_

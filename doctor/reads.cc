@@ -23,7 +23,8 @@ JsonPaths PodReads() {
           {"status", "startTime"}};
 }
 
-JsonPaths SchedulingObjectReads() { return {{"status"}}; }
+// The status, and when the group was made (bound_before_group).
+JsonPaths SchedulingObjectReads() { return {{"status"}, {"metadata", "creationTimestamp"}}; }
 
 JsonPaths NodeReads() {
   // Topology domain and nodeSelector, taints, cordon, free capacity.

@@ -7,10 +7,15 @@ namespace wasd::doctor {
 using nlohmann::json;
 
 nlohmann::json ToJson(const Diagnosis& d) {
-  json counts = {{"replicas", d.counts.replicas},         {"minCount", d.counts.min_count},
-                 {"created", d.counts.created},           {"gatedByWasd", d.counts.gated_wasd},
-                 {"gatedByOthers", d.counts.gated_other}, {"bound", d.counts.bound},
-                 {"running", d.counts.running},           {"failed", d.counts.failed}};
+  json counts = {{"replicas", d.counts.replicas},
+                 {"minCount", d.counts.min_count},
+                 {"created", d.counts.created},
+                 {"gatedByWasd", d.counts.gated_wasd},
+                 {"gatedByOthers", d.counts.gated_other},
+                 {"bound", d.counts.bound},
+                 {"running", d.counts.running},
+                 {"failed", d.counts.failed},
+                 {"boundBeforeGroup", d.counts.bound_before_group}};
   json fit = json::object();
   if (d.fit.computed) {
     json requests = json::object();

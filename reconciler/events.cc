@@ -89,6 +89,7 @@ bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::t
 
 bool EventRecorder::Record(const json& deployment, std::string_view type, std::string_view reason,
                            std::string_view message, bool log_posted) {
+  if (type == "Normal" && !normal_events_) return false;  // --normal-events=false
   const std::string key =
       UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
   {

@@ -69,11 +69,16 @@ class RepeatFilter {
 
 class EventRecorder {
  public:
-  EventRecorder(Api& api, const runtime::Logger& log, std::string instance)
-      : api_(api), log_(log), instance_(std::move(instance)) {}
+  // `normal_events` (--normal-events): post Normal Events too; false posts
+  // Warnings only (each Normal Event is one more write per gang: half of a
+  // scheduler-held gang's requests at creation, tools/bench/RESULTS.md).
+  EventRecorder(Api& api, const runtime::Logger& log, std::string instance,
+                bool normal_events = true)
+      : api_(api), log_(log), instance_(std::move(instance)), normal_events_(normal_events) {}
 
   // Posts the Event unless RepeatFilter holds it back (a Warning posted
-  // within the window). Returns true when it was posted. A posted Event is
+  // within the window) or it is Normal and Normal Events are off. Returns
+  // true when it was posted. A posted Event is
   // logged ("event") unless `log_posted` is false: the caller's own line
   // says so (the gang doctor's "GangScheduled condition written"). A failed
   // post is always logged.
@@ -84,6 +89,7 @@ class EventRecorder {
   Api& api_;
   const runtime::Logger& log_;
   const std::string instance_;
+  const bool normal_events_;
   std::mutex mu_;
   RepeatFilter repeats_;  // guarded by mu_
 };

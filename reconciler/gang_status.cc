@@ -129,6 +129,17 @@ std::optional<json> ConditionPatch(const json& deployment, const GangCondition& 
   return patch;
 }
 
+std::string BoundBeforeGroupMessage(const doctor::Diagnosis& d) {
+  const std::string group =
+      d.group_name.empty() ? std::string("its group") : "group " + d.group_name;
+  return std::to_string(d.counts.bound_before_group) + " member(s) of ReplicaSet " + d.replicaset +
+         " were bound while " + group +
+         " did not exist: the scheduler did not hold them (backend " + d.backend +
+         "), so the gang was not scheduled as one. Set --pod-hold=" + d.backend +
+         "=gate on wasd webhook (chart webhook.podHold." + d.backend +
+         ": gate) so that wasd's gate holds new pods until their group exists";
+}
+
 bool GangEventLimiter::Admit(const std::string& uid, Clock::time_point now) {
   const std::uint64_t digest = std::hash<std::string>{}(uid);
   auto it = buckets_.find(digest);
@@ -246,6 +257,7 @@ GangUpdate GangStatus::Update(const planner::PlanInput& plan, const std::string&
     return out;
   }
   const doctor::Diagnosis& d = *diagnosed;
+  ReportBoundBeforeGroup(d, deployment, key);
   Verdict v{ConditionFor(d), d.counts, d.next_step, std::nullopt};
   if (d.scheduled) v.pending_seconds = PendingSeconds(d);
   // The fit preview's reasons read Nodes, which the fingerprint does not
@@ -264,6 +276,24 @@ std::optional<std::chrono::milliseconds> GangStatus::SettleLeft(const std::strin
       std::chrono::ceil<std::chrono::milliseconds>(*it->second.stale_since + settle_ - now);
   if (left <= std::chrono::milliseconds(0)) return std::nullopt;
   return left;
+}
+
+void GangStatus::ReportBoundBeforeGroup(const doctor::Diagnosis& d, const json& deployment,
+                                        const std::string& key) {
+  const std::int64_t now_count = d.counts.bound_before_group;
+  std::int64_t before = 0;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = gangs_.find(key);
+    if (it != gangs_.end()) before = it->second.counts.bound_before_group;
+  }
+  // Only when it grows: once per member the scheduler let through, not once
+  // per look (Publish keeps the count).
+  if (now_count <= before || d.backend.empty()) return;
+  if (events_.Record(deployment, "Warning", kBoundBeforeGroupReason, BoundBeforeGroupMessage(d))) {
+    std::lock_guard lock(mu_);
+    ++events_posted_;
+  }
 }
 
 GangUpdate GangStatus::Publish(const Verdict& v, const json& deployment, const std::string& key,
@@ -370,7 +400,8 @@ void GangStatus::Render(std::string* out) const {
   const std::map<std::string, Published>& gangs = gangs_;
   metrics::AppendHeader(out, "wasd_gang_members", "gauge",
                         "Members of each opted-in Deployment's current ReplicaSet by state "
-                        "(created, gated by wasd, gated by others, bound, running, failed).");
+                        "(created, gated by wasd, gated by others, bound, running, failed, "
+                        "bound while their group did not exist).");
   // One allocation for the series (~0.5 MB at 1,000 gangs) rather than the
   // doublings that reach it: each doubling held the old and the new buffer,
   // and the freed ones stayed in the scraping thread's arena.
@@ -387,8 +418,10 @@ void GangStatus::Render(std::string* out) const {
     labels += "\",deployment=\"";
     metrics::AppendLabelValue(&labels, key.substr(slash + 1));
     labels += "\",state=\"";
-    const std::int64_t values[] = {g.counts.created, g.counts.gated_wasd, g.counts.gated_other,
-                                   g.counts.bound,   g.counts.running,    g.counts.failed};
+    const std::int64_t values[] = {
+        g.counts.created, g.counts.gated_wasd, g.counts.gated_other,       g.counts.bound,
+        g.counts.running, g.counts.failed,     g.counts.bound_before_group};
+    static_assert(std::size(values) == std::size(kGangMemberStates));
     for (std::size_t i = 0; i < std::size(kGangMemberStates); ++i) {
       metrics::AppendSample(out, "wasd_gang_members",
                             labels + std::string(kGangMemberStates[i]) + "\"",

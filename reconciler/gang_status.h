@@ -22,6 +22,10 @@
 //                   Event per fact, and the one that names what wasd does
 //                   about it (and covers every ReplicaSet, not only the
 //                   current one) is the planner's.
+//   BoundBeforeGroup  a Warning Event when the count of members bound
+//                   while their group did not exist (Counts::bound_before_group)
+//                   grows: the backend's scheduler does not hold such pods,
+//                   and the message names the switch --pod-hold=<backend>=gate.
 //   metrics         wasd_gang_members{namespace,deployment,state},
 //                   wasd_gangs{reason}, wasd_gang_pending_seconds (histogram:
 //                   first member created → the gang is Scheduled); series
@@ -99,8 +103,16 @@ inline constexpr int kGangEventBurst = 8;
 inline constexpr std::chrono::seconds kGangEventRefill{60};
 // The member states of wasd_gang_members (a fixed set: the series per
 // Deployment are bounded).
-inline constexpr std::string_view kGangMemberStates[] = {"created", "gated",   "gated_other",
-                                                         "bound",   "running", "failed"};
+inline constexpr std::string_view kGangMemberStates[] = {
+    "created", "gated", "gated_other", "bound", "running", "failed", "bound_before_group"};
+// The Warning Event of a member bound while its group did not exist
+// (docs/design.md Q23): the scheduler does not hold such a pod, so the
+// backend needs wasd's gate.
+inline constexpr std::string_view kBoundBeforeGroupReason = "BoundBeforeGroup";
+
+// The BoundBeforeGroup Event's message for diagnosis `d` (its counts say how
+// many): names the switch --pod-hold=<backend>=gate. Pure.
+std::string BoundBeforeGroupMessage(const doctor::Diagnosis& d);
 // Buckets (seconds) of wasd_gang_pending_seconds: 1 s to 1 h.
 inline constexpr std::array<double, 10> kGangPendingBuckets = {1,   5,   15,  30,   60,
                                                                120, 300, 600, 1800, 3600};
@@ -255,6 +267,10 @@ class GangStatus {
   // Writes `v` (the condition when it differs from `deployment`'s; the Event
   // on a reason change). `fingerprint`: the inputs' InputsFingerprint, kept
   // when the condition is found up to date (0: do not keep).
+  // Posts the Warning BoundBeforeGroup when `d` counts more members bound
+  // before their group than the last diagnosis published for `key`.
+  void ReportBoundBeforeGroup(const doctor::Diagnosis& d, const nlohmann::json& deployment,
+                              const std::string& key);
   GangUpdate Publish(const Verdict& v, const nlohmann::json& deployment, const std::string& key,
                      Clock::time_point now, std::uint64_t fingerprint);
   // The diagnosis of `in`, with the fit preview when it needs one; nullopt

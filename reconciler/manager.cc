@@ -33,7 +33,7 @@ Manager::Manager(const ControllerOptions& options, const runtime::Logger& log)
       caches_(
           client_, options.resync, recent_, [this](const std::string& key) { Enqueue(key); },
           allowed_),
-      events_(api_, log_, options.election.identity) {
+      events_(api_, log_, options.election.identity, options.normal_events) {
   metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
 }
 

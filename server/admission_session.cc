@@ -362,6 +362,7 @@ void AdmissionSession::FinishAdmission(const admission::Result& result, runtime:
                       {"code", code},
                       {"patched", s.patched},
                       {"latencyMs", latency_ms},
+                      {"hold", s.hold},
                       {"error", s.error}});
   }
   if (!s.out_of_scope.empty() && env_.out_of_scope != nullptr &&

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "admission/options.h"
 #include "runtime/listen.h"
 #include "runtime/log.h"
 #include "workloadbuilder/backend_compile.h"
@@ -36,6 +37,9 @@ struct WebhookConfig {
   // maximal objects with room to spare; anything bigger is not a review.
   std::uint64_t max_request_bytes = std::uint64_t{7} * 1024 * 1024;
   bool pod_scheduling_gate = true;
+  // admission::Options::pod_hold (--pod-hold): per backend, whether the
+  // scheduler or wasd's gate holds a new pod until its group exists (Q23).
+  admission::PodHolds pod_hold;
   // admission::Options::in_tree_deployment_integration
   // (--in-tree-deployment-integration).
   bool in_tree_deployment_integration = false;

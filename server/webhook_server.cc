@@ -56,6 +56,7 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const runtime::Logger&
       grace_timer_(ioc_) {
   env_.config = &config_;
   env_.review_options.pod_scheduling_gate = config_.pod_scheduling_gate;
+  env_.review_options.pod_hold = config_.pod_hold;
   env_.review_options.in_tree_deployment_integration = config_.in_tree_deployment_integration;
   env_.review_options.denial_causes = config_.denial_causes;
   env_.review_options.backends = config_.backends;
@@ -86,6 +87,7 @@ int WebhookServer::Run() {
        {"ioThreads", IoThreads(config_)},
        {"maxRequestBytes", config_.max_request_bytes},
        {"podSchedulingGate", config_.pod_scheduling_gate},
+       {"podHold", config_.pod_hold.Text()},
        {"inTreeDeploymentIntegration", config_.in_tree_deployment_integration},
        {"maxPendingScaleLookups", config_.max_pending_scale_lookups},
        {"backend", std::string(workloadbuilder::BackendName(config_.backends.backend))},

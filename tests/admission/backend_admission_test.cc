@@ -47,9 +47,11 @@ json Pod(const char* backend, json spec_extra = json::object(), json annotations
   return pod;
 }
 
-std::vector<Options> BothDecoders(const wb::BackendSettings& backends = {}) {
+std::vector<Options> BothDecoders(const wb::BackendSettings& backends = {},
+                                  const std::string& holds = "") {
   Options pruned;
   pruned.backends = backends;
+  if (!holds.empty()) REQUIRE(wasd::admission::ParsePodHolds(holds, &pruned.pod_hold).empty());
   Options whole = pruned;
   whole.prune_unread_fields = false;
   return {pruned, whole};
@@ -68,9 +70,11 @@ const json kGate = json::array({{{"name", "wasd.io/pod-group"}}});
 TEST_CASE("pod mutation per backend: link, gate, scheduler", "[unit][backend]") {
   wb::BackendSettings backends;
   backends.facts.coscheduling_scheduler_name = "gang-scheduler";
-  for (const Options& options : BothDecoders(backends)) {
+  // Every backend in gate mode (--pod-hold): the gate on every linked pod.
+  for (const Options& options :
+       BothDecoders(backends, "native=gate,volcano=gate,kai=gate,coscheduling=gate")) {
     INFO("pruned " << options.prune_unread_fields);
-    SECTION("native (and no label): today's patch") {
+    SECTION("native (and no label): link and gate") {
       for (const char* label : {static_cast<const char*>(nullptr), "native"}) {
         const json pod = Pod(label);
         json want = pod;
@@ -132,6 +136,85 @@ TEST_CASE("pod mutation per backend: link, gate, scheduler", "[unit][backend]") 
             "\"native\", \"volcano\", \"kai\", \"coscheduling\"");
     }
   }
+}
+
+TEST_CASE("pod mutation, scheduler hold (Q23): link without the gate", "[unit][backend]") {
+  wb::BackendSettings backends;
+  backends.facts.coscheduling_scheduler_name = "gang-scheduler";
+  // The defaults: native, volcano and kai held by their scheduler; coscheduling gated.
+  for (const Options& options : BothDecoders(backends)) {
+    INFO("pruned " << options.prune_unread_fields);
+    SECTION("native: the link only; summary says scheduler") {
+      for (const char* label : {static_cast<const char*>(nullptr), "native"}) {
+        const json pod = Pod(label);
+        json want = pod;
+        want["spec"]["schedulingGroup"] = {{"podGroupName", kGroup}};
+        CHECK(Mutated(pod, options) == want);
+        CHECK(Review(Webhook::kMutatePod, PodRequest(pod).dump(), options).summary.hold ==
+              "scheduler");
+      }
+      json unnamed = Pod("native");
+      unnamed["spec"].erase("schedulerName");
+      CHECK_FALSE(Mutated(unnamed, options)["spec"].contains("schedulingGates"));
+    }
+    SECTION("volcano and kai: the link and their scheduler, no gate") {
+      const json vc = Mutated(Pod("volcano"), options);
+      CHECK(vc["spec"]["schedulerName"] == "volcano");
+      CHECK_FALSE(vc["spec"].contains("schedulingGates"));
+      const json kai = Mutated(Pod("kai", {{"schedulerName", "kai-scheduler"}}), options);
+      CHECK(kai["metadata"]["annotations"]["pod-group-name"] == kGroup);
+      CHECK_FALSE(kai["spec"].contains("schedulingGates"));
+    }
+    SECTION("coscheduling: gate by default") {
+      const json cos = Mutated(Pod("coscheduling"), options);
+      CHECK(cos["spec"]["schedulingGates"] == kGate);
+      CHECK(Review(Webhook::kMutatePod, PodRequest(Pod("coscheduling")).dump(), options)
+                .summary.hold == "gate");
+    }
+    SECTION("a pod sent to another scheduler keeps the gate") {
+      for (const json& pod : {Pod("native", {{"schedulerName", "my-scheduler"}}),
+                              Pod("volcano", {{"schedulerName", "my-scheduler"}}),
+                              Pod("kai", {{"schedulerName", "volcano"}})}) {
+        INFO(pod.dump());
+        CHECK(Mutated(pod, options)["spec"]["schedulingGates"] == kGate);
+        CHECK(Review(Webhook::kMutatePod, PodRequest(pod).dump(), options).summary.hold == "gate");
+      }
+    }
+    SECTION("--pod-scheduling-gate=false: no gate in gate mode either") {
+      Options off = options;
+      off.pod_scheduling_gate = false;
+      const Result r = Review(Webhook::kMutatePod, PodRequest(Pod("coscheduling")).dump(), off);
+      CHECK_FALSE(
+          wasd::testing::PatchedBy(wasd::testing::ResponseOf(r), Pod("coscheduling"))["spec"]
+              .contains("schedulingGates"));
+      CHECK(r.summary.hold == "none");
+    }
+  }
+}
+
+TEST_CASE("--pod-hold parses BACKEND=MODE pairs", "[unit][backend]") {
+  using wasd::admission::ParsePodHolds;
+  using wasd::admission::PodHold;
+  using wasd::admission::PodHolds;
+  PodHolds h;
+  CHECK(h.Text() == "native=scheduler,volcano=scheduler,kai=scheduler,coscheduling=gate");
+  CHECK(ParsePodHolds("volcano=gate,coscheduling=scheduler", &h).empty());
+  CHECK(h.For(wb::Backend::kVolcano) == PodHold::kGate);
+  CHECK(h.For(wb::Backend::kCoscheduling) == PodHold::kScheduler);
+  CHECK(h.For(wb::Backend::kNative) == PodHold::kScheduler);  // not named: kept
+  const std::string want =
+      "want BACKEND=MODE pairs separated by commas, BACKEND one of native, volcano, kai, "
+      "coscheduling, MODE scheduler or gate";
+  for (const char* bad :
+       {"", "native", "native=", "native=never", "slurm=gate", "native=gate,", ",native=gate"}) {
+    INFO(bad);
+    const PodHolds before = h;
+    const std::string err = ParsePodHolds(bad, &h);
+    CHECK(err.find(want) != std::string::npos);
+    CHECK(h.Text() == before.Text());
+  }
+  CHECK(ParsePodHolds("kai=gate,kai=scheduler", &h) ==
+        "\"kai=scheduler\": backend kai given twice");
 }
 
 namespace {

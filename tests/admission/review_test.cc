@@ -225,8 +225,9 @@ const std::string kPodGroup = wasd::workloadbuilder::PodGroupName("web-5d8f7c9b6
 TEST_CASE("pod mutation ties a ReplicaSet pod to its PodGroup", "[unit]") {
   REQUIRE(kPodGroup == "web-5d8f7c9b6-" + wasd::workloadbuilder::SafeEncodeHash(
                                               wasd::workloadbuilder::Fnv1a32("(types.UID)rs-uid")));
-  const Options gate_on;
-  Options gate_off;
+  Options gate_on;  // native in gate mode (--pod-hold native=gate)
+  gate_on.pod_hold.Set(wasd::workloadbuilder::Backend::kNative, wasd::admission::PodHold::kGate);
+  Options gate_off = gate_on;
   gate_off.pod_scheduling_gate = false;
 
   SECTION("no gates yet: group and gate added, nothing else changes") {

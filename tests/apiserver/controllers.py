@@ -108,8 +108,12 @@ def _Resolve(value, total, round_up):
 
 class Controllers:
     def __init__(self, api, audit, enabled=ALL, resync=0.5, gang_scheduler=False, gang_rules=(),
-                 kai_staleness_grace=60.0, kai_version=(0, 15, 0)):
+                 kai_staleness_grace=60.0, kai_version=(0, 15, 0), ignores_groups=False):
         self.api = api
+        # --scheduler-ignores-groups: a scheduler that does not hold a pod whose group is
+        # missing (a kube-scheduler profile without the gang plugin, a Volcano agent
+        # scheduler): such native, volcano and kai pods are bound anyway.
+        self.ignores_groups = ignores_groups
         # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum;
         # with rules (gangrules.py) for the backends in gang_rules.
         self.gang = None
@@ -685,6 +689,16 @@ class Controllers:
         ns = pod["metadata"]["namespace"]
         pg = self.api.store.Get(key, ns, pg_name)
         if pg is None:
+            # Every real scheduler holds such a pod (docs/design.md Q23): kube-scheduler's
+            # gang plugin at PreEnqueue (pkg/scheduler/framework/plugins/gangscheduling/
+            # gangscheduling.go), Volcano's snapshot skips a job without a PodGroup
+            # (pkg/scheduler/cache/cache.go Snapshot), KAI builds its jobs from existing
+            # PodGroups only (pkg/scheduler/cache/cluster_info/cluster_info.go
+            # snapshotPodGroups), coscheduling rejects it at Permit (pkg/coscheduling/core/
+            # core.go). --scheduler-ignores-groups plays one that does not (coscheduling
+            # still rejects: it never binds without its group).
+            if self.ignores_groups and key != "scheduling.x-k8s.io/podgroups":
+                return None
             return f'waiting for PodGroup "{pg_name}" to exist'
         spec = pg.get("spec") or {}
         if key == PODGROUP.key:
@@ -717,10 +731,17 @@ class Controllers:
         new = copy.deepcopy(p)
         new["spec"]["nodeName"] = node
         m = new["metadata"]
+        # Whether the group the pod names existed when it was bound (None: it names
+        # none), so that a test can check no pod is ever bound before its group.
+        key, pg_name = _GroupLink(p)
+        group_existed = None
+        if pg_name:
+            group_existed = key in registry.BY_KEY and \
+                self.api.store.Get(key, m["namespace"], pg_name) is not None
         self.audit({"method": "POST", "path": POD.prefix(m["namespace"]) + f"/{m['name']}/binding",
                     "query": {}, "user": "system:serviceaccount:kube-system:default-scheduler",
                     "status": 201, "source": "controller",
-                    "body": {"target": {"kind": "Node", "name": node}}})
+                    "body": {"target": {"kind": "Node", "name": node}, "groupExisted": group_existed}})
         new["status"] = {
             "phase": "Running", "qosClass": (p.get("status") or {}).get("qosClass", "BestEffort"),
             "hostIP": "127.0.0.1", "podIP": "10.0.0.1", "startTime": now,

@@ -229,10 +229,18 @@ class GangScheduler:
                 for p in g["pending"]:
                     self._Unschedulable(p, gangrules.CoschedulingRules.NotFoundMessage())
                 return
-            if group is None or group["metadata"].get("deletionTimestamp"):
+            if group is None and self.ctl.ignores_groups:
+                pass  # --scheduler-ignores-groups: a scheduler that does not hold; a gang of one
+            elif group is None or group["metadata"].get("deletionTimestamp"):
+                # The real schedulers hold it (docs/design.md Q23): kube-scheduler's
+                # gangscheduling PreEnqueue ("waiting for pod's pod group ... to appear"),
+                # Volcano's Snapshot skipping a job without a PodGroup
+                # (pkg/scheduler/cache/cache.go), KAI's snapshotPodGroups
+                # (pkg/scheduler/cache/cluster_info/cluster_info.go).
                 return  # PreEnqueue: waits without a word
-            min_count, topo_key = self._MinAndKey(g["backend"], group)
-            if g["backend"] == "volcano" and not self._VolcanoEnqueue(ns, group, g, min_count):
+            if group is not None:
+                min_count, topo_key = self._MinAndKey(g["backend"], group)
+            if g["backend"] == "volcano" and group is not None and not self._VolcanoEnqueue(ns, group, g, min_count):
                 return
             if cos is not None:
                 # coscheduling's PreFilter: every pod carrying the group's label counts

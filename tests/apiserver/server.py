@@ -783,7 +783,8 @@ class App:
             self.api, self.audit.Record,
             enabled=[c for c in args.controllers.split(",") if c] if args.controllers is not None else controllers.ALL,
             gang_scheduler=args.gang_enabled, gang_rules=args.gang_rules,
-            kai_staleness_grace=args.kai_staleness_grace, kai_version=args.kai_version_tuple)
+            kai_staleness_grace=args.kai_staleness_grace, kai_version=args.kai_version_tuple,
+            ignores_groups=args.scheduler_ignores_groups)
         # The PodGroupProtection admission plugin goes with its controller.
         self.api.podgroup_protection = lambda: "podgroup" in self.controllers.enabled
 
@@ -843,6 +844,10 @@ def ParseArgs(argv):
     ap.add_argument("--kai-version", default="0.15.0", metavar="X.Y.Z",
                     help="KAI version played: below 0.15.0 the podgrouper ignores "
                          "kai.scheduler/skip-podgrouper (default 0.15.0)")
+    ap.add_argument("--scheduler-ignores-groups", action="store_true",
+                    help="play a scheduler that does not hold: a native, volcano or kai pod whose "
+                         "group object does not exist is bound anyway (coscheduling still rejects "
+                         "it); default: held until the group exists, as the real schedulers do")
     ap.add_argument("--fault", action="append", help="a fault rule as JSON (repeatable)")
     ap.add_argument("--pod-grace-period", type=float, default=0.0,
                     help="longest termination grace of a bound pod, seconds (0: pods go at once)")

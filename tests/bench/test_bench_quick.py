@@ -100,7 +100,10 @@ class QuickBench(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-bench-quick-")
         cls.certs = generate_certs(cls.tmp)
         try:
-            cls.hook = Webhook(cls.certs, workdir=cls.tmp)  # stops itself if it fails to start
+            # The fixture's pod is native; native in gate mode (the larger patch, the one
+            # expect.tsv and the Go peer comparison describe), not the default scheduler hold.
+            cls.hook = Webhook(cls.certs, args=["--pod-hold", "native=gate"],
+                               workdir=cls.tmp)  # stops itself if it fails to start
         except Exception:
             shutil.rmtree(cls.tmp, ignore_errors=True)
             raise

@@ -5,6 +5,9 @@ never time:
 
   * create: exactly 1 Workload per Deployment, 1 PodGroup per ReplicaSet and
     1 gate lift per pod, no other successful write but Events;
+  * the same in scheduler hold (--pod-hold scheduler: pods without the gate,
+    --normal-events=false): 1 Workload per Deployment, 1 PodGroup per
+    ReplicaSet, no write per pod and no Event, at creation and at a rollout;
   * resync: a full --resync-period after convergence writes nothing;
   * rollout of 10 %: 1 new PodGroup and 1 gate lift per new pod, the old
     PodGroups deleted once their pods are gone;
@@ -30,13 +33,32 @@ N, REPLICAS = 100, 10
 KIB, MIB = 1024, 1024 * 1024
 
 
+def Run(*extra):
+    p = subprocess.run([sys.executable, SCRIPT, "--n", str(N), "--replicas", str(REPLICAS),
+                        "--qps", "0", "--workers", "2", "--resync", "5", "--timeout", "240",
+                        "--json", *extra],
+                       capture_output=True, text=True, timeout=400)
+    sys.stdout.write(p.stderr[-4000:])
+    return p
+
+
 class ScaleQuick(unittest.TestCase):
+    def test_scheduler_hold_writes_only_the_group_objects(self):
+        """--pod-hold scheduler (docs/design.md Q23): the pods carry no gate, so a gang's
+        writes are its Workload and PodGroup, none per pod; with --normal-events=false no
+        Normal Event either (the bench server binds no pod, so the gang doctor's Warnings
+        and conditions are left out, as below)."""
+        p = Run("--phases", "create,rollout", "--pod-hold", "scheduler", "--normal-events", "false",
+                "--gang-status", "false")
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        r = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
+        create, rollout = r["phases"]["create"], r["phases"]["rollout"]
+        self.assertEqual(create["writes"], {"POST workloads": N, "POST podgroups": N}, create)
+        self.assertEqual(rollout["writes"], {"POST podgroups": N // 10, "DELETE podgroups": N // 10},
+                         rollout)
+
     def test_minimum_writes_and_bounded_memory(self):
-        p = subprocess.run([sys.executable, SCRIPT, "--n", str(N), "--replicas", str(REPLICAS),
-                            "--qps", "0", "--workers", "2", "--resync", "5", "--timeout", "240",
-                            "--phases", "create,resync,rollout,zero", "--json"],
-                           capture_output=True, text=True, timeout=400)
-        sys.stdout.write(p.stderr[-4000:])
+        p = Run("--phases", "create,resync,rollout,zero")
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         r = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
         print(json.dumps(r, indent=1))

@@ -247,7 +247,9 @@ class Components(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8080",
-            "pod-scheduling-gate": "true", "in-tree-deployment-integration": "false",
+            "pod-scheduling-gate": "true",
+            "pod-hold": "coscheduling=gate,kai=scheduler,native=scheduler,volcano=scheduler",
+            "in-tree-deployment-integration": "false",
             "max-pending-scale-lookups": "64", "io-threads": "2", "shutdown-delay": "5s",
             "shutdown-grace-period": "30s", "log-level": "info", "backend": "native"})
         # SIGTERM: 5 s still serving + 30 s grace + 5 s to exit.
@@ -276,7 +278,7 @@ class Components(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
             "metrics-bind-address": ":8080", "log-level": "info", "backend": "native",
-            "gang-status": "true", "gang-status-delay": "5s"})
+            "gang-status": "true", "gang-status-delay": "5s", "normal-events": "false"})
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -625,7 +627,8 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
-            "pod-scheduling-gate": "false", "in-tree-deployment-integration": "true",
+            "pod-scheduling-gate": "false", "pod-hold": "coscheduling=scheduler,kai=gate,native=gate,volcano=scheduler",
+            "in-tree-deployment-integration": "true",
             "max-pending-scale-lookups": "16", "max-request-bytes": "1048576", "log-level": "debug",
             "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",
             "shutdown-grace-period": "90s", **FULL_BACKEND_ARGS})
@@ -669,6 +672,7 @@ class ValuesReachObjects(unittest.TestCase):
             "metrics-bind-address": ":28080", "workers": "8", "kube-api-qps": "50",
             "kube-api-burst": "100", "log-level": "debug",
             "kubeconfig": "/dev/null", "gang-status": "false", "gang-status-delay": "2s",
+            "normal-events": "true",
             **FULL_BACKEND_ARGS})
         # No gang status: no gang alert, no deployments/status or nodes rules.
         self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])

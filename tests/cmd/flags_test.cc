@@ -191,6 +191,28 @@ TEST_CASE("booleans: bare, =value, and a boolean word after the flag", "[unit][c
   CHECK_FALSE(w.denial_causes);
 }
 
+TEST_CASE("--pod-hold and --normal-events", "[unit][cmd]") {
+  server::WebhookConfig w;
+  CHECK(w.pod_hold.Text() == "native=scheduler,volcano=scheduler,kai=scheduler,coscheduling=gate");
+  REQUIRE(ParseWith(WebhookFlags(&w), {"--tls-cert-file=c", "--tls-key-file=k", "--pod-hold",
+                                       "native=gate,coscheduling=scheduler"})
+              .outcome == Outcome::kRun);
+  CHECK(w.pod_hold.Text() == "native=gate,volcano=scheduler,kai=scheduler,coscheduling=scheduler");
+  server::WebhookConfig bad;
+  const Parsed p = ParseWith(WebhookFlags(&bad),
+                             {"--tls-cert-file=c", "--tls-key-file=k", "--pod-hold=kai=hold"});
+  CHECK(p.outcome != Outcome::kRun);
+  CHECK(p.error ==
+        "invalid value \"kai=hold\" for --pod-hold: \"kai=hold\": want BACKEND=MODE pairs "
+        "separated by commas, BACKEND one of native, volcano, kai, coscheduling, MODE scheduler "
+        "or gate");
+  ReconcilerSettings r;
+  REQUIRE(ParseWith(ReconcilerFlags(&r), {}).outcome == Outcome::kRun);
+  CHECK_FALSE(r.options.normal_events);
+  REQUIRE(ParseWith(ReconcilerFlags(&r), {"--normal-events"}).outcome == Outcome::kRun);
+  CHECK(r.options.normal_events);
+}
+
 TEST_CASE("webhook: defaults and values", "[unit][cmd]") {
   server::WebhookConfig c;
   REQUIRE(

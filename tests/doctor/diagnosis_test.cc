@@ -499,6 +499,45 @@ TEST_CASE("the current ReplicaSet is the highest revision; old pods do not count
   CHECK(d.counts.created == 0);
 }
 
+TEST_CASE("bound_before_group: members bound while their group did not exist (Q23)", "[doctor]") {
+  GangInput in = Native(3, 3);
+  // p1 bound at 06:00:30 (PodScheduled True), p2 gated, p3 bound without a
+  // PodScheduled condition (its creation, 06:00:03, stands for the bind).
+  json p3 = Pod("p3", json::array(), "n1");
+  p3["status"].erase("conditions");
+  in.pods = {Pod("p1", json::array(), "n1"), Pod("p2", Gate("wasd.io/pod-group")), p3};
+  SECTION("group created after both binds: both count, the message says so") {
+    in.group_objects[0]["metadata"]["creationTimestamp"] = "2026-12-02T06:00:40Z";
+    const Diagnosis d = Diagnose(in);
+    CHECK(d.counts.bound_before_group == 2);
+    CHECK(d.message.find("2 bound before their group existed") != std::string::npos);
+    CHECK(ToJson(d)["counts"]["boundBeforeGroup"] == 2);
+  }
+  SECTION("group created between them: only the earlier bind counts") {
+    in.group_objects[0]["metadata"]["creationTimestamp"] = "2026-12-02T06:00:10Z";
+    CHECK(Diagnose(in).counts.bound_before_group == 1);
+  }
+  SECTION("a bind in the group's own second does not count (whole seconds)") {
+    in.group_objects[0]["metadata"]["creationTimestamp"] = "2026-12-02T06:00:03Z";
+    CHECK(Diagnose(in).counts.bound_before_group == 0);
+  }
+  SECTION("group created before: none") {
+    in.group_objects[0]["metadata"]["creationTimestamp"] = "2026-12-02T05:00:00Z";
+    const Diagnosis d = Diagnose(in);
+    CHECK(d.counts.bound_before_group == 0);
+    CHECK(d.message.find("before their group") == std::string::npos);
+  }
+  SECTION("group missing: every bound member counts") {
+    in.group_objects.clear();
+    const Diagnosis d = Diagnose(in);
+    CHECK(d.reason == kPodGroupMissing);
+    CHECK(d.counts.bound_before_group == 2);
+  }
+  SECTION("a group without a readable creation time says nothing") {
+    CHECK(Diagnose(in).counts.bound_before_group == 0);
+  }
+}
+
 TEST_CASE("the timeline lists created, gated, bound and running in time order", "[doctor]") {
   GangInput in = Native(2, 2);
   in.pods = {Pod("p2", json::array(), "n1"), Pod("p1", Gate("kueue.x-k8s.io/admission"))};

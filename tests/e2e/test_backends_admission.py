@@ -257,16 +257,19 @@ class BackendsAdmission(unittest.TestCase):
         group = mutated[None]["spec"]["schedulingGroup"]["podGroupName"]  # native: unchanged
         self.assertTrue(group.startswith("web-5d8f7c9b6-"))
         self.assertEqual(mutated[None]["spec"]["schedulerName"], "default-scheduler")
+        # The default --pod-hold (docs/design.md Q23): native, volcano and kai are held by
+        # their scheduler (no gate); coscheduling by wasd's gate.
+        self.assertNotIn("schedulingGates", mutated[None]["spec"])
 
         want = pod("volcano")
         want["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": group}
-        want["spec"].update(schedulingGates=gate, schedulerName="volcano")
+        want["spec"].update(schedulerName="volcano")
         self.assertEqual(mutated["volcano"], want)
 
         want = pod("kai")
         want["metadata"]["annotations"] = {"pod-group-name": group,
                                            "kai.scheduler/skip-podgrouper": "true"}
-        want["spec"].update(schedulingGates=gate, schedulerName="kai-scheduler")
+        want["spec"].update(schedulerName="kai-scheduler")
         self.assertEqual(mutated["kai"], want)
 
         want = pod("coscheduling")

@@ -195,7 +195,7 @@ class ExplainTest(unittest.TestCase):
             f"ReplicaSet:  {rs}\n"
             f"Group:       PodGroup (scheduling.k8s.io/v1beta1) {pg}: {d['group']['summary']}\n"
             "Members:     replicas 8, minCount 8, created 8, gated by wasd 0, gated by others 0, "
-            "bound 0, running 0, failed 0\n"
+            "bound 0, running 0, failed 0, bound before their group 0\n"
             f"Fit:         largest {ZONE} (zone-a) has room for 6 of 8 members; short 2 {GPU}\n"
             f"             per member: cpu 100m, {GPU} 1, pods 1\n"
             "             zone-a: room for 6 on 2 nodes\n"

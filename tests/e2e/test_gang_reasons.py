@@ -194,15 +194,18 @@ class DoctorChecks:
         return d
 
     @staticmethod
-    def counts(replicas, min_count, created=0, gated=0, others=0, bound=0, running=0, failed=0):
+    def counts(replicas, min_count, created=0, gated=0, others=0, bound=0, running=0, failed=0,
+               before=0):
         return {"replicas": replicas, "minCount": min_count, "created": created, "gatedByWasd": gated,
-                "gatedByOthers": others, "bound": bound, "running": running, "failed": failed}
+                "gatedByOthers": others, "bound": bound, "running": running, "failed": failed,
+                "boundBeforeGroup": before}
 
     @staticmethod
     def members(c):
         return (f"Members:     replicas {c['replicas']}, minCount {c['minCount']}, created {c['created']}, "
                 f"gated by wasd {c['gatedByWasd']}, gated by others {c['gatedByOthers']}, bound {c['bound']}, "
-                f"running {c['running']}, failed {c['failed']}")
+                f"running {c['running']}, failed {c['failed']}, "
+                f"bound before their group {c['boundBeforeGroup']}")
 
 
 class GangReasonsTest(DoctorChecks, unittest.TestCase):

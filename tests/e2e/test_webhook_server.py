@@ -138,7 +138,8 @@ class AdmissionTest(ServerCase):
         # controller reference: prefill-workers-5d8f7c9b6, uid 0b7e1f6a-...-0002).
         self.assertEqual(by_path["/spec/schedulingGroup"]["value"],
                          {"podGroupName": "prefill-workers-5d8f7c9b6-557755958f"})
-        self.assertIn({"name": "wasd.io/pod-group"}, by_path["/spec/schedulingGates"]["value"])
+        # A native pod is held by kube-scheduler (the default --pod-hold, Q23): no gate.
+        self.assertNotIn("/spec/schedulingGates", by_path)
 
     def test_deployment_mutation_adds_marker(self):
         r = self.review("/mutate-apps-v1-deployment", "deployment-valid.json")
@@ -484,7 +485,8 @@ class CertReloadTest(ServerCase):
 
 class MutualTlsTest(ServerCase):
     """--client-ca-file: only clients with a certificate from that CA get in.
-    (This server also runs with --pod-scheduling-gate=false.)"""
+    (This server also runs with --pod-scheduling-gate=false, and --pod-hold native=gate so
+    that it is that flag which leaves the gate out.)"""
 
     @classmethod
     def setUpClass(cls):
@@ -492,7 +494,8 @@ class MutualTlsTest(ServerCase):
         cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         cls.pki = Pki(cls.tmp)
         cls.server = start_webhook(cls.pki, ("--client-ca-file", cls.pki.path("client-ca.crt"),
-                                             "--pod-scheduling-gate=false"))
+                                             "--pod-scheduling-gate=false",
+                                             "--pod-hold", "native=gate"))
         cls.addClassCleanup(cls.server.stop)
 
     def test_client_with_certificate_is_served(self):

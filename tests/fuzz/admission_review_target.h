@@ -308,7 +308,8 @@ inline void CheckAnswer(const admission::Result& r, std::string_view body, admis
   const json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
   FUZZ_CHECK(review.is_object(), "a 200 answer to a body that is not a JSON object");
   if (r.pending == nullptr) {
-    CheckReview(r, review, w, options.pod_scheduling_gate);
+    // A pod the scheduler holds (Q23) gets no gate.
+    CheckReview(r, review, w, options.pod_scheduling_gate && r.summary.hold != "scheduler");
     // Only the scale ratchet answers a scale UPDATE without the Deployment.
     if (w == admission::Webhook::kValidateDeployment && r.summary.sub_resource == "scale" &&
         r.summary.operation == "UPDATE" && r.summary.out_of_scope.empty()) {
@@ -365,6 +366,10 @@ inline int AdmissionReviewOneInput(const std::uint8_t* data, std::size_t size) {
   backends.backends.backend = workloadbuilder::Backend::kKai;
   backends.backends.allowed = {workloadbuilder::kAllBackends.begin(),
                                workloadbuilder::kAllBackends.end()};
+  // ... and every backend in gate mode (--pod-hold): the gate paths.
+  for (workloadbuilder::Backend b : workloadbuilder::kAllBackends) {
+    backends.pod_hold.Set(b, admission::PodHold::kGate);
+  }
   for (Webhook w :
        {Webhook::kValidateDeployment, Webhook::kMutateDeployment, Webhook::kMutatePod}) {
     admission_review_detail::CheckAnswer(admission::Review(w, body, backends), body, w, backends);

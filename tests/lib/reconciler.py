@@ -14,6 +14,11 @@ class Reconciler:
     is workdir/<name>.log. Not started until start() (or Env.start_reconciler)."""
 
     def __init__(self, kubeconfig, workdir, name="reconciler", args=()):
+        # The tests read the Normal Events (WorkloadCreated, ...): on unless the
+        # caller says otherwise (the binary's default is off).
+        args = list(args)
+        if not any(a.startswith("--normal-events") for a in args):
+            args = ["--normal-events=true"] + args
         self.name = name
         self.kubeconfig = kubeconfig
         self.probe_port = free_port()

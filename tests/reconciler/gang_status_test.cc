@@ -683,6 +683,82 @@ TEST_CASE("gang status: each look writes what is true then, one Event per reason
   CHECK(f.api.calls("create") == 2);  // the two Events
 }
 
+TEST_CASE("gang status: members bound before their group post BoundBeforeGroup once",
+          "[unit][gang]") {
+  UpdateFixture f;
+  GangStatus status = f.Status(std::chrono::milliseconds(0));
+  const bool synced = true;
+  // The group was created after its members were bound (at their creation,
+  // 06:00:00-03, no PodScheduled condition): a scheduler that did not hold.
+  f.observed.podgroups.clear();
+  json group = f.full.group_objects[0];
+  group["metadata"]["creationTimestamp"] = "2026-12-02T06:10:00Z";
+  f.observed.podgroups.push_back(UpdateFixture::Ptr(group));
+  const auto bind = [&f](std::size_t n) {
+    f.observed.pods.clear();
+    for (std::size_t i = 0; i < f.full.pods.size(); ++i) {
+      json p = f.full.pods[i];
+      if (i < n) {
+        p["spec"]["nodeName"] = "n0";
+        p["status"] = {{"phase", "Running"}};
+      }
+      f.observed.pods.push_back(UpdateFixture::Ptr(p));
+    }
+  };
+  const auto warnings = [&f] {
+    int n = 0;
+    for (const json& e : f.api.Objects(kube::Events(), "ml")) {
+      if (e["reason"] == "BoundBeforeGroup") {
+        CHECK(e["type"] == "Warning");
+        CHECK(e["message"].get<std::string>().find("--pod-hold=native=gate") != std::string::npos);
+        ++n;
+      }
+    }
+    return n;
+  };
+  bind(2);
+  REQUIRE(status.Update(f.observed, "ml", "train", true, f.Fit(synced)).status.ok());
+  CHECK(warnings() == 1);
+  std::string text;
+  status.Render(&text);
+  CHECK(text.find("wasd_gang_members{namespace=\"ml\",deployment=\"train\",state=\"bound_before_"
+                  "group\"} 2\n") != std::string::npos);
+  // The same count again: no second Event.
+  f.now += std::chrono::seconds(1);
+  bind(2);
+  REQUIRE(status.Update(f.observed, "ml", "train", true, f.Fit(synced)).status.ok());
+  CHECK(warnings() == 1);
+  // It grows: one more.
+  f.now += std::chrono::seconds(1);
+  bind(3);
+  REQUIRE(status.Update(f.observed, "ml", "train", true, f.Fit(synced)).status.ok());
+  CHECK(warnings() == 2);
+  CHECK(BoundBeforeGroupMessage([] {
+          doctor::Diagnosis d;
+          d.backend = "volcano";
+          d.replicaset = "train-abc";
+          d.group_name = "g";
+          d.counts.bound_before_group = 3;
+          return d;
+        }()) ==
+        "3 member(s) of ReplicaSet train-abc were bound while group g did not exist: the "
+        "scheduler did not hold them (backend volcano), so the gang was not scheduled as one. "
+        "Set --pod-hold=volcano=gate on wasd webhook (chart webhook.podHold.volcano: gate) so "
+        "that wasd's gate holds new pods until their group exists");
+}
+
+TEST_CASE("events: Normal Events only with --normal-events; Warnings always", "[unit][gang]") {
+  testing::FakeApi api;
+  runtime::Logger log{runtime::LogLevel::kError};
+  const json dep = {{"metadata", {{"name", "web"}, {"namespace", "ml"}, {"uid", "d-1"}}}};
+  EventRecorder off(api, log, "test", false);
+  CHECK_FALSE(off.Record(dep, "Normal", "PodGroupCreated", "m"));
+  CHECK(off.Record(dep, "Warning", "BoundBeforeGroup", "m"));
+  EventRecorder on(api, log, "test", true);
+  CHECK(on.Record(dep, "Normal", "PodGroupCreated", "m"));
+  CHECK(api.Objects(kube::Events(), "ml").size() == 2);
+}
+
 TEST_CASE("gang status: the inputs' fingerprint moves with any object the doctor reads",
           "[unit][gang]") {
   UpdateFixture f;

@@ -20,6 +20,7 @@ asserts the writes and the memory bound on a small run.
 
     python3 tools/bench/scale_bench.py [--n 10000] [--replicas 10] [--qps 200] [--burst 300]
                                  [--workers 4] [--json] [--server-cpu 1] [--reconciler-cpu 0]
+                                 [--pod-hold gate|scheduler] [--normal-events false|true]
 """
 import argparse
 import json
@@ -97,8 +98,11 @@ def Deployment(i, replicas, image="registry.example.com/inference/vllm:v0.6.3"):
 
 
 def Converged(s):
+    # replicasetsWithoutGroup: in scheduler hold no gated pod marks a ReplicaSet whose
+    # PodGroup is still to come (a rollout keeps the count of PodGroups equal throughout).
     return (s["controllerQueue"] == 0 and s["pods"] == s["podsWanted"] and s["podsGated"] == 0
-            and s["workloads"] == s["deployments"] and s["podgroups"] == s["replicasetsActive"])
+            and s["workloads"] == s["deployments"] and s["podgroups"] == s["replicasetsActive"]
+            and s.get("replicasetsWithoutGroup", 0) == 0)
 
 
 def Metric(port, name):
@@ -150,6 +154,11 @@ def main():
     ap.add_argument("--json", action="store_true", help="print one JSON line of results at the end")
     ap.add_argument("--gang-status", choices=("true", "false"), default="true",
                     help="the reconciler's --gang-status (the gang doctor's condition, Events, metrics)")
+    ap.add_argument("--pod-hold", choices=("gate", "scheduler"), default="gate",
+                    help="pods created with the gate wasd.io/pod-group (gate) or without it "
+                         "(scheduler: the webhook's scheduler hold, docs/design.md Q23)")
+    ap.add_argument("--normal-events", choices=("true", "false"), default="false",
+                    help="the reconciler's --normal-events (Normal Events posted too)")
     ap.add_argument("--nodes", type=int, default=0,
                     help="Nodes to create first (8 CPU, 8 GPUs, 10 zones), read by the gang doctor's "
                          "fit preview; the bench server binds no pod, so every gang stays pending")
@@ -170,11 +179,13 @@ def main():
 
     results = {"n": args.n, "replicas": args.replicas, "qps": args.qps, "burst": args.burst,
                "workers": args.workers, "gang_status": args.gang_status, "nodes": args.nodes,
+               "pod_hold": args.pod_hold, "normal_events": args.normal_events,
                "phases": {}}
     try:
         ready = os.path.join(tmp, "ready")
         srv_proc = Start([server_bin, "--port", "0", "--ready-file", ready, "--pod-fixture",
-                          args.fixture], args.server_cpu, os.path.join(tmp, "apiserver.log"))
+                          args.fixture, "--pod-hold", args.pod_hold], args.server_cpu,
+                         os.path.join(tmp, "apiserver.log"))
         for _ in range(200):
             if os.path.exists(ready) or srv_proc.poll() is not None:
                 break
@@ -201,6 +212,7 @@ current-context: bench
                      "--workers", str(args.workers), "--resync-period", f"{args.resync}s",
                      "--kube-api-qps", str(args.qps), "--kube-api-burst", str(args.burst),
                      "--health-probe-bind-address", "0", f"--gang-status={args.gang_status}",
+                     f"--normal-events={args.normal_events}",
                      "--metrics-bind-address", f"127.0.0.1:{metrics_port}"],
                     args.reconciler_cpu, os.path.join(tmp, "reconciler.log"))
         rp = Proc(rec.pid)

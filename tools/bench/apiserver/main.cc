@@ -32,6 +32,7 @@
 // Plain HTTP on 127.0.0.1 only, no authentication.
 //
 //   wasd-bench-apiserver --port 0 --ready-file DIR/ready [--pod-fixture F]
+//                        [--pod-hold gate|scheduler]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -397,8 +398,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class Server {
  public:
-  Server(asio::io_context& io, tcp::acceptor& acceptor, json pod_fixture)
+  // `pod_gate`: pods are created with the gate wasd.io/pod-group (the
+  // webhook's --pod-hold native=gate); false: without it (scheduler hold).
+  Server(asio::io_context& io, tcp::acceptor& acceptor, json pod_fixture, bool pod_gate = true)
       : io_(io), acceptor_(acceptor), stores_(kResources.size()) {
+    pod_gate_ = pod_gate;
     PreparePodParts(std::move(pod_fixture));
   }
 
@@ -436,6 +440,7 @@ class Server {
   Reply Delete(const Target& t, const std::string& body);
   Reply Stats() const;
   Reply Apply(const std::string& body);
+  std::int64_t ReplicaSetsWithoutGroup() const;
 
   // Stores `obj` (metadata.resourceVersion set here) and tells the watchers.
   const Stored& Put(int res, const std::string& key, json& obj, const char* type);
@@ -473,6 +478,12 @@ class Server {
   std::map<std::string, std::set<std::string>> rs_of_deployment_;
   std::map<std::string, std::set<std::string>> pods_of_rs_;
   std::set<std::string> gated_pods_;
+  bool pod_gate_ = true;
+  // Wall-clock seconds of the last pod created, the last gate lifted, and
+  // the last write per resource (the gang bench's timings, /debug/stats).
+  double last_pod_created_ = 0;
+  double last_gate_lifted_ = 0;
+  std::map<int, double> last_write_;
   std::int64_t pods_wanted_ = 0;
   std::map<std::string, std::int64_t> rs_replicas_;
   std::deque<std::string> deployment_queue_;
@@ -894,7 +905,12 @@ void Server::Remove(int res, const std::string& key) {
 }
 
 // Index upkeep and controller wake-ups after a write.
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 void Server::Changed(int res, const std::string& key) {
+  last_write_[res] = WallSeconds();
   if (res == kDeployments) {
     if (deployment_queued_.insert(key).second) deployment_queue_.push_back(key);
     Kick();
@@ -906,8 +922,8 @@ void Server::Changed(int res, const std::string& key) {
     // Gated: the pod's text names the gate (the bench's pods carry no other).
     if (s.text->find("\"wasd.io/pod-group\"}") != std::string::npos) {
       gated_pods_.insert(key);
-    } else {
-      gated_pods_.erase(key);
+    } else if (gated_pods_.erase(key) > 0) {
+      last_gate_lifted_ = WallSeconds();
     }
   }
 }
@@ -1010,7 +1026,8 @@ void Server::SyncReplicaSet(const std::string& key) {
     s.text = std::make_shared<const std::string>(PodText(rs, name, s.uid, s.rv));
     Stored& slot = st.objects[pod_key] = std::move(s);
     pods.insert(pod_key);
-    gated_pods_.insert(pod_key);
+    if (pod_gate_) gated_pods_.insert(pod_key);
+    last_pod_created_ = WallSeconds();
     Notify(kPods, "ADDED", slot, ns);
   }
 }
@@ -1052,7 +1069,7 @@ std::string Server::PodText(json& rs, const std::string& name, const std::string
                                                  {"controller", true},
                                                  {"blockOwnerDeletion", true}}})}};
   json spec = tmpl.value("spec", json::object());
-  spec["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+  if (pod_gate_) spec["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
   spec["schedulingGroup"] = {
       {"podGroupName", wasd::workloadbuilder::PodGroupName(Str(rs, {"metadata", "name"}),
                                                            Str(rs, {"metadata", "uid"}))}};
@@ -1100,6 +1117,22 @@ Reply Server::Apply(const std::string& body) {
   return {200, json{{"created", created}, {"replaced", replaced}}.dump()};
 }
 
+// Active ReplicaSets (replicas > 0) whose PodGroup is not stored: a rollout
+// in scheduler hold has no gated pod to wait for, so convergence needs this.
+std::int64_t Server::ReplicaSetsWithoutGroup() const {
+  std::int64_t n = 0;
+  for (const auto& [key, replicas] : rs_replicas_) {
+    if (replicas <= 0) continue;
+    const auto rs = stores_[kReplicaSets].objects.find(key);
+    if (rs == stores_[kReplicaSets].objects.end()) continue;
+    const std::string ns = key.substr(0, key.find('/'));
+    const std::string name = key.substr(key.find('/') + 1);
+    const std::string group = wasd::workloadbuilder::PodGroupName(name, rs->second.uid);
+    if (stores_[5].objects.count(ns + "/" + group) == 0) ++n;
+  }
+  return n;
+}
+
 Reply Server::Stats() const {
   std::int64_t active = 0;
   for (const auto& [key, n] : rs_replicas_) active += n > 0 ? 1 : 0;
@@ -1116,7 +1149,12 @@ Reply Server::Stats() const {
               {"requests", requests_},
               {"wasdRequests", wasd_total_},
               {"wasdByVerb", wasd_requests_},
-              {"watchEventsSent", watch_events_sent_}};
+              {"watchEventsSent", watch_events_sent_},
+              {"replicasetsWithoutGroup", ReplicaSetsWithoutGroup()},
+              {"lastPodCreated", last_pod_created_},
+              {"lastGateLifted", last_gate_lifted_},
+              {"lastWorkloadWrite", last_write_.count(4) ? last_write_.at(4) : 0.0},
+              {"lastPodGroupWrite", last_write_.count(5) ? last_write_.at(5) : 0.0}};
   return {200, out.dump()};
 }
 
@@ -1236,7 +1274,10 @@ void Session::Flush() {
 
 int Usage() {
   std::cerr << "usage: wasd-bench-apiserver [--port N] [--ready-file FILE] [--pod-fixture FILE]\n"
-               "In-memory API server for tools/bench/scale_bench.py; listens on 127.0.0.1 only.\n";
+               "                            [--pod-hold gate|scheduler]\n"
+               "In-memory API server for tools/bench/scale_bench.py; listens on 127.0.0.1 only.\n"
+               "--pod-hold scheduler: pods are created without the gate wasd.io/pod-group, as\n"
+               "the webhook leaves them in scheduler hold (docs/design.md Q23).\n";
   return 2;
 }
 
@@ -1246,6 +1287,7 @@ int main(int argc, char** argv) {
   int port = 0;
   std::string ready_file;
   std::string fixture_file;
+  bool pod_gate = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") return Usage(), 0;
@@ -1256,6 +1298,10 @@ int main(int argc, char** argv) {
       ready_file = argv[++i];
     } else if (a == "--pod-fixture") {
       fixture_file = argv[++i];
+    } else if (a == "--pod-hold") {
+      const std::string v = argv[++i];
+      if (v != "gate" && v != "scheduler") return Usage();
+      pod_gate = v == "gate";
     } else {
       std::cerr << "unknown flag " << a << "\n";
       return Usage();
@@ -1273,7 +1319,7 @@ int main(int argc, char** argv) {
   asio::io_context io(1);
   tcp::acceptor acceptor(
       io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  Server server(io, acceptor, std::move(fixture));
+  Server server(io, acceptor, std::move(fixture), pod_gate);
   server.Accept();
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](beast::error_code, int) { io.stop(); });
