@@ -13,9 +13,7 @@ namespace wasd::cmd {
 namespace {
 
 using nlohmann::json;
-using objects::AsString;
 using objects::MemberPath;
-using std::chrono::steady_clock;
 
 // "app=web,tier=x" from spec.selector.matchLabels; "" when the selector has
 // expressions too (then every ReplicaSet of the namespace is read, and

@@ -362,6 +362,7 @@ void Caches::OnPod(const kube::ObjectPtr& pod, bool deleted, bool wake) {
 
 void Caches::OnWorkload(const kube::ObjectPtr& workload, bool deleted) {
   recent_.Observe(Kind::kWorkload, *workload, deleted);
+  if (deleted) deleted_.Record(NamespaceOf(*workload), NameOf(*workload));
   const std::string ns = NamespaceOf(*workload);
   const std::string key = Key(ns, NameOf(*workload));
   const std::string owner =
@@ -376,6 +377,7 @@ void Caches::OnWorkload(const kube::ObjectPtr& workload, bool deleted) {
 
 void Caches::OnPodGroup(const kube::ObjectPtr& pg, bool deleted) {
   recent_.Observe(Kind::kPodGroup, *pg, deleted);
+  if (deleted) deleted_.Record(NamespaceOf(*pg), NameOf(*pg));
   const std::string ns = NamespaceOf(*pg);
   const std::string key = Key(ns, NameOf(*pg));
   const std::string workload = WorkloadNameOf(*pg);
@@ -389,6 +391,7 @@ void Caches::OnPodGroup(const kube::ObjectPtr& pg, bool deleted) {
 
 void Caches::OnBackendGroup(const kube::ObjectPtr& pg, bool deleted) {
   recent_.Observe(Kind::kPodGroup, *pg, deleted);
+  if (deleted) deleted_.Record(NamespaceOf(*pg), NameOf(*pg));
   // Filed under the Deployment its name leads to (`<deployment>-<template
   // hash>-<uid hash>`, Q12): a group whose ReplicaSet was deleted with
   // propagationPolicy Orphan is found by nothing else.

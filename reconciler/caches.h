@@ -46,6 +46,7 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "planner/plan.h"
+#include "reconciler/deleted_names.h"
 #include "reconciler/metrics.h"
 #include "reconciler/object_index.h"
 #include "reconciler/recent_writes.h"
@@ -103,6 +104,9 @@ class Caches {
   // The cached Deployment ns/name alone (null when none): Assemble's first
   // read, for a reader that needs nothing else (the gang doctor's recheck).
   objects::Object Deployment(const std::string& ns, const std::string& name) const;
+  // The Workloads and PodGroups (any backend) whose deletion the watches
+  // brought lately (deleted_names.h).
+  const DeletedNames& deleted() const { return deleted_; }
   // For metrics: cached pods (not terminating) held by the wasd.io/pod-group
   // gate, and the creation time of the oldest.
   GatedPods CountGatedPods() const;
@@ -133,6 +137,7 @@ class Caches {
 
   kube::Client& client_;
   RecentWrites& recent_;
+  DeletedNames deleted_;  // Workloads and PodGroups seen deleted (the executor's owner check)
   std::function<void(const std::string&)> enqueue_;
   std::unique_ptr<kube::Informer> deployments_;
   std::unique_ptr<kube::Informer> replicasets_;

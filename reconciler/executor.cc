@@ -47,6 +47,7 @@ bool Stale(const base::Status& s) {
 
 bool Executor::OwnerAlive(const std::string& ns, const json& object) {
   if (ControllerRef(object) == nullptr) return true;
+  if (seen_deleted_ && !seen_deleted_(ns, NameOf(object))) return true;
   const kube::Resource resource =
       ControllerKind(object) == "Deployment" ? kube::Deployments() : kube::ReplicaSets();
   base::Result<json> owner = api_.Get(resource, ns, ControllerName(object));

@@ -55,6 +55,14 @@ class Executor {
         log_(log),
         may_write_(std::move(may_write)) {}
 
+  // `seen_deleted(ns, name)`: whether a Workload or PodGroup of that name
+  // was seen deleted lately (Caches::deleted). Given, a create whose object
+  // never was trusts the cached owner the plan was made from and skips the
+  // live read of the owner (OwnerAlive); not given, every create reads it.
+  void TrustCachedOwners(std::function<bool(const std::string&, const std::string&)> seen_deleted) {
+    seen_deleted_ = std::move(seen_deleted);
+  }
+
   // `scheduling`: the scheduling.k8s.io version in use (scheduling_api.h),
   // for the native backend's Workloads and PodGroups.
   ExecuteOutcome Execute(const nlohmann::json& deployment, const planner::Plan& plan,
@@ -88,7 +96,8 @@ class Executor {
                             const nlohmann::json& stored);
   // After a failed conditional write: re-read the object and record it.
   // False when the controller owner of `object` (a Deployment or ReplicaSet)
-  // is gone, replaced (other UID) or being deleted, by a live GET.
+  // is gone, replaced (other UID) or being deleted, by a live GET (skipped,
+  // true, when TrustCachedOwners says the object's name was never deleted).
   bool OwnerAlive(const std::string& ns, const nlohmann::json& object);
   void Refresh(Kind kind, const kube::Resource& resource, const std::string& ns,
                const std::string& name);
@@ -99,6 +108,7 @@ class Executor {
   Metrics& metrics_;
   const runtime::Logger& log_;
   std::function<bool()> may_write_;
+  std::function<bool(const std::string&, const std::string&)> seen_deleted_;
 };
 
 }  // namespace wasd::reconciler

@@ -55,7 +55,11 @@ planner::Action UnusableBackendEvent(Backend backend, const std::vector<Backend>
 PlanReconciler::PlanReconciler(Manager& manager)
     : m_(manager),
       executor_(manager.api(), manager.recent(), manager.events(), manager.metrics(), manager.log(),
-                [this] { return m_.MayWrite(); }) {}
+                [this] { return m_.MayWrite(); }) {
+  executor_.TrustCachedOwners([this](const std::string& ns, const std::string& name) {
+    return m_.caches().deleted().Seen(ns, name);
+  });
+}
 
 ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
   ReconcileResult result;

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "planner/plan.h"
+#include "reconciler/deleted_names.h"
 #include "tests/planner/plan_fixtures.h"
 #include "tests/reconciler/fake_api.h"
 #include "tests/reconciler/reconciler_fixtures.h"
@@ -141,6 +142,39 @@ TEST_CASE("executor: no create for an owner that is gone, replaced or being dele
   CHECK(out.writes == 0);
   CHECK(h.api.calls("create") == 0);
   CHECK(h.EventReasons().empty());
+}
+
+TEST_CASE(
+    "executor: trusting cached owners, a name never deleted is created without a read, "
+    "one seen deleted reads its owner first",
+    "[unit]") {
+  Harness h;
+  const json w = h.api.Put(Workloads(), StoredWorkload(h.deployment));
+  const json rs = ReplicaSet("aaaa", "rs-a", 3);
+  h.api.Put(kube::ReplicaSets(), rs);
+  const Plan plan = h.PlanNow();  // CreatePodGroup for rs-a
+  REQUIRE(plan.actions.front().kind == planner::ActionKind::kCreatePodGroup);
+  DeletedNames deleted;
+  h.executor.TrustCachedOwners([&deleted](const std::string& ns, const std::string& name) {
+    return deleted.Seen(ns, name);
+  });
+  // The garbage collector deleted the PodGroup and then the ReplicaSet: our
+  // ReplicaSet cache has not seen the latter.
+  h.api.Delete(kube::ReplicaSets(), kNs, "web-aaaa", "", "");
+
+  SECTION("the PodGroup's deletion was seen: the owner is read live, nothing is created") {
+    deleted.Record(kNs, kPgA);
+    const ExecuteOutcome out = h.executor.Execute(h.deployment, plan);
+    CHECK(out.writes == 0);
+    CHECK(h.api.calls("get") == 1);
+    CHECK(h.api.calls("create") == 0);
+  }
+  SECTION("a name never deleted: created at once on the cached owner's word") {
+    const ExecuteOutcome out = h.executor.Execute(h.deployment, plan);
+    CHECK(out.writes >= 1);
+    CHECK(h.api.calls("get") == 0);
+    CHECK(h.api.Find(PodGroups(), kNs, kPgA));
+  }
 }
 
 TEST_CASE("executor: an owner that cannot be read does not block the create", "[unit]") {
