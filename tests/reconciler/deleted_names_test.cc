@@ -39,8 +39,9 @@ TEST_CASE("deleted names: a newer deletion of the same name keeps it") {
   CHECK(names.Seen("ml", "a"));
 }
 
-TEST_CASE("deleted names: an overflow answers every name as deleted until the dropped one would "
-          "have expired") {
+TEST_CASE(
+    "deleted names: an overflow answers every name as deleted until the dropped one would "
+    "have expired") {
   FakeClock clock;
   DeletedNames names(clock.Fn(), 2);
   names.Record("ml", "a");
