@@ -15,8 +15,6 @@ namespace wasd::cmd {
 namespace {
 
 using nlohmann::json;
-using objects::AsString;
-using objects::MemberPath;
 using std::chrono::steady_clock;
 
 // Between two reads of a wait: often enough to follow a controller, few

@@ -269,12 +269,12 @@ void WarnRelinked(const PlanInput& in, Backend backend, const std::string& pg_na
       continue;
     const std::string linked = workloadbuilder::LinkedPodGroupName(*pod, backend);
     if (linked.empty() || linked == pg_name) continue;
-    std::string message = "Pod " + objects::NameOf(*pod) + " of ReplicaSet " + objects::NameOf(rs) +
-                          " names " + GroupWord(backend) + " " + linked + " instead of " + pg_name +
-                          ", which wasd made for it: another actor changed its " +
-                          LinkWords(backend) + ". wasd still counts it as a member of ReplicaSet " +
-                          objects::NameOf(rs) + ", but the scheduler places it in " + linked +
-                          ", outside the gang";
+    const std::string rs_name = objects::NameOf(rs);
+    std::string message = "Pod " + objects::NameOf(*pod);
+    message += " of ReplicaSet " + rs_name + " names " + GroupWord(backend) + " " + linked;
+    message += " instead of " + pg_name + ", which wasd made for it: another actor changed its ";
+    message += LinkWords(backend) + ". wasd still counts it as a member of ReplicaSet " + rs_name;
+    message += ", but the scheduler places it in " + linked + ", outside the gang";
     if (backend == Backend::kKai) {
       message += " (KAI's podgrouper before v0.15.0 ignores " +
                  std::string(workloadbuilder::kKaiSkipPodgrouperAnnotation) +
