@@ -271,10 +271,21 @@ void WarnRelinked(const PlanInput& in, Backend backend, const std::string& pg_na
     if (linked.empty() || linked == pg_name) continue;
     const std::string rs_name = objects::NameOf(rs);
     std::string message = "Pod " + objects::NameOf(*pod);
-    message += " of ReplicaSet " + rs_name + " names " + GroupWord(backend) + " " + linked;
-    message += " instead of " + pg_name + ", which wasd made for it: another actor changed its ";
-    message += LinkWords(backend) + ". wasd still counts it as a member of ReplicaSet " + rs_name;
-    message += ", but the scheduler places it in " + linked + ", outside the gang";
+    message += " of ReplicaSet ";
+    message += rs_name;
+    message += " names ";
+    message += GroupWord(backend);
+    message += " ";
+    message += linked;
+    message += " instead of ";
+    message += pg_name;
+    message += ", which wasd made for it: another actor changed its ";
+    message += LinkWords(backend);
+    message += ". wasd still counts it as a member of ReplicaSet ";
+    message += rs_name;
+    message += ", but the scheduler places it in ";
+    message += linked;
+    message += ", outside the gang";
     if (backend == Backend::kKai) {
       message += " (KAI's podgrouper before v0.15.0 ignores " +
                  std::string(workloadbuilder::kKaiSkipPodgrouperAnnotation) +
