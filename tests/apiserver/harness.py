@@ -18,6 +18,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -209,6 +210,14 @@ class ApiServer:
         return out
 
     def LastSeq(self):
+        """The newest audit record's seq, once every request that started before this
+        call has its record: the server writes a record after sending the answer, so a
+        client holding its answer may otherwise be ahead of the audit."""
+        started = time.time()
+        for _ in range(100):  # at most ~5 s: a request still being served that long is not ours
+            if not any(not e.get("watch") and e["since"] <= started for e in self.InFlight()):
+                break
+            time.sleep(0.05)
         entries = self.Audit()
         return entries[-1]["seq"] if entries else 0
 

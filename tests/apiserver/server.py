@@ -314,9 +314,11 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
         finally:
+            # Audited before it leaves the in-flight list, so a client that
+            # waits for the list (harness LastSeq) finds its record.
+            self._RecordAudit()
             if not is_debug:
                 app.inflight.Remove(flight_key)
-        self._RecordAudit()
 
     def _RecordAudit(self):
         """Writes this request's audit record, once: when the answer is sent, or for a

@@ -161,8 +161,19 @@ def main():
                     help="the reconciler's --normal-events (Normal Events posted too)")
     ap.add_argument("--nodes", type=int, default=0,
                     help="Nodes to create first (8 CPU, 8 GPUs, 10 zones), read by the gang doctor's "
-                         "fit preview; the bench server binds no pod, so every gang stays pending")
+                         "fit preview; without --bind-pods the bench server binds no pod, so every gang "
+                         "stays pending")
+    ap.add_argument("--bind-pods", action="store_true",
+                    help="the bench server binds each pod, Running on one of the --nodes nodes, once "
+                         "its PodGroup exists (a scheduler that holds; placed gangs whose doctor "
+                         "condition is Scheduled; the doctor's bound-pod informer caches them all)")
+    ap.add_argument("--unschedulable-every", type=int, default=0,
+                    help="one ReplicaSet in K gets unbound pods with the scheduler's Unschedulable "
+                         "verdict, which starts the doctor's fit preview (Node and bound-pod "
+                         "informers); 0: none")
     args = ap.parse_args()
+    if args.bind_pods and args.nodes <= 0:
+        ap.error("--bind-pods needs --nodes N")
 
     wasd = os.environ.get("WASD_BIN", os.path.join(ROOT, "build", "wasd"))
     server_bin = os.environ.get("WASD_BENCH_APISERVER",
@@ -180,11 +191,14 @@ def main():
     results = {"n": args.n, "replicas": args.replicas, "qps": args.qps, "burst": args.burst,
                "workers": args.workers, "gang_status": args.gang_status, "nodes": args.nodes,
                "pod_hold": args.pod_hold, "normal_events": args.normal_events,
+               "bind_pods": args.bind_pods, "unschedulable_every": args.unschedulable_every,
                "phases": {}}
     try:
         ready = os.path.join(tmp, "ready")
         srv_proc = Start([server_bin, "--port", "0", "--ready-file", ready, "--pod-fixture",
-                          args.fixture, "--pod-hold", args.pod_hold], args.server_cpu,
+                          args.fixture, "--pod-hold", args.pod_hold,
+                          "--bind-pods", str(args.nodes if args.bind_pods else 0),
+                          "--unschedulable-every", str(args.unschedulable_every)], args.server_cpu,
                          os.path.join(tmp, "apiserver.log"))
         for _ in range(200):
             if os.path.exists(ready) or srv_proc.poll() is not None:

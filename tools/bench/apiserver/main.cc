@@ -406,6 +406,17 @@ class Server {
     PreparePodParts(std::move(pod_fixture));
   }
 
+  // --bind-pods N: every pod is created bound to node-(i mod N), Running
+  // (what a placed gang looks like; the gang doctor's bound-pod informer
+  // then caches them all). --unschedulable-every K: the pods of one
+  // ReplicaSet in K (by name) are created unbound with the scheduler's
+  // PodScheduled=False/Unschedulable verdict, so the doctor starts its fit
+  // preview's Node and bound-pod informers.
+  void SetPlacement(std::int64_t bind_nodes, std::int64_t unschedulable_every) {
+    bind_nodes_ = bind_nodes;
+    unschedulable_every_ = unschedulable_every;
+  }
+
   void Accept() {
     acceptor_.async_accept([this](beast::error_code ec, tcp::socket s) {
       if (!ec) {
@@ -459,7 +470,8 @@ class Server {
   void SyncDeployment(const std::string& key);
   void SyncReplicaSet(const std::string& key);
   void PreparePodParts(json fixture);
-  std::string PodText(json& rs, const std::string& name, const std::string& uid, std::uint64_t rv);
+  std::string PodText(json& rs, const std::string& name, const std::string& uid, std::uint64_t rv,
+                      const std::string& node, const std::string& status);
 
   std::string NewUid() {
     char buf[40];
@@ -479,6 +491,22 @@ class Server {
   std::map<std::string, std::set<std::string>> pods_of_rs_;
   std::set<std::string> gated_pods_;
   bool pod_gate_ = true;
+  std::int64_t bind_nodes_ = 0;
+  std::int64_t unschedulable_every_ = 0;
+  std::uint64_t pods_bound_ = 0;
+  std::map<std::string, std::string> rs_of_group_;  // --bind-pods: ns/PodGroup -> its ReplicaSet
+  std::string NextNode() {
+    return "node-" + std::to_string(pods_bound_++ % static_cast<std::uint64_t>(bind_nodes_));
+  }
+  void BindGroup(const std::string& group_key);
+  // pod_status_running_ with PodScheduled's lastTransitionTime = now (the
+  // gang doctor compares it with the PodGroup's creation).
+  std::string RunningStatusNow() const {
+    std::string out = pod_status_running_;
+    const std::size_t at = out.find("@BOUND@");
+    if (at != std::string::npos) out.replace(at, 7, Now());
+    return out;
+  }
   // Wall-clock seconds of the last pod created, the last gate lifted, and
   // the last write per resource (the gang bench's timings, /debug/stats).
   double last_pod_created_ = 0;
@@ -500,6 +528,8 @@ class Server {
   std::string pod_managed_fields_;
   std::string pod_spec_rest_;
   std::string pod_status_;
+  std::string pod_status_running_;        // --bind-pods
+  std::string pod_status_unschedulable_;  // --unschedulable-every
 };
 
 bool Server::ParseTarget(std::string_view target, Target& t) const {
@@ -788,7 +818,38 @@ Reply Server::Create(int res, const std::string& ns, json obj) {
   }
   const Stored& s = Put(res, key, obj, "ADDED");
   Changed(res, key);
-  return {201, *s.text};
+  Reply reply{201, *s.text};
+  if (res == 5 && bind_nodes_ > 0) BindGroup(key);
+  return reply;
+}
+
+// --bind-pods: the pods of the ReplicaSet whose PodGroup was just created
+// are bound and Running (the ReplicaSets picked by --unschedulable-every
+// stay unbound).
+void Server::BindGroup(const std::string& group_key) {
+  const auto g = rs_of_group_.find(group_key);
+  if (g == rs_of_group_.end()) return;
+  const std::string rs_key = g->second;
+  if (unschedulable_every_ > 0 && std::hash<std::string>{}(rs_key) % unschedulable_every_ == 0) {
+    return;
+  }
+  const auto rs_it = stores_[kReplicaSets].objects.find(rs_key);
+  if (rs_it == stores_[kReplicaSets].objects.end()) return;
+  json rs = json::parse(*rs_it->second.text);
+  const std::string ns = rs_key.substr(0, rs_key.find('/'));
+  for (const std::string& pod_key : pods_of_rs_[rs_key]) {
+    auto it = stores_[kPods].objects.find(pod_key);
+    if (it == stores_[kPods].objects.end() || it->second.fields["spec.nodeName"] != "") continue;
+    const Stored prev = it->second;
+    Stored& p = it->second;
+    const std::string name = pod_key.substr(pod_key.find('/') + 1);
+    const std::string node = NextNode();
+    p.rv = ++rv_;
+    p.fields = PodFields(name, ns, node, "Running");
+    p.text = std::make_shared<const std::string>(
+        PodText(rs, name, p.uid, p.rv, node, RunningStatusNow()));
+    Notify(kPods, "MODIFIED", p, ns, &prev);
+  }
 }
 
 Reply Server::Update(const Target& t, json obj) {
@@ -1022,11 +1083,27 @@ void Server::SyncReplicaSet(const std::string& key) {
     s.rv = ++rv_;
     s.uid = NewUid();
     s.labels = LabelsOf(rs["spec"]["template"]);
-    s.fields = PodFields(name, ns, "", "Pending");  // as PodText writes it
-    s.text = std::make_shared<const std::string>(PodText(rs, name, s.uid, s.rv));
+    // --unschedulable-every / --bind-pods: placed, or judged unplaceable.
+    const bool unschedulable =
+        unschedulable_every_ > 0 && std::hash<std::string>{}(key) % unschedulable_every_ == 0;
+    // --bind-pods: as a scheduler that holds, a pod is bound once its
+    // PodGroup exists (BindGroup binds the earlier ones when it is created).
+    const std::string group = ns + "/" +
+                              wasd::workloadbuilder::PodGroupName(Str(rs, {"metadata", "name"}),
+                                                                  Str(rs, {"metadata", "uid"}));
+    if (bind_nodes_ > 0) rs_of_group_[group] = key;
+    std::string node;
+    if (bind_nodes_ > 0 && !unschedulable && stores_[5].objects.count(group) > 0) {
+      node = NextNode();
+    }
+    const std::string status = unschedulable  ? pod_status_unschedulable_
+                               : node.empty() ? pod_status_
+                                              : RunningStatusNow();
+    s.fields = PodFields(name, ns, node, node.empty() ? "Pending" : "Running");  // as PodText
+    s.text = std::make_shared<const std::string>(PodText(rs, name, s.uid, s.rv, node, status));
     Stored& slot = st.objects[pod_key] = std::move(s);
     pods.insert(pod_key);
-    if (pod_gate_) gated_pods_.insert(pod_key);
+    if (pod_gate_ && node.empty()) gated_pods_.insert(pod_key);
     last_pod_created_ = WallSeconds();
     Notify(kPods, "ADDED", slot, ns);
   }
@@ -1048,12 +1125,26 @@ void Server::PreparePodParts(json fixture) {
   status["phase"] = "Pending";
   status.erase("containerStatuses");
   pod_status_ = status.dump();
+  status.erase("conditions");
+  json unschedulable = status;
+  unschedulable["conditions"] =
+      json::array({{{"type", "PodScheduled"},
+                    {"status", "False"},
+                    {"reason", "Unschedulable"},
+                    {"message", "0/100 nodes are available: 100 Insufficient nvidia.com/gpu."},
+                    {"lastTransitionTime", Now()}}});
+  pod_status_unschedulable_ = unschedulable.dump();
+  json running = status;
+  running["phase"] = "Running";
+  running["conditions"] = json::array(
+      {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", "@BOUND@"}}});
+  pod_status_running_ = running.dump();
 }
 
 // The pod the ReplicaSet controller creates, as the pod webhook leaves it,
 // with the bulk of --pod-fixture spliced in as text.
 std::string Server::PodText(json& rs, const std::string& name, const std::string& uid,
-                            std::uint64_t rv) {
+                            std::uint64_t rv, const std::string& node, const std::string& status) {
   json tmpl = rs["spec"]["template"];
   json meta = {{"name", name},
                {"generateName", Str(rs, {"metadata", "name"}) + "-"},
@@ -1069,7 +1160,10 @@ std::string Server::PodText(json& rs, const std::string& name, const std::string
                                                  {"controller", true},
                                                  {"blockOwnerDeletion", true}}})}};
   json spec = tmpl.value("spec", json::object());
-  if (pod_gate_) spec["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+  if (pod_gate_ && node.empty()) {
+    spec["schedulingGates"] = json::array({{{"name", "wasd.io/pod-group"}}});
+  }
+  if (!node.empty()) spec["nodeName"] = node;
   spec["schedulingGroup"] = {
       {"podGroupName", wasd::workloadbuilder::PodGroupName(Str(rs, {"metadata", "name"}),
                                                            Str(rs, {"metadata", "uid"}))}};
@@ -1082,7 +1176,7 @@ std::string Server::PodText(json& rs, const std::string& name, const std::string
     sp += "," + pod_spec_rest_ + "}";
   }
   return R"({"apiVersion":"v1","kind":"Pod","metadata":)" + m + R"(,"spec":)" + sp +
-         R"(,"status":)" + pod_status_ + "}";
+         R"(,"status":)" + status + "}";
 }
 
 Reply Server::Apply(const std::string& body) {
@@ -1274,10 +1368,14 @@ void Session::Flush() {
 
 int Usage() {
   std::cerr << "usage: wasd-bench-apiserver [--port N] [--ready-file FILE] [--pod-fixture FILE]\n"
-               "                            [--pod-hold gate|scheduler]\n"
+               "                            [--pod-hold gate|scheduler] [--bind-pods N]\n"
+               "                            [--unschedulable-every K]\n"
                "In-memory API server for tools/bench/scale_bench.py; listens on 127.0.0.1 only.\n"
                "--pod-hold scheduler: pods are created without the gate wasd.io/pod-group, as\n"
-               "the webhook leaves them in scheduler hold (docs/design.md Q23).\n";
+               "the webhook leaves them in scheduler hold (docs/design.md Q23).\n"
+               "--bind-pods N: pods are created Running on node-0 .. node-(N-1) (a placed gang).\n"
+               "--unschedulable-every K: one ReplicaSet in K (by name) gets unbound pods with\n"
+               "the scheduler's Unschedulable verdict (starts the gang doctor's fit preview).\n";
   return 2;
 }
 
@@ -1288,6 +1386,8 @@ int main(int argc, char** argv) {
   std::string ready_file;
   std::string fixture_file;
   bool pod_gate = true;
+  std::int64_t bind_nodes = 0;
+  std::int64_t unschedulable_every = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") return Usage(), 0;
@@ -1298,6 +1398,12 @@ int main(int argc, char** argv) {
       ready_file = argv[++i];
     } else if (a == "--pod-fixture") {
       fixture_file = argv[++i];
+    } else if (a == "--bind-pods") {
+      bind_nodes = std::atoll(argv[++i]);
+      if (bind_nodes < 0) return Usage();
+    } else if (a == "--unschedulable-every") {
+      unschedulable_every = std::atoll(argv[++i]);
+      if (unschedulable_every < 0) return Usage();
     } else if (a == "--pod-hold") {
       const std::string v = argv[++i];
       if (v != "gate" && v != "scheduler") return Usage();
@@ -1320,6 +1426,7 @@ int main(int argc, char** argv) {
   tcp::acceptor acceptor(
       io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
   Server server(io, acceptor, std::move(fixture), pod_gate);
+  server.SetPlacement(bind_nodes, unschedulable_every);
   server.Accept();
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](beast::error_code, int) { io.stop(); });
