@@ -13,6 +13,7 @@
 #include "workloadbuilder/backend_capabilities.h"
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/names.h"
+#include "workloadbuilder/pod_holds.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::doctor {
@@ -58,13 +59,11 @@ Diagnosis ForeignTerminating(Diagnosis& d, const json& group,
       others += (others.empty() ? "" : ", ") + name;
     }
   }
-  std::int64_t gated = 0;  // members naming it that never ran (wasd's gate, no node)
-  std::int64_t ran = 0;    // members naming it that are bound or lost wasd's gate
+  std::int64_t never_ran = 0;  // members naming it that wasd linked and that never ran
+  std::int64_t ran = 0;        // members naming it that are bound or were scheduled
   for (const json* pod : members) {
     if (workloadbuilder::LinkedPodGroupName(*pod, backend) != d.group_name) continue;
-    const bool held = objects::GateIndex(*pod, workloadbuilder::kPodGroupGate).has_value() &&
-                      Str(*pod, {"spec", "nodeName"}).empty();
-    ++(held ? gated : ran);
+    ++(workloadbuilder::WasdPodNeverRan(*pod) ? never_ran : ran);
   }
   std::string message = kind + " " + d.group_name + " is not controlled by ReplicaSet " + rs_name +
                         " (controller: " + owner + ") and is being deleted" +
@@ -76,10 +75,10 @@ Diagnosis ForeignTerminating(Diagnosis& d, const json& group,
            ", which wasd never removes: whoever added them must remove them";
   } else if (protection && ran > 0) {
     next = "its deletion waits for the pods that name it: " + std::to_string(ran) +
-           " member(s) that are bound or no longer gated by wasd must finish or be deleted "
-           "(wasd releases it only while just the members it keeps gated name it)";
-  } else if (protection && gated > 0 && backend == Backend::kNative) {
-    next = "wait: only members wasd keeps gated (they never ran) name it, so wasd removes its " +
+           " member(s) that are bound or were scheduled must finish or be deleted "
+           "(wasd releases it only while just members that never ran name it)";
+  } else if (protection && never_ran > 0 && backend == Backend::kNative) {
+    next = "wait: only members that never ran name it, so wasd removes its " +
            std::string(objects::kPodGroupProtectionFinalizer) +
            " finalizer (Event PodGroupReleased) and then creates its own; if it stays, pods "
            "outside this Deployment still name it (the reconciler's PodGroupTerminating Event "
@@ -139,12 +138,16 @@ Verdict CheckConfiguration(Gang& g, Diagnosis& d) {
                                         : workloadbuilder::GroupVersion(*backend);
   d.group_kind = std::string(g.info->kind) + " (" + group_version + ")";
   if (!g.in.api_served) {
+    // How the pods wait, from each pod's own state (a gate, its scheduler or
+    // nothing), never from a flag.
+    const std::string waiting =
+        workloadbuilder::HoldWords(workloadbuilder::CountHolds(g.in.pods, *backend), "their group");
     return Finish(d, kAPINotAvailable,
                   native ? "the API scheduling.k8s.io workloads and podgroups (neither v1 nor "
-                           "v1beta1) of backend native is not served; wasd keeps the pods gated"
+                           "v1beta1) of backend native is not served: " +
+                               waiting
                          : "the API " + group_version + " " + std::string(g.info->resource) +
-                               " of backend " + d.backend +
-                               " is not served; wasd keeps the pods gated",
+                               " of backend " + d.backend + " is not served: " + waiting,
                   native ? "serve the scheduling.k8s.io Workload API (v1 on Kubernetes 1.38 and "
                            "later; v1beta1 on 1.37, with feature gate GenericWorkload) or choose "
                            "another backend with the annotation wasd.io/backend"

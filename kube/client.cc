@@ -34,10 +34,11 @@ Status CheckName(const Resource& resource, std::string_view ns, std::string_view
   return Status::Ok();
 }
 
-// dryRun=All for a write that asks for it.
+// dryRun=All and fieldValidation=Strict for a write that asks for them.
 Query DryRunQuery(const RequestOptions& options) {
   Query q;
   if (options.dry_run) q.emplace_back("dryRun", "All");
+  if (options.strict_field_validation) q.emplace_back("fieldValidation", "Strict");
   return q;
 }
 

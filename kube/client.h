@@ -77,6 +77,10 @@ struct RequestOptions {
   // Writes (Create, Update, Patch, Delete) only: dryRun=All, the server runs
   // admission and validation and stores nothing.
   bool dry_run = false;
+  // Writes only: fieldValidation=Strict, the server refuses a body with a
+  // field it does not know (or a duplicate) instead of dropping it with a
+  // warning, so a write never lands incomplete without a word.
+  bool strict_field_validation = false;
   // Members of the answer kept (nullptr: all), decoded straight from the
   // body (base/json_projection.h): a caller that keeps only a few fields of a
   // large object never builds the rest. Must outlive the call.

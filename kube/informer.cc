@@ -67,6 +67,9 @@ void Informer::Retarget(Resource resource) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     options_.resource = std::move(resource);
+    // The cache holds the old resource's objects until the first list of the
+    // new one: not synced (a caller that waits for sync must not plan on it).
+    synced_ = false;
   }
   if (running) Start();
 }
@@ -224,7 +227,15 @@ Status Informer::ListAndReplace(const std::stop_token& stop) {
   lo.request.stop = stop;
   Result<ListResult> listed = client_.List(options_.resource, options_.namespace_, lo);
   ++lists_;
-  if (!listed.ok()) return listed.status();
+  if (!listed.ok()) {
+    if (listed.status().not_found()) {
+      // The resource is not served (any more): what the cache holds is no
+      // longer a listing of it; synced again only after a list succeeds.
+      std::lock_guard<std::mutex> lock(mu_);
+      synced_ = false;
+    }
+    return listed.status();
+  }
   std::map<std::string, ObjectPtr, std::less<>> fresh;
   for (auto& item : listed.value().items) {
     auto obj = std::make_shared<const nlohmann::json>(std::move(item));

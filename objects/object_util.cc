@@ -72,6 +72,21 @@ std::optional<std::size_t> GateIndex(const json& pod, std::string_view gate) {
   return std::nullopt;
 }
 
+bool NeverScheduled(const json& pod) {
+  const std::string* node = AsString(MemberPath(pod, {"spec", "nodeName"}));
+  if (node != nullptr && !node->empty()) return false;
+  const json* conditions = MemberPath(pod, {"status", "conditions"});
+  if (conditions == nullptr || !conditions->is_array()) return true;
+  for (const json& c : *conditions) {
+    const std::string* type = AsString(Member(c, "type"));
+    const std::string* status = AsString(Member(c, "status"));
+    if (type != nullptr && *type == "PodScheduled" && status != nullptr && *status == "True") {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<std::int64_t> GangMinCount(const json& policy_holder) {
   return AsInt(MemberPath(policy_holder, {"schedulingPolicy", "gang", "minCount"}));
 }

@@ -56,6 +56,11 @@ std::int64_t ReplicasOf(const nlohmann::json& object);
 // Index of the scheduling gate `gate` in spec.schedulingGates, if present.
 std::optional<std::size_t> GateIndex(const nlohmann::json& pod, std::string_view gate);
 
+// True when the pod was never placed: no spec.nodeName and no PodScheduled
+// condition with status True (a scheduler sets both on a bind; a pod that
+// ran has them). Says nothing about who held it: a gate or its scheduler.
+bool NeverScheduled(const nlohmann::json& pod);
+
 // gang.minCount of a schedulingPolicy holder (a PodGroup spec or a Workload
 // template); nullopt when the policy is not gang or has no integer minCount.
 std::optional<std::int64_t> GangMinCount(const nlohmann::json& policy_holder);

@@ -124,39 +124,47 @@ const json* Plannable(const PlanInput& in, Plan& plan) {
   return &deployment;
 }
 
-// Q15: pods marked for wasd whose Deployment lost its carrier (removed
-// through /status, an exported manifest without the annotation) would wait
-// forever: release them.
-// What a release did, for its Event: the groups created for the pods (each
-// pod then scheduled on its own) and those the pods name that could not be.
+// What a release did, for its Event: the gates lifted, the groups created
+// for the pods that name them (each pod then scheduled on its own) and those
+// the pods name that could not be.
 std::string ReleaseWords(const internal::Release& r) {
   std::string out;
+  if (r.lifted > 0) {
+    out += "wasd lifted the " + std::string(workloadbuilder::kPodGroupGate) +
+           " scheduling gate of " + std::to_string(r.lifted) + " pod(s)";
+  }
+  if (r.held > 0) {
+    out += (out.empty() ? "" : "; ") + std::to_string(r.held) +
+           " pod(s) carry no gate and are held by their scheduler until their group exists";
+  }
   if (!r.created.empty()) {
     std::string names;
     for (const std::string& n : r.created) names += (names.empty() ? "" : ", ") + n;
-    out += "; they name a group that did not exist, so wasd created " + names +
+    out += (out.empty() ? "" : "; ") +
+           std::string("they name a group no gang will fill, so wasd created ") + names +
            " without a gang (each pod is placed on its own)";
   }
   if (!r.missing.empty()) {
     std::string names;
     for (const std::string& n : r.missing) names += (names.empty() ? "" : ", ") + n;
-    out += "; they name group " + names +
+    out += (out.empty() ? "" : "; ") + std::string("they name group ") + names +
            ", which does not exist and which wasd cannot create, so no scheduler places "
            "them: delete those pods so that their ReplicaSet re-creates them";
   }
   return out;
 }
 
+// Q15: pods marked for wasd whose Deployment lost its carrier (removed
+// through /status, an exported manifest without the annotation) would wait
+// forever: release them.
 void PlanWithoutConfig(const PlanInput& in, const json& deployment, Plan& plan) {
   plan.note = "the Deployment has no scheduling configuration";
   const internal::Release r = internal::ReleaseAllGates(in, deployment, plan);
-  if (r.lifted == 0) return;
+  if (!r.any()) return;
   AddEvent(plan, "Warning", kReasonGatesLifted,
            "The Deployment has no " + std::string(workloadbuilder::kSchedulingAnnotation) +
-               " annotation or spec.scheduling, but " + std::to_string(r.lifted) +
-               " of its pods carry the " + std::string(workloadbuilder::kPodGroupGate) +
-               " scheduling gate: wasd lifted it" + ReleaseWords(r) + ". Remove the " +
-               std::string(workloadbuilder::kManagedLabel) +
+               " annotation or spec.scheduling, but its pods were made for a gang: " +
+               ReleaseWords(r) + ". Remove the " + std::string(workloadbuilder::kManagedLabel) +
                " label from the pod template, or add the annotation back");
 }
 
@@ -170,13 +178,11 @@ void PlanInvalidConfig(const PlanInput& in, const json& deployment,
   const internal::Release r = internal::ReleaseAllGates(in, deployment, plan);
   std::string message =
       "The stored scheduling configuration is invalid, so wasd manages no "
-      "Workload or PodGroups for this Deployment";
-  if (r.lifted > 0) {
-    message += " and lifted the scheduling gate of " + std::to_string(r.lifted) + " pod(s)" +
-               ReleaseWords(r);
-  }
+      "Workload or PodGroups for this Deployment and its pods get no gang";
+  if (r.any()) message += " (" + ReleaseWords(r) + ")";
   AddEvent(plan, "Warning", kReasonInvalidConfiguration,
-           message + ": " + workloadbuilder::AggregateMessage(errors));
+           message + ": " + workloadbuilder::AggregateMessage(errors) + ". Fix the " +
+               std::string(workloadbuilder::kSchedulingAnnotation) + " annotation");
 }
 
 // Step 1 without our Workload: a foreign object with its name stops
@@ -259,7 +265,8 @@ void PlanUnknownBackend(const json& deployment, Plan& plan) {
            "The pod template's label " + std::string(workloadbuilder::kBackendLabel) + " is " +
                shown +
                ", which names no backend (native, volcano, kai, coscheduling): wasd creates no "
-               "group objects for this Deployment and its pods stay gated");
+               "group objects for this Deployment, and its webhook refuses the Deployment's new "
+               "pods until the label names a backend");
 }
 
 }  // namespace

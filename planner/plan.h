@@ -92,6 +92,7 @@ inline constexpr std::string_view kReasonGatesLifted = "SchedulingGatesLifted";
 inline constexpr std::string_view kReasonFailedWorkloadCreate = "FailedWorkloadCreate";
 inline constexpr std::string_view kReasonFailedPodGroupCreate = "FailedPodGroupCreate";
 inline constexpr std::string_view kReasonMemberRelinked = "MemberRelinked";
+inline constexpr std::string_view kReasonMemberUnlinked = "MemberUnlinked";
 
 // Highest priority a Workload/PodGroup template accepts (docs/api.md §a.1);
 // system classes (2,000,000,000 and up) are above it.

@@ -14,6 +14,7 @@
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/field_path.h"
 #include "workloadbuilder/names.h"
+#include "workloadbuilder/pod_holds.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::planner::internal {
@@ -126,24 +127,34 @@ bool InUse(const PlanInput& in, std::string_view pg_name) {
   return !PodsNaming(in, pg_name).empty();
 }
 
-// A pod that never ran: it still carries wasd's gate and was never bound to
-// a node.
-bool NeverRanGated(const json& pod) {
-  if (!objects::GateIndex(pod, workloadbuilder::kPodGroupGate)) return false;
-  const std::string* node = AsString(objects::MemberPath(pod, {"spec", "nodeName"}));
-  return node == nullptr || node->empty();
-}
+// A pod of wasd's that never ran: the webhook linked it (it carries wasd's
+// gate, or wasd's marker label from the pod template) and it was never
+// placed (no node, no PodScheduled=True). Whichever hold it got, gate or
+// scheduler, it has not started and cannot run while its group is
+// Terminating.
+bool NeverRan(const json& pod) { return workloadbuilder::WasdPodNeverRan(pod); }
 
 // Q14: a Terminating PodGroup protects nothing when every unfinished pod that
-// names it still carries wasd's gate and was never bound to a node: those
-// pods never ran and cannot run while it is Terminating, and the
+// names it is one of wasd's that never ran (NeverRan): the
 // podgroup-protection controller keeps it as long as they exist. Then (and
 // only then) wasd may remove that finalizer itself.
 bool ProtectsNothing(const PlanInput& in, std::string_view pg_name) {
   for (const json* pod : PodsNaming(in, pg_name)) {
-    if (!NeverRanGated(*pod)) return false;
+    if (!NeverRan(*pod)) return false;
   }
   return true;
+}
+
+// The pods of `rs` that name `pg_name` and wait, as HoldWords counts them.
+std::string WaitingWords(const PlanInput& in, const std::string& pg_name, const json& rs,
+                         Backend backend) {
+  std::vector<const json*> pods;
+  const std::string rs_uid = objects::UidOf(rs);
+  for (const Object& pod : in.pods) {
+    if (pod != nullptr && objects::ControllerUid(*pod) == rs_uid) pods.push_back(pod.get());
+  }
+  return workloadbuilder::HoldWords(workloadbuilder::CountHolds(pods, backend),
+                                    GroupWord(backend) + " " + pg_name);
 }
 
 // Index of the podgroup-protection finalizer in the PodGroup, if present.
@@ -166,9 +177,12 @@ bool PlanTerminating(const PlanInput& in, const std::string& pg_name, const json
   const std::optional<std::size_t> finalizer = ProtectionFinalizerIndex(pg);
   if (finalizer && ProtectsNothing(in, pg_name)) {
     plan.actions.push_back(Action::ReleasePodGroup(pg_name, objects::UidOf(pg), *finalizer));
-    AddEvent(plan, "Normal", kReasonPodGroupReleased,
-             "PodGroup " + pg_name + " is Terminating and only pods that never ran (still gated) " +
-                 "name it: removed its " + std::string(objects::kPodGroupProtectionFinalizer) +
+    // A Warning: wasd writes a finalizer it does not own (L2), and Normal
+    // Events are off by default.
+    AddEvent(plan, "Warning", kReasonPodGroupReleased,
+             "PodGroup " + pg_name + " is Terminating and only pods of wasd's that never ran " +
+                 "(never scheduled) name it: removed its " +
+                 std::string(objects::kPodGroupProtectionFinalizer) +
                  " finalizer so that it is re-created for ReplicaSet " + objects::NameOf(rs));
     plan.needs_replan = true;
     return true;
@@ -178,9 +192,10 @@ bool PlanTerminating(const PlanInput& in, const std::string& pg_name, const json
       .append(finalizer ? " is Terminating while pods that ran or are bound still name it (its "
                           "podgroup-protection finalizer waits for them)"
                         : " is Terminating, held by finalizers wasd does not own")
-      .append("; it is re-created as soon as it is gone, and the new pods of ReplicaSet ")
+      .append("; it is re-created for ReplicaSet ")
       .append(objects::NameOf(rs))
-      .append(" stay gated until then");
+      .append(" as soon as it is gone. Meanwhile: ")
+      .append(WaitingWords(in, pg_name, rs, Backend::kNative));
   AddEvent(plan, "Warning", kReasonPodGroupTerminating, std::move(message));
   return true;
 }
@@ -208,11 +223,13 @@ std::string ControllerWords(const json& pg) {
                                                   objects::ControllerName(pg) + ")";
 }
 
-std::string ForeignMessage(const std::string& name, const json& pg) {
+std::string ForeignMessage(const std::string& name, const json& pg, const std::string& waiting) {
   return "PodGroup " + name + " exists but does not belong to this Deployment " +
          ControllerWords(pg) +
          "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
-         "this Deployment until it is removed";
+         "this Deployment until it is removed (delete it, or rename the Deployment). "
+         "Meanwhile: " +
+         waiting;
 }
 
 // The finalizers of `pg` other than podgroup-protection, "a, b".
@@ -235,8 +252,7 @@ std::string OtherFinalizers(const json& pg) {
 const json* ForeignKeeper(const PlanInput& in, const PodGroupScene& scene,
                           std::string_view pg_name) {
   for (const json* pod : PodsNaming(in, pg_name)) {
-    if (!NeverRanGated(*pod) || scene.rs_by_uid.count(objects::ControllerUid(*pod)) == 0)
-      return pod;
+    if (!NeverRan(*pod) || scene.rs_by_uid.count(objects::ControllerUid(*pod)) == 0) return pod;
   }
   return nullptr;
 }
@@ -252,8 +268,7 @@ std::string WhatHolds(const std::string& others, bool protection, const json* ke
            " finalizer waits for the pods that name it";
   }
   return "pod " + objects::NameOf(*keeper) +
-         (NeverRanGated(*keeper) ? ", which is not this Deployment's,"
-                                 : ", which is bound or no longer gated by wasd,") +
+         (NeverRan(*keeper) ? ", which is not this Deployment's," : ", which is bound or ran,") +
          " still names it (its " + std::string(objects::kPodGroupProtectionFinalizer) +
          " finalizer waits for every pod that names it)";
 }
@@ -280,11 +295,10 @@ void PlanForeignTerminating(const PlanInput& in, const PodGroupScene& scene,
     for (const auto& entry : scene.rs_by_uid) owners.push_back(entry.first);
     plan.actions.push_back(
         Action::ReleaseForeignPodGroup(pg_name, objects::UidOf(pg), *finalizer, std::move(owners)));
-    AddEvent(plan, "Normal", kReasonPodGroupReleased,
+    AddEvent(plan, "Warning", kReasonPodGroupReleased,
              "PodGroup " + pg_name + " is someone else's " + ControllerWords(pg) +
-                 " and is being deleted, and only pods of this Deployment that never ran (still "
-                 "gated by " +
-                 std::string(workloadbuilder::kPodGroupGate) + ") name it: removed its " +
+                 " and is being deleted, and only pods of this Deployment that never ran (never "
+                 "scheduled) name it: removed its " +
                  std::string(objects::kPodGroupProtectionFinalizer) +
                  " finalizer so that it can go; wasd then creates its own PodGroup for "
                  "ReplicaSet " +
@@ -297,7 +311,8 @@ void PlanForeignTerminating(const PlanInput& in, const PodGroupScene& scene,
            "PodGroup " + pg_name + " does not belong to this Deployment " + ControllerWords(pg) +
                " and is being deleted, but " + why +
                "; wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
-               "this Deployment until it is gone");
+               "this Deployment until it is gone. Meanwhile: " +
+               WaitingWords(in, pg_name, rs, plan.backend));
   AddRequeue(plan, kTerminatingRecheck);
 }
 
@@ -317,7 +332,8 @@ bool PlanForeign(const PlanInput& in, const PodGroupScene& scene, const json& wo
     if (objects::IsTerminating(*it->second)) {
       PlanForeignTerminating(in, scene, pg_name, *it->second, *rs, plan);
     } else {
-      AddEvent(plan, "Warning", kReasonForeignObject, ForeignMessage(pg_name, *it->second));
+      AddEvent(plan, "Warning", kReasonForeignObject,
+               ForeignMessage(pg_name, *it->second, WaitingWords(in, pg_name, *rs, plan.backend)));
     }
   }
   if (foreign) plan.note = "foreign PodGroup";

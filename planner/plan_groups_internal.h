@@ -70,15 +70,15 @@ std::vector<const json*> PodsNaming(const PlanInput& in, std::string_view pg_nam
 // object. So a PodGroup is deleted only once no such pod is left.
 bool InUse(const PlanInput& in, std::string_view pg_name);
 
-// A pod that never ran: it still carries wasd's gate and was never bound to
-// a node.
-bool NeverRanGated(const json& pod);
+// A pod of wasd's that never ran: linked by wasd's webhook (gated, or marked
+// wasd.io/managed) and never scheduled (objects::NeverScheduled), whatever
+// its hold.
+bool NeverRan(const json& pod);
 
 // Q14: a Terminating PodGroup protects nothing when every unfinished pod that
-// names it still carries wasd's gate and was never bound to a node: those
-// pods never ran and cannot run while it is Terminating, and the
-// podgroup-protection controller keeps it as long as they exist. Then (and
-// only then) wasd may remove that finalizer itself.
+// names it is one of wasd's that never ran: those pods cannot run while it
+// is Terminating, and the podgroup-protection controller keeps it as long as
+// they exist. Then (and only then) wasd may remove that finalizer itself.
 bool ProtectsNothing(const PlanInput& in, std::string_view pg_name);
 
 // Index of the podgroup-protection finalizer in the PodGroup, if present.
@@ -96,7 +96,8 @@ PodGroupScene SceneOf(const PlanInput& in, const json& deployment);
 // "(controller: ReplicaSet x)" or "(it has no controller)" for PodGroup `pg`.
 std::string ControllerWords(const json& pg);
 
-std::string ForeignMessage(const std::string& name, const json& pg);
+// `waiting`: how the pods that name it wait (HoldWords).
+std::string ForeignMessage(const std::string& name, const json& pg, const std::string& waiting);
 
 // The finalizers of `pg` other than podgroup-protection, "a, b".
 std::string OtherFinalizers(const json& pg);

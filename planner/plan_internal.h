@@ -21,19 +21,32 @@ void AddRequeue(Plan& plan, std::chrono::milliseconds delay);
 // Non-null objects of `objects`, ordered by name (stable).
 std::vector<const nlohmann::json*> SortedByName(const std::vector<objects::Object>& list);
 
-// Lifts wasd's gate from every live pod of `rs` (one action each).
-void AddLiftGates(const PlanInput& in, const nlohmann::json& rs, Plan& plan);
+// Lifts wasd's gate from the live pods of `rs` (one action each). With
+// `group` set (the gang path), only from pods that name that group: a gated
+// pod that names none (kube-apiserver dropped its spec.schedulingGroup, the
+// GenericWorkload gate was off when it was created) or another one keeps
+// the gate, since lifting it would schedule the pod outside its gang, and a
+// MemberUnlinked Warning names those pods and the fix. Empty `group` (a
+// release): every gate.
+void AddLiftGates(const PlanInput& in, const nlohmann::json& rs, Plan& plan,
+                  std::string_view group = {});
 // What ReleaseAllGates planned.
 struct Release {
-  std::size_t lifted = 0;            // gates lifted
+  std::size_t lifted = 0;  // gates lifted
+  // Pods that name a missing group and carry no gate: their scheduler holds
+  // them until the group exists (scheduler hold, docs/design.md Q23).
+  std::size_t held = 0;
   std::vector<std::string> created;  // "PodGroup x" / "scheduling.run.ai PodGroup x" created first
   std::vector<std::string> missing;  // group names the pods keep naming that wasd cannot create
+  bool any() const { return lifted > 0 || held > 0 || !created.empty() || !missing.empty(); }
 };
-// Q15: the Deployment has no usable scheduling configuration: lifts wasd's
-// gate from every pod of its ReplicaSets. The pods name their ReplicaSet's
-// group, and every scheduler holds a pod whose group does not exist, so a
-// missing one is created first (BuildReleaseGroup: no gang, each pod on its
-// own); sets plan.backend.
+// Q15: the Deployment has no usable scheduling configuration, so no gang
+// group will come: releases the pods of its ReplicaSets. Release is by link,
+// not by gate: for each ReplicaSet whose live pods name its group (the
+// webhook linked them, gated or not) while the group does not exist, the
+// group is created first (BuildReleaseGroup: no gang, each pod on its own),
+// since every scheduler holds a pod whose group is missing; then wasd's gate
+// is lifted from every pod that carries it. Sets plan.backend.
 Release ReleaseAllGates(const PlanInput& in, const nlohmann::json& deployment, Plan& plan);
 
 // Step 2 and 3 of plan.h. `workload` is our Workload as it will be once the

@@ -11,6 +11,7 @@
 #include "workloadbuilder/builder.h"
 #include "workloadbuilder/field_path.h"
 #include "workloadbuilder/names.h"
+#include "workloadbuilder/pod_holds.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::planner::internal {
@@ -133,7 +134,7 @@ void PlanCreatePodGroup(const PlanInput& in, const json& deployment, const std::
     AddEvent(plan, "Warning", kReasonClaimsStripped,
              ClaimsStrippedMessage(workload, pg_name, missing_claims));
   }
-  AddLiftGates(in, rs, plan);
+  AddLiftGates(in, rs, plan, target.native() ? std::string_view(pg_name) : std::string_view());
 }
 
 // A non-native group object's minMember follows the compiled one (explicit
@@ -186,24 +187,67 @@ void PlanKeepInStep(const PlanInput& in, const json& deployment, const std::stri
   }
   const objects::OwnerRefAt wref = objects::FindOwnerRef(pg, "Workload");
   const std::string* wref_uid = wref.ref != nullptr ? AsString(Member(*wref.ref, "uid")) : nullptr;
-  if (wref_uid == nullptr || *wref_uid != objects::UidOf(workload)) {
+  const std::string* wref_version =
+      wref.ref != nullptr ? AsString(Member(*wref.ref, "apiVersion")) : nullptr;
+  // L5: the reference follows the version in use (v1beta1 to v1), so that the
+  // garbage collector can still resolve it once the old version is removed.
+  if (wref_uid == nullptr || *wref_uid != objects::UidOf(workload) || wref_version == nullptr ||
+      *wref_version != in.scheduling_api_version) {
     plan.actions.push_back(Action::PatchPodGroupOwners(
         pg_name, objects::UidOf(pg), PodGroupOwnerPatch(pg, workload, in.scheduling_api_version)));
   }
-  AddLiftGates(in, rs, plan);
+  AddLiftGates(in, rs, plan, pg_name);
 }
 
 }  // namespace
 
-void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan) {
+namespace {
+
+// The MemberUnlinked Warning for the gated pods of `rs` that do not name
+// `group` (AddLiftGates keeps their gate). At most a few names, then a count.
+void WarnUnlinked(const json& rs, std::string_view group, const std::vector<std::string>& pods,
+                  Plan& plan) {
+  if (pods.empty()) return;
+  constexpr std::size_t kNamesShown = 5;  // an Event stays readable; the count says the rest
+  std::string names;
+  for (std::size_t i = 0; i < pods.size() && i < kNamesShown; ++i) {
+    names += (names.empty() ? "" : ", ") + pods[i];
+  }
+  if (pods.size() > kNamesShown)
+    names += " and " + std::to_string(pods.size() - kNamesShown) + " more";
+  std::string message = std::to_string(pods.size()) + " pod(s) of ReplicaSet ";
+  message.append(objects::NameOf(rs))
+      .append(" (")
+      .append(names)
+      .append(") carry the ")
+      .append(workloadbuilder::kPodGroupGate)
+      .append(" scheduling gate but do not name PodGroup ")
+      .append(group)
+      .append(
+          " in spec.schedulingGroup: kube-apiserver dropped the field when they were created "
+          "(feature gate GenericWorkload was off then), and it cannot be set later. wasd "
+          "keeps them gated, since without the link they would be scheduled outside the "
+          "gang: delete them, and their ReplicaSet re-creates them linked");
+  AddEvent(plan, "Warning", kReasonMemberUnlinked, std::move(message));
+}
+
+}  // namespace
+
+void AddLiftGates(const PlanInput& in, const json& rs, Plan& plan, std::string_view group) {
   const std::string rs_uid = objects::UidOf(rs);
+  std::vector<std::string> unlinked;
   for (const json* pod : SortedByName(in.pods)) {
     if (objects::ControllerUid(*pod) != rs_uid || objects::IsTerminating(*pod)) continue;
     const std::optional<std::size_t> index =
         objects::GateIndex(*pod, workloadbuilder::kPodGroupGate);
     if (!index) continue;
+    if (!group.empty() && workloadbuilder::LinkedPodGroupName(*pod, Backend::kNative) != group) {
+      unlinked.push_back(objects::NameOf(*pod));
+      continue;
+    }
     plan.actions.push_back(Action::LiftGate(objects::NameOf(*pod), objects::UidOf(*pod), *index));
   }
+  WarnUnlinked(rs, group, unlinked, plan);
 }
 
 Release ReleaseAllGates(const PlanInput& in, const json& deployment, Plan& plan) {
@@ -217,16 +261,29 @@ Release ReleaseAllGates(const PlanInput& in, const json& deployment, Plan& plan)
   }
   for (const json* rs : SortedByName(in.replicasets)) {
     if (objects::ControllerUid(*rs) != deployment_uid) continue;
+    const std::string pg_name =
+        workloadbuilder::PodGroupName(objects::NameOf(*rs), objects::UidOf(*rs));
+    // Release by link: the pods that name the ReplicaSet's group and wait
+    // (gated or held by their scheduler), whether or not they carry a gate.
+    std::size_t naming = 0;
+    std::size_t held = 0;
+    const std::string rs_uid = objects::UidOf(*rs);
+    for (const Object& pod : in.pods) {
+      if (pod == nullptr || objects::ControllerUid(*pod) != rs_uid) continue;
+      const workloadbuilder::PodHoldState state = workloadbuilder::HoldStateOf(*pod, plan.backend);
+      if (state == workloadbuilder::PodHoldState::kDone ||
+          workloadbuilder::LinkedPodGroupName(*pod, plan.backend) != pg_name) {
+        continue;
+      }
+      ++naming;
+      if (state == workloadbuilder::PodHoldState::kScheduler) ++held;
+    }
     const std::size_t before = plan.actions.size();
     AddLiftGates(in, *rs, plan);
     const std::size_t lifted = plan.actions.size() - before;
-    if (lifted == 0) continue;
     out.lifted += lifted;
-    // The pods name their ReplicaSet's group (the webhook linked them): no
-    // scheduler places a pod whose group does not exist.
-    const std::string pg_name =
-        workloadbuilder::PodGroupName(objects::NameOf(*rs), objects::UidOf(*rs));
-    if (existing.count(pg_name) > 0) continue;
+    if (naming == 0 || existing.count(pg_name) > 0) continue;
+    out.held += held;
     workloadbuilder::BuildResult built =
         backend ? workloadbuilder::BuildReleaseGroup(*backend, deployment, *rs, in.facts,
                                                      in.scheduling_api_version)

@@ -110,6 +110,9 @@ JsonPaths PodReads() {
                   {"spec", "schedulerName"},
                   // Finished pods release their PodGroup (plan_podgroups.cc).
                   {"status", "phase"},
+                  // Never scheduled (objects::NeverScheduled): PodScheduled.
+                  {"status", "conditions", "type"},
+                  {"status", "conditions", "status"},
               });
 }
 

@@ -1,5 +1,6 @@
 #include "reconciler/events.h"
 
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <functional>
@@ -71,6 +72,27 @@ std::string EventJson(const json& deployment, std::string_view type, std::string
   return out;
 }
 
+std::string WithoutCounts(std::string_view key) {
+  static constexpr std::string_view kPods = " pod(s)";
+  std::string out;
+  out.reserve(key.size());
+  std::size_t i = 0;
+  while (i < key.size()) {
+    std::size_t end = i;
+    while (end < key.size() && key[end] >= '0' && key[end] <= '9') ++end;
+    // A count is a number of its own: not the tail of a word such as "v1beta1".
+    const bool starts = i == 0 || std::isalnum(static_cast<unsigned char>(key[i - 1])) == 0;
+    if (end > i && starts && key.substr(end, kPods.size()) == kPods) {
+      out += '#';
+      i = end;
+    } else {
+      out += key[i];
+      ++i;
+    }
+  }
+  return out;
+}
+
 bool RepeatFilter::Admit(std::string_view type, const std::string& key, Clock::time_point now) {
   if (type != "Warning") return true;
   const std::uint64_t digest = std::hash<std::string>{}(key);
@@ -91,7 +113,7 @@ bool EventRecorder::Record(const json& deployment, std::string_view type, std::s
                            std::string_view message, bool log_posted) {
   if (type == "Normal" && !normal_events_) return false;  // --normal-events=false
   const std::string key =
-      UidOf(deployment) + "\n" + std::string(reason) + "\n" + std::string(message);
+      UidOf(deployment) + "\n" + std::string(reason) + "\n" + WithoutCounts(message);
   {
     std::lock_guard lock(mu_);
     if (!repeats_.Admit(type, key, RepeatFilter::Clock::now())) return false;

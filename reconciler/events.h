@@ -46,16 +46,23 @@ std::string EventJson(const nlohmann::json& deployment, std::string_view type,
 // Which Events are posted again within kEventRepeatWindow. A Warning
 // reports a lasting condition (a foreign object, a Terminating PodGroup, an
 // API that is not served, stripped claims) and is posted once per window for
-// the same (Deployment UID, reason, message). A Normal Event reports an action
-// that was just taken (a Workload or PodGroup created, a PodGroup deleted) and
-// is posted every time: a PodGroup deleted at scale-to-zero and deleted again
-// after a rollout is two deletions, even though both messages read the same.
+// the same (Deployment UID, reason, message), the message compared with its
+// waiting-pod counts ("N pod(s)", HoldWords) read as one: a condition whose
+// counts change as pods come ("2 pod(s) are held ...", then "3 pod(s) ...")
+// is the same condition, posted once with the counts of its first post.
+// Other numbers count (BoundBeforeGroup's "N member(s)" grows: posted again). A Normal Event
+// reports an action that was just taken (a Workload or PodGroup created, a PodGroup deleted) and is
+// posted every time: a PodGroup deleted at scale-to-zero and deleted again after a rollout is two
+// deletions, even though both messages read the same.
 //
 // Remembers a 64-bit digest of each key, not the key (a Warning's message is
 // a sentence: at 1,000 gangs the text would be ~250 KB held for nothing). Two
 // keys with one digest hold back one Warning for one window.
 //
 // Not thread-safe; EventRecorder guards it.
+// `key` with each count of pods ("12 pod(s)") read as "# pod(s)". Pure.
+std::string WithoutCounts(std::string_view key);
+
 class RepeatFilter {
  public:
   using Clock = std::chrono::steady_clock;

@@ -6,6 +6,7 @@
 
 #include "objects/json_util.h"
 #include "workloadbuilder/backend_compile.h"
+#include "workloadbuilder/pod_holds.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler {
@@ -238,10 +239,8 @@ std::string Keeps(const json& pod, const std::string& name,
   if (workloadbuilder::LinkedPodGroupName(pod) != name) return "";
   const std::string* phase = AsString(MemberPath(pod, {"status", "phase"}));
   if (phase != nullptr && (*phase == "Succeeded" || *phase == "Failed")) return "";
-  const std::string* node = AsString(MemberPath(pod, {"spec", "nodeName"}));
-  if ((node != nullptr && !node->empty()) ||
-      !objects::GateIndex(pod, workloadbuilder::kPodGroupGate)) {
-    return "pod " + NameOf(pod) + ", which is bound or no longer gated by wasd,";
+  if (!workloadbuilder::WasdPodNeverRan(pod)) {
+    return "pod " + NameOf(pod) + ", which is bound or ran,";
   }
   if (std::find(owner_uids.begin(), owner_uids.end(), ControllerUid(pod)) == owner_uids.end()) {
     return "pod " + NameOf(pod) + ", which is not this Deployment's,";

@@ -12,6 +12,15 @@ kube::RequestOptions CallOptions() {
   return o;
 }
 
+// The Workloads and group objects (PodGroups of every backend) wasd writes:
+// written with fieldValidation=Strict (L1). A field the served version does
+// not know (a v1 that differs from the v1beta1 shape wasd builds, a CRD of
+// another release) is then a refused write with the server's reason, not a
+// silently incomplete object.
+bool IsGroupObject(const kube::Resource& r) {
+  return r.subresource.empty() && (r.plural == "workloads" || r.plural == "podgroups");
+}
+
 }  // namespace
 
 template <typename T>
@@ -57,6 +66,7 @@ base::Result<nlohmann::json> KubeApi::CreateEncoded(const kube::Resource& r, std
   // An Event's answer is never read (EventRecorder only needs to know it was
   // stored): its body is not decoded.
   o.discard_answer = r.plural == kube::Events().plural;
+  o.strict_field_validation = IsGroupObject(r);
   return Count("create", client_.CreateEncoded(r, ns, body, o));
 }
 
@@ -77,6 +87,7 @@ base::Result<nlohmann::json> KubeApi::JsonPatch(const kube::Resource& r, std::st
   // it was stored matters (the watch brings the Deployment), so the answer,
   // the whole Deployment, is not decoded.
   o.request.discard_answer = r.plural == kube::Deployments().plural && r.subresource == "status";
+  o.request.strict_field_validation = IsGroupObject(r);
   return Count("patch", client_.Patch(r, ns, name, kube::PatchType::kJson, patch, o));
 }
 

@@ -134,8 +134,10 @@ void Manager::NotServed(Backend b, const base::Status& why, bool& reported) {
   syncing_[Index(b)] = false;
   if (was_served) {
     log_.Error(ApiWords(b) +
-                   " is no longer served; wasd creates no group objects and lifts no gates for "
-                   "Deployments of this backend until it is again: " +
+                   " is no longer served; wasd creates no group objects for Deployments of this "
+                   "backend until it is again, and their new pods wait as the Event "
+                   "APINotServed of each says (gated, held by their scheduler, or held by "
+                   "nothing): " +
                    WhatToInstall(b),
                {{"backend", workloadbuilder::BackendName(b)}, {"error", why.ToString()}});
     reported = true;
@@ -144,8 +146,9 @@ void Manager::NotServed(Backend b, const base::Status& why, bool& reported) {
   }
   if (!reported) {
     log_.Error(ApiWords(b) +
-                   " not served; wasd creates no group objects and lifts no gates "
-                   "for Deployments of this backend until it is: " +
+                   " not served; wasd creates no group objects for Deployments of this backend "
+                   "until it is, and their new pods wait as the Event APINotServed of each "
+                   "says (gated, held by their scheduler, or held by nothing): " +
                    WhatToInstall(b) + " (re-checking every " +
                    std::to_string(options_.api_check_interval.count() / 1000) + " s)",
                {{"backend", workloadbuilder::BackendName(b)}, {"error", why.ToString()}});

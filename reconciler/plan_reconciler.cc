@@ -2,10 +2,14 @@
 #include "reconciler/plan_reconciler.h"
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "objects/object_util.h"
 #include "reconciler/plan_rounds.h"
+#include "workloadbuilder/pod_holds.h"
+#include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::reconciler {
 
@@ -18,11 +22,27 @@ namespace {
 // serve (--allowed-backends changed after it was admitted).
 constexpr std::string_view kReasonBackendNotAllowed = "BackendNotAllowed";
 
+// How the pods of the Deployment's ReplicaSets wait, worded from each pod's
+// own state (a gate, its scheduler, or nothing), never from a flag.
+std::string Waiting(const PlanInput& in, Backend backend) {
+  std::vector<const nlohmann::json*> pods;
+  const std::string uid = objects::UidOf(*in.deployment);
+  std::set<std::string> ours;
+  for (const objects::Object& rs : in.replicasets) {
+    if (rs != nullptr && objects::ControllerUid(*rs) == uid) ours.insert(objects::UidOf(*rs));
+  }
+  for (const objects::Object& pod : in.pods) {
+    if (pod != nullptr && ours.count(objects::ControllerUid(*pod)) > 0) pods.push_back(pod.get());
+  }
+  return workloadbuilder::HoldWords(workloadbuilder::CountHolds(pods, backend), "their group");
+}
+
 // The Warning Event of a Deployment whose backend is not allowed here or whose
 // API is not served.
-planner::Action UnusableBackendEvent(Backend backend, const std::vector<Backend>& allowed_backends,
-                                     bool allowed) {
+planner::Action UnusableBackendEvent(const PlanInput& in, Backend backend,
+                                     const std::vector<Backend>& allowed_backends, bool allowed) {
   const std::string name(workloadbuilder::BackendName(backend));
+  const std::string waiting = Waiting(in, backend);
   if (!allowed) {
     std::string allowed_text;
     for (const Backend b : allowed_backends) {
@@ -33,21 +53,22 @@ planner::Action UnusableBackendEvent(Backend backend, const std::vector<Backend>
         "Warning", kReasonBackendNotAllowed,
         "The pod template names backend " + name +
             ", which this reconciler does not serve (--allowed-backends: " + allowed_text +
-            "); wasd creates no group objects for this Deployment and its pods stay gated");
+            "); wasd creates no group objects for this Deployment (" + waiting +
+            "): allow the backend, or choose another with the annotation " +
+            std::string(workloadbuilder::kBackendAnnotation));
   }
   if (backend == Backend::kNative) {
     return planner::Action::Event(
         "Warning", planner::kReasonApiNotServed,
         "scheduling.k8s.io Workloads and PodGroups are not served by this cluster (neither v1 nor "
-        "v1beta1); wasd creates no Workload or PodGroups for this Deployment and its pods stay "
-        "gated until the API is served (" +
-            WhatToInstall(backend) + ")");
+        "v1beta1); wasd creates no Workload or PodGroups for this Deployment (" +
+            waiting + ") until the API is served: " + WhatToInstall(backend));
   }
   return planner::Action::Event("Warning", planner::kReasonApiNotServed,
                                 ApiWords(backend) + " (backend " + name +
                                     ") is not served by this cluster; wasd creates no PodGroup "
-                                    "for this Deployment and its pods stay gated until it is: " +
-                                    WhatToInstall(backend));
+                                    "for this Deployment (" +
+                                    waiting + ") until it is: " + WhatToInstall(backend));
 }
 
 }  // namespace
@@ -86,7 +107,7 @@ ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
     return result;
   }
   if (backend && !(m_.Allowed(*backend) && m_.Served(*backend))) {
-    if (!objects::IsTerminating(*first->deployment)) ReportUnusable(*first->deployment, *backend);
+    if (!objects::IsTerminating(*first->deployment)) ReportUnusable(*first, *backend);
     return result;
   }
   // One version for the whole reconcile: what the plan builds and where the
@@ -106,12 +127,12 @@ ReconcileResult PlanReconciler::Reconcile(const std::string& key) {
   return result;
 }
 
-void PlanReconciler::ReportUnusable(const nlohmann::json& deployment, Backend backend) {
+void PlanReconciler::ReportUnusable(const PlanInput& in, Backend backend) {
   // Through the executor, like every Event of the plan.
   planner::Plan plan;
   plan.backend = backend;
-  plan.actions.push_back(UnusableBackendEvent(backend, m_.allowed(), m_.Allowed(backend)));
-  executor_.Execute(deployment, plan, m_.Scheduling());
+  plan.actions.push_back(UnusableBackendEvent(in, backend, m_.allowed(), m_.Allowed(backend)));
+  executor_.Execute(*in.deployment, plan, m_.Scheduling());
 }
 
 }  // namespace wasd::reconciler

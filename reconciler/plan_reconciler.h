@@ -30,7 +30,7 @@ class PlanReconciler : public Reconciler {
 
  private:
   // The Warning Event for a Deployment of a backend that cannot be used now.
-  void ReportUnusable(const nlohmann::json& deployment, workloadbuilder::Backend backend);
+  void ReportUnusable(const planner::PlanInput& in, workloadbuilder::Backend backend);
 
   Manager& m_;
   Executor executor_;

@@ -85,6 +85,12 @@ class Api:
         # --in-tree-deployment: the WorkloadWithDeployment gate (intree.py). Off: the
         # Deployment strategy drops spec.scheduling after mutating admission.
         self.in_tree_deployment = False
+        # --generic-workload (kube-apiserver's feature gate GenericWorkload). Off: the pod
+        # strategy drops spec.schedulingGroup after mutating admission (the disabled-field
+        # rule, as pkg/api/pod/util.go does for the gate's fields), so a link written by a
+        # webhook never reaches storage; the server then serves no Workload API either
+        # (server.py sets the scheduling versions to none).
+        self.generic_workload = True
         # Admission of components played by this server (e.g. Volcano's PodGroup webhooks
         # under --gang-scheduler=volcano): callables (res, obj, operation) -> obj, run on
         # CREATE after the registered mutating webhooks; they raise ApiError to deny.
@@ -225,6 +231,8 @@ class Api:
             intree.DropDisabled(obj, None)
         if res.key == "/pods":
             spec = obj["spec"]
+            if not self.generic_workload:
+                spec.pop("schedulingGroup", None)
             status = {"phase": "Pending", "qosClass": "BestEffort"}
             if spec.get("schedulingGates"):
                 status["conditions"] = [{

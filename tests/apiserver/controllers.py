@@ -35,6 +35,34 @@ _LINKS = [("scheduling.volcano.sh/podgroups", "annotations", "scheduling.k8s.io/
           ("scheduling.x-k8s.io/podgroups", "labels", "scheduling.x-k8s.io/pod-group")]
 
 
+# The schedulers this server plays, by the schedulerName a pod addresses
+# (kube-scheduler's default profile; Volcano's, KAI's and scheduler-plugins'
+# default names). Each reads only its own backend's link: kube-scheduler
+# ignores Volcano's annotation, Volcano ignores spec.schedulingGroup, and so
+# on. A pod addressed to a name not listed here is scheduled by nobody, as on
+# a cluster without that scheduler: it stays Pending.
+SCHEDULER_BACKENDS = {"default-scheduler": "native", "volcano": "volcano",
+                      "kai-scheduler": "kai", "scheduler-plugins-scheduler": "coscheduling"}
+_BACKEND_LINK = {"volcano": _LINKS[0], "kai": _LINKS[1], "coscheduling": _LINKS[2]}
+
+
+def SchedulerLink(pod, extra_schedulers=None):
+    """(backend, storage key, group name) as the pod's own scheduler reads it.
+
+    backend is None when no scheduler of this server is addressed; key and name are None
+    when the pod names no group its scheduler reads (it is then a pod on its own)."""
+    names = dict(SCHEDULER_BACKENDS, **(extra_schedulers or {}))
+    backend = names.get(pod["spec"].get("schedulerName") or "default-scheduler")
+    if backend is None:
+        return None, None, None
+    if backend == "native":
+        name = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
+        return ("native", PODGROUP.key, name) if name else ("native", None, None)
+    key, where, link = _BACKEND_LINK[backend]
+    name = (pod["metadata"].get(where) or {}).get(link)
+    return (backend, key, name) if name else (backend, None, None)
+
+
 def _GroupLink(pod):
     """(storage key, PodGroup name) the pod names, or (None, None)."""
     name = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
@@ -114,6 +142,9 @@ class Controllers:
         # missing (a kube-scheduler profile without the gang plugin, a Volcano agent
         # scheduler): such native, volcano and kai pods are bound anyway.
         self.ignores_groups = ignores_groups
+        # More schedulerName -> backend pairs (--scheduler-name NAME=BACKEND), e.g. a
+        # coscheduling scheduler under another name.
+        self.extra_schedulers = {}
         # --gang-scheduler: scheduler.py places pods on the Node objects, gangs by quorum;
         # with rules (gangrules.py) for the backends in gang_rules.
         self.gang = None
@@ -670,24 +701,28 @@ class Controllers:
                 continue
             if p["spec"].get("schedulingGates"):
                 continue
-            why = self._GangBlocked(p, pods)
+            backend, key, pg_name = SchedulerLink(p, self.extra_schedulers)
+            if backend is None:
+                continue  # addressed to a scheduler this cluster does not run
+            why = self._GangBlocked(p, pods, key, pg_name)
             if why:
                 self._Try(self._MarkUnschedulable, p, why)
                 continue
             self._Try(self._BindAndRun, p)
 
-    def _GangBlocked(self, pod, pods):
-        """A pod naming a PodGroup waits for it, and for minCount ungated pods of a gang.
+    def _GangBlocked(self, pod, pods, key, pg_name):
+        """A pod naming a group its own scheduler reads waits for it, and for minCount
+        ungated pods of a gang.
 
-        Native pods name it in spec.schedulingGroup; the gang schedulers' pods by their
-        link (Volcano and KAI annotations, the coscheduling label), with spec.minMember
-        as the gang minimum — one stand-in for every scheduler (schedulerName is not
-        looked at)."""
-        key, pg_name = _GroupLink(pod)
+        Only the link the pod's scheduler reads counts (SchedulerLink): native pods name
+        their group in spec.schedulingGroup, read by default-scheduler; the gang
+        schedulers' pods by their link (Volcano and KAI annotations, the coscheduling
+        label), with spec.minMember as the gang minimum. A pod addressed to
+        default-scheduler that carries only a Volcano annotation is a pod on its own."""
         if not pg_name:
             return None
         ns = pod["metadata"]["namespace"]
-        pg = self.api.store.Get(key, ns, pg_name)
+        pg = self.api.store.Get(key, ns, pg_name) if key in registry.BY_KEY else None
         if pg is None:
             # Every real scheduler holds such a pod (docs/design.md Q23): kube-scheduler's
             # gang plugin at PreEnqueue (pkg/scheduler/framework/plugins/gangscheduling/

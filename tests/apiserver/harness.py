@@ -260,6 +260,15 @@ class ApiServer:
         """API groups not to serve from now on (as CRDs not installed); [] serves all."""
         return self.Request("PUT", "/debug/groups", {"disabled": list(groups)})[2]
 
+    def SetGenericWorkload(self, enabled):
+        """Turn kube-apiserver's GenericWorkload gate on or off from now on: off drops
+        spec.schedulingGroup from new pods and serves no Workload API; on keeps the field
+        (serve the API again with SetSchedulingVersions)."""
+        status, _, out = self.Request("PUT", "/debug/generic-workload", {"enabled": bool(enabled)})
+        if status != 200:
+            raise AssertionError(f"SetGenericWorkload({enabled!r}): {status} {out}")
+        return out
+
     def SetSchedulingVersions(self, versions):
         """Serve scheduling.k8s.io Workloads/PodGroups in these versions from now on (a list
         from "v1", "v1beta1"), as an upgrade of kube-apiserver would: discovery changes at

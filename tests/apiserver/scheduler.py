@@ -160,11 +160,10 @@ class GangScheduler:
             self.volcano.SeedDefaultQueue()
 
     def _GroupOf(self, pod):
-        for backend, key, link in _LINKS:
-            name = link(pod)
-            if name:
-                return backend, key, name
-        return None, None, None
+        """The group the pod's own scheduler reads (controllers.SchedulerLink); backend
+        None: no scheduler here is addressed."""
+        from . import controllers  # controllers imports this module
+        return controllers.SchedulerLink(pod, self.ctl.extra_schedulers)
 
     def _Group(self, key, ns, name):
         if key not in registry.BY_KEY:
@@ -204,6 +203,8 @@ class GangScheduler:
             if m.get("deletionTimestamp") or _Terminal(p):
                 continue
             backend, key, name = self._GroupOf(p)
+            if backend is None:
+                continue  # addressed to a scheduler this cluster does not run
             gid = (m["namespace"], key, name) if name else (m["namespace"], None, m["uid"])
             g = gangs.setdefault(gid, {"backend": backend, "bound": [], "pending": [], "gated": 0, "nodes": nodes})
             if p["spec"].get("nodeName"):

@@ -720,6 +720,17 @@ class Handler(BaseHTTPRequestHandler):
                     app.api.store.cond.notify_all()
                 app.Log(f"scheduling.k8s.io Workloads/PodGroups served in: {','.join(versions) or '(none)'}")
             return self._Send(200, {"versions": registry.SchedulingVersions()})
+        if p == "/debug/generic-workload":
+            if m in ("PUT", "POST"):
+                on = bool((data or {}).get("enabled"))
+                app.api.generic_workload = on
+                if not on:
+                    with app.api.store.cond:
+                        registry.SetSchedulingVersions([])
+                        app.api.store.cond.notify_all()
+                app.Log(f"GenericWorkload {'on' if on else 'off'}")
+            return self._Send(200, {"enabled": app.api.generic_workload,
+                                    "versions": registry.SchedulingVersions()})
         if p == "/debug/controllers":
             if m in ("PUT", "POST"):
                 app.controllers.enabled = set((data or {}).get("enabled", []))
@@ -787,6 +798,10 @@ class App:
             gang_scheduler=args.gang_enabled, gang_rules=args.gang_rules,
             kai_staleness_grace=args.kai_staleness_grace, kai_version=args.kai_version_tuple,
             ignores_groups=args.scheduler_ignores_groups)
+        for pair in args.scheduler_name:
+            name, _, backend = pair.partition("=")
+            self.controllers.extra_schedulers[name] = backend
+        self.api.generic_workload = args.generic_workload == "on"
         # The PodGroupProtection admission plugin goes with its controller.
         self.api.podgroup_protection = lambda: "podgroup" in self.controllers.enabled
 
@@ -867,6 +882,16 @@ def ParseArgs(argv):
                     help="comma list of the versions (v1, v1beta1) in which scheduling.k8s.io "
                          "Workloads and PodGroups are served; one storage, v1 preferred "
                          "(default v1beta1, a 1.37 cluster; '' serves neither)")
+    ap.add_argument("--generic-workload", choices=("on", "off"), default="on",
+                    help="kube-apiserver's feature gate GenericWorkload: off drops "
+                         "spec.schedulingGroup from pods after mutating admission and serves no "
+                         "scheduling.k8s.io Workloads or PodGroups (Kubernetes 1.37 as installed); "
+                         "default on")
+    ap.add_argument("--scheduler-name", action="append", default=[], metavar="NAME=BACKEND",
+                    help="a further schedulerName the stand-in schedulers answer to, and the "
+                         "backend whose rules it plays (repeatable); built in: default-scheduler="
+                         "native, volcano=volcano, kai-scheduler=kai, scheduler-plugins-scheduler="
+                         "coscheduling. A pod addressed to any other name stays Pending")
     ap.add_argument("--in-tree-deployment", action="store_true",
                     help="play KEP-6276 with the WorkloadWithDeployment gate on: Deployment "
                          "spec.scheduling kept (immutable), a Workload per Deployment, a PodGroup "
@@ -894,7 +919,7 @@ def Main(argv):
     app = App(args)
     registry.SetDisabledGroups(args.disable_group)
     try:
-        registry.SetSchedulingVersions(args.scheduling_versions)
+        registry.SetSchedulingVersions(args.scheduling_versions if args.generic_workload == "on" else "")
     except ValueError as e:
         print(f"--scheduling-versions: {e}", file=sys.stderr)
         return 2

@@ -47,7 +47,12 @@ def pod(name, cpu="1", labels=None, annotations=None, scheduler=None, group=None
 
 
 def cos_pod(name, group, cpu="1"):
-    return pod(name, cpu, labels={"scheduling.x-k8s.io/pod-group": group})
+    return pod(name, cpu, labels={"scheduling.x-k8s.io/pod-group": group},
+               scheduler="scheduler-plugins-scheduler")
+
+
+def volcano_pod(name, group, cpu="1"):
+    return pod(name, cpu, annotations={"scheduling.k8s.io/group-name": group}, scheduler="volcano")
 
 
 def gated(p):
@@ -320,8 +325,8 @@ class VolcanoTest(Base):
         self.create("/api/v1/nodes", node("n1", "2"))
         self.vgroup("huge", {"minMember": 1, "minResources": {"cpu": "3"}})   # 2 x 1.2 < 3
         self.vgroup("fits", {"minMember": 1, "minResources": {"cpu": "2"}})
-        self.create(PODS, pod("huge-1", annotations={"scheduling.k8s.io/group-name": "huge"}))
-        self.create(PODS, pod("fits-1", annotations={"scheduling.k8s.io/group-name": "fits"}))
+        self.create(PODS, volcano_pod("huge-1", "huge"))
+        self.create(PODS, volcano_pod("fits-1", "fits"))
         wait_for(lambda: self.bound("fits-1"), what="fits-1 bound")
         st = wait_for(lambda: (lambda s: s if s.get("phase") == "Pending" else None)(
             self.srv.Get(f"{VOLCANO_PG}/huge").get("status") or {}), what="huge Pending")
@@ -336,7 +341,7 @@ class VolcanoTest(Base):
         self.vgroup("orphan", {"minMember": 1, "queue": "brief"})
         status, _, body = self.srv.Request("DELETE", f"{QUEUES}/brief")
         self.assertEqual(status, 200, body)
-        self.create(PODS, pod("orphan-1", cpu="1m", annotations={"scheduling.k8s.io/group-name": "orphan"}))
+        self.create(PODS, volcano_pod("orphan-1", "orphan", cpu="1m"))
         wait_for(lambda: (self.srv.Get(f"{VOLCANO_PG}/orphan").get("status") or {}).get("phase") == "Pending",
                  what="orphan Pending")
         self.passes()

@@ -35,6 +35,24 @@ def pod(name, group=None, cpu="1", spec=None):
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": s}
 
 
+class GenericWorkloadOffTest(unittest.TestCase):
+    """--generic-workload off plays kube-apiserver 1.37 as installed: no Workload API, and
+    spec.schedulingGroup dropped from a new pod after admission, so nothing holds it."""
+
+    def test_link_dropped_and_api_not_served(self):
+        with ApiServer(args=["--generic-workload", "off", "--controllers", "scheduler"]) as srv:
+            code, _, _ = srv.Request("GET", "/apis/scheduling.k8s.io/v1beta1")
+            self.assertEqual(code, 404)
+            code, _, body = srv.Request("POST", PODS, pod("p", "g"))
+            self.assertEqual(code, 201, body)
+            self.assertNotIn("schedulingGroup", body["spec"])
+            wait_for(lambda: srv.Get(f"{PODS}/p")["spec"].get("nodeName"), what="bound on its own")
+            srv.SetGenericWorkload(True)
+            srv.SetSchedulingVersions(["v1beta1"])
+            code, _, body = srv.Request("POST", PODS, pod("q", "g"))
+            self.assertEqual(body["spec"]["schedulingGroup"], {"podGroupName": "g"})
+
+
 def podgroup(name, min_count, topology_key=""):
     spec = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
     if topology_key:
@@ -133,6 +151,24 @@ class GangSchedulerTest(unittest.TestCase):
         self.assertEqual(self.events("lost"), [])
         self.assertIsNone(self.get_pod("gated")["spec"].get("nodeName"))
 
+    def test_each_scheduler_reads_only_its_own_link(self):
+        """A pod is held only by the scheduler it is addressed to, for the link that
+        scheduler reads: default-scheduler ignores a Volcano annotation (the pod is placed
+        on its own), Volcano holds it while its group is missing, and a pod addressed to a
+        scheduler this cluster does not run is placed by nobody."""
+        self.create("/api/v1/nodes", node("n1", "a", "8"))
+        stray = pod("stray")
+        stray["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "missing"}
+        self.create(PODS, stray)
+        held = pod("held", spec={"schedulerName": "volcano"})
+        held["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "missing"}
+        self.create(PODS, held)
+        self.create(PODS, pod("nobody", spec={"schedulerName": "not-installed"}))
+        wait_for(lambda: self.get_pod("stray")["spec"].get("nodeName") == "n1", what="stray bound alone")
+        self.passes()
+        self.assertIsNone(self.get_pod("held")["spec"].get("nodeName"))
+        self.assertIsNone(self.get_pod("nobody")["spec"].get("nodeName"))
+
     @unittest.skipUnless("scheduling.volcano.sh/podgroups" in registry.BY_KEY,
                          "this server does not store Volcano PodGroups (tests/apiserver/crds.py)")
     def test_volcano_gang_by_annotation_and_min_member(self):
@@ -143,6 +179,7 @@ class GangSchedulerTest(unittest.TestCase):
         for i in (1, 2, 3):
             p = pod(f"v-{i}")
             p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "v"}
+            p["spec"]["schedulerName"] = "volcano"  # Volcano reads the annotation, not default-scheduler
             self.create(PODS, p)
         # 3 members of 1 CPU, 2 CPUs: the whole gang waits, each member told why.
         ev = wait_for(lambda: self.events("v-3"), what="FailedScheduling")
@@ -174,6 +211,7 @@ class GangSchedulerTest(unittest.TestCase):
             for i in (1, 2):
                 p = pod(f"{name}-{i}")
                 p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": name}
+                p["spec"]["schedulerName"] = "volcano"
                 self.create(PODS, p)
 
         group("big", "small", {"cpu": "2"})      # more than the queue's capability

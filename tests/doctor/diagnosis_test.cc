@@ -175,15 +175,22 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     GangInput in = Native(4, 4);
     in.deployment = Deployment(4, Config(4), "volcano");
     in.api_served = false;
+    // The words follow each pod's own hold: one gated, one linked for volcano's
+    // scheduler, one with neither.
+    in.pods = {Pod("p1", Gate("wasd.io/pod-group")), Pod("p2"), Pod("p3")};
+    in.pods[1]["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "g";
+    in.pods[1]["spec"]["schedulerName"] = "volcano";
     const Diagnosis d = Diagnose(in);
     CHECK(d.reason == kAPINotAvailable);
     CHECK(d.message ==
-          "the API scheduling.volcano.sh/v1beta1 podgroups of backend volcano is not served; "
-          "wasd keeps the pods gated");
+          "the API scheduling.volcano.sh/v1beta1 podgroups of backend volcano is not served: 1 "
+          "pod(s) stay gated by wasd (scheduling gate wasd.io/pod-group); 1 pod(s) are held by "
+          "volcano until their group exists; 1 pod(s) carry neither a gate nor a group link: "
+          "nothing holds them, so they are scheduled one by one");
     CHECK(d.next_step ==
           "install volcano or choose another backend with the annotation wasd.io/backend");
     // The members that exist are counted for an early reason too.
-    CHECK(d.counts.created == 0);
+    CHECK(d.counts.created == 3);
     in.pods = {Pod("p1", Gate("wasd.io/pod-group")), Pod("p2", Gate("wasd.io/pod-group"))};
     const Diagnosis with_pods = Diagnose(in);
     CHECK(with_pods.reason == kAPINotAvailable);
@@ -251,7 +258,7 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
                            "finalizers scheduling.k8s.io/podgroup-protection; 2/2 created, 2 "
                            "gated by wasd, 0 bound, minCount 2");
     CHECK(d.next_step ==
-          "wait: only members wasd keeps gated (they never ran) name it, so wasd removes its "
+          "wait: only members that never ran name it, so wasd removes its "
           "scheduling.k8s.io/podgroup-protection finalizer (Event PodGroupReleased) and then "
           "creates its own; if it stays, pods outside this Deployment still name it (the "
           "reconciler's PodGroupTerminating Event names one): they must finish or be deleted");
@@ -262,9 +269,9 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     d = Diagnose(in);
     CHECK(d.reason == kPodGroupTerminating);
     CHECK(d.next_step ==
-          "its deletion waits for the pods that name it: 1 member(s) that are bound or no longer "
-          "gated by wasd must finish or be deleted (wasd releases it only while just the members "
-          "it keeps gated name it)");
+          "its deletion waits for the pods that name it: 1 member(s) that are bound or were "
+          "scheduled must finish or be deleted (wasd releases it only while just members that "
+          "never ran name it)");
 
     // A finalizer of someone else's: wasd never removes it.
     in.group_objects[0]["metadata"]["finalizers"] = {"example.com/keep",

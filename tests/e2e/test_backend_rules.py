@@ -133,7 +133,8 @@ class ReleaseTest(unittest.TestCase):
             env.srv.Kubectl("delete", "validatingwebhookconfiguration", "wasd")
             try:
                 # An invalid annotation and a new image in one write: a new ReplicaSet whose
-                # pods the pod webhook gates and links to that ReplicaSet's PodGroup.
+                # pods the pod webhook links to that ReplicaSet's PodGroup (and gates, in
+                # gate hold; under the scheduler hold nothing but that group releases them).
                 env.patch(f"{DEPLOYMENTS}/rel", {
                     "metadata": {"annotations": {"wasd.io/scheduling": '{"schedulingPolicy": 3}'}},
                     "spec": {"template": {"spec": {"containers": [
@@ -158,7 +159,7 @@ class ReleaseTest(unittest.TestCase):
             self.assertEqual([(o["kind"], o["name"]) for o in group["metadata"]["ownerReferences"]],
                              [("ReplicaSet", new_rs["metadata"]["name"])])
             events = [e for e in env.events("InvalidSchedulingConfiguration")
-                      if e["involvedObject"]["name"] == "rel" and "lifted" in e["message"]]
+                      if e["involvedObject"]["name"] == "rel" and "pod(s)" in e["message"]]
             self.assertTrue(events)
             # The release that found the group missing created it and said so (pods that
             # arrive later are released into the group that exists by then).

@@ -15,6 +15,7 @@ scheduling.k8s.io Workloads and PodGroups in different versions (the test API se
   while an annotation-carrier Deployment next to it is managed through v1 as before.
 """
 import re
+import time
 import unittest
 
 from lib.cluster import RECONCILER_USER, Env
@@ -134,13 +135,23 @@ class SchedulingApiVersionsTest(unittest.TestCase):
                                      for e in env.srv.Audit(since=seq, user=RECONCILER_USER))}
                      == {"workloads", "podgroups"}, 20, 0.2, "lists of v1 workloads and podgroups")
 
-            # Nothing was written again: the objects are the same ones.
-            self.assertEqual(scheduling_writes(env, seq), [])
+            # Nothing was created again: the objects are the same ones. The one write is the
+            # PodGroup's Workload ownerReference moving to v1 (L5: it follows the version in
+            # use, so the garbage collector can resolve it once v1beta1 is removed).
+            wait_for(lambda: scheduling_writes(env, seq), 20, 0.2, "the ownerReference moved to v1")
+            time.sleep(1.0)
+            moved = scheduling_writes(env, seq)
+            self.assertEqual([(m, v) for m, v, path in moved if "/podgroups/" in path], [("PATCH", "v1")], moved)
+            self.assertEqual(len(moved), 1, moved)
+            for pg in list_v(env, "podgroups", "v1"):
+                refs = [o for o in pg["metadata"]["ownerReferences"] if o["kind"] == "Workload"]
+                self.assertEqual([o["apiVersion"] for o in refs], ["scheduling.k8s.io/v1"])
             after = {o["metadata"]["uid"] for o in owned_by(list_v(env, "workloads", "v1"), "up")}
             after |= {p["metadata"]["uid"] for p in list_v(env, "podgroups", "v1")}
             self.assertEqual(after, uids)
 
             # It keeps reconciling, through v1, without a restart.
+            seq = env.srv.LastSeq()
             env.scale("up", 3)
             wait_for(lambda: converged(env, "up", 3, "v1"), 40, 0.2, "up: scaled to 3 through v1")
             writes = scheduling_writes(env, seq)

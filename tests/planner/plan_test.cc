@@ -477,11 +477,11 @@ TEST_CASE("foreign PodGroup being deleted: released when only our never-run pods
       {"op":"test","path":"/metadata/uid","value":"pg-x"},
       {"op":"test","path":"/metadata/finalizers/0","value":"scheduling.k8s.io/podgroup-protection"},
       {"op":"remove","path":"/metadata/finalizers/0"}])"));
-    CHECK(plan.actions[1].event_type == "Normal");
+    CHECK(plan.actions[1].event_type == "Warning");  // L2: a write to someone else's object
     CHECK(plan.actions[1].message ==
           "PodGroup " + kPgA +
               " is someone else's (it has no controller) and is being deleted, and only pods of "
-              "this Deployment that never ran (still gated by wasd.io/pod-group) name it: "
+              "this Deployment that never ran (never scheduled) name it: "
               "removed its scheduling.k8s.io/podgroup-protection finalizer so that it can go; "
               "wasd then creates its own PodGroup for ReplicaSet web-aaaa");
     CHECK(plan.needs_replan);
@@ -502,15 +502,21 @@ TEST_CASE("foreign PodGroup being deleted: released when only our never-run pods
     CHECK(plan.actions[0].message ==
           "PodGroup " + kPgA +
               " does not belong to this Deployment (it has no controller) and is being deleted, "
-              "but pod web-aaaa-3, which is bound or no longer gated by wasd, still names it (its "
+              "but pod web-aaaa-3, which is bound or ran, still names it (its "
               "scheduling.k8s.io/podgroup-protection finalizer waits for every pod that names "
               "it); wasd leaves it alone, creates no PodGroups and lifts no scheduling gates for "
-              "this Deployment until it is gone");
+              "this Deployment until it is gone. Meanwhile: 2 pod(s) stay gated by wasd "
+              "(scheduling gate wasd.io/pod-group)");
     CHECK(Find(plan, ActionKind::kRequeueAfter).delay == kTerminatingRecheck);
     CHECK_FALSE(plan.needs_replan);
   }
-  SECTION("a gated pod whose gate another hand lifted counts as one that ran") {
+  SECTION("an ungated pod of ours that was never scheduled (scheduler hold) never ran") {
     in.pods.push_back(Obj(Pod("web-aaaa-3", rs_a, json::array())));
+    CHECK(Summary(PlanDeployment(in)) == V{"ReleasePodGroup " + kPgA, "Event PodGroupReleased"});
+    json scheduled = Pod("web-aaaa-3", rs_a, json::array());
+    scheduled["status"]["conditions"] =
+        json::array({{{"type", "PodScheduled"}, {"status", "True"}}});
+    in.pods.back() = Obj(scheduled);
     CHECK(Summary(PlanDeployment(in)) == V{"Event PodGroupTerminating", "RequeueAfter"});
   }
   SECTION("a never-run pod of another owner names it: wait") {
@@ -723,7 +729,9 @@ TEST_CASE("Q15: gated pods of a Deployment without a usable carrier are released
     CHECK(pg["metadata"]["namespace"] == kNs);
     const std::string& message = plan.actions[2].message;
     CHECK(plan.actions[2].event_type == "Warning");
-    CHECK(message.find("1 of its pods") != std::string::npos);
+    CHECK(message.find("gate of 1 pod(s)") != std::string::npos);
+    CHECK(message.find("1 pod(s) carry no gate and are held by their scheduler") !=
+          std::string::npos);
     CHECK(message.find("created PodGroup " + kPgA + " without a gang") != std::string::npos);
     CHECK(message.find("scheduled without a PodGroup") == std::string::npos);
     // The group exists already: only the lift.

@@ -24,6 +24,15 @@ PlanInput Input(const json& deployment, const std::string& version = kV1) {
   return in;
 }
 
+// `pg` with its Workload ownerReference at `api_version`, as the reconciler
+// keeps it (L5: the reference follows the version in use).
+json OwnerAt(json pg, const std::string& api_version) {
+  for (json& ref : pg["metadata"]["ownerReferences"]) {
+    if (ref["kind"] == "Workload") ref["apiVersion"] = api_version;
+  }
+  return pg;
+}
+
 // `object` as read through the other version (only apiVersion differs).
 json ReadAs(json object, const std::string& api_version) {
   object["apiVersion"] = api_version;
@@ -71,7 +80,7 @@ TEST_CASE("versions: objects read through either version plan the same (no write
       PlanInput in = Input(d, in_use);
       in.workloads = {Obj(ReadAs(w, read_as))};
       in.replicasets = {Obj(rs)};
-      in.podgroups = {Obj(ReadAs(pg, read_as))};
+      in.podgroups = {Obj(ReadAs(OwnerAt(pg, in_use), read_as))};
       in.pods = {Obj(Pod("web-aaaa-1", rs, json::array()))};
       INFO("read as " << read_as << ", in use " << in_use);
       CHECK(PlanDeployment(in).empty());
@@ -112,13 +121,13 @@ TEST_CASE("ours: a PodGroup naming a Workload of our name but another UID is not
   PlanInput in = Input(d);
   in.workloads = {Obj(w)};
   in.replicasets = {Obj(rs)};
-  in.podgroups = {Obj(theirs), Obj(StoredPodGroup(w, rs, "pg-1"))};
+  in.podgroups = {Obj(theirs), Obj(OwnerAt(StoredPodGroup(w, rs, "pg-1"), kV1))};
   const Plan plan = PlanDeployment(in);
   for (const Action& a : plan.actions) CHECK(a.kind != ActionKind::kDeletePodGroup);
 
   SECTION("the same PodGroup with our Workload's UID is ours (and deleted: no ReplicaSet)") {
     theirs["metadata"]["ownerReferences"][1]["uid"] = "w-uid-1";
-    in.podgroups = {Obj(theirs), Obj(StoredPodGroup(w, rs, "pg-1"))};
+    in.podgroups = {Obj(theirs), Obj(OwnerAt(StoredPodGroup(w, rs, "pg-1"), kV1))};
     const Plan ours = PlanDeployment(in);
     CHECK(Summary(ours) == V{"DeletePodGroup web-old-podgroup", "Event PodGroupDeleted"});
   }
@@ -142,7 +151,7 @@ TEST_CASE("D4: a stored template's schedulingConstraints null equals absent", "[
     CHECK_FALSE(plan.actions[0].object["spec"].contains("schedulingConstraints"));
   }
   SECTION("a stored PodGroup with or without the null member: nothing to write") {
-    json pg = StoredPodGroup(StoredWorkload(d), rs, "pg-1");
+    json pg = OwnerAt(StoredPodGroup(StoredWorkload(d), rs, "pg-1"), kV1);
     in.pods = {Obj(Pod("web-aaaa-1", rs, json::array()))};
     in.podgroups = {Obj(pg)};
     CHECK(PlanDeployment(in).empty());

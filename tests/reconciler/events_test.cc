@@ -87,5 +87,18 @@ TEST_CASE("repeat filter: memory stays bounded", "[unit]") {
       "Warning", "uid-" + std::to_string(kMaxRememberedEvents + 9) + "\nForeignObject\nx", t));
 }
 
+TEST_CASE("repeat filter: counts in a message do not make another condition", "[unit]") {
+  CHECK(WithoutCounts("2 pod(s) are held; 14 pod(s) stay") == "# pod(s) are held; # pod(s) stay");
+  CHECK(WithoutCounts("") == "");
+  CHECK(WithoutCounts("v1beta1 pod(s)") == "v1beta1 pod(s)");  // not a count of its own
+  CHECK(WithoutCounts("3 member(s) were bound") == "3 member(s) were bound");
+  // The recorder compares messages this way: a condition whose pod count grows as
+  // pods arrive is posted once per window, not once per pod.
+  CHECK(WithoutCounts("2 pod(s) are held by kai-scheduler") ==
+        WithoutCounts("3 pod(s) are held by kai-scheduler"));
+  CHECK(WithoutCounts("2 pod(s) are held by kai-scheduler") !=
+        WithoutCounts("2 pod(s) stay gated by wasd"));
+}
+
 }  // namespace
 }  // namespace wasd::reconciler
