@@ -16,5 +16,7 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON "${launcher[@]}" "$@" >/dev/null
+# Warnings are errors in the project's own builds (CMake's default is off, for
+# a user's build from source).
+cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON -DWASD_WERROR=ON "${launcher[@]}" "$@" >/dev/null
 cmake --build "$dir" -j"$(nproc)" ${WASD_BUILD_TARGET:+--target "$WASD_BUILD_TARGET"}
