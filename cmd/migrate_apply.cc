@@ -4,9 +4,13 @@
 #include <cstdio>
 #include <thread>
 
+#include "check/manifest_reader.h"
+#include "check/yaml_output.h"
 #include "kube/resource.h"
+#include "migrate/saved.h"
 #include "objects/json_util.h"
 #include "objects/object_util.h"
+#include "runtime/file_util.h"
 #include "workloadbuilder/scheduling_config.h"
 
 namespace wasd::cmd {
@@ -147,27 +151,103 @@ bool Migrator::Failed(const migrate::Plan& plan, int step, const std::string& wh
   return false;
 }
 
-bool Migrator::Apply(const migrate::Plan& plan) {
+bool Migrator::Apply(const migrate::Plan& plan, const std::string& save_path) {
+  const std::string text = migrate::SavedHeader(plan, save_path) + check::ToYaml(plan.manifest);
+  if (base::Status saved = runtime::WriteFileAtomic(save_path, text, 0600); !saved.ok()) {
+    return Failed(plan, 1, "cannot save the new manifest to " + save_path + ": " + saved.message(),
+                  "nothing changed",
+                  "choose a writable place with --save-manifest PATH and run it again");
+  }
+  std::fprintf(stderr,
+               "%s: the new manifest is saved in %s; if this stops half way, finish with "
+               "kubectl wasd migrate --resume %s\n",
+               Ref(plan, plan.name).c_str(), save_path.c_str(), save_path.c_str());
+  std::fflush(stderr);
   Step(plan, 1,
        "the API server keeps spec.scheduling (server-side dry run); Workloads served as " +
            version_);
-  return plan.kind == migrate::PlanKind::kInPlace ? InPlace(plan) : SideBySide(plan);
+  return plan.kind == migrate::PlanKind::kInPlace ? InPlace(plan, save_path) : SideBySide(plan);
 }
 
-bool Migrator::InPlace(const migrate::Plan& plan) {
+bool Migrator::InPlace(const migrate::Plan& plan, const std::string& save_path) {
   auto owned = OwnedBy(plan.ns, plan.manifest, plan.uid, {});
   if (!owned.ok()) {
     return Failed(plan, 2, owned.status().message(), "nothing changed",
                   "fix the cause and run wasd migrate again");
   }
-  std::vector<std::string> old_rs;
-  for (const migrate::ObjectRef& r : owned.value().replicasets) old_rs.push_back(r.uid);
   Step(plan, 2, "its objects now: " + owned.value().Text());
   if (!Delete(plan, 2)) return false;
-  if (!WaitOldGone(plan, 3, plan.manifest, old_rs)) return false;
+  if (!WaitDeploymentGone(plan, 3, save_path)) return false;
+  return CreateAndWait(plan, save_path);
+}
+
+bool Migrator::CreateAndWait(const migrate::Plan& plan, const std::string& save_path) {
   std::string uid;
-  if (!Create(plan, 4, &uid)) return false;
+  if (!Create(plan, 4, &uid, save_path)) return false;
+  CleanLeftovers(plan, 4);
   return WaitInTree(plan, 5, uid);
+}
+
+bool Migrator::Resume(const std::string& path) {
+  const auto fail = [&path](const std::string& why) {
+    std::fprintf(stderr, "error: cannot resume from %s: %s\n", path.c_str(), why.c_str());
+    return false;
+  };
+  base::Result<std::string> text = runtime::ReadSmallFile(path, check::kMaxManifestBytes);
+  if (!text.ok()) return fail(text.status().message());
+  base::Result<migrate::SavedState> state = migrate::ReadSavedState(text.value());
+  if (!state.ok()) return fail(state.status().message());
+  const migrate::SavedState& st = state.value();
+  if (st.kind != migrate::PlanKind::kInPlace) {
+    return fail(
+        "it is a side-by-side plan, which never leaves the Deployment missing: run wasd "
+        "migrate deployment/" +
+        st.name + " --plan side-by-side --apply again");
+  }
+  check::ManifestReadResult read = check::ParseManifests(text.value(), path);
+  if (!read.error.empty()) return fail(read.error);
+  if (read.manifests.size() != 1 ||
+      objects::AsString(objects::Member(read.manifests[0].object, "kind")) == nullptr ||
+      *objects::AsString(objects::Member(read.manifests[0].object, "kind")) != "Deployment") {
+    return fail("it must hold exactly one Deployment");
+  }
+  migrate::Plan plan;
+  plan.kind = st.kind;
+  plan.ns = st.ns;
+  plan.name = st.name;
+  plan.uid = st.uid;
+  plan.new_name = st.new_name;
+  plan.manifest = read.manifests[0].object;
+  plan.steps.resize(5);
+  if (base::Status served = DiscoverSchedulingVersion(plan.ns); !served.ok()) {
+    return fail(served.message());
+  }
+  auto current = client_.Get(kube::Deployments(), plan.ns, plan.name, Options());
+  if (!current.ok() && !current.status().not_found()) {
+    return fail("reading " + Ref(plan, plan.name) + ": " + Why(current.status()));
+  }
+  const json* now = current.ok() ? &current.value() : nullptr;
+  switch (migrate::DecideResume(st, now)) {
+    case migrate::ResumeFrom::kDelete:
+      Step(plan, 2,
+           Ref(plan, plan.name) + " (uid " + plan.uid + ") is still there: running the whole plan");
+      return InPlace(plan, path);
+    case migrate::ResumeFrom::kWaitGone:
+      Step(plan, 3, Ref(plan, plan.name) + " is being deleted: waiting for it");
+      return WaitDeploymentGone(plan, 3, path) && CreateAndWait(plan, path);
+    case migrate::ResumeFrom::kCreate:
+      Step(plan, 3, Ref(plan, plan.name) + " is gone: creating it from " + path);
+      return CreateAndWait(plan, path);
+    case migrate::ResumeFrom::kWaitInTree:
+      Step(plan, 4,
+           Ref(plan, plan.name) + " exists with spec.scheduling (uid " + objects::UidOf(*now) +
+               "): waiting for the in-tree controller");
+      CleanLeftovers(plan, 4);
+      return WaitInTree(plan, 5, objects::UidOf(*now));
+    case migrate::ResumeFrom::kConflict: break;
+  }
+  return fail("another " + Ref(plan, plan.name) + " (uid " + objects::UidOf(*now) +
+              ") without spec.scheduling has the name; wasd migrate does not touch it");
 }
 
 bool Migrator::SideBySide(const migrate::Plan& plan) {
@@ -217,17 +297,16 @@ bool Migrator::Delete(const migrate::Plan& plan, int step) {
   return true;
 }
 
-bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid) {
+bool Migrator::Create(const migrate::Plan& plan, int step, std::string* uid,
+                      const std::string& save_path) {
   const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
   const std::string before =
-      in_place ? Ref(plan, plan.name) +
-                     " does not exist (deleted in step 2) and wasd's old "
-                     "objects are gone"
+      in_place ? Ref(plan, plan.name) + " does not exist (deleted in step 2)"
                : "nothing changed: " + Ref(plan, plan.name) + " still runs under wasd";
-  const std::string next =
-      in_place ? "fix the cause, then create it from the manifest this command printed on stdout "
-                 "(kubectl create -f FILE)"
-               : "fix the cause and run wasd migrate again";
+  const std::string next = in_place
+                               ? "fix the cause, then finish with kubectl wasd migrate --resume " +
+                                     save_path + " (or kubectl create -f " + save_path + ")"
+                               : "fix the cause and run wasd migrate again";
   auto r = client_.Create(kube::Deployments(), plan.ns, plan.manifest, Options());
   if (!r.ok()) {
     return Failed(plan, step, "creating " + Ref(plan, plan.new_name) + ": " + Why(r.status()),

@@ -45,9 +45,17 @@ class Migrator {
   // come back with spec.scheduling. Returns "" or the refusal.
   std::string Check(const migrate::Plan& plan);
 
-  // Runs the plan. Returns true when every step succeeded; false after the
-  // first failure, which has been reported on stderr with the state left.
-  bool Apply(const migrate::Plan& plan);
+  // Runs the plan. First saves the new manifest to `save_path` (atomically;
+  // nothing is written to the cluster when that fails) and prints the path.
+  // Returns true when every step succeeded; false after the first failure,
+  // which has been reported on stderr with the state left.
+  bool Apply(const migrate::Plan& plan, const std::string& save_path);
+
+  // Finishes an in-place hand-over from the file Apply saved, wherever the
+  // cluster stands: the old Deployment still there (the whole plan), being
+  // deleted (wait, then create), gone (create), or already re-created with
+  // spec.scheduling (wait for the in-tree controller). Reported like Apply.
+  bool Resume(const std::string& path);
 
  private:
   struct Snapshot {
@@ -61,14 +69,24 @@ class Migrator {
                                        const std::string& uid,
                                        const std::vector<std::string>& known_rs);
 
-  bool InPlace(const migrate::Plan& plan);
+  bool InPlace(const migrate::Plan& plan, const std::string& save_path);
+  // In place, from the create on (the old Deployment gone).
+  bool CreateAndWait(const migrate::Plan& plan, const std::string& save_path);
+  // Waits for the Deployment of plan.name with plan.uid to be gone (the
+  // name free for the create); not for wasd's objects of it.
+  bool WaitDeploymentGone(const migrate::Plan& plan, int step, const std::string& save_path);
+  // Deletes what wasd made for the old Deployment (uid plan.uid) that is still
+  // there, after the create; reports what it could not. Never fails the run.
+  void CleanLeftovers(const migrate::Plan& plan, int step);
   bool SideBySide(const migrate::Plan& plan);
   // The steps shared by both plans.
   bool Delete(const migrate::Plan& plan, int step);
   bool WaitOldGone(const migrate::Plan& plan, int step, const nlohmann::json& old_deployment,
                    const std::vector<std::string>& old_rs);
-  // Creates the manifest; sets *uid.
-  bool Create(const migrate::Plan& plan, int step, std::string* uid);
+  // Creates the manifest; sets *uid. `save_path`: the saved manifest the
+  // failure advice names ("" side by side).
+  bool Create(const migrate::Plan& plan, int step, std::string* uid,
+              const std::string& save_path = {});
   bool WaitInTree(const migrate::Plan& plan, int step, const std::string& uid);
 
   void Step(const migrate::Plan& plan, int step, const std::string& what) const;

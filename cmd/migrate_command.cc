@@ -8,8 +8,11 @@
 // comments over the new manifest; -o json {"items": [plan objects]}. Refusals
 // and progress go to stderr.
 //
-// Exit codes: 0 every plan printed (or carried out), 1 a refusal or a failed
-// step, 2 bad flags.
+// Exit codes: 0 every plan printed (or carried out), 1 a refusal, a failed
+// step or a declined confirmation, 2 bad flags.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -27,6 +30,7 @@
 #include "kube/config.h"
 #include "kube/resource.h"
 #include "migrate/plan.h"
+#include "migrate/saved.h"
 #include "objects/json_util.h"
 #include "objects/object_util.h"
 #include "runtime/flags.h"
@@ -42,6 +46,11 @@ int Fail(const std::string& message) {
   return runtime::kExitFailed;
 }
 
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 bool HasAnnotation(const json& d) {
   return objects::AsString(objects::MemberPath(
              d, {"metadata", "annotations", workloadbuilder::kSchedulingAnnotation})) != nullptr;
@@ -51,6 +60,19 @@ bool HasAnnotation(const json& d) {
 std::optional<int> CheckArgs(const runtime::FlagSet& flags, const MigrateSettings& s,
                              const DeploymentTarget& target) {
   const bool many = s.all || s.all_namespaces;
+  if (!s.resume.empty()) {
+    if (target.given || many || s.apply || !s.plan.empty() || !s.new_name.empty()) {
+      return flags.UsageError(
+          "--resume FILE takes no Deployment, --all, --apply, --plan or --new-name: the file "
+          "says what to finish");
+    }
+    return std::nullopt;
+  }
+  if (s.apply && s.plan.empty()) {
+    return flags.UsageError(
+        "--apply needs --plan in-place (delete, then re-create: downtime) or --plan "
+        "side-by-side (a second Deployment first); no plan that deletes is a default");
+  }
   if (target.given && many) {
     return flags.UsageError("give either deployment/NAME or --all/-A, not both");
   }
@@ -115,7 +137,7 @@ int MakePlans(Migrator& migrator, const MigrateSettings& s, const std::string& n
   const base::Status served = migrator.DiscoverSchedulingVersion(ns);
   for (const json& d : deployments) {
     migrate::PlanOptions po;
-    po.kind = *migrate::ParsePlanKind(s.plan);
+    po.kind = *migrate::ParsePlanKind(s.plan.empty() ? "in-place" : s.plan);
     po.new_name = s.new_name;
     migrate::Plan p = migrate::MakePlan(d, po);
     if (p.ok() && !served.ok()) {
@@ -153,8 +175,45 @@ void PrintPlans(const std::vector<migrate::Plan>& plans, const std::string& outp
   std::fflush(stdout);
 }
 
+// Where plan `p`'s manifest is saved: --save-manifest as a file (one
+// Deployment) or a directory (several, or an existing directory), else the
+// default name in the current directory.
+std::string SavePath(const MigrateSettings& s, const migrate::Plan& p, bool many) {
+  const std::string name = migrate::DefaultSavedName(p.ns, p.name);
+  if (s.save_manifest.empty()) return name;
+  if (many || IsDirectory(s.save_manifest)) return s.save_manifest + "/" + name;
+  return s.save_manifest;
+}
+
+// In place deletes before it creates: asks on a terminal, refuses a script
+// that did not say --yes. The exit code when it must not go on.
+std::optional<int> Confirm(const runtime::FlagSet& flags, const MigrateSettings& s,
+                           const std::vector<migrate::Plan>& plans) {
+  if (!s.apply || s.yes || plans.empty() || plans[0].kind != migrate::PlanKind::kInPlace) {
+    return std::nullopt;
+  }
+  if (::isatty(STDIN_FILENO) == 0) {
+    return flags.UsageError(
+        "--plan in-place deletes each Deployment before it re-creates it (downtime), and "
+        "standard input is not a terminal to ask: add --yes to go ahead");
+  }
+  std::fprintf(stderr,
+               "Delete and re-create %zu Deployment%s in place (no pods run between the "
+               "two)? [y/N] ",
+               plans.size(), plans.size() == 1 ? "" : "s");
+  std::fflush(stderr);
+  char answer[16] = {};
+  if (std::fgets(answer, sizeof answer, stdin) == nullptr ||
+      (answer[0] != 'y' && answer[0] != 'Y')) {
+    std::fprintf(stderr, "Nothing was changed.\n");
+    return runtime::kExitFailed;
+  }
+  return std::nullopt;
+}
+
 // --apply, or the dry run's closing line; the exit code.
-int Carry(Migrator& migrator, const std::vector<migrate::Plan>& plans, int refused, bool apply) {
+int Carry(Migrator& migrator, const std::vector<migrate::Plan>& plans, int refused, bool apply,
+          const MigrateSettings& s) {
   if (refused > 0) {
     if (apply) {
       std::fprintf(stderr, "Nothing was changed: %d Deployment%s cannot be migrated.\n", refused,
@@ -168,7 +227,7 @@ int Carry(Migrator& migrator, const std::vector<migrate::Plan>& plans, int refus
     return runtime::kExitOk;
   }
   for (const migrate::Plan& p : plans) {
-    if (!migrator.Apply(p)) return runtime::kExitFailed;
+    if (!migrator.Apply(p, SavePath(s, p, plans.size() > 1))) return runtime::kExitFailed;
     std::fprintf(
         stderr,
         "deployment %s/%s: migrated (%s); now run by the in-tree controller as deployment %s/%s\n",
@@ -195,6 +254,11 @@ int RunMigrate(int argc, const char* const* argv) {
   if (!config.ok()) {
     return Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
   }
+  if (!s.resume.empty()) {
+    kube::Client client(config.value());
+    Migrator migrator(client, s.timeout, s.request_timeout);
+    return migrator.Resume(s.resume) ? runtime::kExitOk : runtime::kExitFailed;
+  }
   const std::string ns = s.all_namespaces ? "" : (s.ns.empty() ? config.value().namespace_ : s.ns);
   kube::Client client(config.value());
   kube::RequestOptions ro;
@@ -207,7 +271,10 @@ int RunMigrate(int argc, const char* const* argv) {
   std::vector<migrate::Plan> plans;
   const int refused = MakePlans(migrator, s, ns, deployments, plans);
   PrintPlans(plans, s.output);
-  return Carry(migrator, plans, refused, s.apply);
+  if (refused == 0) {
+    if (const std::optional<int> rc = Confirm(flags, s, plans)) return *rc;
+  }
+  return Carry(migrator, plans, refused, s.apply, s);
 }
 
 }  // namespace wasd::cmd

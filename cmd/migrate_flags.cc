@@ -6,7 +6,9 @@ runtime::FlagSet MigrateFlags(MigrateSettings* s) {
   runtime::FlagSet f(
       "wasd migrate",
       "wasd migrate deployment/NAME|deployment NAME|--all [-n NS]|-A [--plan "
-      "in-place|side-by-side] [--new-name NAME] [--apply] [-o yaml|json]",
+      "in-place|side-by-side] [--new-name NAME] [--apply --plan PLAN [--yes] "
+      "[--save-manifest PATH]] [-o yaml|json]\n"
+      "       wasd migrate --resume FILE",
       "Hands Deployments that wasd runs (annotation wasd.io/scheduling) over to the in-tree\n"
       "Deployment controller of Kubernetes (KEP-6276, field spec.scheduling, feature gate\n"
       "WorkloadWithDeployment). spec.scheduling cannot be added to an existing Deployment,\n"
@@ -23,10 +25,17 @@ runtime::FlagSet MigrateFlags(MigrateSettings* s) {
       "\n"
       "By default nothing is written: the plan (as # comments) and the new manifest are\n"
       "printed (the YAML can be fed to kubectl). The cluster is asked, with a server-side\n"
-      "dry run, whether it keeps spec.scheduling. --apply runs the plan: each step waits\n"
-      "(at most --timeout), and the first failure stops it with what exists now and what\n"
-      "to do next. At the end wasd's Workload and PodGroups of the old Deployment are\n"
-      "gone, and the in-tree controller's Workload and PodGroup of the new one exist.\n"
+      "dry run, whether it keeps spec.scheduling. --apply runs the plan, which must be\n"
+      "named with --plan (no plan that deletes is a default); in-place asks for\n"
+      "confirmation on a terminal, and needs --yes otherwise. Before it writes anything,\n"
+      "--apply saves each new manifest to a file (--save-manifest) and prints its path:\n"
+      "in place, between the delete and the create that file is the only copy of the\n"
+      "Deployment. Each step waits (at most --timeout), and the first failure stops it\n"
+      "with what exists now and what to do next; a run that was killed or timed out is\n"
+      "finished with --resume FILE, which re-enters where the cluster stands (delete,\n"
+      "wait, create, or wait for the in-tree controller). The create waits only for the\n"
+      "old Deployment to be gone; wasd's Workload and PodGroups of the old one are\n"
+      "deleted after it (their names never collide with the in-tree controller's).\n"
       "\n"
       "Refused: a Deployment without the annotation, one that already has\n"
       "spec.scheduling, one on a non-native backend (the in-tree controller makes only\n"
@@ -49,7 +58,17 @@ runtime::FlagSet MigrateFlags(MigrateSettings* s) {
            "side-by-side: the new Deployment's name (default NAME-intree; one\n"
            "Deployment only)")
       .Default("");
-  f.Bool("apply", &s->apply, "run the plan (without it: print the plan, write nothing)");
+  f.Bool("apply", &s->apply,
+         "run the plan named by --plan (without it: print the plan, write nothing)");
+  f.Bool("yes", &s->yes, "--apply --plan in-place: do not ask for confirmation").Alias('y');
+  f.String("save-manifest", &s->save_manifest, "PATH",
+           "--apply: save each new manifest here before any write (default\n"
+           "./wasd-migrate-NS-NAME.yaml; with several Deployments a directory)")
+      .Default("");
+  f.String("resume", &s->resume, "FILE",
+           "finish an in-place hand-over that stopped half way, from the file\n"
+           "--apply saved (no Deployment argument)")
+      .Default("");
   f.Choice("output", &s->output, {"yaml", "json"},
            "yaml: the plan as # comments over the manifest (one document per\n"
            "Deployment); json: {\"items\": [{namespace, name, plan, newName, steps,\n"
@@ -64,7 +83,9 @@ runtime::FlagSet MigrateFlags(MigrateSettings* s) {
              "deadline of each request");
   f.SetEpilog(
       "Exit status: 0 every plan printed (or, with --apply, carried out); 1 a Deployment was\n"
-      "refused or a step failed (the message says what exists and what to do); 2 bad flags.\n");
+      "refused, a step failed (the message says what exists and what to do) or the\n"
+      "confirmation was declined; 2 bad flags (--apply without --plan, in-place on a\n"
+      "non-terminal without --yes).\n");
   return f;
 }
 

@@ -14,13 +14,21 @@
 namespace wasd::cmd {
 
 struct MigrateSettings {
-  std::string ns;                 // "" = the kubeconfig context's namespace
-  bool all = false;               // --all: every wasd-managed Deployment of the namespace
-  bool all_namespaces = false;    // -A: ... of every namespace
-  std::string plan = "in-place";  // in-place | side-by-side
-  std::string new_name;           // side by side; "" = NAME-intree
-  bool apply = false;             // run the plan (default: print it)
-  std::string output = "yaml";    // yaml | json
+  std::string ns;               // "" = the kubeconfig context's namespace
+  bool all = false;             // --all: every wasd-managed Deployment of the namespace
+  bool all_namespaces = false;  // -A: ... of every namespace
+  // in-place | side-by-side; "" = not given (a dry run shows in-place;
+  // --apply refuses: a plan that deletes is never a default).
+  std::string plan;
+  std::string new_name;  // side by side; "" = NAME-intree
+  bool apply = false;    // run the plan (default: print it)
+  bool yes = false;      // --yes: no confirmation for in-place
+  // --save-manifest: where --apply saves each new manifest before it writes
+  // anything ("" = ./wasd-migrate-NS-NAME.yaml; with several Deployments, a
+  // directory).
+  std::string save_manifest;
+  std::string resume;           // --resume FILE: finish an interrupted in-place hand-over
+  std::string output = "yaml";  // yaml | json
   std::string kubeconfig;
   // --apply: the bound of each wait (the old objects gone, the new gang
   // Available), per Deployment.

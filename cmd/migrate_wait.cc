@@ -104,6 +104,65 @@ bool Migrator::WaitOldGone(const migrate::Plan& plan, int step, const json& old_
   }
 }
 
+bool Migrator::WaitDeploymentGone(const migrate::Plan& plan, int step,
+                                  const std::string& save_path) {
+  const auto deadline = steady_clock::now() + timeout_;
+  std::string why = "not checked yet";
+  while (true) {
+    auto d = client_.Get(kube::Deployments(), plan.ns, plan.name, Options());
+    if (d.status().not_found()) {
+      Step(plan, step, Ref(plan, plan.name) + " is gone; the name is free");
+      return true;
+    }
+    if (d.ok() && objects::UidOf(d.value()) != plan.uid) {
+      return Failed(plan, step,
+                    "another " + Ref(plan, plan.name) + " (uid " + objects::UidOf(d.value()) +
+                        ") was created while the old one was being deleted",
+                    "the old Deployment is deleted; the new one is not created",
+                    "find out who created it; wasd migrate does not touch it");
+    }
+    why = d.ok() ? Ref(plan, plan.name) +
+                       " is still Terminating (its ReplicaSets and pods go "
+                       "first: propagationPolicy Foreground)"
+                 : "reading " + Ref(plan, plan.name) + ": " + Why(d.status());
+    if (steady_clock::now() >= deadline) {
+      return Failed(plan, step,
+                    "timed out after " + std::to_string(timeout_.count()) + " ms: " + why,
+                    "the old Deployment is being deleted; the new one is not created yet; its "
+                    "manifest is saved in " +
+                        save_path,
+                    "once it is gone (a pod may take its terminationGracePeriodSeconds), finish "
+                    "with kubectl wasd migrate --resume " +
+                        save_path);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void Migrator::CleanLeftovers(const migrate::Plan& plan, int step) {
+  auto owned = OwnedBy(plan.ns, plan.manifest, plan.uid, {});
+  if (!owned.ok()) {
+    Step(plan, step,
+         "could not look for wasd's objects of the old Deployment: " + owned.status().message() +
+             " (garbage collection removes them)");
+    return;
+  }
+  if (owned.value().empty()) return;
+  for (const migrate::ObjectRef& r : owned.value().All()) {
+    kube::DeleteOptions o;
+    o.precondition_uid = r.uid;
+    o.request = Options();
+    kube::Resource res = kube::ReplicaSets();
+    if (r.kind == "Workload") res = kube::Resource(version_, "workloads");
+    if (r.kind == "PodGroup") res = kube::Resource(version_, "podgroups");
+    if (r.kind == "ReplicaSet") o.propagation_policy = "Background";
+    auto del = client_.Delete(res, plan.ns, r.name, o);
+    Step(plan, step,
+         "left by the old Deployment: " + r.Text() + ", deleted: " +
+             (del.ok() || del.status().not_found() ? std::string("ok") : Why(del.status())));
+  }
+}
+
 bool Migrator::WaitInTree(const migrate::Plan& plan, int step, const std::string& uid) {
   const auto deadline = steady_clock::now() + timeout_;
   const bool in_place = plan.kind == migrate::PlanKind::kInPlace;
@@ -116,7 +175,12 @@ bool Migrator::WaitInTree(const migrate::Plan& plan, int step, const std::string
                     "look at it: kubectl get deployment " + plan.new_name + " -n " + plan.ns);
     }
     if (d.ok()) {
-      auto owned = OwnedBy(plan.ns, d.value(), uid, {});
+      auto snapshot = Read(plan.ns, d.value());
+      base::Result<migrate::Owned> owned =
+          snapshot.ok() ? base::Result<migrate::Owned>(migrate::InTreeOwnedBy(
+                              plan.new_name, uid, snapshot.value().replicasets,
+                              snapshot.value().workloads, snapshot.value().podgroups))
+                        : base::Result<migrate::Owned>(snapshot.status());
       const std::string not_available = migrate::NotAvailableWhy(d.value());
       if (!owned.ok()) {
         why = owned.status().message();

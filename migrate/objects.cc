@@ -83,6 +83,48 @@ Owned OwnedBy(std::string_view deployment_uid,
   return o;
 }
 
+namespace {
+
+// spec.controllerRef of Workload `w` names Deployment `name` (uid `uid`).
+bool ControllerRefNames(const json& w, std::string_view name, std::string_view uid) {
+  const json* ref = MemberPath(w, {"spec", "controllerRef"});
+  if (ref == nullptr || !ref->is_object()) return false;
+  const std::string* kind = AsString(Member(*ref, "kind"));
+  const std::string* ref_name = AsString(Member(*ref, "name"));
+  const std::string* group = AsString(Member(*ref, "apiGroup"));
+  const std::string* ref_uid = AsString(Member(*ref, "uid"));
+  return kind != nullptr && *kind == "Deployment" && ref_name != nullptr && *ref_name == name &&
+         (group == nullptr || group->empty() || *group == "apps") &&
+         (ref_uid == nullptr || ref_uid->empty() || *ref_uid == uid);
+}
+
+}  // namespace
+
+Owned InTreeOwnedBy(std::string_view deployment_name, std::string_view deployment_uid,
+                    const std::vector<json>& replicasets, const std::vector<json>& workloads,
+                    const std::vector<json>& podgroups) {
+  Owned o = OwnedBy(deployment_uid, {}, replicasets, workloads, podgroups);
+  std::vector<std::string> workload_names;
+  for (const ObjectRef& r : o.workloads) workload_names.push_back(r.name);
+  for (const json& w : workloads) {
+    if (objects::UidOf(w).empty() || objects::ControllerUid(w) == deployment_uid ||
+        !ControllerRefNames(w, deployment_name, deployment_uid)) {
+      continue;
+    }
+    o.workloads.push_back(RefOf("Workload", w));
+    workload_names.push_back(o.workloads.back().name);
+  }
+  for (const json& pg : podgroups) {
+    const std::string* ref = AsString(MemberPath(pg, {"spec", "workloadRef", "name"}));
+    if (objects::UidOf(pg).empty() || ref == nullptr || !Contains(workload_names, *ref)) continue;
+    const std::string uid = objects::UidOf(pg);
+    bool seen = false;
+    for (const ObjectRef& r : o.podgroups) seen = seen || r.uid == uid;
+    if (!seen) o.podgroups.push_back(RefOf("PodGroup", pg));
+  }
+  return o;
+}
+
 std::string NotAvailableWhy(const json& d) {
   const std::int64_t want = objects::ReplicasOf(d);
   const std::int64_t generation = IntAt(d, {"metadata", "generation"}, 0);

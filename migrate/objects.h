@@ -52,6 +52,19 @@ Owned OwnedBy(std::string_view deployment_uid,
               const std::vector<nlohmann::json>& workloads,
               const std::vector<nlohmann::json>& podgroups);
 
+// The in-tree controller's objects of the Deployment `deployment_name`
+// (uid `deployment_uid`): OwnedBy's, and besides ownerReferences the spec
+// references KEP-5547 describes, since upstream has not fixed which it
+// sets (L6): a Workload whose spec.controllerRef names the Deployment (kind
+// Deployment, apiGroup apps or none, the name; its uid when it carries one),
+// and a PodGroup whose spec.workloadRef names one of those Workloads. Used
+// only for the new Deployment: a name match is evidence there, while wasd's
+// objects of the old one are told by uid alone (OwnedBy).
+Owned InTreeOwnedBy(std::string_view deployment_name, std::string_view deployment_uid,
+                    const std::vector<nlohmann::json>& replicasets,
+                    const std::vector<nlohmann::json>& workloads,
+                    const std::vector<nlohmann::json>& podgroups);
+
 // "" when the Deployment's current generation is rolled out and Available
 // (status.observedGeneration >= metadata.generation, updatedReplicas,
 // availableReplicas and replicas equal to spec.replicas, condition Available

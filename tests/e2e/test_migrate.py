@@ -18,6 +18,7 @@ Deployment and one PodGroup per ReplicaSet made by the deployment-controller use
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -77,13 +78,17 @@ class MigrateTest(unittest.TestCase):
 
     # ------------------------------------------------------------------ helpers
 
-    def migrate(self, *args, srv=None):
-        """`kubectl wasd migrate ARGS` against `srv` (the in-tree server by default)."""
+    def plugin_env(self, srv=None):
         srv = srv or self.env.srv
-        env = dict(os.environ, PATH=self.plugin_dir + os.pathsep + os.environ.get("PATH", ""),
-                   KUBECONFIG=srv.kubeconfig, HOME=self.tmp)
+        return dict(os.environ, PATH=self.plugin_dir + os.pathsep + os.environ.get("PATH", ""),
+                    KUBECONFIG=srv.kubeconfig, HOME=self.tmp)
+
+    def migrate(self, *args, srv=None):
+        """`kubectl wasd migrate ARGS` against `srv` (the in-tree server by default), in the
+        test's directory (where --apply saves its manifests), stdin not a terminal."""
         p = subprocess.run([KUBECTL, "wasd", "migrate", *args], capture_output=True, text=True,
-                           timeout=60, env=env)
+                           timeout=60, env=self.plugin_env(srv), cwd=self.tmp,
+                           stdin=subprocess.DEVNULL)
         return p.returncode, p.stdout, p.stderr
 
     def get(self, path):
@@ -193,8 +198,16 @@ class MigrateTest(unittest.TestCase):
     def test_in_place(self):
         d, w, pgs = self.run_by_wasd("inplace")
         since = self.env.srv.LastSeq()
-        code, out, err = self.migrate("deployment/inplace", "--apply", "--timeout", "30s")
+        code, out, err = self.migrate("deployment/inplace", "--apply", "--plan", "in-place", "--yes",
+                                      "--timeout", "30s")
         self.assertEqual(code, 0, out + err)
+        # M4: saved before any write, and the path said first.
+        saved = os.path.join(self.tmp, "wasd-migrate-default-inplace.yaml")
+        self.assertTrue(err.startswith("deployment default/inplace: the new manifest is saved in "
+                                       "wasd-migrate-default-inplace.yaml"), err)
+        with open(saved) as f:
+            kept = yaml.safe_load(f)
+        self.assertEqual(kept["spec"]["scheduling"], CONFIG)
         self.assertIn("step 2/5: deleted deployment default/inplace (propagationPolicy Foreground); "
                       "downtime starts", err)
         self.assertIn("step 5/5: deployment default/inplace is Available, run by the in-tree controller", err)
@@ -249,7 +262,7 @@ class MigrateTest(unittest.TestCase):
         plain = deployment("plain", scheduling=False, strategy=None)
         self.env.create(DEPLOYMENTS, plain)
         since = self.env.srv.LastSeq()
-        code, out, err = self.migrate("deployment/plain", "--apply")
+        code, out, err = self.migrate("deployment/plain", "--apply", "--plan", "in-place", "--yes")
         self.assertEqual(code, 1)
         self.assertEqual(out, "")
         self.assertIn("error: cannot migrate deployment default/plain: is not managed by wasd (no annotation "
@@ -271,7 +284,7 @@ class MigrateTest(unittest.TestCase):
             volcano["spec"]["template"]["metadata"]["labels"]["wasd.io/backend"] = "volcano"
             srv.Request("POST", DEPLOYMENTS, volcano)
             since = srv.LastSeq()
-            code, out, err = self.migrate("--all", "--apply", srv=srv)
+            code, out, err = self.migrate("--all", "--apply", "--plan", "in-place", "--yes", srv=srv)
             self.assertEqual(code, 1, out + err)
             self.assertIn("error: cannot migrate deployment default/off: the API server dropped spec.scheduling "
                           "from a dry-run create of the new Deployment: the in-tree Deployment integration is "
@@ -283,10 +296,70 @@ class MigrateTest(unittest.TestCase):
             self.assertTrue(writes and all((e.get("query") or {}).get("dryRun") == "All" for e in writes), writes)
             self.assertEqual(srv.Get(f"{DEPLOYMENTS}/off")["metadata"]["annotations"][SCHEDULING], json.dumps(CONFIG))
 
+    def test_apply_needs_a_plan_and_in_place_a_yes(self):
+        """M4: no plan that deletes is a default, and in place is confirmed (a script says
+        --yes): refused with exit 2 before any write."""
+        d, _, _ = self.run_by_wasd("careful")
+        since = self.env.srv.LastSeq()
+        code, _, err = self.migrate("deployment/careful", "--apply")
+        self.assertEqual(code, 2, err)
+        self.assertIn("--apply needs --plan in-place", err)
+        code, _, err = self.migrate("deployment/careful", "--apply", "--plan", "in-place")
+        self.assertEqual(code, 2, err)
+        self.assertIn("add --yes to go ahead", err)
+        self.assertEqual([e for e in self.admin_writes(since)
+                          if (e.get("query") or {}).get("dryRun") != "All"], [])
+        self.assertEqual(self.get(f"{DEPLOYMENTS}/careful")["metadata"]["uid"], d["metadata"]["uid"])
+
+    def test_killed_after_the_delete_is_resumed(self):
+        """M4: `--apply --plan in-place` killed with SIGKILL right after its delete (the wait
+        that follows is held up) leaves the Deployment gone; `--resume FILE` with the saved
+        manifest brings it back under the in-tree controller. On 8a67bc2 the only copy was
+        the manifest on stdout and a rerun said "not found"."""
+        d, w, pgs = self.run_by_wasd("killed")
+        since = self.env.srv.LastSeq()
+        # Every read of the Deployment after the delete waits 20 s: the kill lands there.
+        self.env.srv.SetFaults([{"code": "delay", "delay": 20, "methods": ["GET"],
+                                 "path": "/deployments/killed$", "user": ADMIN}])
+        proc = subprocess.Popen([KUBECTL, "wasd", "migrate", "deployment/killed", "--apply", "--plan",
+                                 "in-place", "--yes", "--timeout", "60s"],
+                                env=self.plugin_env(), cwd=self.tmp, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: [e for e in self.admin_writes(since) if e["method"] == "DELETE"
+                              and e["path"].endswith("/deployments/killed") and e.get("status") == 200],
+                     30, 0.1, "the migrate's DELETE")
+            # The wait after the delete is held up by the fault: kill the migrate there.
+            # (kubectl runs the plugin with exec, so the pid is wasd's own.)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+            self.env.srv.ClearFaults()
+        wait_for(lambda: self.get(f"{DEPLOYMENTS}/killed") is None, 30, 0.2, "the old Deployment gone")
+        saved = os.path.join(self.tmp, "wasd-migrate-default-killed.yaml")
+        self.assertTrue(os.path.exists(saved))
+        code, out, err = self.migrate("--resume", saved, "--timeout", "30s")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("is gone: creating it from", err)
+        self.assert_in_tree("killed", d["metadata"]["uid"], w, pgs, since)
+        # A file that is not wasd's: refused, saying why.
+        other = os.path.join(self.tmp, "plain.yaml")
+        with open(other, "w") as f:
+            f.write("apiVersion: apps/v1\nkind: Deployment\n")
+        code, _, err = self.migrate("--resume", other)
+        self.assertEqual(code, 1)
+        self.assertIn("not saved by wasd migrate --apply", err)
+        code, _, err = self.migrate("--resume", other, "deployment/x")
+        self.assertEqual(code, 2)
+
     def test_help(self):
         code, out, _ = self.migrate("--help")
         self.assertEqual(code, 0)
         for flag in ("--plan", "--new-name", "--apply", "--all", "-A", "--timeout", "-o, --output",
+                     "--yes", "--save-manifest", "--resume",
                      "in-place", "side-by-side", "WorkloadWithDeployment", "kubectl wasd migrate"):
             self.assertIn(flag, out)
 
