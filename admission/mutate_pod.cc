@@ -116,12 +116,16 @@ bool LinkBackend(Backend backend, const nlohmann::json* meta, const nlohmann::js
 // scheduler keeps a pod whose group is missing out of scheduling, but only a
 // pod that goes to that scheduler (native: default-scheduler, or none named;
 // the others: the backend's scheduler, which LinkBackend writes in place of
-// default-scheduler): a pod sent to any other scheduler keeps the gate.
+// default-scheduler): a pod sent to any other scheduler keeps the gate. For
+// native, also only while the Workload API is served (Options::
+// native_api_served): otherwise the link does not survive admission.
 PodHold HoldFor(Backend backend, const nlohmann::json& spec, const Options& options) {
   if (options.pod_hold.For(backend) == PodHold::kGate) return PodHold::kGate;
   std::string_view scheduler = StringOr(Member(&spec, "schedulerName"));
   const bool unnamed = scheduler.empty() || scheduler == workloadbuilder::kDefaultSchedulerName;
-  if (backend == Backend::kNative) return unnamed ? PodHold::kScheduler : PodHold::kGate;
+  if (backend == Backend::kNative) {
+    return unnamed && options.native_api_served ? PodHold::kScheduler : PodHold::kGate;
+  }
   const std::string_view holder =
       workloadbuilder::SchedulerNameFor(backend, options.backends.facts);
   if (unnamed) scheduler = holder;  // what LinkBackend writes

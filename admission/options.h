@@ -41,6 +41,12 @@ std::string ParsePodHolds(std::string_view text, PodHolds* holds);
 struct Options {
   bool pod_scheduling_gate = true;  // --pod-scheduling-gate (false: no gate on any backend)
   PodHolds pod_hold;                // --pod-hold
+  // The cluster serves scheduling.k8s.io Workloads and PodGroups (the
+  // webhook's last discovery). Only then does a native pod get the
+  // scheduler hold: with kube-apiserver's GenericWorkload off the API server
+  // drops spec.schedulingGroup after admission, and nothing would hold the
+  // pod. False (not served, or not known): the gate (docs/design.md Q23).
+  bool native_api_served = false;
   // --in-tree-deployment-integration: the cluster runs kube-controller-manager's
   // Workload integration for Deployments (gate WorkloadWithDeployment), so a
   // new Deployment managed by wasd's annotation is told about spec.scheduling

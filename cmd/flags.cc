@@ -262,6 +262,10 @@ runtime::FlagSet WebhookFlags(server::WebhookConfig* c) {
        "their default (docs/design.md Q23)",
        [c](std::string_view v) -> std::string { return admission::ParsePodHolds(v, &c->pod_hold); })
       .Default(admission::PodHolds{}.Text());
+  f.Duration("api-check-interval", &c->api_check_interval, std::chrono::milliseconds(100),
+             "how often to discover whether scheduling.k8s.io Workloads and PodGroups\n"
+             "are served (native pods get the scheduler hold only while they are, else\n"
+             "the gate; /readyz waits for the first answer); at most 30s");
   f.Bool("in-tree-deployment-integration", &c->in_tree_deployment_integration,
          "the cluster runs kube-controller-manager's Workload integration for\n"
          "Deployments (feature gate WorkloadWithDeployment, KEP-6276): a new Deployment\n"

@@ -266,7 +266,12 @@ void AdmissionSession::HandleRequest() {
   // pre-scanned): the worst 256 KiB annotations cost at most ~3 MiB above
   // idle and tens of milliseconds (tools/bench/worst_case_memory.py), so reviews
   // need no worker pool of their own.
-  admission::Result result = admission::Review(route.webhook, body_, env_.review_options);
+  // Q23: which hold a native pod gets follows the last discovery (no API
+  // call per request: the two Options are built once).
+  const admission::Options& options = env_.state->native_api_served.load()
+                                          ? env_.review_options_served
+                                          : env_.review_options;
+  admission::Result result = admission::Review(route.webhook, body_, options);
   if (result.pending) {
     StartLookup(std::move(result));
     return;

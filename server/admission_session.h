@@ -55,7 +55,8 @@ namespace wasd::server {
 // What every admission session shares. All pointees outlive the sessions.
 struct SessionEnv {
   const WebhookConfig* config = nullptr;
-  admission::Options review_options;
+  admission::Options review_options;         // the Workload API not known to be served
+  admission::Options review_options_served;  // ... served (ServerState::native_api_served)
   AdmissionMetrics* metrics = nullptr;
   const runtime::Logger* logger = nullptr;
   DeploymentSource* deployments = nullptr;

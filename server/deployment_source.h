@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kube/scheduling_api.h"
+
 namespace wasd::server {
 
 struct DeploymentLookup {
@@ -37,6 +39,15 @@ class DeploymentSource {
   // Reads apps/v1 Deployment `ns`/`name`. Blocks for at most the
   // implementation's own deadline.
   virtual DeploymentLookup Get(const std::string& ns, const std::string& name) = 0;
+  // Which scheduling.k8s.io version serves Workloads and PodGroups
+  // (kube::DiscoverSchedulingApi, the reconciler's own question). Blocks;
+  // called from the server's discovery thread only. The default: no API
+  // access, an error.
+  virtual kube::SchedulingDiscovery DiscoverScheduling() {
+    kube::SchedulingDiscovery d;
+    d.error = base::Status::Error("no Kubernetes API access");
+    return d;
+  }
 };
 
 // A source for a webhook started without any API server access: every
@@ -46,6 +57,11 @@ class UnavailableDeploymentSource : public DeploymentSource {
   explicit UnavailableDeploymentSource(std::string reason) : reason_(std::move(reason)) {}
   DeploymentLookup Get(const std::string&, const std::string&) override {
     return DeploymentLookup::Unreachable(reason_);
+  }
+  kube::SchedulingDiscovery DiscoverScheduling() override {
+    kube::SchedulingDiscovery d;
+    d.error = base::Status::Error(reason_);
+    return d;
   }
 
  private:

@@ -13,4 +13,11 @@ DeploymentLookup KubeDeploymentSource::Get(const std::string& ns, const std::str
   return DeploymentLookup::Unreachable(got.status().ToString());
 }
 
+kube::SchedulingDiscovery KubeDeploymentSource::DiscoverScheduling() {
+  kube::RequestOptions options;
+  options.timeout = timeout_;
+  return kube::DiscoverSchedulingApi(
+      [&](std::string_view gv) { return client_.GetGroupVersion(gv, options); });
+}
+
 }  // namespace wasd::server

@@ -26,6 +26,7 @@ class KubeDeploymentSource : public DeploymentSource {
       : client_(std::move(config)), timeout_(timeout) {}
 
   DeploymentLookup Get(const std::string& ns, const std::string& name) override;
+  kube::SchedulingDiscovery DiscoverScheduling() override;
 
  private:
   kube::Client client_;

@@ -23,6 +23,7 @@ runtime::HttpResponse AnswerPlainRequest(boost::beast::http::verb method, std::s
       if (state.draining.load()) r.body += " shutting down;";
       if (!state.accepting.load()) r.body += " admission listener not accepting;";
       if (!state.cert_loaded.load()) r.body += " no serving certificate;";
+      if (!state.api_checked.load()) r.body += " scheduling.k8s.io not discovered yet;";
       r.body.back() = '\n';
       return r;
     }

@@ -40,6 +40,11 @@ struct WebhookConfig {
   // admission::Options::pod_hold (--pod-hold): per backend, whether the
   // scheduler or wasd's gate holds a new pod until its group exists (Q23).
   admission::PodHolds pod_hold;
+  // --api-check-interval: how often the webhook asks which scheduling.k8s.io
+  // version serves Workloads and PodGroups (a native pod gets the scheduler
+  // hold only while they are served). At most 30 s: a cluster that turns
+  // GenericWorkload off gets gated pods within one interval.
+  std::chrono::milliseconds api_check_interval{std::chrono::seconds(15)};
   // admission::Options::in_tree_deployment_integration
   // (--in-tree-deployment-integration).
   bool in_tree_deployment_integration = false;

@@ -53,6 +53,7 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const runtime::Logger&
       lookup_budget_(config.max_pending_scale_lookups),
       signals_(ioc_, SIGINT, SIGTERM),
       reload_timer_(ioc_),
+      api_timer_(ioc_),
       grace_timer_(ioc_) {
   env_.config = &config_;
   env_.review_options.pod_scheduling_gate = config_.pod_scheduling_gate;
@@ -60,6 +61,9 @@ WebhookServer::WebhookServer(const WebhookConfig& config, const runtime::Logger&
   env_.review_options.in_tree_deployment_integration = config_.in_tree_deployment_integration;
   env_.review_options.denial_causes = config_.denial_causes;
   env_.review_options.backends = config_.backends;
+  // The same answers with the Workload API served (native: scheduler hold).
+  env_.review_options_served = env_.review_options;
+  env_.review_options_served.native_api_served = true;
   env_.metrics = &metrics_;
   env_.logger = &logger_;
   env_.deployments = deployments_.get();
@@ -137,6 +141,7 @@ bool WebhookServer::Setup() {
   if (metrics_server_) metrics_server_->Start();
   WaitForSignal();
   ScheduleReload();
+  ScheduleApiCheck(std::chrono::milliseconds(0));
   return true;
 }
 
@@ -233,6 +238,44 @@ void WebhookServer::ScheduleReload() {
     // stat(2) and, on a change, PEM parsing: file I/O, so off the I/O threads.
     net::post(lookup_pool_, [this] { PollCertificate(); });
   });
+}
+
+void WebhookServer::ScheduleApiCheck(std::chrono::milliseconds delay) {
+  if (state_.draining.load()) return;
+  api_timer_.expires_after(delay);
+  api_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || state_.draining.load()) return;
+    net::post(lookup_pool_, [this] { CheckSchedulingApi(); });
+  });
+}
+
+void WebhookServer::CheckSchedulingApi() {
+  kube::SchedulingDiscovery d;
+  try {
+    d = deployments_->DiscoverScheduling();
+  } catch (const std::exception& e) {
+    d = {};
+    d.error = base::Status::Error(e.what());
+  }
+  // Unknown is the gate: only a successful answer that lists both kinds
+  // gives native pods the scheduler hold.
+  const bool served = d.ok() && d.api.served();
+  state_.native_api_served.store(served);
+  const bool first = !state_.api_checked.exchange(true);
+  std::string described = kube::DescribeDiscovery(d);
+  if (first || described != last_api_) {
+    const char* what = served ? "scheduling.k8s.io Workloads and PodGroups are served: native pods "
+                                "are held by their scheduler (--pod-hold)"
+                              : "scheduling.k8s.io Workloads and PodGroups are not known to be "
+                                "served: native pods get the gate wasd.io/pod-group";
+    if (served || d.ok()) {
+      logger_.Info(what, {{"schedulingApi", described}});
+    } else {
+      logger_.Warn(what, {{"schedulingApi", described}});
+    }
+    last_api_ = std::move(described);
+  }
+  net::post(ioc_, [this] { ScheduleApiCheck(config_.api_check_interval); });
 }
 
 void WebhookServer::PollCertificate() {

@@ -54,6 +54,12 @@ class WebhookServer {
   void StopAccepting();
   void FinishShutdown(const char* why);
   void ScheduleReload();
+  // Q23: re-discovers scheduling.k8s.io every --api-check-interval, on the
+  // lookup pool (blocking I/O, never on an I/O thread); the answer picks the
+  // Options a review gets (ServerState::native_api_served) and lets /readyz
+  // say ready.
+  void ScheduleApiCheck(std::chrono::milliseconds delay);
+  void CheckSchedulingApi();
   void PollCertificate();
   void RunIoThread();
 
@@ -75,6 +81,8 @@ class WebhookServer {
   ScaleLookupBudget lookup_budget_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer reload_timer_;
+  boost::asio::steady_timer api_timer_;
+  std::string last_api_;  // the last discovery, described; touched by one check at a time
   boost::asio::steady_timer grace_timer_;
   std::shared_ptr<TlsListener> listener_;
   std::shared_ptr<runtime::HttpServer> probe_server_;

@@ -7,7 +7,7 @@
 //
 // The apiVersion of the built objects (and of a PodGroup's Workload
 // ownerReference) is the caller's: the version the cluster serves, found by
-// discovery (reconciler/scheduling_api.h); v1 and v1beta1 objects are the
+// discovery (kube/scheduling_api.h); v1 and v1beta1 objects are the
 // same objects, only the apiVersion string differs.
 //
 // The builders produce the desired object only (apiVersion, kind, metadata

@@ -138,11 +138,36 @@ TEST_CASE("pod mutation per backend: link, gate, scheduler", "[unit][backend]") 
   }
 }
 
+TEST_CASE("pod mutation, native without the Workload API (Q23): always the gate",
+          "[unit][backend]") {
+  wb::BackendSettings backends;
+  // native_api_served false: not served, or not known yet (discovery failed,
+  // not answered): the link would not survive admission, so the gate.
+  for (Options options : BothDecoders(backends)) {
+    INFO("pruned " << options.prune_unread_fields);
+    REQUIRE_FALSE(options.native_api_served);
+    for (const char* label : {static_cast<const char*>(nullptr), "native"}) {
+      const json pod = Pod(label);
+      json want = pod;
+      want["spec"]["schedulingGroup"] = {{"podGroupName", kGroup}};
+      want["spec"]["schedulingGates"] = kGate;
+      CHECK(Mutated(pod, options) == want);
+      CHECK(Review(Webhook::kMutatePod, PodRequest(pod).dump(), options).summary.hold == "gate");
+    }
+    // Volcano and KAI read their own link, which the API server keeps: unchanged.
+    CHECK_FALSE(Mutated(Pod("volcano"), options)["spec"].contains("schedulingGates"));
+    // Served: the scheduler hold.
+    options.native_api_served = true;
+    CHECK_FALSE(Mutated(Pod("native"), options)["spec"].contains("schedulingGates"));
+  }
+}
+
 TEST_CASE("pod mutation, scheduler hold (Q23): link without the gate", "[unit][backend]") {
   wb::BackendSettings backends;
   backends.facts.coscheduling_scheduler_name = "gang-scheduler";
   // The defaults: native, volcano and kai held by their scheduler; coscheduling gated.
-  for (const Options& options : BothDecoders(backends)) {
+  for (Options options : BothDecoders(backends)) {
+    options.native_api_served = true;  // the Workload API discovered as served
     INFO("pruned " << options.prune_unread_fields);
     SECTION("native: the link only; summary says scheduler") {
       for (const char* label : {static_cast<const char*>(nullptr), "native"}) {

@@ -113,6 +113,41 @@ class HoldReleaseTest(unittest.TestCase):
         self.assertTrue(warnings, [e["reason"] for e in events])
         self.assertIn("created PodGroup", " ".join(e["message"] for e in warnings))
 
+    def test_h2_without_the_workload_api_native_pods_get_the_gate(self):
+        """H2: kube-apiserver with GenericWorkload off (1.37 as installed) drops the link and
+        serves no Workload API. With default flags the webhook, which discovers that, gives
+        every native pod the gate, so none is placed alone, and the reconciler's Warning says
+        they are gated (which they are). Once the API is served, the webhook's next discovery
+        gives new pods the scheduler hold. (On 8a67bc2 the pods ran one by one while the
+        Event said they stayed gated.)"""
+        with Env(apiserver_args=["--bookmark-interval", "0.5", "--generic-workload", "off"],
+                 webhook_args=["--api-check-interval", "1s"]) as env:
+            env.start_reconciler("--leader-elect=false", "--api-check-interval", "1s")
+            env.create(DEPLOYMENTS, deployment("h2", 2))
+            wait_for(lambda: len(env.pods("h2")) == 2, TIMEOUT, 0.2, "pods created")
+            wait_for(lambda: self.Warnings(env, "h2", "APINotServed"), TIMEOUT, 0.2, "APINotServed")
+            time.sleep(1.0)
+            pods = env.pods("h2")
+            self.assertTrue(all(pod_gated(p) for p in pods), "every native pod carries the gate")
+            self.assertFalse(running(pods), "no pod of the gang placed alone")
+            # Posted when the Deployment came (its pods may not exist yet) and again when
+            # how they wait changed; never a word of a hold the pods do not have.
+            messages = [e["message"] for e in self.Warnings(env, "h2", "APINotServed")]
+            self.assertTrue(any("pod(s) stay gated by wasd" in m for m in messages), messages)
+            for m in messages:
+                self.assertNotIn("held by", m)
+                self.assertNotIn("carry neither", m)
+            # The API is turned on: after the webhook's next look, new pods are linked and
+            # carry no gate; the gang runs once its PodGroup exists.
+            env.srv.SetGenericWorkload(True)
+            env.srv.SetSchedulingVersions(["v1beta1"])
+            time.sleep(2.5)  # more than one --api-check-interval
+            env.create(DEPLOYMENTS, deployment("after", 2))
+            wait_for(lambda: len(running(env.pods("after"))) == 2, TIMEOUT, 0.2, "the new gang runs")
+            for p in env.pods("after"):
+                self.assertFalse(pod_gated(p))
+                self.assertTrue((p["spec"].get("schedulingGroup") or {}).get("podGroupName"))
+
     def test_m1_pods_that_lost_their_link_keep_the_gate(self):
         # GenericWorkload off on kube-apiserver: the link is dropped, no Workload API.
         with Env(apiserver_args=["--bookmark-interval", "0.5", "--generic-workload", "off"],

@@ -1,7 +1,7 @@
 // Discovery of the scheduling.k8s.io version that serves Workloads and
 // PodGroups (scheduling_api.h), its preference order, and the reconciler's
 // writes through the version chosen (executor, plan rounds, metrics).
-#include "reconciler/scheduling_api.h"
+#include "kube/scheduling_api.h"
 
 #include <catch2/catch.hpp>
 #include <map>

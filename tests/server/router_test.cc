@@ -50,10 +50,17 @@ TEST_CASE("readyz follows listener, certificate and draining", "[unit][server]")
   CHECK(ask("/healthz").status == 200);
   runtime::HttpResponse r = ask("/readyz");
   CHECK(r.status == 503);
-  CHECK(r.body == "not ready: admission listener not accepting; no serving certificate\n");
+  CHECK(r.body ==
+        "not ready: admission listener not accepting; no serving certificate; scheduling.k8s.io "
+        "not discovered yet\n");
 
   state.cert_loaded = true;
   state.accepting = true;
+  r = ask("/readyz");
+  // Q23: not before the first discovery answer (served, not, or failed).
+  CHECK(r.status == 503);
+  CHECK(r.body == "not ready: scheduling.k8s.io not discovered yet\n");
+  state.api_checked = true;
   r = ask("/readyz");
   CHECK(r.status == 200);
   CHECK(r.body == "ok\n");

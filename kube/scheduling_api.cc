@@ -1,6 +1,6 @@
-#include "reconciler/scheduling_api.h"
+#include "kube/scheduling_api.h"
 
-namespace wasd::reconciler {
+namespace wasd::kube {
 
 using nlohmann::json;
 
@@ -8,9 +8,9 @@ std::string SchedulingApi::GroupVersion() const {
   return std::string(kSchedulingGroup) + "/" + version;
 }
 
-kube::Resource SchedulingApi::Workloads() const { return {GroupVersion(), "workloads"}; }
+Resource SchedulingApi::Workloads() const { return {GroupVersion(), "workloads"}; }
 
-kube::Resource SchedulingApi::PodGroups() const { return {GroupVersion(), "podgroups"}; }
+Resource SchedulingApi::PodGroups() const { return {GroupVersion(), "podgroups"}; }
 
 bool ListsWorkloadsAndPodGroups(const json& resource_list) {
   if (!resource_list.is_object()) return false;
@@ -61,4 +61,4 @@ std::string DescribeDiscovery(const SchedulingDiscovery& d) {
   return out;
 }
 
-}  // namespace wasd::reconciler
+}  // namespace wasd::kube
