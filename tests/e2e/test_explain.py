@@ -30,7 +30,9 @@ import unittest
 import yaml
 
 from apiserver.harness import KUBECTL
-from lib.cluster import Env
+# Still written for wasd's gate on every backend (its gate-lift writes and gated pods):
+# pinned to GATE_EVERYWHERE until converted to the default hold (issue 39 follow-up).
+from lib.cluster import GATE_EVERYWHERE, Env
 from lib.manifests import NS, deployment, pod_group_name, workload_name
 from lib.paths import BUILD_DIR, WASD
 from lib.scripted_webhook import ScriptedWebhook
@@ -86,7 +88,7 @@ class ExplainTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-explain-")
-        cls.env = Env(apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler"))
+        cls.env = Env(pod_hold=GATE_EVERYWHERE, apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler"))
         cls.env.__enter__()
         cls.hook = None
         try:

@@ -35,7 +35,9 @@ import tempfile
 import unittest
 
 from e2e.test_explain import GPU, PODGROUPS, ZONE, Quota, gang, node
-from lib.cluster import RECONCILER_USER, Env
+# Still written for wasd's gate on every backend (its gate-lift writes and gated pods):
+# pinned to GATE_EVERYWHERE until converted to the default hold (issue 39 follow-up).
+from lib.cluster import GATE_EVERYWHERE, RECONCILER_USER, Env
 from lib.manifests import NS, deployment, pod_group_name
 from lib.paths import WASD
 from lib.scripted_webhook import ScriptedWebhook
@@ -214,7 +216,7 @@ class GangReasonsTest(DoctorChecks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wasd-reasons-")
-        cls.env = Env(apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler",
+        cls.env = Env(pod_hold=GATE_EVERYWHERE, apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler",
                                       "--disable-group", COSCHEDULING),
                       webhook_args=BACKEND_FLAGS + TIERS)
         cls.env.__enter__()

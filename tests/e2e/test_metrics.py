@@ -22,7 +22,9 @@ import unittest
 
 from lib import promtext
 from lib.certs import generate_certs
-from lib.cluster import Env
+# Still written for wasd's gate on every backend (its gate-lift writes and gated pods):
+# pinned to GATE_EVERYWHERE until converted to the default hold (issue 39 follow-up).
+from lib.cluster import GATE_EVERYWHERE, Env
 from lib.manifests import NS, deployment, pod_gated
 from lib.net import http_get
 from lib.paths import SOURCE_DIR, WASD, testdata
@@ -146,7 +148,7 @@ class WebhookMetrics(unittest.TestCase, TableCheck):
 class ReconcilerMetrics(unittest.TestCase, TableCheck):
     @classmethod
     def setUpClass(cls):
-        cls.env = Env().__enter__()
+        cls.env = Env(pod_hold=GATE_EVERYWHERE).__enter__()
         try:
             cls._run()
         except BaseException:

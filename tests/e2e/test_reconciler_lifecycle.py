@@ -8,7 +8,9 @@ a resync.
 import time
 import unittest
 
-from lib.cluster import RECONCILER_USER, Env
+# Still written for wasd's gate on every backend (its gate-lift writes and gated pods):
+# pinned to GATE_EVERYWHERE until converted to the default hold (issue 39 follow-up).
+from lib.cluster import GATE_EVERYWHERE, RECONCILER_USER, Env
 from lib.manifests import NS, deployment, min_count_of, pod_gated, pod_group_of
 from lib.wait import wait_for
 
@@ -18,7 +20,7 @@ RESYNC_SECONDS = 3
 class ReconcilerLifecycleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.env = Env().__enter__()
+        cls.env = Env(pod_hold=GATE_EVERYWHERE).__enter__()
         try:
             cls.rec = cls.env.start_reconciler("--leader-elect=false", "--workers", "2",
                                               "--resync-period", f"{RESYNC_SECONDS}s")
