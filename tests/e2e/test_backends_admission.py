@@ -257,9 +257,11 @@ class BackendsAdmission(unittest.TestCase):
         group = mutated[None]["spec"]["schedulingGroup"]["podGroupName"]  # native: unchanged
         self.assertTrue(group.startswith("web-5d8f7c9b6-"))
         self.assertEqual(mutated[None]["spec"]["schedulerName"], "default-scheduler")
-        # The default --pod-hold (docs/design.md Q23): native, volcano and kai are held by
-        # their scheduler (no gate); coscheduling by wasd's gate.
-        self.assertNotIn("schedulingGates", mutated[None]["spec"])
+        # The default --pod-hold (docs/design.md Q23): volcano and kai are held by their
+        # scheduler (no gate); coscheduling by wasd's gate; native by kube-scheduler only
+        # once the webhook has seen the Workload API served — this webhook has no
+        # cluster to ask, so a native pod gets the gate.
+        self.assertEqual(mutated[None]["spec"]["schedulingGates"], gate)
 
         want = pod("volcano")
         want["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": group}

@@ -138,8 +138,10 @@ class AdmissionTest(ServerCase):
         # controller reference: prefill-workers-5d8f7c9b6, uid 0b7e1f6a-...-0002).
         self.assertEqual(by_path["/spec/schedulingGroup"]["value"],
                          {"podGroupName": "prefill-workers-5d8f7c9b6-557755958f"})
-        # A native pod is held by kube-scheduler (the default --pod-hold, Q23): no gate.
-        self.assertNotIn("/spec/schedulingGates", by_path)
+        # The default --pod-hold holds a native pod by kube-scheduler only once the
+        # webhook has seen the cluster serve the Workload API (Q23); this webhook has no
+        # cluster to ask, so it fails towards the gate.
+        self.assertEqual(by_path["/spec/schedulingGates"]["value"], [{"name": "wasd.io/pod-group"}])
 
     def test_deployment_mutation_adds_marker(self):
         r = self.review("/mutate-apps-v1-deployment", "deployment-valid.json")

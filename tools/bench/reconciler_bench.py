@@ -2,12 +2,14 @@
 """Bench scenario for `wasd reconciler`: N opted-in Deployments x 4 replicas created at
 once on the test API server (tests/apiserver) with the real `wasd webhook`. Reports:
 
-  * time to converge (every pod Running with its gate lifted, one Workload per
-    Deployment, one PodGroup per ReplicaSet);
+  * time to converge (every pod Running and ungated, one Workload per Deployment,
+    one PodGroup per ReplicaSet);
   * the reconciler's API writes per Deployment, by kind (goal: exactly 1 Workload
-    create + 1 PodGroup create + 1 gate lift per pod; with --backend volcano|kai|
-    coscheduling no Workload: 1 create of the backend's PodGroup + 1 gate lift per
-    pod), and failed writes;
+    create + 1 PodGroup create; with --backend volcano|kai|coscheduling no Workload:
+    1 create of the backend's PodGroup; plus 1 gate lift per pod where the pods carry
+    wasd's gate: always for coscheduling, for the others with --pod-hold gate; under
+    the default hold their scheduler holds them and wasd patches no pod), and failed
+    writes;
   * writes during a full resync after convergence (goal: 0);
   * the reconciler's peak RSS (VmHWM from /proc/<pid>/status).
 
@@ -15,6 +17,7 @@ No timing assertions: it prints figures (and a JSON line with --json).
 
     WASD_BIN=build/wasd python3 tools/bench/reconciler_bench.py [--n 1000] [--quick] [--workers 2]
                                                           [--backend native|volcano|kai|coscheduling]
+                                                          [--pod-hold default|gate]
 """
 import argparse
 import concurrent.futures
@@ -29,7 +32,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # the test kit (lib)
 os.environ.setdefault("WASD_SOURCE_DIR", ROOT)
 
 from lib import paths  # noqa: E402
-from lib.cluster import RECONCILER_USER, WRITES, Env  # noqa: E402
+from lib.cluster import GATE_EVERYWHERE, RECONCILER_USER, WRITES, Env  # noqa: E402
 from lib.manifests import BACKENDS, NS, deployment, pod_gated  # noqa: E402
 
 REPLICAS = 4
@@ -90,6 +93,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800, help="give up converging after this many seconds")
     ap.add_argument("--backend", choices=sorted(BACKENDS), default="native",
                     help="gang-scheduling backend of every Deployment (--backend of both components)")
+    ap.add_argument("--pod-hold", choices=("default", "gate"), default="default",
+                    help="default: the binary's own hold (docs/design.md Q23); gate: every backend "
+                         "held by wasd's gate")
     ap.add_argument("--json", action="store_true", help="also print one JSON line of results")
     args = ap.parse_args()
     n = 50 if args.quick else args.n
@@ -97,8 +103,11 @@ def main():
         sys.exit(f"wasd binary not found: set WASD_BIN (tried {paths.WASD!r})")
 
     backend_flags = [] if args.backend == "native" else ["--backend", args.backend]
+    hold = GATE_EVERYWHERE if args.pod_hold == "gate" else None  # None: no --pod-hold flag
+    gated = args.pod_hold == "gate" or args.backend == "coscheduling"
+    lifts = REPLICAS if gated else 0
     with Env(apiserver_args=("--bookmark-interval", "1.0", "--history", "200000"),
-             webhook_args=backend_flags) as env:
+             webhook_args=backend_flags, pod_hold=hold) as env:
         rec = env.start_reconciler("--leader-elect=false", "--workers", str(args.workers),
                                   "--resync-period", f"{args.resync}s", "--log-level", "warn",
                                   *backend_flags)
@@ -158,10 +167,10 @@ def main():
     for k, v in per.items():
         print(f"  {k:40s} {v:.3f}")
     if args.backend == "native":
-        print(f"  goal: POST workloads 1, POST podgroups 1, PATCH pods {REPLICAS}, POST events 2")
+        print(f"  goal: POST workloads 1, POST podgroups 1, PATCH pods {lifts}, POST events 2")
     else:
         group = BACKENDS[args.backend]["gv"].split("/")[0]
-        print(f"  goal: POST podgroups.{group} 1, PATCH pods {REPLICAS}, POST events 1")
+        print(f"  goal: POST podgroups.{group} 1, PATCH pods {lifts}, POST events 1")
     print(f"writes after convergence (before the resync window): {len(late) - len(resync_writes)}")
     print(f"writes during a full resync ({args.resync} s period, {int(reconciles_resync)} reconciles): "
           f"{len(resync_writes)}")
@@ -171,6 +180,7 @@ def main():
     print(f"reconciler peak RSS (VmHWM): {peak / 1024:.1f} MiB")
     if args.json:
         print(json.dumps({"n": n, "replicas": REPLICAS, "backend": args.backend,
+                          "pod_hold": args.pod_hold, "gate_lifts_per_deployment": lifts,
                           "converge_seconds": round(converge, 2),
                           "writes_per_deployment": per, "resync_writes": len(resync_writes),
                           "resync_reconciles": reconciles_resync, "peak_rss_kib": peak,
