@@ -15,7 +15,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mod=$root/tests/cluster
 cache=${WASD_CACHE:-/var/cache/wasd}
+command -v go >/dev/null || PATH=/usr/local/go/bin:$PATH
 command -v go >/dev/null || { echo "components.sh: go is not on PATH" >&2; exit 1; }
+# k8s.io/kubernetes v1.37.2 and etcd v3.7 need Go 1.26 (GOTOOLCHAIN=local:
+# no toolchain download).
+case $(go env GOVERSION) in
+  go1.2[6-9]*|go1.[3-9][0-9]*) ;;
+  *) echo "components.sh: $(go env GOVERSION) on PATH; Go 1.26 or newer is needed" >&2; exit 1 ;;
+esac
 export GOCACHE=$cache/gocache GOMODCACHE=$cache/gomod GOFLAGS=-mod=readonly GOTOOLCHAIN=local
 # Versions the binaries report (a module build stamps none): the API
 # server's /version is what `helm install` checks kubeVersion against.
