@@ -7,7 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 type bindMount struct {
@@ -27,6 +30,9 @@ type execSpecFile struct {
 	UID    int64       `json:"uid"`
 	GID    int64       `json:"gid"`
 	Groups []int64     `json:"groups"`
+	// Hostname in the process's own UTS namespace: the pod's, as in a
+	// container (leader election identities are hostnames).
+	Hostname string `json:"hostname"`
 }
 
 func (a *agent) execSpec(rt *podRT, c *ctrRT, vols map[string]string) (*execSpecFile, error) {
@@ -63,7 +69,7 @@ func (a *agent) execSpec(rt *podRT, c *ctrRT, vols map[string]string) (*execSpec
 		return nil, err
 	}
 	spec := &execSpecFile{Mounts: mounts, Binary: a.o.wasdBinary, Argv: argv, Env: env.Strings(),
-		Dir: c.spec.WorkingDir, UID: 0, GID: 0}
+		Dir: c.spec.WorkingDir, UID: 0, GID: 0, Hostname: podHostname(pod)}
 	// The pod's and the container's securityContext: uid, gid, fsGroup and
 	// supplemental groups, as the container's process would have them.
 	if sc := pod.Spec.SecurityContext; sc != nil {
@@ -106,7 +112,9 @@ func (a *agent) startProcess(spec *execSpecFile, logf *os.File) (*exec.Cmd, erro
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Unshareflags: syscall.CLONE_NEWNS, // Go also makes "/" MS_REC|MS_PRIVATE in the child
+		// a private mount namespace (Go also makes "/" MS_REC|MS_PRIVATE in
+		// the child) and a UTS namespace for the pod's hostname
+		Unshareflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS,
 		Setpgid:      true,
 		Pdeathsig:    syscall.SIGKILL,
 	}
@@ -162,6 +170,12 @@ func mountExec(args []string) int {
 			}
 		}
 	}
+	if spec.Hostname != "" {
+		if err := syscall.Sethostname([]byte(spec.Hostname)); err != nil {
+			fmt.Fprintf(os.Stderr, "nodeagent mount-exec: sethostname: %v\n", err)
+			return 1
+		}
+	}
 	groups := make([]int, 0, len(spec.Groups))
 	for _, g := range spec.Groups {
 		groups = append(groups, int(g))
@@ -191,4 +205,17 @@ func mountExec(args []string) int {
 	err := syscall.Exec(spec.Binary, spec.Argv, spec.Env)
 	fmt.Fprintf(os.Stderr, "nodeagent mount-exec: exec %s: %v\n", spec.Binary, err)
 	return 127
+}
+
+// podHostname is the kubelet's: spec.hostname, else the pod's name, at most
+// 63 characters.
+func podHostname(pod *v1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
 }
