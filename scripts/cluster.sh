@@ -24,6 +24,9 @@
 #   WASD_IMAGE        image repository mapped to it (default: the chart's
 #                     image.repository)
 #   WASD_CACHE        see scripts/components.sh
+#   WASD_SERVICE_CIDR the service CIDR (default 127.(96+S).0.0/16, S the slot
+#                     of this cluster in /tmp/wasd-cluster-slots: one per
+#                     cluster running at once on the machine)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${WASD_CLUSTER_DIR:-/tmp/wasd-cluster}
@@ -74,6 +77,11 @@ down() {
   stop_one kube-controller-manager
   stop_one kube-apiserver
   stop_one etcd
+  local sf
+  for sf in /tmp/wasd-cluster-slots/[0-9]*; do
+    [ -f "$sf" ] && [ "$(cat "$sf")" = "$dir" ] && rm -f "$sf"
+  done
+  return 0
 }
 
 status() {
@@ -205,6 +213,25 @@ up() {
   down
   rm -rf "$dir"
   mkdir -p "$dir/pids" "$dir/logs" "$dir/etcd" "$dir/agent"
+  # A slot per running cluster on this machine (two clones' test runs at
+  # once): slot S gives the pods with processes 127.S.0.N and the service
+  # CIDR 127.(96+S).0.0/16, the listening addresses that would collide.
+  local slot="" s sf
+  mkdir -p /tmp/wasd-cluster-slots
+  exec 8>/tmp/wasd-cluster-slots/.lock
+  flock -w 30 8 || die "cannot lock /tmp/wasd-cluster-slots"
+  for s in $(seq 0 15); do
+    sf=/tmp/wasd-cluster-slots/$s
+    if [ -f "$sf" ] && [ "$(cat "$sf")" != "$dir" ] && pid_alive "$(cat "$sf")/pids/kube-apiserver.pid"; then
+      continue
+    fi
+    echo "$dir" >"$sf"
+    slot=$s
+    break
+  done
+  flock -u 8
+  exec 8>&-
+  [ -n "$slot" ] || die "no free cluster slot (16 clusters running?)"
   local ETCD_PORT ETCD_PEER API_PORT SCHED_PORT KUBELET_PORT
   ETCD_PORT=$(free_port); ETCD_PEER=$(free_port); API_PORT=$(free_port); SCHED_PORT=$(free_port)
   KUBELET_PORT=$(free_port)
@@ -224,6 +251,7 @@ GENERIC_WORKLOAD=$gw
 WASD_BIN=$wasd
 WASD_IMAGE=$image
 NODES=$nodes
+SLOT=$slot
 EOF
   local t0=$SECONDS
   start etcd "$BIN/etcd" --name wasd --data-dir "$dir/etcd" \
@@ -250,7 +278,7 @@ EOF
     --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
-    --service-cluster-ip-range "${WASD_SERVICE_CIDR:-127.96.0.0/16}" \
+    --service-cluster-ip-range "${WASD_SERVICE_CIDR:-127.$((96 + slot)).0.0/16}" \
     --endpoint-reconciler-type none \
     --enable-aggregator-routing=false \
     --disable-admission-plugins TaintNodesByCondition \
@@ -289,6 +317,7 @@ EOF
   start nodeagent "$BIN/nodeagent" --kubeconfig "$dir/nodeagent.kubeconfig" --nodes "$nodes" \
     --wasd-image "$image" --wasd-binary "$wasd" --state-dir "$dir/agent" \
     --kubelet-address "127.0.0.1:$KUBELET_PORT" \
+    --process-ip-prefix "127.$slot.0." --idle-ip-prefix "127.$((64 + slot))." \
     --tls-cert-file "$p/kubelet-serving.crt" --tls-key-file "$p/kubelet-serving.key"
   local kc=(env KUBECONFIG="$dir/admin.kubeconfig" "$BIN/kubectl")
   wait_for "$nodes Ready nodes" 60 nodeagent \

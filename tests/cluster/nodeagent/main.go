@@ -25,27 +25,29 @@ import (
 )
 
 type options struct {
-	kubeconfig    string
-	nodes         int
-	nodePrefix    string
-	zones         string
-	cpu           string
-	memory        string
-	pods          string
-	gpus          string
-	wasdImages    string
-	wasdBinary    string
-	entrypoint    string
-	stateDir      string
-	maxBackoff    time.Duration
-	maxRestarts   int
-	idleGraceCap  time.Duration
-	heartbeat     time.Duration
-	kubeletAddr   string
-	tlsCert       string
-	tlsKey        string
-	kubeletPort   int32
-	statusRefresh time.Duration
+	kubeconfig      string
+	nodes           int
+	nodePrefix      string
+	zones           string
+	cpu             string
+	memory          string
+	pods            string
+	gpus            string
+	wasdImages      string
+	wasdBinary      string
+	entrypoint      string
+	stateDir        string
+	maxBackoff      time.Duration
+	maxRestarts     int
+	idleGraceCap    time.Duration
+	heartbeat       time.Duration
+	kubeletAddr     string
+	tlsCert         string
+	tlsKey          string
+	kubeletPort     int32
+	processIPPrefix string
+	idleIPPrefix    string
+	statusRefresh   time.Duration
 }
 
 func main() {
@@ -74,6 +76,8 @@ func main() {
 	fs.StringVar(&o.kubeletAddr, "kubelet-address", "", "ADDR:PORT (loopback) for the /containerLogs endpoint, published as every Node's kubelet port; empty: none")
 	fs.StringVar(&o.tlsCert, "tls-cert-file", "", "serving certificate of --kubelet-address")
 	fs.StringVar(&o.tlsKey, "tls-key-file", "", "its key")
+	fs.StringVar(&o.processIPPrefix, "process-ip-prefix", "127.0.0.", "pod IPs of pods with processes: PREFIX2 ... PREFIX254 (loopback)")
+	fs.StringVar(&o.idleIPPrefix, "idle-ip-prefix", "127.1.", "pod IPs of the other pods: PREFIXx.y (loopback)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
 	if o.wasdBinary != "" {
@@ -101,6 +105,12 @@ func main() {
 	apiHost, apiPort, err := net.SplitHostPort(u.Host)
 	if err != nil {
 		apiHost, apiPort = u.Host, "443"
+	}
+	for _, pre := range []string{o.processIPPrefix + "2", o.idleIPPrefix + "0.1"} {
+		if ip := net.ParseIP(pre); ip == nil || !ip.IsLoopback() {
+			fmt.Fprintf(os.Stderr, "nodeagent: pod IPs must be loopback addresses, not %s\n", pre)
+			os.Exit(2)
+		}
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

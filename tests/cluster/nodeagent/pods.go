@@ -201,23 +201,24 @@ func (a *agent) reconcile(ctx context.Context, key string) error {
 	return a.syncStatus(ctx, pod, rt)
 }
 
-// allocIP gives the pod a loopback address of its own: 127.0.0.2-254 for
-// pods whose processes run here (they listen on it), 127.1.x.y for the rest.
+// allocIP gives the pod a loopback address of its own: --process-ip-prefix
+// 2-254 (default 127.0.0.N) for pods whose processes run here (they listen
+// on it), --idle-ip-prefix x.y (default 127.1.x.y) for the rest.
 func (a *agent) allocIP(uid types.UID, process bool) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if process {
 		for n := 2; n < 255; n++ {
-			ip := "127.0.0." + strconv.Itoa(n)
+			ip := a.o.processIPPrefix + strconv.Itoa(n)
 			if _, used := a.ips[ip]; !used {
 				a.ips[ip] = string(uid)
 				return ip, nil
 			}
 		}
-		return "", fmt.Errorf("no free pod IP in 127.0.0.2-254")
+		return "", fmt.Errorf("no free pod IP in %s2-254", a.o.processIPPrefix)
 	}
 	for n := 0; n < 65534; n++ {
-		ip := fmt.Sprintf("127.1.%d.%d", (n+1)/256, (n+1)%256)
+		ip := fmt.Sprintf("%s%d.%d", a.o.idleIPPrefix, (n+1)/256, (n+1)%256)
 		if (n+1)%256 == 0 || (n+1)%256 == 255 {
 			continue
 		}
@@ -226,7 +227,7 @@ func (a *agent) allocIP(uid types.UID, process bool) (string, error) {
 			return ip, nil
 		}
 	}
-	return "", fmt.Errorf("no free pod IP in 127.1.0.0/16")
+	return "", fmt.Errorf("no free pod IP in %s0.0/16", a.o.idleIPPrefix)
 }
 
 func (a *agent) releaseIP(ip string, uid types.UID) {
