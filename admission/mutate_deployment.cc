@@ -93,10 +93,12 @@ std::string UnmarkedTemplateWarning(const std::string& name) {
 }
 
 std::string NoCarrierWarning(const std::string& name, bool removed) {
-  const std::string why = "deployment " + name + ": label " + std::string(kManagedLabel) +
-                          " without a scheduling config (no annotation " +
-                          std::string(workloadbuilder::kSchedulingAnnotation) +
-                          ") would gate pods that nothing releases";
+  const std::string why =
+      "deployment " + name + ": label " + std::string(kManagedLabel) +
+      " without a scheduling config (no annotation " +
+      std::string(workloadbuilder::kSchedulingAnnotation) +
+      ") would tie its pods to a group that nobody creates (gated, or held by their "
+      "scheduler)";
   if (removed) return why + "; wasd removed the label";
   return why +
          "; wasd removes it when the pod template changes anyway, because removing it "

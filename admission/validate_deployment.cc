@@ -74,7 +74,13 @@ Verdict ValidateDeployment(const nlohmann::json& request, const Options& options
     review = rules::ReviewDeploymentUpdate(*object, *old, options.backends);
   }
   const bool wasd_carrier = wb::HasSchedulingCarrier(*object);
-  if (!wasd_carrier && wb::HasInTreeScheduling(*object)) {
+  // An UPDATE that removes spec.scheduling from an in-tree Deployment is the
+  // in-tree integration's to judge too (kube-apiserver's validation): wasd
+  // warns, never denies.
+  const nlohmann::json* old = Member(&request, "oldObject");
+  const bool in_tree_before = op == "UPDATE" && old != nullptr && old->is_object() &&
+                              !wb::HasSchedulingCarrier(*old) && wb::HasInTreeScheduling(*old);
+  if (!wasd_carrier && (wb::HasInTreeScheduling(*object) || in_tree_before)) {
     LeaveToInTree(review, v.warnings);
     return v;
   }

@@ -71,11 +71,27 @@ std::string PodLinkNote(workloadbuilder::Backend backend, const std::string& gro
       link = "label " + std::string(wb::kCoschedulingGroupLabel) + ": " + group;
       break;
   }
-  std::string note = "backend " + std::string(wb::BackendName(backend)) + ": each pod gets " +
-                     link + ", the scheduling gate " + std::string(wb::kPodGroupGate);
+  std::string note = "backend " + std::string(wb::BackendName(backend)) + ": each pod gets " + link;
   const std::string_view scheduler = wb::SchedulerNameFor(backend, facts);
   if (!scheduler.empty()) {
     note += " and schedulerName " + std::string(scheduler) + " (in place of default-scheduler)";
+  }
+  // How it waits for its group under the webhook's default --pod-hold
+  // (docs/design.md Q23); `wasd check` does not know the installed flags.
+  const std::string gate = "wasd's scheduling gate " + std::string(wb::kPodGroupGate);
+  switch (backend) {
+    case wb::Backend::kNative:
+      note +=
+          "; its scheduler holds it until the PodGroup exists while the cluster serves "
+          "Workloads and PodGroups, and " +
+          gate + " holds it while it does not (or with --pod-hold native=gate)";
+      break;
+    case wb::Backend::kCoscheduling:
+      note += "; " + gate + " holds it until the PodGroup exists";
+      break;
+    default:
+      note += "; its scheduler holds it until the PodGroup exists (" + gate +
+              " only with --pod-hold " + std::string(wb::BackendName(backend)) + "=gate)";
   }
   return note;
 }

@@ -138,7 +138,8 @@ void ReportSchedulingApi(kube::Client& client, const kube::RequestOptions& optio
   if (!d.api.served()) {
     log.Warn(
         "scheduling.k8s.io serves no Workloads and PodGroups (neither v1 nor v1beta1): the "
-        "reconciler keeps the pods of native-backend Deployments gated until it does",
+        "webhook gives the pods of native-backend Deployments wasd's gate, and the reconciler "
+        "creates their groups and lifts it once the API is served",
         {{"check", "schedulingApi"}});
     return;
   }

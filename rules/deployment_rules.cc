@@ -76,6 +76,20 @@ DeploymentReview ReviewDeploymentUpdate(const nlohmann::json& deployment,
   const DeploymentView view = ViewOf(deployment, backends);
   if (!unchanged) review.errors = UpdateRules(view, old_deployment);
   if (review.errors.empty() && carrier) review.warnings = WarningsOf(view);
+  // Admitted (ratcheted, or its rule inputs unchanged) with a configuration
+  // the reconciler cannot use: the rollout this UPDATE may start makes pods
+  // that no group will hold together (the reconciler releases them alone).
+  if (review.errors.empty() && wb::HasSchedulingCarrier(deployment)) {
+    const ConfigVerdict verdict = CheckSchedulingConfig(view.config);
+    if (!verdict.usable && !verdict.errors.empty()) {
+      review.warnings.insert(
+          review.warnings.begin(),
+          std::string(wb::kSchedulingAnnotation) + ": the stored configuration is not usable (" +
+              wb::AggregateMessage(verdict.errors) +
+              "), so wasd manages no gang for this Deployment: new pods of this rollout get no "
+              "gang: fix the annotation");
+    }
+  }
   return review;
 }
 

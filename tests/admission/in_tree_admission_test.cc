@@ -73,6 +73,12 @@ TEST_CASE("Q22: spec.scheduling alone is left to the in-tree controller", "[unit
     CHECK(resp["allowed"] == true);
     CHECK_THAT(WarningsOf(resp), Catch::Contains("schedulingPolicy"));
     CHECK_THAT(WarningsOf(resp), !Catch::Contains("wasd.io/backend]"));
+    // Removing spec.scheduling is kube-apiserver's to judge (the field is
+    // the in-tree integration's): allowed, at most a warning.
+    resp = Answer(Webhook::kValidateDeployment, "UPDATE", WebDeployment(), o, InTree());
+    CHECK(resp["allowed"] == true);
+    CHECK_THAT(WarningsOf(resp), Catch::Contains("cannot be cleared once set"));
+    CHECK_THAT(WarningsOf(resp), Catch::Contains("managed by kube-controller-manager"));
     // A valid one: allowed, no denial, the usual hint.
     resp = Answer(Webhook::kValidateDeployment, "CREATE", InTree(), o);
     CHECK(resp["allowed"] == true);

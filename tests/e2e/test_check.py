@@ -520,6 +520,14 @@ class CheckBackends(unittest.TestCase):
                                  ["ReplicaSet"])
                 self.assertTrue(any(link + group["metadata"]["name"] in n for n in item["notes"]),
                                 item["notes"])
+                # How the pod waits, under the webhook's default --pod-hold (Q23):
+                # its scheduler for volcano and kai, wasd's gate for coscheduling.
+                hold = ("; wasd's scheduling gate wasd.io/pod-group holds it until the PodGroup exists"
+                        if backend == "coscheduling" else
+                        "; its scheduler holds it until the PodGroup exists (wasd's scheduling gate "
+                        f"wasd.io/pod-group only with --pod-hold {backend}=gate)")
+                self.assertTrue(any(n.startswith("backend " + backend) and n.endswith(hold)
+                                    for n in item["notes"]), item["notes"])
                 # -o yaml: the object on stdout, no Workload.
                 rc, out, err = check("--backend", backend, *flags, "-f", path, "-o", "yaml")
                 self.assertEqual(rc, 0, err)

@@ -291,6 +291,36 @@ TEST_CASE("A broken stored annotation can be repaired", "[unit]") {
   CHECK(wasd::rules::ValidateDeploymentUpdate(touched, old).empty());
 }
 
+TEST_CASE("An UPDATE admitted with an unusable stored annotation says the rollout gets no gang",
+          "[unit]") {
+  // Stored past the webhook (or under an older release): an image change is
+  // admitted, but the reconciler cannot use the configuration, so the new
+  // ReplicaSet's pods are released one by one. Said at the UPDATE.
+  const json old = Deployment(R"({"schedulingPolicy":3})", Via::kAnnotation);
+  json image = old;
+  image["spec"]["template"]["spec"]["containers"] = json::array({{{"name", "c"}, {"image", "v2"}}});
+  const wasd::rules::DeploymentReview r = wasd::rules::ReviewDeploymentUpdate(image, old);
+  CHECK(r.errors.empty());
+  REQUIRE_FALSE(r.warnings.empty());
+  CHECK(r.warnings.front() ==
+        "wasd.io/scheduling: the stored configuration is not usable "
+        "(metadata.annotations[wasd.io/scheduling].schedulingPolicy: Invalid value: 3: must be an "
+        "object), so wasd manages no gang for this Deployment: new pods of this rollout get no "
+        "gang: fix the annotation");
+  // An unparseable one too; a usable one gets no such warning.
+  const json broken = Deployment("{oops", Via::kAnnotation);
+  json touched = broken;
+  touched["metadata"]["annotations"]["note"] = "x";
+  const auto w = wasd::rules::ReviewDeploymentUpdate(touched, broken).warnings;
+  REQUIRE(w.size() >= 1);
+  CHECK_THAT(w.front(),
+             Catch::Contains("new pods of this rollout get no gang: fix the annotation"));
+  const json good = Deployment(kGang3, Via::kAnnotation);
+  for (const std::string& text : wasd::rules::ReviewDeploymentUpdate(good, good).warnings) {
+    CHECK_THAT(text, !Catch::Contains("get no gang"));
+  }
+}
+
 TEST_CASE("Ratcheting: controller-style updates of an invalid object pass", "[unit]") {
   for (Via via : {Via::kField, Via::kAnnotation}) {
     DYNAMIC_SECTION("via " << wasd::testing::ViaName(via)) {

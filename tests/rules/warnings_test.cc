@@ -44,7 +44,8 @@ TEST_CASE("Warnings for claims; all short", "[unit]") {
 }
 
 // ReviewDeploymentCreate/Update carry the warnings DeploymentWarnings gives
-// for the new object (read separately), and only when there are no errors.
+// for the new object (read separately), and only when there are no errors;
+// an admitted UPDATE of an unusable configuration has one more, first.
 TEST_CASE("Review entry points: warnings as DeploymentWarnings, only when allowed", "[unit]") {
   using wasd::rules::DeploymentWarnings;
   const std::vector<json> objects = {
@@ -67,7 +68,15 @@ TEST_CASE("Review entry points: warnings as DeploymentWarnings, only when allowe
     for (std::size_t j = 0; j < objects.size(); ++j) {
       DYNAMIC_SECTION("update " << j << " -> " << i) {
         const wasd::rules::DeploymentReview r = wasd::rules::ReviewDeploymentUpdate(d, objects[j]);
-        CHECK(r.warnings == (r.errors.empty() ? DeploymentWarnings(d) : Warnings{}));
+        // An admitted UPDATE of the unusable configuration (the last object)
+        // is told first that its rollout gets no gang.
+        Warnings want = r.errors.empty() ? DeploymentWarnings(d) : Warnings{};
+        if (r.errors.empty() && i == objects.size() - 1) {
+          REQUIRE_FALSE(r.warnings.empty());
+          CHECK_THAT(r.warnings.front(), Catch::Contains("new pods of this rollout get no gang"));
+          want.insert(want.begin(), r.warnings.front());
+        }
+        CHECK(r.warnings == want);
       }
     }
   }
