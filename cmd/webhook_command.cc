@@ -57,8 +57,9 @@ int RunWebhook(int argc, const char* const* argv) {
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (std::string e = BackendFlagsError(config.backends); !e.empty()) return flags.UsageError(e);
   if (config.api_check_interval > std::chrono::seconds(30)) {
-    return flags.UsageError("--api-check-interval: at most 30s (a cluster that stops serving the "
-                            "Workload API must get gated pods within that)");
+    return flags.UsageError(
+        "--api-check-interval: at most 30s (a cluster that stops serving the "
+        "Workload API must get gated pods within that)");
   }
   // A client that disconnects mid-write must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);

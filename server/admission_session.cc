@@ -268,9 +268,8 @@ void AdmissionSession::HandleRequest() {
   // need no worker pool of their own.
   // Q23: which hold a native pod gets follows the last discovery (no API
   // call per request: the two Options are built once).
-  const admission::Options& options = env_.state->native_api_served.load()
-                                          ? env_.review_options_served
-                                          : env_.review_options;
+  const admission::Options& options =
+      env_.state->native_api_served.load() ? env_.review_options_served : env_.review_options;
   admission::Result result = admission::Review(route.webhook, body_, options);
   if (result.pending) {
     StartLookup(std::move(result));
