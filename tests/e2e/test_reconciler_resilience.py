@@ -9,10 +9,10 @@ import signal
 import time
 import unittest
 
-# Still written for wasd's gate on every backend (its gate-lift writes and gated pods):
-# pinned to GATE_EVERYWHERE until converted to the default hold (issue 39 follow-up).
-from lib.cluster import GATE_EVERYWHERE, RECONCILER_USER, WRITES, Env
-from lib.manifests import NS, deployment, min_count_of, pod_gated, pod_group_of, workload_name
+# Runs the binary's default hold; ctest runs it again with the gate everywhere
+# (e2e.test_reconciler_resilience.gate): a waiting pod is gated or held by its link.
+from lib.cluster import RECONCILER_USER, WRITES, Env
+from lib.manifests import NS, deployment, min_count_of, pod_gated, pod_group_of, pod_waits, workload_name
 from lib.wait import wait_for
 
 OTHER_USER = "system:serviceaccount:wasd-system:wasd-reconciler-2"
@@ -21,7 +21,9 @@ THIRD_USER = "system:serviceaccount:wasd-system:wasd-reconciler-3"
 
 class ReconcilerResilienceTest(unittest.TestCase):
     def setUp(self):
-        self.env = Env(pod_hold=GATE_EVERYWHERE).__enter__()
+        # --gang-scheduler: the stand-in kube-scheduler holds a pod whose PodGroup is
+        # missing or Terminating (the scheduler hold of the default --pod-hold).
+        self.env = Env(apiserver_args=("--bookmark-interval", "0.5", "--gang-scheduler")).__enter__()
 
     def tearDown(self):
         self.env.stop()
@@ -114,14 +116,14 @@ class ReconcilerResilienceTest(unittest.TestCase):
                         {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
                          "metadata": {"name": name, "namespace": NS},
                          "spec": {"podGroupTemplates": [{"name": "pgt-0", "schedulingPolicy": {"basic": {}}}]}})
-        wait_for(lambda: len(self.env.pods("foreign")) == 2, 30, 0.2, "gated pods")
+        wait_for(lambda: len(self.env.pods("foreign")) == 2, 30, 0.2, "waiting pods")
         seq = self.env.srv.LastSeq()
         self.env.start_reconciler("--leader-elect=false")
         wait_for(lambda: [e for e in self.env.events("ForeignObject") if e["involvedObject"]["name"] == "foreign"],
                 30, 0.2, "ForeignObject event")
         time.sleep(1.5)
         self.assertEqual(self.env.reconciler_writes(seq), [], "no writes for a Deployment with a foreign Workload")
-        self.assertTrue(all(pod_gated(p) for p in self.env.pods("foreign")), "pods stay gated")
+        self.assertTrue(all(pod_waits(p) for p in self.env.pods("foreign")), "pods keep waiting")
         ev = self.env.events("ForeignObject")[0]
         self.assertEqual(ev["type"], "Warning")
         self.assertIn(name, ev["message"])
@@ -164,10 +166,10 @@ class ReconcilerResilienceTest(unittest.TestCase):
         victim = self.env.pods("term")[0]["metadata"]["name"]
         seq = self.env.srv.LastSeq()
         self.env.delete(f"/api/v1/namespaces/{NS}/pods/{victim}")
-        wait_for(lambda: len(self.env.pods("term")) == 2 and any(pod_gated(p) for p in self.env.pods("term")),
-                30, 0.2, "a replacement pod, gated")
+        wait_for(lambda: len(self.env.pods("term")) == 2 and any(pod_waits(p) for p in self.env.pods("term")),
+                30, 0.2, "a replacement pod, waiting")
         time.sleep(1.0)
-        self.assertTrue(any(pod_gated(p) for p in self.env.pods("term")), "the new pod waits for a new PodGroup")
+        self.assertTrue(any(pod_waits(p) for p in self.env.pods("term")), "the new pod waits for a new PodGroup")
         self.assertNotIn("POST", [m for m, _, _, _ in self.env.reconciler_writes(seq)])
         # The way out the Event names: scale to zero, then back.
         self.env.scale("term", 0)

@@ -104,3 +104,11 @@ def group_min_count(obj, backend):
     if backend == "native":
         return min_count_of(obj)
     return (obj.get("spec") or {}).get("minMember")
+
+
+def pod_waits(pod, backend="native"):
+    """The pod waits for its group under either hold (docs/design.md Q23): it is not
+    placed, and it carries wasd's gate or names a group the way `backend` links pods."""
+    if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+        return False
+    return pod_gated(pod) or bool(linked_group(pod, backend))
