@@ -22,8 +22,9 @@ import unittest
 
 from lib import promtext
 from lib.certs import generate_certs
-# Still written for wasd's gate on every backend (its gate-lift writes and gated pods):
-# pinned to GATE_EVERYWHERE until converted to the default hold (issue 39 follow-up).
+# The reconciler's gauges under test count the pods that carry wasd's gate
+# (wasd_reconciler_gated_pods), which under the default hold a native pod does not:
+# this class runs the gate on every backend for that reason.
 from lib.cluster import GATE_EVERYWHERE, Env
 from lib.manifests import NS, deployment, pod_gated
 from lib.net import http_get
