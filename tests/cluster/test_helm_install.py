@@ -20,105 +20,15 @@ A control plane that does not build or start fails this test: it never skips.
 """
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
 import unittest
 
-from lib.paths import SOURCE_DIR, WASD
-
-CLUSTER = os.path.join(SOURCE_DIR, "scripts", "cluster.sh")
-NS = "wasd-system"
-APP_NS = "default"
+from cluster.realcluster import APP_NS, NS, RealCluster, run, wait_until
+from lib.paths import SOURCE_DIR
 
 
-def run(*args, check=True, timeout=300, **kw):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p
-
-
-def wait_until(what, fn, timeout=120, interval=1.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            ok, last = fn()
-            if ok:
-                return last
-        except (AssertionError, subprocess.SubprocessError, ValueError, KeyError) as e:
-            last = e
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last}")
-
-
-class HelmInstallOnRealControlPlane(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="wasd-cluster-")
-        cls.env = dict(os.environ, WASD_CLUSTER_DIR=cls.dir, WASD_BIN=WASD)
-        up = subprocess.run([CLUSTER, "up"], env=cls.env, capture_output=True, text=True, timeout=3600)
-        sys.stderr.write(up.stderr)
-        if up.returncode != 0:
-            cls.tearDownClass()
-            raise AssertionError(f"cluster.sh up failed ({up.returncode}):\n{up.stdout}\n{up.stderr}")
-        with open(os.path.join(cls.dir, "cluster.env")) as f:
-            conf = dict(line.split("=", 1) for line in f.read().split())
-        cls.bin = conf["BIN"]
-        cls.env["KUBECONFIG"] = os.path.join(cls.dir, "admin.kubeconfig")
-        cls.env["PATH"] = cls.bin + os.pathsep + cls.env.get("PATH", "")
-        cls.failed = False
-
-    @classmethod
-    def tearDownClass(cls):
-        if getattr(cls, "failed", True):
-            cls.dump_logs()
-        subprocess.run([CLUSTER, "down"], env=cls.env, timeout=120)
-        left = subprocess.run(["pgrep", "-f", cls.dir], capture_output=True, text=True)
-        shutil.rmtree(cls.dir, ignore_errors=True)
-        if left.stdout.strip():
-            raise AssertionError(f"processes left after cluster.sh down: {left.stdout}")
-
-    @classmethod
-    def dump_logs(cls):
-        for sub in ("logs", os.path.join("agent", "logs")):
-            d = os.path.join(cls.dir, sub)
-            if not os.path.isdir(d):
-                continue
-            for name in sorted(os.listdir(d)):
-                with open(os.path.join(d, name), errors="replace") as f:
-                    lines = f.readlines()[-40:]
-                sys.stderr.write(f"----- {sub}/{name} (last {len(lines)} lines)\n{''.join(lines)}")
-
-    def run(self, result=None):
-        res = super().run(result)
-        if result is not None and (result.failures or result.errors):
-            type(self).failed = True
-        return res
-
-    def kubectl(self, *args, check=True):
-        return run(os.path.join(self.bin, "kubectl"), *args, check=check, env=self.env)
-
-    def helm(self, *args, check=True, timeout=600):
-        return run(os.path.join(self.bin, "helm"), *args, check=check, env=self.env, timeout=timeout)
-
-    def get(self, *args):
-        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
-
+class HelmInstallOnRealControlPlane(RealCluster):
     def test_chart_on_the_real_control_plane(self):
-        version = run(WASD, "version").stdout.split()[1]
-        self.kubectl("create", "namespace", NS)
-        t0 = time.monotonic()
-        # helm v4 waits for the hook Jobs (certs-generate, certs-inject): they
-        # must run and succeed on the node agent.
-        self.helm("install", "wasd", os.path.join(SOURCE_DIR, "charts", "wasd"), "-n", NS,
-                  "--set", f"image.tag={version}", "--timeout", "5m")
-        sys.stderr.write(f"helm install: {time.monotonic() - t0:.1f} s\n")
-        for d in ("wasd-webhook", "wasd-reconciler"):
-            self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=120s")
+        self.install_chart()
         for cfg in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
             obj = self.get(cfg, "wasd")
             for wh in obj["webhooks"]:
