@@ -101,6 +101,21 @@ struct Gang {
   GroupStatus group_status;
 };
 
+// The members that wait for `group` without wasd's gate (held by their
+// scheduler, or by nothing), as "; " + HoldWords; "" when every waiting
+// member is gated (the counts already say so). From each pod's own state.
+std::string WaitingWithoutGate(const Gang& g, const std::string& group) {
+  std::vector<const json*> members;
+  const std::string rs_uid = g.rs != nullptr ? objects::UidOf(*g.rs) : std::string();
+  for (const json* pod : g.in.pods) {
+    if (pod != nullptr && objects::ControllerUid(*pod) == rs_uid) members.push_back(pod);
+  }
+  workloadbuilder::HoldCounts c = workloadbuilder::CountHolds(members, g.backend);
+  if (c.scheduler == 0 && c.unheld == 0) return "";
+  c.gated = 0;
+  return "; " + workloadbuilder::HoldWords(c, group);
+}
+
 using Verdict = std::optional<Diagnosis>;
 
 // Stage 1: the configuration, the backend and its API. A verdict when the
@@ -193,7 +208,8 @@ Verdict CheckGroupObjects(Gang& g, Diagnosis& d) {
     const std::string wl =
         workloadbuilder::GenerateWorkloadName(objects::NameOf(g.dep), objects::UidOf(g.dep));
     return Finish(d, kPodGroupMissing,
-                  "Workload " + wl + " does not exist; " + JoinCounts(d.counts),
+                  "Workload " + wl + " does not exist; " + JoinCounts(d.counts) +
+                      WaitingWithoutGate(g, "PodGroup " + d.group_name),
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the Workload)");
   }
@@ -211,7 +227,8 @@ Verdict CheckGroupObjects(Gang& g, Diagnosis& d) {
   if (g.group == nullptr) {
     return Finish(d, kPodGroupMissing,
                   std::string(info.kind) + " " + d.group_name + " of ReplicaSet " + rs_name +
-                      " does not exist; " + JoinCounts(d.counts),
+                      " does not exist; " + JoinCounts(d.counts) +
+                      WaitingWithoutGate(g, std::string(info.kind) + " " + d.group_name),
                   "check that the wasd reconciler is running and leading (its log says why it "
                   "did not create the " +
                       std::string(info.kind) + ")");

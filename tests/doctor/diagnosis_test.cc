@@ -219,6 +219,22 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     d = Diagnose(in);
     CHECK(d.reason == kPodGroupMissing);
     CHECK_THAT(d.message, Catch::StartsWith("Workload web-"));
+    // Under the scheduler hold the members carry the link and no gate: the
+    // message says who holds them, from the pods themselves.
+    in = Native(4, 4);
+    in.group_objects.clear();
+    in.pods = {Pod("p1"), Pod("p2"), Pod("p3")};
+    for (json& p : in.pods) p["spec"]["schedulingGroup"] = {{"podGroupName", kGroup}};
+    in.pods[2]["spec"].erase("schedulingGroup");  // dropped by the API server: nothing holds it
+    d = Diagnose(in);
+    CHECK(d.reason == kPodGroupMissing);
+    CHECK(d.message == "PodGroup " + kGroup +
+                           " of ReplicaSet web-aaaa does not exist; "
+                           "3/4 created, 0 gated by wasd, 0 bound, minCount 4; "
+                           "2 pod(s) are held by default-scheduler until PodGroup " +
+                           kGroup +
+                           " exists; 1 pod(s) carry neither a gate nor a group link: nothing "
+                           "holds them, so they are scheduled one by one");
   }
   SECTION("ForeignObject: the group object, or the native Workload") {
     GangInput in = Native(4, 4);
