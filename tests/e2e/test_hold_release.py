@@ -43,11 +43,13 @@ class HoldReleaseTest(unittest.TestCase):
     def Warnings(self, env, name, reason):
         return [e for e in env.events(reason) if e["involvedObject"]["name"] == name and e["type"] == "Warning"]
 
-    def Releases(self, name, annotations, change):
+    def Releases(self, name, annotations, change, reason):
         """Stores `name` past the webhook, starts the webhook and the reconciler, applies
         `change` (a new ReplicaSet or more pods of the old one, whose pods the webhook
         links to their ReplicaSet's group) and checks that those pods run under a
-        one-member release group. Returns the Events and the change's answer headers."""
+        one-member release group, and for the Warning `reason` that says so (the executor
+        posts it after its writes: the pods may run first). Returns the Events and the
+        change's answer headers."""
         with Env(webhook=False) as env:
             obj = deployment(name, 2, labels={"wasd.io/managed": "true"}, scheduling=False,
                              annotations=annotations)
@@ -69,6 +71,8 @@ class HoldReleaseTest(unittest.TestCase):
                 pgs = {pg["metadata"]["name"]: pg for pg in env.pod_groups()}
                 self.assertIn(pod_group_of(rs), pgs)
                 self.assertEqual(pgs[pod_group_of(rs)]["spec"]["schedulingPolicy"], {"basic": {}})
+            wait_for(lambda: [e for e in self.Warnings(env, name, reason) if "created PodGroup" in e["message"]],
+                     TIMEOUT, 0.2, f"a {reason} Warning naming the release group")
             return env.events(), headers
 
     @staticmethod
@@ -97,7 +101,7 @@ class HoldReleaseTest(unittest.TestCase):
 
     def test_h1_invalid_stored_configuration_gets_a_release_group(self):
         bad = {SCHEDULING: json.dumps({"schedulingPolicy": {"gang": {"minCount": 0}}})}
-        events, headers = self.Releases("h1", bad, self.ImageChange("h1"))
+        events, headers = self.Releases("h1", bad, self.ImageChange("h1"), "InvalidSchedulingConfiguration")
         warnings = [e for e in events if e["reason"] == "InvalidSchedulingConfiguration"
                     and e["involvedObject"]["name"] == "h1"]
         self.assertTrue(warnings, [e["reason"] for e in events])
@@ -107,7 +111,7 @@ class HoldReleaseTest(unittest.TestCase):
         self.assertNotIn("stay gated", message)
 
     def test_no_carrier_gets_a_release_group(self):
-        events, _ = self.Releases("nocarrier", {}, self.ScaleUp("nocarrier"))
+        events, _ = self.Releases("nocarrier", {}, self.ScaleUp("nocarrier"), "SchedulingGatesLifted")
         warnings = [e for e in events if e["reason"] == "SchedulingGatesLifted"
                     and e["involvedObject"]["name"] == "nocarrier"]
         self.assertTrue(warnings, [e["reason"] for e in events])
