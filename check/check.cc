@@ -245,6 +245,12 @@ int Run(const Options& options) {
     }
     for (auto& m : r.manifests) manifests.push_back(std::move(m));
   }
+  // Nothing to judge is a mistake (an empty file, a glob that matched
+  // nothing), not a pass: as kubectl apply says.
+  if (manifests.empty()) {
+    std::fprintf(stderr, "error: no objects passed to check\n");
+    return 2;
+  }
 
   std::vector<Verdict> verdicts;
   verdicts.reserve(manifests.size());

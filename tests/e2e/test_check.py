@@ -101,6 +101,16 @@ class CheckExamples(unittest.TestCase):
         self.assertIn("* metadata.annotations[wasd.io/scheduling].schedulingConstraints.topology: "
                       "Too many: 2: must have at most 1 items", bullets)
 
+    def test_no_objects_is_an_error(self):
+        # As kubectl apply: an empty input is a mistake, never "0 checked" and exit 0.
+        for stdin in ("", "---\n", "# only a comment\n"):
+            with self.subTest(stdin=stdin):
+                self.assertEqual(check("-f", "-", stdin=stdin), (2, "", "error: no objects passed to check\n"))
+        # A manifest with objects but no Deployment is checked: nothing to deny.
+        rc, out, err = check("-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+        self.assertEqual((rc, err), (0, ""), out)
+        self.assertIn("0 Deployment(s) checked, 0 denied", out)
+
     def test_directory_of_examples_exit_1_and_counts(self):
         files = sorted(os.path.join(EXAMPLES, f) for f in os.listdir(EXAMPLES) if f.endswith(".yaml"))
         rc, out, _ = check("-f", *files)
