@@ -1,4 +1,6 @@
 // `wasd check`: the flags (cmd/flags.cc CheckFlags), then check::Run.
+#include <algorithm>
+
 #include "check/check.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -18,6 +20,10 @@ int RunCheck(int argc, const char* const* argv) {
   }
   if (settings.files.empty()) {
     return flags.UsageError("no manifests given (use -f FILE, or --capabilities)");
+  }
+  // Standard input can be read once: a second "-f -" would see it empty.
+  if (std::count(settings.files.begin(), settings.files.end(), "-") > 1) {
+    return flags.UsageError("-f - (standard input) may be given only once");
   }
   return check::Run({settings.files, settings.recursive, settings.output, settings.backends,
                      settings.scheduling_api_version});

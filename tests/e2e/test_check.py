@@ -106,6 +106,10 @@ class CheckExamples(unittest.TestCase):
         for stdin in ("", "---\n", "# only a comment\n"):
             with self.subTest(stdin=stdin):
                 self.assertEqual(check("-f", "-", stdin=stdin), (2, "", "error: no objects passed to check\n"))
+        # Standard input is read once.
+        rc, out, err = check("-f", "-", "-f", "-", stdin="")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("-f - (standard input) may be given only once", err)
         # A manifest with objects but no Deployment is checked: nothing to deny.
         rc, out, err = check("-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
         self.assertEqual((rc, err), (0, ""), out)
