@@ -193,6 +193,15 @@ Verdict Judge(const Manifest& m, const workloadbuilder::BackendSettings& backend
   v.kind = StringAt(m.object, {"kind"});
   v.api_version = StringAt(m.object, {"apiVersion"});
   v.name = StringAt(m.object, {"metadata", "name"});
+  // kubectl refuses such an object ("apiVersion not set, kind not set"): a
+  // manifest that is not a Kubernetes object is a mistake, not a skip.
+  if (v.kind.empty() || v.api_version.empty()) {
+    std::string missing = v.api_version.empty() ? "apiVersion" : "";
+    if (v.kind.empty()) missing += std::string(missing.empty() ? "" : " and ") + "kind";
+    error = m.source + ": document " + std::to_string(m.index) +
+            " is not a Kubernetes object: " + missing + " not set";
+    return v;
+  }
   if (v.kind != "Deployment" || v.api_version != "apps/v1") {
     v.result = Result::kSkipped;
     return v;

@@ -110,6 +110,12 @@ class CheckExamples(unittest.TestCase):
         rc, out, err = check("-f", "-", "-f", "-", stdin="")
         self.assertEqual((rc, out), (2, ""))
         self.assertIn("-f - (standard input) may be given only once", err)
+        # A document that is no Kubernetes object is an error, as kubectl says.
+        rc, out, err = check("-f", "-", stdin="metadata: {name: web}\nspec: {replicas: 2}\n")
+        self.assertEqual((rc, out, err),
+                         (2, "", "error: <stdin>: document 1 is not a Kubernetes object: apiVersion and kind not set\n"))
+        rc, out, err = check("-f", "-", stdin="kind: Deployment\nmetadata: {name: web}\n")
+        self.assertEqual((rc, err), (2, "error: <stdin>: document 1 is not a Kubernetes object: apiVersion not set\n"))
         # A manifest with objects but no Deployment is checked: nothing to deny.
         rc, out, err = check("-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
         self.assertEqual((rc, err), (0, ""), out)
