@@ -252,6 +252,7 @@ int Run(const Options& options) {
       std::fprintf(stderr, "error: %s\n", r.error.c_str());
       return 2;
     }
+    for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     for (auto& m : r.manifests) manifests.push_back(std::move(m));
   }
   // Nothing to judge is a mistake (an empty file, a glob that matched

@@ -182,12 +182,16 @@ ManifestReadResult ReadManifests(const std::string& path, bool recursive) {
   ManifestReadResult r;
   std::vector<std::string> files;
   const auto options = fs::directory_options::skip_permission_denied;
+  std::size_t subfolders = 0;  // counted only without -R: they are not read
   auto collect = [&](auto iterator) {
     for (auto it = iterator; it != decltype(iterator)(); it.increment(ec)) {
       if (ec) break;
       std::error_code type_ec;
-      if (it->is_regular_file(type_ec) && IsManifestFile(it->path()))
+      if (it->is_regular_file(type_ec) && IsManifestFile(it->path())) {
         files.push_back(it->path().string());
+      } else if (!recursive && it->is_directory(type_ec)) {
+        ++subfolders;
+      }
     }
   };
   if (recursive) {
@@ -205,7 +209,15 @@ ManifestReadResult ReadManifests(const std::string& path, bool recursive) {
     if (!one.error.empty()) return one;
     for (Manifest& m : one.manifests) r.manifests.push_back(std::move(m));
   }
-  if (files.empty()) r.error = path + ": no *.yaml, *.yml or *.json files in the directory";
+  const std::string skipped =
+      subfolders > 0 ? std::to_string(subfolders) + " subfolder(s) not read (use -R to read them)"
+                     : "";
+  if (files.empty()) {
+    r.error = path + ": no *.yaml, *.yml or *.json files in the directory" +
+              (skipped.empty() ? "" : "; " + skipped);
+  } else if (!skipped.empty()) {
+    r.warnings.push_back(path + ": " + skipped);
+  }
   return r;
 }
 

@@ -21,6 +21,7 @@ struct Manifest {
 struct ManifestReadResult {
   std::vector<Manifest> manifests;
   std::string error;  // non-empty: the input is unusable (missing file, not YAML/JSON)
+  std::vector<std::string> warnings;  // read anyway: e.g. subfolders skipped without -R
 };
 
 // Manifests are read whole; 64 MiB per file is far beyond any real manifest

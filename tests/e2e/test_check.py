@@ -4,6 +4,7 @@ examples/ and on crafted inputs; exit codes, kubectl-style denials, and the
 Workload/PodGroup it prints."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -110,6 +111,22 @@ class CheckExamples(unittest.TestCase):
         rc, out, err = check("-f", "-", "-f", "-", stdin="")
         self.assertEqual((rc, out), (2, ""))
         self.assertIn("-f - (standard input) may be given only once", err)
+        # A folder without -R: its subfolders are not read, and that is said.
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "nested"))
+            shutil.copy(example("kep-2-user-mincount.yaml"), os.path.join(d, "nested"))
+            rc, out, err = check("-f", d)
+            self.assertEqual((rc, out), (2, ""))
+            self.assertEqual(err, f"error: {d}: no *.yaml, *.yml or *.json files in the directory; "
+                                  "1 subfolder(s) not read (use -R to read them)\n")
+            shutil.copy(example("kep-2-user-mincount.yaml"), d)
+            rc, out, err = check("-f", d)
+            self.assertEqual(rc, 0, out + err)
+            self.assertEqual(err, f"warning: {d}: 1 subfolder(s) not read (use -R to read them)\n")
+            self.assertIn("1 Deployment(s) checked", out)
+            rc, out, err = check("-R", "-f", d)
+            self.assertEqual((rc, err), (0, ""), out)
+            self.assertIn("2 Deployment(s) checked", out)
         # A document that is no Kubernetes object is an error, as kubectl says.
         rc, out, err = check("-f", "-", stdin="metadata: {name: web}\nspec: {replicas: 2}\n")
         self.assertEqual((rc, out, err),
