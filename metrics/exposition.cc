@@ -66,12 +66,24 @@ std::uint64_t Histogram::count() const {
   return n;
 }
 
-void Histogram::Render(std::string* out, std::string_view name, std::string_view labels) const {
-  std::vector<std::uint64_t> counts(bounds_.size() + 1);
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    counts[i] = counts_[i].load(std::memory_order_relaxed);
+Histogram::Snapshot Histogram::Take() const {
+  Snapshot s;
+  s.counts.resize(bounds_.size() + 1);
+  for (std::size_t i = 0; i < s.counts.size(); ++i) {
+    s.counts[i] = counts_[i].load(std::memory_order_relaxed);
   }
-  const double sum = sum_.load(std::memory_order_relaxed);
+  s.sum = sum_.load(std::memory_order_relaxed);
+  return s;
+}
+
+void Histogram::Render(std::string* out, std::string_view name, std::string_view labels) const {
+  Render(out, name, labels, Take());
+}
+
+void Histogram::Render(std::string* out, std::string_view name, std::string_view labels,
+                       const Snapshot& snapshot) const {
+  const std::vector<std::uint64_t>& counts = snapshot.counts;
+  const double sum = snapshot.sum;
   const std::string bucket = std::string(name) + "_bucket";
   const std::string prefix = labels.empty() ? std::string() : std::string(labels) + ",";
   std::uint64_t cumulative = 0;

@@ -48,9 +48,19 @@ class Histogram {
   const std::vector<double>& bounds() const { return bounds_; }
   std::uint64_t count() const;
 
+  // The buckets (per bucket, the last +Inf) and the sum, read once, so that
+  // one scrape can render the same observations under two names.
+  struct Snapshot {
+    std::vector<std::uint64_t> counts;
+    double sum = 0;
+  };
+  Snapshot Take() const;
+
   // Appends the cumulative <name>_bucket lines (le last among the labels),
   // <name>_sum and <name>_count; `labels` as for AppendSample.
   void Render(std::string* out, std::string_view name, std::string_view labels) const;
+  void Render(std::string* out, std::string_view name, std::string_view labels,
+              const Snapshot& snapshot) const;
 
  private:
   const std::vector<double> bounds_;

@@ -107,6 +107,31 @@ std::string Metrics::Render() const {
   return Render(static_cast<std::int64_t>(std::time(nullptr)), Clock::now());
 }
 
+Metrics::Snapshot Metrics::Take(Clock::time_point now) const {
+  Snapshot s;
+  {
+    std::lock_guard lock(mu_);
+    s.ok = reconcile_ok_;
+    s.error = reconcile_error_;
+    s.requeue_after = reconcile_requeue_after_;
+    s.writes = writes_;
+    s.api_requests = api_requests_;
+    s.scheduling_version = scheduling_version_;
+    for (const auto& [started, n] : running_) {
+      const double seconds = std::chrono::duration<double>(now - started).count();
+      s.unfinished += seconds * n;
+      s.longest = std::max(s.longest, seconds);
+      s.active += n;
+    }
+  }
+  s.leader = leader_;
+  s.api_served = api_served_;
+  s.workers = workers_;
+  s.queue_latency = queue_latency_.Take();
+  s.reconcile_duration = reconcile_duration_.Take();
+  return s;
+}
+
 std::string Metrics::Render(std::int64_t now_unix, Clock::time_point now) const {
   std::function<QueueStats()> queue_fn;
   std::function<GatedPods()> gated_fn;
@@ -120,65 +145,56 @@ std::string Metrics::Render(std::int64_t now_unix, Clock::time_point now) const 
   // The sources take their own locks; call them without ours.
   const QueueStats q = queue_fn ? queue_fn() : QueueStats{};
   const GatedPods g = gated_fn ? gated_fn() : GatedPods{};
+  const Snapshot s = Take(now);
   std::string out;
   out.reserve(8192);
-  RenderOwn(&out, q, g, now_unix);
+  RenderOwn(&out, s, q, g, now_unix);
   if (extra_fn) extra_fn(&out);
-  RenderControllerRuntime(&out, q, now);
+  RenderControllerRuntime(&out, s, q);
   metrics::AppendProcessMetrics(&out, metrics::ReadProcessSample());
   metrics::AppendBuildInfo(&out);
   return out;
 }
 
-void Metrics::RenderOwn(std::string* out, const QueueStats& q, const GatedPods& g,
-                        std::int64_t now_unix) const {
-  {
-    std::lock_guard lock(mu_);
-    AppendHeader(out, Own("reconciles_total"), "counter", "Reconciles of Deployments by result.");
-    AppendSample(out, Own("reconciles_total"), "result=\"success\"",
-                 static_cast<double>(reconcile_ok_));
-    AppendSample(out, Own("reconciles_total"), "result=\"error\"",
-                 static_cast<double>(reconcile_error_));
-    AppendHeader(out, Own("errors_total"), "counter", "Reconciles that failed and were retried.");
-    AppendSample(out, Own("errors_total"), "", static_cast<double>(reconcile_error_));
-    AppendHeader(out, Own("writes_total"), "counter", "API writes by plan action.");
-    for (const auto& [action, count] : writes_) {
-      std::string labels = "action=\"";
-      metrics::AppendLabelValue(&labels, action);
-      AppendSample(out, Own("writes_total"), labels + "\"", static_cast<double>(count));
-    }
-    AppendHeader(out, Own("api_requests_total"), "counter",
-                 "API requests made by the reconcile loop and leader election, by verb and HTTP "
-                 "code (0: no answer).");
-    for (const auto& [key, count] : api_requests_) {
-      AppendSample(out, Own("api_requests_total"),
-                   "verb=\"" + key.first + "\",code=\"" + std::to_string(key.second) + "\"",
-                   static_cast<double>(count));
-    }
+void Metrics::RenderOwn(std::string* out, const Snapshot& s, const QueueStats& q,
+                        const GatedPods& g, std::int64_t now_unix) const {
+  AppendHeader(out, Own("reconciles_total"), "counter", "Reconciles of Deployments by result.");
+  AppendSample(out, Own("reconciles_total"), "result=\"success\"", static_cast<double>(s.ok));
+  AppendSample(out, Own("reconciles_total"), "result=\"error\"", static_cast<double>(s.error));
+  AppendHeader(out, Own("errors_total"), "counter", "Reconciles that failed and were retried.");
+  AppendSample(out, Own("errors_total"), "", static_cast<double>(s.error));
+  AppendHeader(out, Own("writes_total"), "counter", "API writes by plan action.");
+  for (const auto& [action, count] : s.writes) {
+    std::string labels = "action=\"";
+    metrics::AppendLabelValue(&labels, action);
+    AppendSample(out, Own("writes_total"), labels + "\"", static_cast<double>(count));
+  }
+  AppendHeader(out, Own("api_requests_total"), "counter",
+               "API requests made by the reconcile loop and leader election, by verb and HTTP "
+               "code (0: no answer).");
+  for (const auto& [key, count] : s.api_requests) {
+    AppendSample(out, Own("api_requests_total"),
+                 "verb=\"" + key.first + "\",code=\"" + std::to_string(key.second) + "\"",
+                 static_cast<double>(count));
   }
   AppendHeader(out, Own("queue_depth"), "gauge", "Deployment keys waiting to be reconciled.");
   AppendSample(out, Own("queue_depth"), "", static_cast<double>(q.depth));
   AppendHeader(out, Own("queue_latency_seconds"), "histogram", "Time a key waited in the queue.");
-  queue_latency_.Render(out, Own("queue_latency_seconds"), "");
+  queue_latency_.Render(out, Own("queue_latency_seconds"), "", s.queue_latency);
   AppendHeader(out, Own("reconcile_duration_seconds"), "histogram", "Time one reconcile took.");
-  reconcile_duration_.Render(out, Own("reconcile_duration_seconds"), "");
+  reconcile_duration_.Render(out, Own("reconcile_duration_seconds"), "", s.reconcile_duration);
   AppendHeader(out, Own("leader"), "gauge", "1 while this replica holds the Lease.");
-  AppendSample(out, Own("leader"), "", leader_ ? 1 : 0);
+  AppendSample(out, Own("leader"), "", s.leader ? 1 : 0);
   AppendHeader(out, Own("scheduling_api_served"), "gauge",
                "1 while the group APIs of every allowed backend are served (native: "
                "scheduling.k8s.io workloads and podgroups, v1 or v1beta1).");
-  AppendSample(out, Own("scheduling_api_served"), "", api_served_ ? 1 : 0);
+  AppendSample(out, Own("scheduling_api_served"), "", s.api_served ? 1 : 0);
   AppendHeader(out, Own("scheduling_api_version"), "gauge",
                "1 for the scheduling.k8s.io version wasd reads and writes Workloads and "
                "PodGroups through (found by discovery, v1 preferred), 0 for the others.");
-  std::string version;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    version = scheduling_version_;
-  }
   for (const std::string_view v : kSchedulingVersions) {
     AppendSample(out, Own("scheduling_api_version"), "version=\"" + std::string(v) + "\"",
-                 v == version ? 1 : 0);
+                 v == s.scheduling_version ? 1 : 0);
   }
   AppendHeader(out, Own("gated_pods"), "gauge",
                "Pods of opted-in Deployments held by the wasd.io/pod-group scheduling gate.");
@@ -191,50 +207,33 @@ void Metrics::RenderOwn(std::string* out, const QueueStats& q, const GatedPods& 
   AppendSample(out, Own("oldest_gated_pod_age_seconds"), "", age);
 }
 
-void Metrics::RenderControllerRuntime(std::string* out, const QueueStats& q,
-                                      Clock::time_point now) const {
+void Metrics::RenderControllerRuntime(std::string* out, const Snapshot& s,
+                                      const QueueStats& q) const {
   const std::string c = ControllerLabel();
   const std::string wq = QueueLabels();
-  std::uint64_t ok = 0;
-  std::uint64_t error = 0;
-  std::uint64_t requeue_after = 0;
-  double unfinished = 0;
-  double longest = 0;
-  int active = 0;
-  {
-    std::lock_guard lock(mu_);
-    ok = reconcile_ok_;
-    error = reconcile_error_;
-    requeue_after = reconcile_requeue_after_;
-    for (const auto& [started, n] : running_) {
-      const double s = std::chrono::duration<double>(now - started).count();
-      unfinished += s * n;
-      longest = std::max(longest, s);
-      active += n;
-    }
-  }
   AppendHeader(out, "controller_runtime_reconcile_total", "counter",
                "Reconciles finished, by outcome (controller-runtime's name).");
   AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"success\"",
-               static_cast<double>(ok - requeue_after));
+               static_cast<double>(s.ok - s.requeue_after));
   AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"error\"",
-               static_cast<double>(error));
+               static_cast<double>(s.error));
   // wasd never asks for an immediate requeue without a delay.
   AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue\"", 0);
   AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue_after\"",
-               static_cast<double>(requeue_after));
+               static_cast<double>(s.requeue_after));
   AppendHeader(out, "controller_runtime_reconcile_errors_total", "counter",
                "Reconciles that returned an error (controller-runtime's name).");
-  AppendSample(out, "controller_runtime_reconcile_errors_total", c, static_cast<double>(error));
+  AppendSample(out, "controller_runtime_reconcile_errors_total", c, static_cast<double>(s.error));
   AppendHeader(out, "controller_runtime_reconcile_time_seconds", "histogram",
                "Duration of one reconcile (controller-runtime's name).");
-  reconcile_duration_.Render(out, "controller_runtime_reconcile_time_seconds", c);
+  reconcile_duration_.Render(out, "controller_runtime_reconcile_time_seconds", c,
+                             s.reconcile_duration);
   AppendHeader(out, "controller_runtime_max_concurrent_reconciles", "gauge",
                "Reconcile workers started (--workers).");
-  AppendSample(out, "controller_runtime_max_concurrent_reconciles", c, workers_.load());
+  AppendSample(out, "controller_runtime_max_concurrent_reconciles", c, s.workers);
   AppendHeader(out, "controller_runtime_active_workers", "gauge",
                "Workers busy with a reconcile right now.");
-  AppendSample(out, "controller_runtime_active_workers", c, active);
+  AppendSample(out, "controller_runtime_active_workers", c, s.active);
 
   AppendHeader(out, "workqueue_depth", "gauge", "Deployment keys ready and waiting for a worker.");
   AppendSample(out, "workqueue_depth", wq, static_cast<double>(q.depth));
@@ -246,21 +245,21 @@ void Metrics::RenderControllerRuntime(std::string* out, const QueueStats& q,
   AppendSample(out, "workqueue_retries_total", wq, static_cast<double>(q.retries));
   AppendHeader(out, "workqueue_queue_duration_seconds", "histogram",
                "Time from a key becoming ready to a worker taking it.");
-  queue_latency_.Render(out, "workqueue_queue_duration_seconds", wq);
+  queue_latency_.Render(out, "workqueue_queue_duration_seconds", wq, s.queue_latency);
   AppendHeader(out, "workqueue_work_duration_seconds", "histogram",
                "Time a worker spent on one key.");
-  reconcile_duration_.Render(out, "workqueue_work_duration_seconds", wq);
+  reconcile_duration_.Render(out, "workqueue_work_duration_seconds", wq, s.reconcile_duration);
   AppendHeader(out, "workqueue_unfinished_work_seconds", "gauge",
                "Seconds spent so far on keys still being processed, summed over workers.");
-  AppendSample(out, "workqueue_unfinished_work_seconds", wq, unfinished);
+  AppendSample(out, "workqueue_unfinished_work_seconds", wq, s.unfinished);
   AppendHeader(out, "workqueue_longest_running_processor_seconds", "gauge",
                "Seconds the longest-running current reconcile has taken so far.");
-  AppendSample(out, "workqueue_longest_running_processor_seconds", wq, longest);
+  AppendSample(out, "workqueue_longest_running_processor_seconds", wq, s.longest);
 
   AppendHeader(out, "leader_election_master_status", "gauge",
                "1 while this replica holds the named Lease, else 0.");
   AppendSample(out, "leader_election_master_status", "name=\"" + std::string(kLeaseName) + "\"",
-               leader_ ? 1 : 0);
+               s.leader ? 1 : 0);
 }
 
 }  // namespace wasd::reconciler

@@ -110,9 +110,28 @@ class Metrics {
   std::string Render(std::int64_t now_unix, Clock::time_point now) const;
 
  private:
-  void RenderOwn(std::string* out, const QueueStats& q, const GatedPods& g,
+  // Everything one scrape shows, read under one lock (and each histogram read
+  // once), so the families that count the same work under two names agree.
+  struct Snapshot {
+    std::uint64_t ok = 0;
+    std::uint64_t error = 0;
+    std::uint64_t requeue_after = 0;
+    std::map<std::string, std::uint64_t, std::less<>> writes;
+    std::map<std::pair<std::string, int>, std::uint64_t> api_requests;
+    std::string scheduling_version;
+    double unfinished = 0;  // seconds, summed over running reconciles
+    double longest = 0;     // seconds, the longest running reconcile
+    int active = 0;
+    bool leader = false;
+    bool api_served = false;
+    int workers = 1;
+    metrics::Histogram::Snapshot queue_latency;
+    metrics::Histogram::Snapshot reconcile_duration;
+  };
+  Snapshot Take(Clock::time_point now) const;
+  void RenderOwn(std::string* out, const Snapshot& s, const QueueStats& q, const GatedPods& g,
                  std::int64_t now_unix) const;
-  void RenderControllerRuntime(std::string* out, const QueueStats& q, Clock::time_point now) const;
+  void RenderControllerRuntime(std::string* out, const Snapshot& s, const QueueStats& q) const;
 
   mutable std::mutex mu_;
   std::uint64_t reconcile_ok_ = 0;                            // guarded by mu_

@@ -36,6 +36,31 @@ TEST_CASE("reconcile outcomes under both names", "[unit]") {
   CHECK(m.reconciles() == 4);
 }
 
+TEST_CASE("one scrape is one snapshot: work that ends mid-render shows in the next", "[unit]") {
+  Metrics m;
+  m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kSuccess);
+  // The doctor's families render between wasd's own and controller-runtime's;
+  // reconciles that end while they do must not reach only the second half.
+  m.SetExtraSource([&m](std::string*) {
+    m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kSuccess);
+    m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kRequeueAfter);
+  });
+  const std::string first = m.Render();
+  CHECK(Has(first, "wasd_reconciler_reconciles_total{result=\"success\"} 1"));
+  CHECK(Has(first, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"success\"} 1"));
+  CHECK(Has(first,
+            "controller_runtime_reconcile_total{controller=\"wasd\",result=\"requeue_after\"} 0"));
+  CHECK(Has(first, "wasd_reconciler_reconcile_duration_seconds_count 1"));
+  CHECK(Has(first, "controller_runtime_reconcile_time_seconds_count{controller=\"wasd\"} 1"));
+  CHECK(Has(first, "workqueue_work_duration_seconds_count{controller=\"wasd\",name=\"wasd\"} 1"));
+  m.SetExtraSource(nullptr);
+  const std::string second = m.Render();
+  CHECK(Has(second, "wasd_reconciler_reconciles_total{result=\"success\"} 3"));
+  CHECK(
+      Has(second, "controller_runtime_reconcile_total{controller=\"wasd\",result=\"success\"} 2"));
+  CHECK(Has(second, "controller_runtime_reconcile_time_seconds_count{controller=\"wasd\"} 3"));
+}
+
 TEST_CASE("work in progress: active workers, unfinished and longest seconds", "[unit]") {
   Metrics m;
   m.SetWorkers(4);
