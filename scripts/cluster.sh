@@ -24,6 +24,10 @@
 #   WASD_IMAGE        image repository mapped to it (default: the chart's
 #                     image.repository)
 #   WASD_CACHE        see scripts/components.sh
+#   WASD_CLUSTER_AUDIT=1  the API server writes an audit log of every write
+#                     (create, update, patch, delete; level Metadata) to
+#                     $WASD_CLUSTER_DIR/logs/audit.log (tools/bench/hold_real.py
+#                     counts API writes from it)
 #   WASD_SERVICE_CIDR the service CIDR (default 127.(96+S).0.0/16, S the slot
 #                     of this cluster in /tmp/wasd-cluster-slots: one per
 #                     cluster running at once on the machine)
@@ -270,6 +274,12 @@ EOF
   # as kube-proxy's old userspace mode did.
   local rc=()
   [ "$gw" = on ] && rc=(--runtime-config=scheduling.k8s.io/v1beta1=true)
+  if [ "${WASD_CLUSTER_AUDIT:-0}" = 1 ]; then
+    printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' 'rules:' \
+      '- level: Metadata' '  verbs: [create, update, patch, delete, deletecollection]' '- level: None' \
+      >"$dir/audit-policy.yaml"
+    rc+=(--audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log")
+  fi
   start kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
