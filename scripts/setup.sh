@@ -9,6 +9,8 @@ packages=(
   libboost-dev libboost-system-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   # tests
   catch2 openssl curl python3 python3-yaml kubectl procps
+  # promtool for the alerts (tests/chart/test_alerts_promtool.py; the package ships the server too, never started)
+  prometheus
   # sanitizers, fuzzing, static checks
   clang clang-tidy clang-format libfuzzer-14-dev libclang-rt-14-dev
   # chart rendering (Go text/template + sprig, as Helm does) and the Go peer of the benchmark
