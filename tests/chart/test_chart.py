@@ -1,4 +1,4 @@
-"""Renders charts/wasd offline (tests/chart/render, Go text/template + sprig)
+"""Renders charts/wasd with the real helm (`helm template`, tests/lib/chart.py)
 for the default values, each certificate mode and a values file that
 overrides everything, and checks the objects: Kubernetes schema shape
 (k8s_schema.py), cross-object wiring (selectors, ports, Service <-> webhook
