@@ -13,8 +13,8 @@ packages=(
   prometheus
   # sanitizers, fuzzing, static checks
   clang clang-tidy clang-format libfuzzer-14-dev libclang-rt-14-dev
-  # chart rendering (Go text/template + sprig, as Helm does) and the Go peer of the benchmark
-  golang-1.19 golang-github-masterminds-sprig-dev
+  # the Go peer of the benchmark
+  golang-1.19
   # benchmarks (tools/bench/run.sh: wrk for quick and compare, hey for compare, valgrind for profile)
   wrk hey valgrind
   # container image without a daemon (scripts/image.sh, tests/image), build cache

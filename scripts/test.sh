@@ -84,7 +84,7 @@ if [ "$sanitize" = 1 ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # Under the sanitizers: the unit tests and the end-to-end tests labelled
   # "asan" (tests/CMakeLists.txt: one or two per product path; the chart
-  # renderer, the test API server's own tests, the fault suite and the other
+  # tests, the test API server's own tests, the fault suite and the other
   # e2e scenarios repeat those paths and would only triple the run time).
   run_suite "ASan+UBSan build" "$root/build-asan" "^(unit|asan)$" -DWASD_SANITIZE=ON \
     -DCMAKE_BUILD_TYPE=Debug

@@ -1,4 +1,4 @@
-"""Renders charts/wasd offline (tests/chart/render, Go text/template + sprig)
+"""Renders charts/wasd with the real helm (`helm template`, tests/lib/chart.py)
 for the default values, each certificate mode and a values file that
 overrides everything, and checks the objects: Kubernetes schema shape
 (k8s_schema.py), cross-object wiring (selectors, ports, Service <-> webhook
@@ -204,7 +204,14 @@ class SchemaAndWiring(unittest.TestCase):
         self.assertIn("webhook.serviceAccount.name is required", str(cm.exception))
 
     def test_long_release_names_still_give_valid_names(self):
-        objs = chart.render(name="a-very-long-release-name-that-goes-on-and-on-for-a-while")
+        # 53 characters, the longest release name helm admits (it refuses a
+        # longer one itself, checked below).
+        longest = "a-very-long-release-name-that-goes-on-and-on-for-a-wh"
+        self.assertEqual(len(longest), 53)
+        with self.assertRaises(chart.RenderError) as cm:
+            chart.render(name=longest + "i")
+        self.assertIn("invalid release name", str(cm.exception))
+        objs = chart.render(name=longest)
         for o in objs:
             self.assertEqual(k8s_schema.check_object(o), [])
             self.assertLessEqual(len(o["metadata"]["name"]), 63)

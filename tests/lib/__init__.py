@@ -10,7 +10,8 @@
     manifests  deployment(): the Deployment the tests send; the names wasd derives
     cluster    Env: the test API server + the real webhook + reconcilers
     scripted_webhook  ScriptedWebhook: an in-process TLS admission webhook a test scripts
-    chart      render the Helm chart offline (Go text/template + sprig)
+    chart      render and lint the Helm chart with the real helm
+    components bin_dir(), tool(name): the real control plane binaries (scripts/components.sh)
     promtext   Prometheus text format and the metric tables of docs/metrics.md
 
 Import it as `lib.<module>`: ctest puts tests/ on PYTHONPATH (tests/CMakeLists.txt),

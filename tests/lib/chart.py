@@ -1,10 +1,13 @@
-"""The Helm chart rendered offline, for the chart, end-to-end and image tests:
-build the renderer, render the chart with given values, and small lookups
+"""The Helm chart rendered by the real helm (v4.3.2, built by
+scripts/components.sh), for the chart, end-to-end and image tests: render
+the chart with given values (`helm template`), lint it (`helm lint
+--strict`), its NOTES (`helm install --dry-run=client`), and small lookups
 over the rendered objects.
 
-The renderer (tests/chart/render/main.go) is Go's text/template with the
-sprig library, the engine Helm uses; it is built from the Debian Go sources
-(GOPATH mode, no network) into a temporary directory once per process.
+helm gets its own HELM_CACHE_HOME, HELM_CONFIG_HOME and HELM_DATA_HOME in a
+temporary directory per process, so no user's helm state is read or
+written. values.schema.json is enforced by helm itself: bad values fail
+with helm's own message (RenderError).
 """
 
 import atexit
@@ -15,16 +18,15 @@ import tempfile
 
 import yaml
 
+from lib import components
 from lib.paths import SOURCE_DIR, TESTS_DIR
 
-HERE = os.path.join(TESTS_DIR, "chart")  # the renderer's sources and the chart tests' testdata
+HERE = os.path.join(TESTS_DIR, "chart")  # the chart tests' testdata
 CHART_DIR = os.path.join(SOURCE_DIR, "charts", "wasd")
 TESTDATA = os.path.join(HERE, "testdata")
-GO = os.environ.get("WASD_GO", "/usr/lib/go-1.19/bin/go")
-GOPATH = os.environ.get("WASD_GOPATH", "/usr/share/gocode")
 
-# A render never takes long; the bound only keeps a hung build or render
-# from stalling the test run.
+# A render never takes long; the bound only keeps a hung helm from stalling
+# the test run.
 _TIMEOUT_S = 300
 
 _state = {}
@@ -37,52 +39,62 @@ def _workdir():
     return _state["dir"]
 
 
-def renderer():
-    """Path of the built renderer binary (built on first use)."""
-    if "bin" in _state:
-        return _state["bin"]
+def helm_env():
+    """The environment helm runs in: private HELM_* homes, no kubeconfig."""
     work = _workdir()
-    out = os.path.join(work, "render")
     env = dict(os.environ)
-    env.update({
-        "GO111MODULE": "off",
-        "GOPATH": GOPATH,
-        "GOFLAGS": "",
-        "GOCACHE": os.path.join(work, "gocache"),
-        "CGO_ENABLED": "0",
-    })
-    proc = subprocess.run([GO, "build", "-o", out, "."], cwd=os.path.join(HERE, "render"),
-                          env=env, capture_output=True, text=True, timeout=_TIMEOUT_S)
-    if proc.returncode != 0:
-        raise RuntimeError("building the renderer failed:\n" + proc.stderr)
-    _state["bin"] = out
-    return out
+    for var in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"):
+        env[var] = os.path.join(work, var.lower())
+        os.makedirs(env[var], exist_ok=True)
+    env["KUBECONFIG"] = os.path.join(work, "no-kubeconfig")
+    return env
 
 
 class RenderError(Exception):
     pass
 
 
+def helm(*args):
+    """Runs the real helm; returns stdout, raises RenderError with helm's
+    stderr when it fails."""
+    proc = subprocess.run([components.tool("helm"), *args], capture_output=True, text=True,
+                          env=helm_env(), timeout=_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise RenderError((proc.stderr.strip() or proc.stdout.strip()))
+    return proc.stdout
+
+
+def _value_args(values_files, sets):
+    args = []
+    for f in values_files:
+        args += ["-f", f]
+    for s in sets:
+        args += ["--set", s]
+    return args
+
+
 def render_text(values_files=(), sets=(), name="wasd", namespace="wasd-system", notes=False,
                 chart_dir=CHART_DIR):
-    cmd = [renderer(), "--name", name, "--namespace", namespace]
-    for f in values_files:
-        cmd += ["-f", f]
-    for s in sets:
-        cmd += ["--set", s]
+    """The rendered manifests (`helm template`), or with notes=True the
+    release's NOTES (`helm install --dry-run=client`)."""
     if notes:
-        cmd.append("--notes")
-    cmd.append(chart_dir)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT_S)
-    if proc.returncode != 0:
-        raise RenderError(proc.stderr.strip())
-    return proc.stdout
+        out = helm("install", name, chart_dir, "--namespace", namespace, "--dry-run=client",
+                   "-o", "json", *_value_args(values_files, sets))
+        import json
+        return json.loads(out).get("info", {}).get("notes", "")
+    return helm("template", name, chart_dir, "--namespace", namespace,
+                *_value_args(values_files, sets))
 
 
 def render(values_files=(), sets=(), name="wasd", namespace="wasd-system"):
     """Renders the chart and returns the list of objects (dicts)."""
     text = render_text(values_files, sets, name, namespace)
     return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+def lint(values_files=(), sets=(), chart_dir=CHART_DIR):
+    """`helm lint --strict`; returns its output, raises RenderError."""
+    return helm("lint", "--strict", chart_dir, *_value_args(values_files, sets))
 
 
 def write_values(values):
