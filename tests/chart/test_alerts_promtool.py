@@ -29,6 +29,7 @@ import unittest
 
 import yaml
 
+from lib.components import tool
 from lib.paths import SOURCE_DIR
 
 CHART = os.path.join(SOURCE_DIR, "charts", "wasd")
@@ -36,19 +37,6 @@ NS = "wasd-system"
 RUNBOOKS = "https://github.com/wasd-io/wasd/blob/main/docs/runbooks"
 WEBHOOK_JOB = "wasd-webhook"
 RECONCILER_JOB = "wasd-reconciler-metrics"
-
-_bin = []
-
-
-def components_bin():
-    if not _bin:
-        p = subprocess.run([os.path.join(SOURCE_DIR, "scripts", "components.sh")],
-                           capture_output=True, text=True, timeout=3600)
-        if p.returncode != 0:
-            raise AssertionError(f"scripts/components.sh failed ({p.returncode}):\n{p.stderr}")
-        _bin.append(p.stdout.strip().splitlines()[-1])
-    return _bin[0]
-
 
 def promtool():
     path = shutil.which("promtool")
@@ -62,7 +50,7 @@ def render_rules(*sets):
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, HELM_CACHE_HOME=f"{home}/cache", HELM_CONFIG_HOME=f"{home}/config",
                    HELM_DATA_HOME=f"{home}/data")
-        args = [os.path.join(components_bin(), "helm"), "template", "wasd", CHART, "-n", NS,
+        args = [tool("helm"), "template", "wasd", CHART, "-n", NS,
                 "--set", "image.tag=0.0.0-test", "--set", "prometheusRule.enabled=true",
                 "--show-only", "templates/prometheusrule.yaml"]
         for s in sets:
