@@ -21,6 +21,8 @@
 #                     (default /tmp/wasd-cluster)
 #   WASD_BIN          the wasd binary the agent runs for the chart's image
 #                     (default build/wasd)
+#   WASD_BIN_FOR_TAG  TAG=PATH,...: another binary for the image of that tag
+#                     (an older release's, for the upgrade tests)
 #   WASD_IMAGE        image repository mapped to it (default: the chart's
 #                     image.repository)
 #   WASD_CACHE        see scripts/components.sh
@@ -325,7 +327,7 @@ EOF
     --tls-cert-file "$p/scheduler-serving.crt" --tls-private-key-file "$p/scheduler-serving.key" \
     --feature-gates "$gate"
   start nodeagent "$BIN/nodeagent" --kubeconfig "$dir/nodeagent.kubeconfig" --nodes "$nodes" \
-    --wasd-image "$image" --wasd-binary "$wasd" --state-dir "$dir/agent" \
+    --wasd-image "$image" --wasd-binary "$wasd" --wasd-binary-for-tag "${WASD_BIN_FOR_TAG:-}" --state-dir "$dir/agent" \
     --kubelet-address "127.0.0.1:$KUBELET_PORT" \
     --process-ip-prefix "127.$slot.0." --idle-ip-prefix "127.$((64 + slot))." \
     --tls-cert-file "$p/kubelet-serving.crt" --tls-key-file "$p/kubelet-serving.key"

@@ -68,7 +68,7 @@ func (a *agent) execSpec(rt *podRT, c *ctrRT, vols map[string]string) (*execSpec
 	if err != nil {
 		return nil, err
 	}
-	spec := &execSpecFile{Mounts: mounts, Binary: a.o.wasdBinary, Argv: argv, Env: env.Strings(),
+	spec := &execSpecFile{Mounts: mounts, Binary: binaryFor(c.spec.Image, a.o.wasdBinary, a.o.byTag), Argv: argv, Env: env.Strings(),
 		Dir: c.spec.WorkingDir, UID: 0, GID: 0, Hostname: podHostname(pod)}
 	// The pod's and the container's securityContext: uid, gid, fsGroup and
 	// supplemental groups, as the container's process would have them.

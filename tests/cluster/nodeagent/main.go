@@ -35,6 +35,8 @@ type options struct {
 	gpus            string
 	wasdImages      string
 	wasdBinary      string
+	tagBinaries     string
+	byTag           map[string]string
 	entrypoint      string
 	stateDir        string
 	maxBackoff      time.Duration
@@ -66,6 +68,7 @@ func main() {
 	fs.StringVar(&o.gpus, "gpus", "8", "nvidia.com/gpu capacity of each Node (0: none)")
 	fs.StringVar(&o.wasdImages, "wasd-image", "ghcr.io/wasd-io/wasd", "image repository (comma list) whose containers run as processes of --wasd-binary")
 	fs.StringVar(&o.wasdBinary, "wasd-binary", "", "the local wasd binary that stands for the image's /wasd")
+	fs.StringVar(&o.tagBinaries, "wasd-binary-for-tag", "", "TAG=PATH,...: the binary for a wasd image of that tag instead of --wasd-binary (an older release's)")
 	fs.StringVar(&o.entrypoint, "entrypoint", "/wasd", "the image's entrypoint, mapped to --wasd-binary")
 	fs.StringVar(&o.stateDir, "state-dir", "/tmp/wasd-cluster/agent", "pod volumes, logs and process PIDs")
 	fs.DurationVar(&o.maxBackoff, "max-backoff", 20*time.Second, "cap of the restart back-off (the kubelet's is 5m)")
@@ -90,6 +93,19 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	byTag, err := parseTagBinaries(o.tagBinaries)
+	if err == nil {
+		for _, b := range byTag {
+			if _, err = os.Stat(b); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodeagent: %v\n", err)
+		os.Exit(2)
+	}
+	o.byTag = byTag
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nodeagent: %v\n", err)

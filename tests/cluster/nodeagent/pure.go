@@ -30,6 +30,41 @@ func imageRepository(image string) string {
 	return image
 }
 
+// imageTag: the tag of an image reference ("" when it has none; a digest is
+// not a tag).
+func imageTag(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	slash := strings.LastIndex(image, "/")
+	if i := strings.LastIndex(image, ":"); i > slash {
+		return image[i+1:]
+	}
+	return ""
+}
+
+// parseTagBinaries reads --wasd-binary-for-tag: a comma list of TAG=PATH.
+func parseTagBinaries(list string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, item := range splitList(list) {
+		tag, path, ok := strings.Cut(item, "=")
+		if !ok || tag == "" || path == "" {
+			return nil, fmt.Errorf("--wasd-binary-for-tag: %q is not TAG=PATH", item)
+		}
+		out[tag] = path
+	}
+	return out, nil
+}
+
+// binaryFor: the binary that stands for a wasd image: the one given for its
+// tag, else def (the image's tag is otherwise ignored).
+func binaryFor(image, def string, byTag map[string]string) string {
+	if b, ok := byTag[imageTag(image)]; ok {
+		return b
+	}
+	return def
+}
+
 // isWasdImage: the image's repository is one of repos (each compared
 // without a tag too, and with a leading "docker.io/" made optional).
 func isWasdImage(image string, repos []string) bool {

@@ -119,3 +119,28 @@ func TestContainerEnvAndArgv(t *testing.T) {
 		t.Errorf("argv = %q, want %q", got, want)
 	}
 }
+
+func TestBinaryForTag(t *testing.T) {
+	byTag, err := parseTagBinaries("0.1.0=/cache/old/wasd, 0.0.9=/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for image, want := range map[string]string{
+		"ghcr.io/wasd-io/wasd:0.1.0":                "/cache/old/wasd",
+		"localhost:5000/wasd:0.0.9":                 "/x",
+		"ghcr.io/wasd-io/wasd:0.1.0-130-gabc":       "/new",
+		"ghcr.io/wasd-io/wasd":                      "/new",
+		"ghcr.io/wasd-io/wasd:0.1.0@sha256:0123abc": "/cache/old/wasd",
+		"ghcr.io/wasd-io/wasd@sha256:0123abc":       "/new",
+	} {
+		if got := binaryFor(image, "/new", byTag); got != want {
+			t.Errorf("binaryFor(%q) = %q, want %q", image, got, want)
+		}
+	}
+	if _, err := parseTagBinaries("0.1.0"); err == nil {
+		t.Error("TAG without =PATH accepted")
+	}
+	if m, err := parseTagBinaries(""); err != nil || len(m) != 0 {
+		t.Errorf("empty list: %v %v", m, err)
+	}
+}
