@@ -1,4 +1,8 @@
-"""A small CEL subset for admission matchConditions.
+"""A small CEL subset for admission matchConditions, used only by the test API
+server (tests/apiserver/admission.py) for the e2e tests that still run on it.
+The chart's matchConditions themselves are judged by the real kube-apiserver
+(tests/cluster/test_match_conditions_real.py); this model stays because the
+test API server must evaluate them to call the webhook the way it does.
 
 Supported: literals (int, double, string, bool, null, lists), identifiers, field
 selection (a.b), indexing (a['k'], l[0]), has(a.b), `in` (map keys / list items),
