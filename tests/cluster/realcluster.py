@@ -26,6 +26,32 @@ def run(*args, check=True, timeout=300, **kw):
     return p
 
 
+def gang_manifest(name, replicas, min_count):
+    """A gang Deployment (Recreate, no resources) as YAML, for kubectl apply -f -."""
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  annotations:
+    wasd.io/scheduling: '{{"schedulingPolicy": {{"gang": {{"minCount": {min_count}}}}}}}'
+spec:
+  replicas: {replicas}
+  strategy:
+    type: Recreate
+  selector:
+    matchLabels:
+      app: {name}
+  template:
+    metadata:
+      labels:
+        app: {name}
+    spec:
+      containers:
+      - name: worker
+        image: worker:v1
+"""
+
+
 def wait_until(what, fn, timeout=120, interval=1.0):
     deadline = time.monotonic() + timeout
     last = None
@@ -112,3 +138,36 @@ class RealCluster(unittest.TestCase):
         sys.stderr.write(f"helm install: {time.monotonic() - t0:.1f} s\n")
         for d in ("wasd-webhook", "wasd-reconciler"):
             self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=120s")
+
+    def pid_of(self, pod):
+        """The PID of the pod's first container, as the node agent records it in
+        <state>/agent/pids/<pod uid>_<container>."""
+        container = pod["spec"]["containers"][0]["name"]
+        with open(os.path.join(self.dir, "agent", "pids", f"{pod['metadata']['uid']}_{container}")) as f:
+            return int(f.read().strip())
+
+    def wait_restarted(self, pod, what):
+        """Waits until the agent has restarted `pod`'s first container in place
+        (same pod UID, a higher restartCount than `pod` shows) and it is Ready."""
+        uid = pod["metadata"]["uid"]
+        before = pod["status"]["containerStatuses"][0].get("restartCount", 0)
+
+        def restarted():
+            p = self.get("pod", "-n", pod["metadata"]["namespace"], pod["metadata"]["name"])
+            st = p["status"].get("containerStatuses", [{}])[0]
+            return (p["metadata"]["uid"] == uid and st.get("restartCount", 0) > before
+                    and st.get("ready") is True), st
+        return wait_until(what, restarted, timeout=120)
+
+    def live_pods(self, namespace, selector):
+        """The pods of `selector` that are not being deleted."""
+        return [p for p in self.get("pods", "-n", namespace, "-l", selector)["items"]
+                if not p["metadata"].get("deletionTimestamp")]
+
+    def stop_reconciler(self):
+        """Scales wasd's reconciler to zero and waits until its pods are gone, so
+        nobody creates groups or lifts gates (or writes a status) meanwhile."""
+        self.kubectl("scale", "-n", NS, "deployment/wasd-reconciler", "--replicas=0")
+        wait_until("the reconciler's pods gone",
+                   lambda: (not self.get("pods", "-n", NS, "-l", "app.kubernetes.io/component=reconciler")["items"],
+                            None), timeout=120)

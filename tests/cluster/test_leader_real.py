@@ -44,12 +44,6 @@ class LeaderHandOverOnRealControlPlane(RealCluster):
                 return p
         return None
 
-    def pid_of(self, pod):
-        container = pod["spec"]["containers"][0]["name"]
-        path = os.path.join(self.dir, "agent", "pids", f"{pod['metadata']['uid']}_{container}")
-        with open(path) as f:
-            return int(f.read().strip())
-
     def test_killed_leader_is_replaced_and_reconciling_continues(self):
         self.install_chart()
         pods = self.reconciler_pods()
@@ -58,8 +52,7 @@ class LeaderHandOverOnRealControlPlane(RealCluster):
                                 lambda: (self.holder_pod(self.lease().get("holderIdentity")) is not None,
                                          self.lease().get("holderIdentity")), timeout=60)
         leader = self.holder_pod(old_holder)
-        leader_name, leader_uid = leader["metadata"]["name"], leader["metadata"]["uid"]
-        restarts_before = leader["status"]["containerStatuses"][0].get("restartCount", 0)
+        leader_name = leader["metadata"]["name"]
         pid = self.pid_of(leader)
         transitions = self.lease().get("leaseTransitions", 0)
 
@@ -91,12 +84,7 @@ class LeaderHandOverOnRealControlPlane(RealCluster):
                        lambda: (bool(self.get(kind, "-n", APP_NS)["items"]), None), timeout=90)
 
         # The agent restarts the killed container (restartPolicy Always).
-        def restarted():
-            p = self.get("pod", "-n", NS, leader_name)
-            st = p["status"].get("containerStatuses", [{}])[0]
-            return (p["metadata"]["uid"] == leader_uid and st.get("restartCount", 0) > restarts_before
-                    and st.get("ready") is True), st
-        wait_until("the killed reconciler restarted by the agent and Ready", restarted, timeout=120)
+        self.wait_restarted(leader, "the killed reconciler restarted by the agent and Ready")
         self.assertEqual(leader["spec"].get("restartPolicy", "Always"), "Always")
         self.assertNotEqual(self.pid_of(self.get("pod", "-n", NS, leader_name)), pid)
         self.kubectl("delete", "-n", APP_NS, "deployment", "prefill-workers", "--wait=false")

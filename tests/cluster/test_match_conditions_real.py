@@ -79,10 +79,7 @@ class MatchConditionsOnRealApiServer(RealCluster):
     def install_chart_once(cls):
         self = cls("run")
         self.install_chart()
-        self.kubectl("scale", "-n", NS, "deployment/wasd-reconciler", "--replicas=0")
-        wait_until("the reconciler's pods gone",
-                   lambda: (not self.get("pods", "-n", NS, "-l", "app.kubernetes.io/component=reconciler")["items"],
-                            None), timeout=120)
+        self.stop_reconciler()
 
     def webhook_ips(self):
         pods = self.get("pods", "-n", NS, "-l", "app.kubernetes.io/component=webhook")["items"]
@@ -159,8 +156,7 @@ class MatchConditionsOnRealApiServer(RealCluster):
                 wait_until(f"{name} observed", lambda: (
                     self.get("deployment", name, "-n", APP_NS).get("status", {}).get("observedGeneration") == 1,
                     None), timeout=60)
-                stable = wait_until("counts stable", lambda: self._stable(), timeout=60)
-                self.assertTrue(stable)
+                wait_until("counts stable", self._stable, timeout=60)
                 stored = self.get("deployment", name, "-n", APP_NS)
                 body = valid(new, name)
                 body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
@@ -180,7 +176,8 @@ class MatchConditionsOnRealApiServer(RealCluster):
     def _stable(self):
         a = self.counts()
         time.sleep(2)
-        return a == self.counts(), True
+        b = self.counts()
+        return a == b, b
 
     def test_3_scope_outside_deployments(self):
         opted = valid(OPTED, "excluded")
@@ -207,7 +204,7 @@ class MatchConditionsOnRealApiServer(RealCluster):
         plain["metadata"]["annotations"] = {"example.com/other": "1"}
         plain["metadata"]["labels"] = {"app": "web"}
         self.kubectl_stdin(plain, "create")
-        wait_until("counts stable", lambda: self._stable(), timeout=60)
+        wait_until("counts stable", self._stable, timeout=60)
         got, _ = self.reached(lambda: self.kubectl("delete", "deployment", "to-delete", "-n", APP_NS,
                                                    "--dry-run=server"))
         self.assertEqual(got, dict.fromkeys(WEBHOOKS, 0), "a DELETE")

@@ -23,15 +23,11 @@ WATCH_SECONDS = 10  # how long no member may be bound while its PodGroup is miss
 
 class SchedulerHoldOnRealControlPlane(RealCluster):
     def members(self):
-        return [p for p in self.get("pods", "-n", APP_NS, "-l", "app=prefill-workers")["items"]
-                if not p["metadata"].get("deletionTimestamp")]
+        return self.live_pods(APP_NS, "app=prefill-workers")
 
     def test_linked_pods_wait_for_their_podgroup_on_the_real_scheduler(self):
         self.install_chart()
-        self.kubectl("scale", "-n", NS, "deployment/wasd-reconciler", "--replicas=0")
-        wait_until("the reconciler's pods gone",
-                   lambda: (not self.get("pods", "-n", NS, "-l", "app.kubernetes.io/component=reconciler")["items"],
-                            None), timeout=120)
+        self.stop_reconciler()
 
         self.kubectl("apply", "-n", APP_NS, "-f", os.path.join(SOURCE_DIR, "examples", "kep-2-user-mincount.yaml"))
         pods = wait_until("4 members", lambda: (len(self.members()) == 4, self.members()), timeout=60)

@@ -31,15 +31,11 @@ def gates(pod):
 
 class SchedulerGateHoldOnRealControlPlane(RealCluster):
     def members(self):
-        return [p for p in self.get("pods", "-n", APP_NS, "-l", "app=prefill-workers")["items"]
-                if not p["metadata"].get("deletionTimestamp")]
+        return self.live_pods(APP_NS, "app=prefill-workers")
 
     def test_gated_pods_are_bound_after_the_reconciler_lifts_the_gate(self):
         self.install_chart("webhook.podHold.native=gate")
-        self.kubectl("scale", "-n", NS, "deployment/wasd-reconciler", "--replicas=0")
-        wait_until("the reconciler's pods gone",
-                   lambda: (not self.get("pods", "-n", NS, "-l", "app.kubernetes.io/component=reconciler")["items"],
-                            None), timeout=120)
+        self.stop_reconciler()
 
         self.kubectl("apply", "-n", APP_NS, "-f", os.path.join(SOURCE_DIR, "examples", "kep-2-user-mincount.yaml"))
         pods = wait_until("4 members", lambda: (len(self.members()) == 4, self.members()), timeout=60)

@@ -23,35 +23,10 @@ import subprocess
 import sys
 import unittest
 
-from cluster.realcluster import APP_NS, NS, RealCluster, run, wait_until
+from cluster.realcluster import APP_NS, NS, RealCluster, gang_manifest, run, wait_until
 from lib.paths import SOURCE_DIR, WASD
 
 BAD = os.path.join(SOURCE_DIR, "examples", "bad-h1-mincount-over-replicas.yaml")
-
-
-def gang(name):
-    return f"""apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  annotations:
-    wasd.io/scheduling: '{{"schedulingPolicy": {{"gang": {{"minCount": 2}}}}}}'
-spec:
-  replicas: 2
-  strategy:
-    type: Recreate
-  selector:
-    matchLabels:
-      app: {name}
-  template:
-    metadata:
-      labels:
-        app: {name}
-    spec:
-      containers:
-      - name: worker
-        image: worker:v1
-"""
 
 
 class UpgradeOnRealControlPlane(RealCluster):
@@ -78,9 +53,7 @@ class UpgradeOnRealControlPlane(RealCluster):
         for p in self.wasd_pods():
             if p["metadata"]["labels"]["app.kubernetes.io/component"] != component:
                 continue
-            c = p["spec"]["containers"][0]["name"]
-            with open(os.path.join(self.dir, "agent", "pids", f"{p['metadata']['uid']}_{c}")) as f:
-                out.add(os.path.realpath(os.readlink(f"/proc/{int(f.read())}/exe")))
+            out.add(os.path.realpath(os.readlink(f"/proc/{self.pid_of(p)}/exe")))
         return out
 
     def rolled_out(self):
@@ -88,7 +61,8 @@ class UpgradeOnRealControlPlane(RealCluster):
             self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=180s")
 
     def admitted_and_reconciled(self, name):
-        p = subprocess.run([os.path.join(self.bin, "kubectl"), "apply", "-n", APP_NS, "-f", "-"], input=gang(name),
+        p = subprocess.run([os.path.join(self.bin, "kubectl"), "apply", "-n", APP_NS, "-f", "-"],
+                           input=gang_manifest(name, 2, 2),
                            capture_output=True, text=True, env=self.env, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
 

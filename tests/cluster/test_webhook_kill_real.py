@@ -23,38 +23,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import unittest
 
-from cluster.realcluster import APP_NS, NS, RealCluster, wait_until
+from cluster.realcluster import APP_NS, NS, RealCluster, gang_manifest as deployment
 
 APPLIES = 60
 KILL_AT = APPLIES // 3
-
-
-def deployment(name, replicas, min_count):
-    return f"""apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  annotations:
-    wasd.io/scheduling: '{{"schedulingPolicy": {{"gang": {{"minCount": {min_count}}}}}}}'
-spec:
-  replicas: {replicas}
-  strategy:
-    type: Recreate
-  selector:
-    matchLabels:
-      app: {name}
-  template:
-    metadata:
-      labels:
-        app: {name}
-    spec:
-      containers:
-      - name: worker
-        image: worker:v1
-"""
 
 
 class WebhookKillOnRealControlPlane(RealCluster):
@@ -63,19 +37,15 @@ class WebhookKillOnRealControlPlane(RealCluster):
                               input=text, capture_output=True, text=True, env=self.env, timeout=60)
 
     def webhook_pods(self):
-        return [p for p in self.get("pods", "-n", NS, "-l", "app.kubernetes.io/component=webhook")["items"]
-                if not p["metadata"].get("deletionTimestamp")]
+        return self.live_pods(NS, "app.kubernetes.io/component=webhook")
 
     def test_applies_during_a_webhook_replica_kill(self):
         self.install_chart("webhook.replicaCount=2")
         pods = self.webhook_pods()
         self.assertEqual(len(pods), 2)
         victim = pods[0]
-        name, uid = victim["metadata"]["name"], victim["metadata"]["uid"]
-        container = victim["spec"]["containers"][0]["name"]
-        restarts = victim["status"]["containerStatuses"][0].get("restartCount", 0)
-        with open(os.path.join(self.dir, "agent", "pids", f"{uid}_{container}")) as f:
-            pid = int(f.read().strip())
+        name = victim["metadata"]["name"]
+        pid = self.pid_of(victim)
 
         counts = {"valid admitted": 0, "valid refused by Fail policy": 0, "valid denied by wasd": 0,
                   "bad denied by wasd": 0, "bad refused by Fail policy": 0, "bad admitted": 0}
@@ -122,12 +92,7 @@ class WebhookKillOnRealControlPlane(RealCluster):
         stored = [d["metadata"]["name"] for d in self.get("deployments", "-n", APP_NS)["items"]]
         self.assertEqual(sorted(stored), [f"v-{k}" for k in range(4)])
 
-        def restarted():
-            p = self.get("pod", "-n", NS, name)
-            st = p["status"].get("containerStatuses", [{}])[0]
-            return (p["metadata"]["uid"] == uid and st.get("restartCount", 0) > restarts
-                    and st.get("ready") is True), st
-        wait_until("the killed webhook restarted by the agent and Ready", restarted, timeout=120)
+        self.wait_restarted(victim, "the killed webhook restarted by the agent and Ready")
         for k in range(4):
             self.kubectl("delete", "-n", APP_NS, "deployment", f"v-{k}", "--wait=false")
 
