@@ -20,6 +20,8 @@ const base::JsonPaths& ValidateDeploymentReads() {
        std::string(workloadbuilder::kSchedulingAnnotation)},
       {"spec", "template", "spec", "schedulingGroup"},
       {"spec", "template", "spec", "schedulerName"},
+      // rules::WarningsOf: a group claim no pod claim equals is used by no pod
+      {"spec", "template", "spec", "resourceClaims"},
   };
   return paths;
 }

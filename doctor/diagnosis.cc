@@ -339,6 +339,16 @@ Diagnosis JudgeMembers(const Gang& g, Diagnosis& d) {
     return Finish(d, kQueueBlocked, counts + "; " + gs.queue_message,
                   "the backend's queue holds the gang: check the queue exists and has quota");
   }
+  // The backend says the gang was placed, yet fewer than minCount members are
+  // bound: the scheduler is binding it (a large gang's bindings take seconds
+  // after its quorum is reached). Not a scale-up, unless the members left
+  // cannot fit (a placed gang that lost members, say).
+  if (gs.placed && c.bound < c.min_count && !(d.fit.computed && !d.fit.fits)) {
+    return Finish(d, kWaitingForQuorum,
+                  counts + "; the scheduler placed the gang and is binding its members",
+                  "none while the members are being bound; if it lasts, kubectl get events "
+                  "shows what the scheduler says of them");
+  }
   std::string detail;
   if (!d.scheduler_said.empty()) detail += "; scheduler: " + d.scheduler_said;
   if (d.fit.computed) detail += "; " + d.fit.text;

@@ -53,7 +53,9 @@
 //                                   is about a gang never placed)
 //   Scheduled                       every created member is bound (status True)
 // A gang with members unbound and no signal at all is WaitingForQuorum ("the
-// scheduler has not placed them yet").
+// scheduler has not placed them yet"); so is a gang the backend says it placed
+// while fewer than minCount members are bound and the rest fit ("is binding
+// its members": the bindings of a large gang follow its placement).
 //
 // The fit preview: the members still to place × the requests of the current
 // ReplicaSet's pod template, against the free capacity (allocatable − the

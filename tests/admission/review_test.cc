@@ -16,6 +16,7 @@ using wasd::admission::Options;
 using wasd::admission::Result;
 using wasd::admission::Review;
 using wasd::admission::Webhook;
+using wasd::testing::WarningsOf;
 
 namespace {
 
@@ -169,6 +170,26 @@ TEST_CASE("denial: 422 Invalid with one cause per field error", "[unit]") {
   }
   CHECK(r.summary.code == 422);
   CHECK_FALSE(r.summary.allowed);
+}
+
+// The validating webhook reads only the paths its rules need (ValidateDeploymentReads):
+// the template's own claims are one of them, or every group claim looks unused.
+TEST_CASE("validation: a group claim is unused unless the pod template has it", "[unit]") {
+  json d = Deployment(
+      {{"wasd.io/scheduling",
+        R"({"schedulingPolicy":{"gang":{}},"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"t"}]})"}});
+  const std::string unused =
+      "resourceClaims[0]: no equal claim in spec.template.spec.resourceClaims";
+  json resp =
+      Response(Review(Webhook::kValidateDeployment, Request("CREATE", d).dump(), Options{}));
+  CHECK(resp["allowed"] == true);
+  CHECK(WarningsOf(resp).find(unused) != std::string::npos);
+  d["spec"]["template"]["spec"]["resourceClaims"] =
+      json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "t"}}});
+  resp = Response(Review(Webhook::kValidateDeployment, Request("CREATE", d).dump(), Options{}));
+  CHECK(resp["allowed"] == true);
+  CHECK(WarningsOf(resp).find("DRAWorkloadResourceClaims") != std::string::npos);
+  CHECK(WarningsOf(resp).find(unused) == std::string::npos);
 }
 
 TEST_CASE("Deployment mutation marks opted-in Deployments", "[unit]") {

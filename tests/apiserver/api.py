@@ -82,8 +82,10 @@ class Api:
         # kube's NamespaceAutoProvision admission plugin: a create in a missing
         # namespace creates the namespace first.
         self.namespace_auto_provision = False
-        # --in-tree-deployment: the WorkloadWithDeployment gate (intree.py). Off: the
-        # Deployment strategy drops spec.scheduling after mutating admission.
+        # --in-tree-deployment: a release with KEP-6276's Deployment.spec.scheduling
+        # (intree.py). Off, as v1.37.2: the type has no such field, so strict decoding
+        # refuses it, Warn/Ignore prune it, and one added by a mutating webhook is
+        # dropped when the patched object is decoded (intree.DropDisabled).
         self.in_tree_deployment = False
         # --generic-workload (kube-apiserver's feature gate GenericWorkload). Off: the pod
         # strategy drops spec.schedulingGroup after mutating admission (the disabled-field
@@ -170,6 +172,8 @@ class Api:
             raise BadRequest(f"the API version in the data ({av}) does not match the expected "
                              f"API version ({res.api_version})")
         sch = schema.SCHEMAS.get("scale" if kind == "Scale" else res.key)
+        if res.key == DEPLOYMENTS_KEY and not self.in_tree_deployment:
+            sch = schema.DEPLOYMENT_1_37  # no spec.scheduling in the type (v1.37.2)
         unknown = schema.UnknownFields(sch, body) if sch else []
         if unknown:
             if ctx.field_validation == "Strict":

@@ -419,6 +419,19 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
           "3/3 created, 0 gated by wasd, 2 bound, minCount 2; the gang was placed, 1 newer "
           "members are not; scheduler: 0/1 nodes are available: 1 Insufficient cpu");
   }
+  SECTION("WaitingForQuorum: placed, fewer than minCount bound yet (binding)") {
+    GangInput in = Native(3, 3);
+    in.group_objects = {NativeGroup(3, Cond("True", "Scheduled", ""))};
+    in.pods = {Pod("p1", json::array(), "n1"), Pod("p2"), Pod("p3")};
+    in.events = {{{"reason", "FailedScheduling"},
+                  {"message", "waiting for the pod group"},
+                  {"involvedObject", {{"uid", "uid-p3"}}}}};
+    const Diagnosis d = Diagnose(in);
+    CHECK(d.reason == kWaitingForQuorum);
+    CHECK(d.message ==
+          "3/3 created, 0 gated by wasd, 1 bound, minCount 3; the scheduler placed the gang and "
+          "is binding its members");
+  }
   SECTION("Scheduled") {
     GangInput in = Native(2, 2);
     in.pods = {Pod("p1", json::array(), "n1"), Pod("p2", json::array(), "n2")};

@@ -31,9 +31,23 @@ TEST_CASE("Warnings for claims; all short", "[unit]") {
   const char* config =
       R"({"schedulingPolicy":{"gang":{"minCount":3}},"resourceClaims":[{"name":"a","resourceClaimName":"x"}]})";
   json d = WithConfig(WithConfig(BaseDeployment(), Via::kField, config), Via::kAnnotation, config);
-  const Warnings w = wasd::rules::DeploymentWarnings(d);
-  REQUIRE(w.size() == 1);
+  // The template has no claim of its own: the group's claim is used by no pod.
+  Warnings w = wasd::rules::DeploymentWarnings(d);
+  REQUIRE(w.size() == 2);
   CHECK(w[0].find("DRAWorkloadResourceClaims") != std::string::npos);
+  CHECK(w[1] ==
+        "resourceClaims[0]: no equal claim in spec.template.spec.resourceClaims; no pod uses it");
+  // An equal entry in the pod template (same name, same source) uses it.
+  d["spec"]["template"]["spec"]["resourceClaims"] =
+      json::array({{{"name", "a"}, {"resourceClaimName", "x"}}});
+  w = wasd::rules::DeploymentWarnings(d);
+  CHECK(w.size() == 1);
+  // The same name with another source is not the group's claim.
+  d["spec"]["template"]["spec"]["resourceClaims"] =
+      json::array({{{"name", "a"}, {"resourceClaimTemplateName", "x"}}});
+  CHECK(wasd::rules::DeploymentWarnings(d).size() == 2);
+  d["spec"]["template"]["spec"]["resourceClaims"] = "not a list";
+  CHECK(wasd::rules::DeploymentWarnings(d).size() == 2);
   d["spec"]["scheduling"]["schedulingPolicy"]["gang"].erase("minCount");
   d["metadata"]["annotations"]["wasd.io/scheduling"] = d["spec"]["scheduling"].dump();
   d["spec"]["replicas"] = 2147483647;
