@@ -50,6 +50,7 @@ type options struct {
 	processIPPrefix string
 	idleIPPrefix    string
 	statusRefresh   time.Duration
+	volumeSync      time.Duration
 }
 
 func main() {
@@ -76,6 +77,7 @@ func main() {
 	fs.DurationVar(&o.idleGraceCap, "idle-grace-cap", -1, "pods without a process finish a graceful delete after min(grace period, this); negative: the whole grace period")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 10*time.Second, "Node Lease renew period")
 	fs.DurationVar(&o.statusRefresh, "status-refresh", time.Minute, "Node status (Ready heartbeat) refresh period")
+	fs.DurationVar(&o.volumeSync, "volume-sync", 10*time.Second, "period of rewriting Secret and ConfigMap volumes whose object changed, as the kubelet's sync does (0: written once)")
 	fs.StringVar(&o.kubeletAddr, "kubelet-address", "", "ADDR:PORT (loopback) for the /containerLogs endpoint, published as every Node's kubelet port; empty: none")
 	fs.StringVar(&o.tlsCert, "tls-cert-file", "", "serving certificate of --kubelet-address")
 	fs.StringVar(&o.tlsKey, "tls-key-file", "", "its key")

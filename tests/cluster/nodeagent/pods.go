@@ -325,6 +325,24 @@ func (a *agent) runPodProcesses(rt *podRT) {
 			}
 		}()
 	}
+	if a.o.volumeSync > 0 && hasObjectVolumes(rt.pod) {
+		a.wg.Add(1)
+		go func() { // Secret/ConfigMap volumes kept in sync with their objects, as the kubelet does
+			defer a.wg.Done()
+			t := time.NewTicker(a.o.volumeSync)
+			defer t.Stop()
+			for {
+				select {
+				case <-rt.ctx.Done():
+					return
+				case <-t.C:
+					if err := a.syncObjectVolumes(rt.ctx, rt); err != nil && rt.ctx.Err() == nil {
+						klog.Warningf("pod %s: syncing volumes: %v", rt.key, err)
+					}
+				}
+			}
+		}()
+	}
 	for _, c := range rt.ctrs {
 		if !c.process {
 			a.mu.Lock()

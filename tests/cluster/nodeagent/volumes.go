@@ -94,6 +94,48 @@ func (a *agent) writeVolumes(ctx context.Context, rt *podRT) (map[string]string,
 	return out, refresh, nil
 }
 
+// hasObjectVolumes: the pod has a Secret or ConfigMap volume.
+func hasObjectVolumes(pod *v1.Pod) bool {
+	for _, vol := range pod.Spec.Volumes {
+		if vol.Secret != nil || vol.ConfigMap != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// syncObjectVolumes rewrites the pod's Secret and ConfigMap volumes from the
+// objects as they are now (writeFiles leaves unchanged files alone). A key
+// removed from the object stays on disk; an object gone keeps its files.
+func (a *agent) syncObjectVolumes(ctx context.Context, rt *podRT) error {
+	pod := rt.pod
+	fsGroup := int64(-1)
+	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		fsGroup = *sc.FSGroup
+	}
+	for _, vol := range pod.Spec.Volumes {
+		files := map[string]fileData{}
+		var err error
+		switch {
+		case vol.Secret != nil:
+			err = a.keyFiles(ctx, files, pod.Namespace, "secret", vol.Secret.SecretName, vol.Secret.Items,
+				vol.Secret.DefaultMode, true)
+		case vol.ConfigMap != nil:
+			err = a.keyFiles(ctx, files, pod.Namespace, "configmap", vol.ConfigMap.Name, vol.ConfigMap.Items,
+				vol.ConfigMap.DefaultMode, true)
+		default:
+			continue
+		}
+		if err == nil {
+			err = writeFiles(filepath.Join(rt.dir, "volumes", vol.Name), files, fsGroup)
+		}
+		if err != nil {
+			return fmt.Errorf("volume %s: %w", vol.Name, err)
+		}
+	}
+	return nil
+}
+
 type fileData struct {
 	data []byte
 	mode os.FileMode
@@ -113,6 +155,11 @@ func writeFiles(dir string, files map[string]fileData, fsGroup int64) error {
 		p := filepath.Join(dir, filepath.Clean("/"+rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm() == fd.mode.Perm() {
+			if cur, err := os.ReadFile(p); err == nil && string(cur) == string(fd.data) {
+				continue // unchanged: a reader polling mtimes sees nothing
+			}
 		}
 		tmp := filepath.Join(filepath.Dir(p), ".tmp."+filepath.Base(p))
 		if err := os.WriteFile(tmp, fd.data, 0o600); err != nil {
