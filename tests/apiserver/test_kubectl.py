@@ -85,29 +85,27 @@ class KubectlTest(unittest.TestCase):
                 20, what="pods collected")
         self.assertEqual(self.srv.Get("/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dshop")["items"], [])
 
-    def test_spec_scheduling_dropped_by_the_strategy(self):
-        # Without --in-tree-deployment the field is known (strict decoding accepts it) but
-        # the WorkloadWithDeployment gate is off: the Deployment strategy drops it, silently,
-        # as kube-apiserver drops a disabled field (test_intree.py checks where).
+    def test_spec_scheduling_unknown_as_on_1_37(self):
+        # Without --in-tree-deployment the server plays v1.37.2, whose Deployment type has
+        # no spec.scheduling: kubectl's strict field validation gets the real server's
+        # refusal (tests/cluster/test_examples_real.py); --validate=false prunes it.
         extra = "  scheduling:\n    schedulingPolicy: {gang: {minCount: 2}}\n"
-        p = self.srv.Kubectl("apply", "-f", "-", input=Manifest("gang", extra=extra))
-        self.assertNotIn("Warning", p.stderr)
+        p = self.srv.Kubectl("apply", "-f", "-", input=Manifest("gang", extra=extra), check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('cannot be handled as a Deployment: strict decoding error: unknown field '
+                      '"spec.scheduling"', p.stderr)
         post = self.srv.Audit(methods=("POST",), path="/deployments")[-1]
         self.assertEqual(post["query"]["fieldValidation"], "Strict")
-        self.assertEqual(post["status"], 201)
+        self.assertEqual(post["status"], 400)
+        self.srv.Kubectl("apply", "--validate=false", "-f", "-", input=Manifest("gang", extra=extra))
         self.assertNotIn("scheduling", self.Deployment("gang")["spec"])
-        # patches too, also strict ones
-        status, _, out = self.srv.Request("PATCH", "/apis/apps/v1/namespaces/default/deployments/gang?fieldValidation=Strict",
-                                          {"spec": {"scheduling": {}}},
-                                          content_type="application/strategic-merge-patch+json")
-        self.assertEqual(status, 200, out)
-        self.assertNotIn("scheduling", out["spec"])
-        # a field it does not know is still refused by strict decoding
-        status, _, out = self.srv.Request("PATCH", "/apis/apps/v1/namespaces/default/deployments/gang?fieldValidation=Strict",
-                                          {"spec": {"gangScheduling": {}}},
-                                          content_type="application/strategic-merge-patch+json")
-        self.assertEqual(status, 422)
-        self.assertIn('strict decoding error: unknown field "spec.gangScheduling"', out["message"])
+        # patches too: a strict one is refused as for any unknown field
+        for field in ("scheduling", "gangScheduling"):
+            status, _, out = self.srv.Request(
+                "PATCH", "/apis/apps/v1/namespaces/default/deployments/gang?fieldValidation=Strict",
+                {"spec": {field: {}}}, content_type="application/strategic-merge-patch+json")
+            self.assertEqual(status, 422)
+            self.assertIn(f'strict decoding error: unknown field "spec.{field}"', out["message"])
 
     def test_defaulting_of_deployment_and_pods(self):
         self.srv.Kubectl("apply", "-f", "-", input=Manifest("defaults", replicas=1).replace("  replicas: 1\n", ""))
