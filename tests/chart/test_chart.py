@@ -526,7 +526,7 @@ class Hooks(unittest.TestCase):
         g = container(gen, "generate")
         self.assertEqual(g["args"][:2], ["certs", "rotate"])
         self.assertEqual(args_map(g["args"][2:]), dict(rotate_args, once=None))
-        self.assertEqual(g["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+        self.assertEqual(g["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
         inject = one(objs, "Job", "wasd-certs-inject")
         self.assertEqual(chart.hook_phases(inject), {"post-install", "post-upgrade"})
         i = container(inject, "inject-ca")
@@ -560,7 +560,7 @@ class Hooks(unittest.TestCase):
             self.assertEqual(chart.hook_phases(job), {"pre-delete"})
             c = container(job, "uninstall")
             # The wasd image itself: no second (kubectl) image to mirror.
-            self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+            self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
             self.assertNotIn("command", c)
             self.assertEqual(c["args"][:2], ["certs", "uninstall"])
             want = {"webhook-config": "wasd"}
@@ -575,7 +575,7 @@ class Hooks(unittest.TestCase):
         c = container(pod, "selftest")
         self.assertEqual(c["args"][0], "selftest")
         self.assertEqual(args_map(c["args"][1:]), {"namespace": "default", "timeout": "30s"})
-        self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+        self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
         # Logs kept for `helm test --logs`: no hook-succeeded deletion.
         self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook-delete-policy"], "before-hook-creation")
         role = one(objs, "Role", "wasd-test")
@@ -751,7 +751,7 @@ class ValuesReachObjects(unittest.TestCase):
         digest = "sha256:" + "ab" * 32
         objs = chart.render(sets=["image.digest=" + digest, "image.tag=1.2.3"])
         c = container(one(objs, "Deployment", "wasd-webhook"), "webhook")
-        self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd@" + digest)
+        self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + "@" + digest)
 
     def test_notes_tell_how_to_opt_in(self):
         notes = chart.render_text(notes=True)

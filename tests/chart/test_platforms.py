@@ -216,7 +216,7 @@ class Subchart(unittest.TestCase):
         self.assertTrue(js.validate(values, chart.load_schema()))
 
     def test_registry_rule(self):
-        for repo, want in (("ghcr.io/wasd-io/wasd", "m:5/wasd-io/wasd"),
+        for repo, want in (("registry.example.com/wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("localhost/wasd", "m:5/wasd"),
                            ("wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("wasd", "m:5/wasd")):

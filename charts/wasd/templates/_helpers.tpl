@@ -64,6 +64,20 @@ app.kubernetes.io/part-of: wasd
 {{- end -}}
 
 {{/*
+The image must be named by the user: the chart has no public image, and a
+made-up default would only sit in ImagePullBackOff until the install times
+out. The default placeholder REGISTRY/wasd (or the ghcr.io/wasd-io/wasd of
+releases before it) fails the render with one message saying what to set;
+an empty name is refused by values.schema.json.
+*/}}
+{{- define "wasd.checkImage" -}}
+{{- $repo := .Values.image.repository | default "" | trim | trimSuffix "/" -}}
+{{- if has $repo (list "" "REGISTRY/wasd" "ghcr.io/wasd-io/wasd") -}}
+{{- fail (printf "image.repository is not set (%q is a placeholder): the chart has no public image. Push the wasd image (scripts/image.sh) to a registry your cluster pulls from and install with --set image.repository=REGISTRY/wasd (charts/wasd/README.md, \"Install\")" $repo) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 Image reference of the wasd binary: digest wins over tag; tag defaults to
 appVersion. A registry — global.imageRegistry (a mirror, often set by a
 parent chart), else image.registry — replaces the registry host of
@@ -72,6 +86,7 @@ image.repository (its first path element when that has a "." or ":" or is
 one.
 */}}
 {{- define "wasd.image" -}}
+{{- include "wasd.checkImage" . -}}
 {{- $repo := .Values.image.repository -}}
 {{- with (coalesce (.Values.global | default dict).imageRegistry .Values.image.registry) -}}
 {{- $parts := splitList "/" $repo -}}
