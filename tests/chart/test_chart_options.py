@@ -22,7 +22,8 @@ by the real helm (tests/lib/chart.py). Proven:
 - the namespace opt-out by label: every webhook's namespaceSelector refuses
   namespaces labelled <admission.ignoreNamespaceLabel>=true (wasd.io/ignore
   by default, a configured key, none when empty) next to the name list, and
-  the selector does what it says on namespaces (evaluated here).
+  the selector does what it says on namespaces (evaluated here); NOTES
+  says how to label a namespace.
 - Chart.yaml: kubeVersion admits 1.37 and refuses 1.36 (helm install
   --kube-version, as helm install checks the cluster's), home/sources/maintainers/icon and the artifacthub
   annotations are set, the icon file exists.
@@ -255,6 +256,11 @@ class NamespaceOptOut(unittest.TestCase):
         for wh in webhooks(objs):
             self.assertEqual(len(wh["namespaceSelector"]["matchExpressions"]), 1)
         self.check(objs, "")
+
+    def test_notes_say_how_to_opt_out(self):
+        self.assertIn("kubectl label namespace NAME wasd.io/ignore=true", chart.render_text(notes=True))
+        self.assertNotIn("kubectl label namespace",
+                         chart.render_text(notes=True, sets=["admission.ignoreNamespaceLabel="]))
 
     def test_bad_label_key_is_refused(self):
         with self.assertRaises(chart.RenderError):
