@@ -229,7 +229,10 @@ up() {
   flock -w 30 8 || die "cannot lock /tmp/wasd-cluster-slots"
   for s in $(seq 0 15); do
     sf=/tmp/wasd-cluster-slots/$s
-    if [ -f "$sf" ] && [ "$(cat "$sf")" != "$dir" ] && pid_alive "$(cat "$sf")/pids/kube-apiserver.pid"; then
+    # Taken: another cluster's, and its API server runs or it claimed the
+    # slot in the last 5 minutes (still starting: no pid file yet).
+    if [ -f "$sf" ] && [ "$(cat "$sf")" != "$dir" ] && [ -d "$(cat "$sf")" ] &&
+      { pid_alive "$(cat "$sf")/pids/kube-apiserver.pid" || [ -n "$(find "$sf" -mmin -5)" ]; }; then
       continue
     fi
     echo "$dir" >"$sf"
