@@ -555,6 +555,13 @@ class Hooks(unittest.TestCase):
         self.assertIn("renewBefore (2160h) must be shorter", str(cm.exception))
         objs = chart.render(sets=["certs.selfManaged.days=91"])
         self.assertTrue(find(objs, "Job", "wasd-certs-generate"))
+        # Nor as long as the CA's 3650 days: the CA would be renewed on every
+        # pass (found on the real control plane, test_cert_rotation_real).
+        with self.assertRaises(chart.RenderError) as cm:
+            chart.render(sets=["certs.selfManaged.days=3651", "certs.selfManaged.renewBefore=87600h"])
+        self.assertIn("renewBefore (87600h) must be shorter than the CA's lifetime", str(cm.exception))
+        objs = chart.render(sets=["certs.selfManaged.days=3651", "certs.selfManaged.renewBefore=87599h"])
+        self.assertTrue(find(objs, "Job", "wasd-certs-generate"))
 
     def test_cleanup_job_runs_wasd_certs_uninstall(self):
         for key, secret in (("default", "wasd-system/wasd-webhook-tls"), ("certmanager", None)):

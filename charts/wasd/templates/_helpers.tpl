@@ -330,6 +330,11 @@ yet).
 {{- if ge $hours (mul (.Values.certs.selfManaged.days | int) 24) -}}
 {{- fail (printf "certs.selfManaged.renewBefore (%s) must be shorter than certs.selfManaged.days (%d days)" .Values.certs.selfManaged.renewBefore (.Values.certs.selfManaged.days | int)) -}}
 {{- end -}}
+{{- /* The CA lives 3650 days (87600h, `wasd certs rotate`'s CA lifetime): a
+     renewBefore as long would renew the CA on every pass. */ -}}
+{{- if ge $hours 87600 -}}
+{{- fail (printf "certs.selfManaged.renewBefore (%s) must be shorter than the CA's lifetime (87600h, 3650 days): the CA would be renewed on every pass" .Values.certs.selfManaged.renewBefore) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Container settings shared by the hook containers. */}}
