@@ -307,41 +307,14 @@ func (a *agent) runPodProcesses(rt *podRT) {
 	a.mu.Lock()
 	rt.prepErr = ""
 	a.mu.Unlock()
-	if refresh > 0 {
-		a.wg.Add(1)
-		go func() { // projected tokens: rewritten at 80% of their life, as the kubelet does
-			defer a.wg.Done()
-			t := time.NewTicker(refresh)
-			defer t.Stop()
-			for {
-				select {
-				case <-rt.ctx.Done():
-					return
-				case <-t.C:
-					if _, _, err := a.writeVolumes(rt.ctx, rt); err != nil && rt.ctx.Err() == nil {
-						klog.Warningf("pod %s: refreshing volumes: %v", rt.key, err)
-					}
-				}
-			}
-		}()
+	if refresh > 0 { // projected tokens: rewritten at 80% of their life, as the kubelet does
+		a.every(rt, refresh, "refreshing volumes", func() error {
+			_, _, err := a.writeVolumes(rt.ctx, rt)
+			return err
+		})
 	}
-	if a.o.volumeSync > 0 && hasObjectVolumes(rt.pod) {
-		a.wg.Add(1)
-		go func() { // Secret/ConfigMap volumes kept in sync with their objects, as the kubelet does
-			defer a.wg.Done()
-			t := time.NewTicker(a.o.volumeSync)
-			defer t.Stop()
-			for {
-				select {
-				case <-rt.ctx.Done():
-					return
-				case <-t.C:
-					if err := a.syncObjectVolumes(rt.ctx, rt); err != nil && rt.ctx.Err() == nil {
-						klog.Warningf("pod %s: syncing volumes: %v", rt.key, err)
-					}
-				}
-			}
-		}()
+	if a.o.volumeSync > 0 && hasObjectVolumes(rt.pod) { // Secret/ConfigMap volumes kept in sync, as the kubelet does
+		a.every(rt, a.o.volumeSync, "syncing volumes", func() error { return a.syncObjectVolumes(rt.ctx, rt) })
 	}
 	for _, c := range rt.ctrs {
 		if !c.process {
@@ -736,3 +709,24 @@ func setCondition(st *v1.PodStatus, t v1.PodConditionType, s v1.ConditionStatus,
 // nowSec is the time at the API's resolution (whole seconds), so a status
 // written and read back compares equal.
 func nowSec() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second)) }
+
+// every runs fn each period until the pod's context ends, logging its errors
+// as "pod KEY: WHAT: ERR".
+func (a *agent) every(rt *podRT, period time.Duration, what string, fn func() error) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-rt.ctx.Done():
+				return
+			case <-t.C:
+				if err := fn(); err != nil && rt.ctx.Err() == nil {
+					klog.Warningf("pod %s: %s: %v", rt.key, what, err)
+				}
+			}
+		}
+	}()
+}
