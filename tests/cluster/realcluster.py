@@ -71,11 +71,12 @@ class RealCluster(unittest.TestCase):
     setUpClass, `down` (every process by its PID) in tearDownClass, the component
     logs printed when a test failed."""
     CLUSTER_ARGS = ()
+    CLUSTER_ENV = {}  # e.g. {"WASD_CLUSTER_AUDIT": "1"}: scripts/cluster.sh's settings
 
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="wasd-cluster-")
-        cls.env = dict(os.environ, WASD_CLUSTER_DIR=cls.dir, WASD_BIN=WASD)
+        cls.env = dict(os.environ, WASD_CLUSTER_DIR=cls.dir, WASD_BIN=WASD, **cls.CLUSTER_ENV)
         up = subprocess.run([CLUSTER, "up", *cls.CLUSTER_ARGS], env=cls.env, capture_output=True, text=True, timeout=3600)
         sys.stderr.write(up.stderr)
         if up.returncode != 0:
@@ -128,7 +129,8 @@ class RealCluster(unittest.TestCase):
         """`helm install` of charts/wasd with its default values (image.tag set, plus
         `values`), then both Deployments rolled out."""
         version = run(WASD, "version").stdout.split()[1]
-        self.kubectl("create", "namespace", NS)
+        if self.kubectl("get", "namespace", NS, check=False).returncode != 0:
+            self.kubectl("create", "namespace", NS)
         t0 = time.monotonic()
         # helm v4 waits for the hook Jobs (certs-generate, certs-inject): they
         # must run and succeed on the node agent.
@@ -138,6 +140,25 @@ class RealCluster(unittest.TestCase):
         sys.stderr.write(f"helm install: {time.monotonic() - t0:.1f} s\n")
         for d in ("wasd-webhook", "wasd-reconciler"):
             self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=120s")
+
+    def audit_writes(self, user, offset=0):
+        """The completed writes (create, update, patch, delete) of `user` in the
+        API server's audit log from byte `offset` (needs CLUSTER_ENV
+        WASD_CLUSTER_AUDIT=1), as (verb, resource[/subresource], name, code)."""
+        out = []
+        with open(os.path.join(self.dir, "logs", "audit.log")) as f:
+            f.seek(offset)
+            for line in f:
+                ev = json.loads(line) if line.strip() else {}
+                if ev.get("stage") != "ResponseComplete" or ev.get("user", {}).get("username") != user:
+                    continue
+                ref = ev.get("objectRef", {})
+                res = ref.get("resource", "") + ("/" + ref["subresource"] if ref.get("subresource") else "")
+                out.append((ev["verb"], res, ref.get("name", ""), ev.get("responseStatus", {}).get("code", 0)))
+        return out
+
+    def audit_offset(self):
+        return os.path.getsize(os.path.join(self.dir, "logs", "audit.log"))
 
     def pid_of(self, pod):
         """The PID of the pod's first container, as the node agent records it in
