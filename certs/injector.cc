@@ -52,7 +52,7 @@ std::string_view WebhookKindPlural(WebhookKind kind) {
 }
 
 Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names, std::string_view ca_pem,
-                      std::vector<InjectOutcome>* outcomes) {
+                      std::vector<InjectOutcome>* outcomes, bool skip_missing) {
   for (const std::string& name : names) {
     bool found = false;
     for (WebhookKind kind : {WebhookKind::kMutating, WebhookKind::kValidating}) {
@@ -67,7 +67,12 @@ Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names, std::
       outcomes->push_back(outcome);
       if (!st.ok()) return st;
     }
-    if (!found) {
+    if (!found && skip_missing) {
+      InjectOutcome outcome;
+      outcome.name = name;
+      outcome.missing = true;
+      outcomes->push_back(outcome);
+    } else if (!found) {
       return Status::Error("webhook configuration \"" + name +
                            "\" not found (neither mutating nor validating)");
     }

@@ -26,18 +26,20 @@ inline constexpr int kMaxPatchAttempts = 5;
 struct InjectOutcome {
   WebhookKind kind = WebhookKind::kMutating;
   std::string name;
-  int webhooks = 0;  // webhooks in the configuration
-  int patched = 0;   // webhooks whose caBundle was written (0: already current)
-  int attempts = 0;  // PATCH requests sent
+  int webhooks = 0;      // webhooks in the configuration
+  int patched = 0;       // webhooks whose caBundle was written (0: already current)
+  int attempts = 0;      // PATCH requests sent
+  bool missing = false;  // exists as neither kind (only with skip_missing)
 };
 
 // Injects base64(ca_pem) into every webhook of each named configuration.
 // Appends one outcome per configuration found. Fails on the first name that
-// exists as neither kind, on an API error, on a malformed configuration, or
-// when kMaxPatchAttempts conflicts in a row were hit; outcomes gathered
-// before the failure are kept.
+// exists as neither kind (unless skip_missing: then one outcome with
+// `missing` set, and the next name), on an API error, on a malformed
+// configuration, or when kMaxPatchAttempts conflicts in a row were hit;
+// outcomes gathered before the failure are kept.
 Status InjectCaBundle(CertApi& api, const std::vector<std::string>& names, std::string_view ca_pem,
-                      std::vector<InjectOutcome>* outcomes);
+                      std::vector<InjectOutcome>* outcomes, bool skip_missing = false);
 
 }  // namespace wasd::certs
 

@@ -162,7 +162,8 @@ Status RotateOnce(CertApi& api, const RotationOptions& o, SystemTime now, Rotati
     report->previous_ca_in_bundle = true;
   }
   if (o.webhook_configs.empty()) return Status::Ok();
-  st = InjectCaBundle(api, o.webhook_configs, bundle, &report->injected);
+  st = InjectCaBundle(api, o.webhook_configs, bundle, &report->injected,
+                      o.skip_missing_webhook_configs);
   if (!st.ok() || previous.empty() || now < until) return st;
   // Overlap over: the bundle above no longer trusts the old CA; forget it.
   // Injected first, so a failed Secret write only leaves a harmless key for

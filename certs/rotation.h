@@ -57,6 +57,9 @@ struct RotationOptions {
   int ca_days = 3650;
   std::chrono::seconds renew_before = kDefaultRenewBefore;
   std::chrono::seconds previous_ca_overlap = kDefaultPreviousCaOverlap;
+  // A named configuration that does not exist (yet) is skipped, not an error:
+  // the chart's pre-install/pre-upgrade pass runs before helm creates them.
+  bool skip_missing_webhook_configs = false;
 };
 
 struct RotationReport {

@@ -82,6 +82,11 @@ bool LoadKubeConfig(const std::string& kubeconfig, const Logger& logger, kube::C
 
 void LogInjected(const Logger& logger, const std::vector<certs::InjectOutcome>& outcomes) {
   for (const certs::InjectOutcome& o : outcomes) {
+    if (o.missing) {
+      logger.Info("webhook configuration not found; skipped (--skip-missing-webhook-config)",
+                  {{"name", o.name}});
+      continue;
+    }
     logger.Info(o.patched > 0 ? "caBundle injected" : "caBundle already current",
                 {{"resource", certs::WebhookKindPlural(o.kind)},
                  {"name", o.name},

@@ -463,6 +463,8 @@ runtime::FlagSet RotateFlags(RotateSettings* s) {
   f.String("secret", &o.secret_name, "NAME", "the TLS Secret").Required();
   f.List("webhook-config", &o.webhook_configs, "NAME", "configuration to inject the CA into", true,
          true);
+  f.Bool("skip-missing-webhook-config", &o.skip_missing_webhook_configs,
+         "a --webhook-config that does not exist yet is skipped (logged), not a failure");
   f.Duration("renew-before", &o.renew_before, seconds(1),
              "renew this long before notAfter (2160h = 90 days)");
   f.Duration("check-interval", &s->interval, seconds(1), "time between checks");

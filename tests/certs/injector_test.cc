@@ -114,4 +114,21 @@ TEST_CASE("InjectCaBundle errors name the configuration", "[unit][certs]") {
   CHECK(st.message() == "reading mutatingwebhookconfigurations/wasd: unreachable: test");
 }
 
+TEST_CASE("InjectCaBundle skips a missing configuration only when asked", "[unit][certs]") {
+  FakeCertApi api;
+  api.PutConfig(WebhookKind::kMutating, WebhookConfig("wasd", 2));
+  api.PutConfig(WebhookKind::kValidating, WebhookConfig("wasd", 1));
+  std::vector<InjectOutcome> outcomes;
+  REQUIRE(InjectCaBundle(api, {"missing", "wasd"}, kCa, &outcomes, /*skip_missing=*/true).ok());
+  REQUIRE(outcomes.size() == 3);  // missing, then wasd as mutating and validating
+  CHECK(outcomes[0].name == "missing");
+  CHECK(outcomes[0].missing);
+  CHECK(outcomes[0].attempts == 0);
+  CHECK_FALSE(outcomes[1].missing);
+  CHECK(outcomes[1].patched > 0);
+  outcomes.clear();
+  CHECK_FALSE(InjectCaBundle(api, {"missing"}, kCa, &outcomes).ok());
+  CHECK(outcomes.empty());
+}
+
 }  // namespace wasd::certs

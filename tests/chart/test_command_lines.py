@@ -50,7 +50,7 @@ class CommandLines(unittest.TestCase):
                                       text=True, timeout=_TIMEOUT_S)
                 self.assertEqual(proc.returncode, 0, "%s: %s\n%s" % (where, args, proc.stderr))
         self.assertEqual(seen, {("webhook",), ("reconciler",), ("certs", "rotate"),
-                                ("certs", "inject-ca"), ("certs", "uninstall"), ("selftest",)})
+                                ("certs", "uninstall"), ("selftest",)})
 
     def test_a_bad_flag_is_noticed(self):
         # Control: the check above can fail.

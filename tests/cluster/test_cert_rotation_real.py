@@ -5,19 +5,28 @@ real kube-apiserver keeps calling the webhook (issue 40).
 How the product rotates (charts/wasd, certs/rotation.cc): `wasd certs rotate`
 renews the leaf when it expires within renewBefore and the CA when the CA
 does; the pre-upgrade Job runs it once, the post-upgrade Job injects the CA,
-the cert-rotator Deployment runs it every checkInterval (1 h). The shortest
-honest way to force a renewal with the chart's own values is a `helm upgrade`
-whose renewBefore is longer than what is left of the current certificate
-(render-time rule: renewBefore < days): days=730, renewBefore=8761h (the
-installed leaf has 8760 h). The pre-upgrade Job renews the leaf with the
-same CA. (A CA renewal forced the same way, days=3651 renewBefore=87601h,
-is not tested here: it shows two product faults, see issue 40's report.)
+the cert-rotator Deployment runs it every checkInterval (1 h). A renewal is
+forced with the chart's own values: a `helm upgrade` whose renewBefore is
+longer than what is left of the current certificate. So that both the leaf
+and the CA can come due in one test, the TLS Secret is made before the
+install by `wasd certs rotate --once` itself with a 1-day leaf and a 3-day CA
+(a wasd-managed Secret the chart adopts as it is), and the install keeps it
+(renewBefore=12h). Then
+- phase 1, renewBefore=36h (days=730): the leaf is due, the CA is not: the
+  pre-upgrade Job renews the leaf with the same CA;
+- phase 2, renewBefore=96h: the CA is due: a new CA and a leaf signed by it,
+  the previous CA kept under ca-previous.crt. The pre-upgrade Job injects
+  both CAs before any replica serves the new leaf, and the post-upgrade Job
+  keeps both (it once injected ca.crt alone, and the API server refused
+  every call to a replica still serving the old leaf).
 
 Meanwhile a background loop submits `kubectl apply --dry-run=server` of a
 valid gang Deployment and of examples/bad-h1-mincount-over-replicas.yaml
 (failurePolicy Fail). Proven:
-- the Secret's leaf serial and notAfter change, its CA stays, and the caBundle
-  of every webhook of both configurations still holds that CA;
+- phase 1: the Secret's leaf serial and notAfter change, its CA stays, and
+  the caBundle of every webhook of both configurations still holds that CA;
+- phase 2: the Secret's CA changes, ca-previous.crt is the old CA, and every
+  caBundle holds exactly the new and the old CA;
 - every webhook replica serves the new leaf (read over TLS from its pod IP)
   with the same pod UID and restartCount: a reload from the Secret volume,
   not a restart (the node agent rewrites a Secret volume whose object changed,
@@ -35,7 +44,7 @@ import time
 import unittest
 
 from cluster.realcluster import APP_NS, NS, RealCluster, gang_manifest, run, wait_until
-from lib.paths import SOURCE_DIR
+from lib.paths import SOURCE_DIR, WASD
 
 SECRET = "wasd-webhook-tls"
 CONFIG = "wasd"
@@ -146,7 +155,10 @@ class CertRotationOnRealControlPlane(RealCluster):
         self.assertEqual(after, pods_before, "webhook pods replaced or restarted by the rotation")
 
     def test_rotation_under_traffic(self):
-        self.install_chart()
+        self.kubectl("create", "namespace", NS)
+        run(WASD, "certs", "rotate", "--once", "--service", "wasd-webhook", "--namespace", NS,
+            "--secret", SECRET, "--days", "1", "--ca-days", "3", "--renew-before", "1h", env=self.env)
+        self.install_chart("certs.selfManaged.renewBefore=12h")
         d0, _ = self.secret_pems()
         leaf0, ca0 = cert_facts(d0["tls.crt"]), d0["ca.crt"]
         pods0 = {p["metadata"]["name"]: (p["metadata"]["uid"], p["status"]["containerStatuses"][0].get("restartCount", 0))
@@ -163,7 +175,7 @@ class CertRotationOnRealControlPlane(RealCluster):
             print(f"before any rotation: {before}")
 
             # Phase 1: leaf renewal, same CA.
-            self.upgrade(730, "8761h")
+            self.upgrade(730, "36h")
             d1, _ = self.secret_pems()
             leaf1 = cert_facts(d1["tls.crt"])
             self.assertNotEqual(leaf1[0], leaf0[0], "leaf serial unchanged")
@@ -176,6 +188,23 @@ class CertRotationOnRealControlPlane(RealCluster):
             wait_until("calls after the leaf renewal",
                        lambda: (traffic.snapshot()["valid admitted"] >= c1["valid admitted"] + 5, None))
             print(f"after the leaf renewal {leaf0} -> {leaf1}: {traffic.snapshot()}")
+
+            # Phase 2: the CA is due (3 days left < 96h): new CA, previous kept.
+            self.upgrade(730, "96h")
+            d2, ann2 = self.secret_pems()
+            leaf2 = cert_facts(d2["tls.crt"])
+            self.assertNotEqual(d2["ca.crt"], ca0, "the CA was not renewed")
+            self.assertEqual(d2.get("ca-previous.crt"), ca0, "the previous CA is not kept")
+            self.assertIn("wasd.io/previous-ca-until", ann2)
+            self.assertNotEqual(leaf2[0], leaf1[0])
+            self.check_served_by_all(leaf2[0], pods0)
+            want = sorted(pem_blocks(d2["ca.crt"]) + pem_blocks(ca0))
+            for name, b in self.bundles().items():
+                self.assertEqual(sorted(pem_blocks(b)), want, f"{name}: not the new and the previous CA")
+            c2 = traffic.snapshot()
+            wait_until("calls after the CA renewal",
+                       lambda: (traffic.snapshot()["valid admitted"] >= c2["valid admitted"] + 5, None))
+            print(f"after the CA renewal {leaf1} -> {leaf2}: {traffic.snapshot()}")
 
         finally:
             traffic.stop.set()
