@@ -359,7 +359,32 @@ def metric_names(expr):
     return names
 
 
+def range_windows(expr):
+    """The range windows of an expression's rate()/increase() calls, e.g. ["$__rate_interval"]."""
+    return re.findall(r"\b(?:rate|increase|irate)\([^\[\]]*\[([^\]]+)\]", expr)
+
+
 class Dashboard(unittest.TestCase):
+    def test_rates_use_the_rate_interval(self):
+        # Grafana's $__rate_interval is at least four scrape intervals, so a
+        # rate never has fewer than two samples whatever the zoom; a fixed
+        # window is allowed only where the panel's description names it and
+        # says why.
+        with open(os.path.join(chart.SOURCE_DIR, "charts", "wasd", "dashboards", "wasd.json")) as f:
+            dash = json.load(f)
+        seen = 0
+        for p in dash["panels"]:
+            for t in p["targets"]:
+                for window in range_windows(t["expr"]):
+                    seen += 1
+                    if window != "$__rate_interval":
+                        self.assertIn("[%s] window, not $__rate_interval" % window, p.get("description", ""),
+                                      "%s: [%s] without a reason" % (p["title"], window))
+        self.assertGreaterEqual(seen, 5)
+        # Control: the reader finds the windows.
+        self.assertEqual(range_windows('sum(rate(a_bucket{x="y"}[5m])) + increase(b[$__rate_interval])'),
+                         ["5m", "$__rate_interval"])
+
     def objects(self, *sets):
         return chart.render(sets=list(sets))
 
