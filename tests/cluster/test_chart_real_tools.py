@@ -17,7 +17,13 @@ v1.37.2 from scripts/components.sh judge charts/wasd, not a stand-in of ours.
   unknown field, a missing selector) is refused by the same dry run (kubectl
   validates against the OpenAPI schema the server publishes) and, with
   kubectl's validation off, the bad enum and the missing selector by the API
-  server itself, so the check above can fail.
+  server itself, so the check above can fail;
+- the kube-apiserver series the PrometheusRule's WasdWebhookDown reads
+  (apiserver_admission_webhook_rejection_count with
+  error_type="calling_webhook_error", apiserver_admission_webhook_fail_open_count)
+  exist in this kube-apiserver's /metrics under those names and labels once
+  it has called a `*.wasd.io` webhook nobody answers (one with failurePolicy
+  Fail, one with Ignore), and the rule's selectors match them.
   Kinds of CRDs this cluster does not have (Prometheus Operator, cert-manager)
   are listed, not applied.
 """
@@ -25,13 +31,15 @@ import copy
 import glob
 import json
 import os
+import re
 import tempfile
 import unittest
 
 import yaml
 
-from cluster.realcluster import NS, RealCluster, run
-from lib import chart
+from cluster.realcluster import NS, RealCluster, run, wait_until
+from lib import chart, promtext
+from lib.net import free_port
 from lib.paths import SOURCE_DIR
 
 CHART = os.path.join(SOURCE_DIR, "charts", "wasd")
@@ -119,6 +127,58 @@ class ChartOnRealTools(RealCluster):
                                      check=False)
                 unchecked |= self.dry_run(docs, key, served)
         self.assertLessEqual(unchecked, OPTIONAL_KINDS, sorted(unchecked))
+
+    def test_kube_apiserver_serves_the_series_webhook_down_reads(self):
+        # Two webhooks on a loopback port nothing listens on, scoped by an
+        # objectSelector to the one ConfigMap created below, so no other
+        # write of this class meets them.
+        port = free_port()
+        def config(kind, policy):
+            return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                    "metadata": {"name": f"down-{policy.lower()}"},
+                    "webhooks": [{"name": f"down-{policy.lower()}.wasd.io", "failurePolicy": policy,
+                                  "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                                  "timeoutSeconds": 2,
+                                  "clientConfig": {"url": f"https://127.0.0.1:{port}/validate"},
+                                  "objectSelector": {"matchLabels": {"wasd-test": "webhook-down"}},
+                                  "rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                             "operations": ["CREATE"], "resources": ["configmaps"]}]}]}
+        configs = [config("ValidatingWebhookConfiguration", "Ignore"),
+                   config("ValidatingWebhookConfiguration", "Fail")]
+        try:
+            for c in configs:
+                p = self.apply_list([c], "apply")
+                self.assertEqual(p.returncode, 0, p.stderr)
+            cm = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "down", "namespace": "default", "labels": {"wasd-test": "webhook-down"}}}
+            # The API server takes a moment to see a new configuration: retry
+            # until the Fail webhook refuses the create.
+            refused = wait_until("the Fail webhook's call to refuse the create",
+                                 lambda: (lambda p: (p.returncode != 0 and "failed calling webhook" in p.stderr,
+                                                     p.stderr))(self.apply_list([cm], "create")), timeout=60)
+            self.assertIn("down-fail.wasd.io", refused)
+        finally:
+            for c in configs:
+                self.kubectl("delete", "validatingwebhookconfiguration", c["metadata"]["name"],
+                             "--ignore-not-found", check=False)
+        metrics = self.kubectl("get", "--raw", "/metrics").stdout
+        families = promtext.parse(metrics)
+        rejected = families["apiserver_admission_webhook_rejection_count"]
+        self.assertEqual(rejected.type, "counter")
+        self.assertGreaterEqual(rejected.value(name="down-fail.wasd.io", type="validating", operation="CREATE",
+                                               error_type="calling_webhook_error", rejection_code="503"), 1)
+        fail_open = families["apiserver_admission_webhook_fail_open_count"]
+        self.assertEqual(fail_open.type, "counter")
+        self.assertGreaterEqual(fail_open.value(name="down-ignore.wasd.io", type="validating"), 1)
+        # The rule's own selectors (name=~".*[.]wasd[.]io") match these series.
+        rule = chart.one(chart.render(sets=["prometheusRule.enabled=true"]), "PrometheusRule")
+        expr = [r for r in rule["spec"]["groups"][0]["rules"] if r["alert"] == "WasdWebhookDown"][0]["expr"]
+        for series in ("apiserver_admission_webhook_rejection_count", "apiserver_admission_webhook_fail_open_count"):
+            selector = re.search(series + r"\{([^}]*)\}", expr).group(1)
+            for key, op, want in re.findall(r'(\w+)(=~|=)"([^"]*)"', selector):
+                have = {"name": "down-fail.wasd.io" if "rejection" in series else "down-ignore.wasd.io",
+                        "error_type": "calling_webhook_error"}[key]
+                self.assertTrue(re.fullmatch(want, have) if op == "=~" else want == have, (series, key, want))
 
     def test_the_dry_run_refuses_a_broken_object(self):
         self.kubectl("create", "namespace", NS, check=False)
