@@ -95,8 +95,10 @@ VOLCANO_QUEUE = Obj({
 KAI_TOPOLOGY = Obj({"topology": STR, "requiredTopologyLevel": STR, "preferredTopologyLevel": STR})
 KAI = Obj({
     "spec": Obj({
-        "minMember": Int(0),
-        "minSubGroup": Int(0),
+        # minimum 1 on the group, 0 on a subGroup: as the published CRD
+        # (tests/testdata/crds/kai) says
+        "minMember": Int(1),
+        "minSubGroup": Int(1),
         "queue": STR,
         "priorityClassName": STR,
         "preemptibility": {"type": "string", "enum": ["preemptible", "non-preemptible"]},

@@ -99,9 +99,13 @@ class CrdTest(unittest.TestCase):
             ("volcano", {"minMember": 1, "networkTopology": {"mode": "strict"}},
              'spec.networkTopology.mode: Unsupported value: "strict": supported values: '
              '"hard", "soft"'),
-            ("kai", {"minMember": -1},
-             "spec.minMember: Invalid value: -1: spec.minMember in body should be greater than "
-             "or equal to 0"),
+            # KAI's published CRD: minimum 1 on the group (0 on a subGroup).
+            ("kai", {"minMember": 0},
+             "spec.minMember: Invalid value: 0: spec.minMember in body should be greater than "
+             "or equal to 1"),
+            ("kai", {"minMember": 2, "subGroups": [{"name": "a", "minMember": -1}]},
+             "spec.subGroups[0].minMember: Invalid value: -1: spec.subGroups[0].minMember in body "
+             "should be greater than or equal to 0"),
             ("kai", {"minMember": 1, "markUnschedulable": "yes"},
              'spec.markUnschedulable: Invalid value: "string": spec.markUnschedulable in body '
              'must be of type boolean: "string"'),

@@ -217,7 +217,7 @@ class KaiTest(Base):
     ARGS = ["--gang-scheduler=kai", "--kai-staleness-grace", "1"]
 
     def kai_group(self, name, min_member, grace=None):
-        spec = {"minMember": min_member, "queue": "q"}
+        spec = {"queue": "q"} if min_member is None else {"minMember": min_member, "queue": "q"}
         if grace is not None:
             spec["stalenessGracePeriod"] = grace
         self.create(KAI_PG, {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
@@ -227,7 +227,8 @@ class KaiTest(Base):
         self.create("/api/v1/nodes", node("n1", "16"))
         self.kai_group("evict", 2)             # the flag's grace (1 s)
         self.kai_group("never", 2, "-1s")      # negative: never evicted
-        self.kai_group("nogang", 0)            # minMember 0: no gang, never stale
+        # no minMember: no gang, never stale (0 is refused by KAI's CRD, minimum 1)
+        self.kai_group("nogang", None)
         for g, n in (("evict", 2), ("never", 2), ("nogang", 2)):
             for i in range(1, n + 1):
                 self.create(PODS, kai_pod(f"{g}-{i}", g))

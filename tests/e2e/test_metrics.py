@@ -10,17 +10,26 @@ lifts the gates. Each scrape is read by a strict text-format parser
 (promtext.py) and compared with the table both ways: every family served is
 listed with the same type, label names and histogram bounds, and every
 listed family is served. Then the values that must follow the traffic.
+
+Every series the Grafana dashboard (charts/wasd/dashboards/wasd.json) and the
+PrometheusRule (as helm renders it) read from wasd is in these scrapes with
+at least one sample, under its exact name (`_bucket` included): a renamed or
+misspelt metric shows here, not as an empty panel or an alert that can never
+fire. The rule's kube-apiserver series (apiserver_admission_webhook_*) are
+checked on the real kube-apiserver (tests/cluster/test_chart_real_tools.py);
+`up` is Prometheus' own.
 """
 import datetime
 import http.client
 import json
 import os
+import re
 import ssl
 import subprocess
 import tempfile
 import unittest
 
-from lib import promtext
+from lib import chart, promtext
 from lib.certs import generate_certs
 # The reconciler's gauges under test count the pods that carry wasd's gate
 # (wasd_reconciler_gated_pods), which under the default hold a native pod does not:
@@ -48,6 +57,44 @@ def scrape(port):
     status, text = http_get(f"http://127.0.0.1:{port}/metrics", timeout=5)
     assert status == 200, status
     return promtext.parse(text)
+
+
+def used_series():
+    """{series name: where} of every series the dashboard and the rendered
+    PrometheusRule select: a name followed by `{` or `[` in an expression, and
+    the dashboard variables' label_values() metrics."""
+    found = {}
+
+    def add(expr, where):
+        expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # label values are not names
+        for name in re.findall(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*[{\[]", expr):
+            found.setdefault(name, where)
+    with open(os.path.join(SOURCE_DIR, "charts", "wasd", "dashboards", "wasd.json")) as f:
+        dash = json.load(f)
+    for p in dash["panels"]:
+        for t in p["targets"]:
+            add(t["expr"], "dashboard: " + p["title"])
+    for v in dash["templating"]["list"]:
+        if v["type"] == "query":
+            for name in re.findall(r"label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)", v["definition"]):
+                found.setdefault(name, "dashboard variable " + v["name"])
+    rule = chart.one(chart.render(sets=["prometheusRule.enabled=true"]), "PrometheusRule")
+    for group in rule["spec"]["groups"]:
+        for r in group["rules"]:
+            add(r["expr"], "alert " + r["alert"])
+    return found
+
+
+def wasd_series_of(section):
+    """The used series whose family docs/metrics.md lists under `section`."""
+    table = promtext.read_table(DOC, section)
+    return {name: where for name, where in used_series().items()
+            if re.sub(r"_(bucket|sum|count)$", "", name) in table or name in table}
+
+
+def served_series(families):
+    """{sample name} of the families that have at least one sample."""
+    return {name for fam in families.values() for name, _, _ in fam.samples}
 
 
 class TableCheck:
@@ -110,6 +157,12 @@ class WebhookMetrics(unittest.TestCase, TableCheck):
     def test_families_match_the_documented_table(self):
         self.assertEqual(self.codes, [200, 422, 200, 400])
         self.assertMatchesTable(self.families, WEBHOOK_SECTION)
+
+    def test_series_the_dashboard_and_alerts_read_are_served(self):
+        used = wasd_series_of(WEBHOOK_SECTION)
+        self.assertIn("wasd_admission_request_duration_seconds_bucket", used)
+        served = served_series(self.families)
+        self.assertEqual({n: w for n, w in used.items() if n not in served}, {})
 
     def test_values_follow_the_traffic(self):
         f = self.families
@@ -196,6 +249,25 @@ class ReconcilerMetrics(unittest.TestCase, TableCheck):
     def test_families_match_the_documented_table(self):
         self.assertMatchesTable(self.leader_families, RECONCILER_SECTION)
         self.assertMatchesTable(self.follower_after, RECONCILER_SECTION)
+
+    def test_series_the_dashboard_and_alerts_read_are_served(self):
+        used = wasd_series_of(RECONCILER_SECTION)
+        self.assertIn("wasd_reconciler_leader", used)
+        served = served_series(self.leader_families)
+        self.assertEqual({n: w for n, w in used.items() if n not in served}, {})
+
+    def test_every_series_read_is_wasds_or_named_here(self):
+        # Every used series is one of the two binaries' (checked against their
+        # scrapes above) or one of the others named in the module docstring;
+        # a misspelt name is in neither and fails here.
+        used = used_series()
+        ours = set(wasd_series_of(WEBHOOK_SECTION)) | set(wasd_series_of(RECONCILER_SECTION))
+        others = {n for n in used if n == "up" or n.startswith("apiserver_admission_webhook_")}
+        self.assertEqual({n: w for n, w in used.items() if n not in ours | others}, {})
+        self.assertEqual(others, {"up", "apiserver_admission_webhook_rejection_count",
+                                  "apiserver_admission_webhook_fail_open_count"})
+        # Control: the section filter drops a name wasd does not export.
+        self.assertNotIn("wasd_gang_pendin_seconds_bucket", ours)
 
     def test_gated_pods_gauge_follows_the_gate(self):
         before = self.follower_gated

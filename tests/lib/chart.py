@@ -170,6 +170,27 @@ def min_kube_version():
 CI_DIR = os.path.join(CHART_DIR, "ci")
 
 
+FULL_VALUES = os.path.join(TESTDATA, "values-full.yaml")
+
+# The renders the chart tests check (tests/chart/test_chart.py) and the real
+# API server is given (tests/cluster/test_chart_real_tools.py): name ->
+# keyword arguments of render().
+SCENARIOS = {
+    "default": dict(),
+    "certmanager": dict(sets=["certs.mode=certManager"]),
+    "full": dict(values_files=[FULL_VALUES]),
+    "full-selfmanaged": dict(values_files=[FULL_VALUES], sets=["certs.mode=selfManaged"]),
+    "no-cleanup": dict(sets=["hooks.cleanupOnDelete=false", "webhook.podDisruptionBudget.enabled=false",
+                             "webhook.antiAffinity=none"]),
+    "external-sa": dict(sets=["webhook.serviceAccount.create=false", "webhook.serviceAccount.name=ext-wh",
+                              "reconciler.serviceAccount.create=false",
+                              "reconciler.serviceAccount.name=ext-rc"]),
+    "other-ns": dict(namespace="platform"),
+    # 53 characters, the longest release name helm admits.
+    "long-name": dict(name="a-very-long-release-name-that-goes-on-and-on-for-a-wh"),
+}
+
+
 def ci_values_files():
     """{name: path} of the per-platform values files in charts/wasd/ci."""
     return {f[:-len("-values.yaml")]: os.path.join(CI_DIR, f)
