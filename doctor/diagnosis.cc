@@ -186,6 +186,33 @@ Verdict CheckConfiguration(Gang& g, Diagnosis& d) {
   return std::nullopt;
 }
 
+// Stage 1b: did the webhook ever admit it? Its mutating webhook puts the
+// marker label on every Deployment with the annotation; the reconciler and
+// the pod webhook select on it. Without it nothing of wasd's acts, so looking
+// for the group objects would blame the reconciler for a webhook that was
+// never called.
+Verdict CheckAdmitted(Gang& g, Diagnosis& d) {
+  if (!workloadbuilder::HasSchedulingCarrier(g.dep))
+    return std::nullopt;  // spec.scheduling: in-tree
+  const std::string* marker = objects::AsString(
+      MemberPath(g.dep, {"metadata", "labels", std::string(workloadbuilder::kManagedLabel)}));
+  if (marker != nullptr && *marker == "true") return std::nullopt;
+  const std::string name = objects::NameOf(g.dep);
+  return Finish(
+      d, kNotAdmitted,
+      "Deployment " + name + " has the annotation wasd.io/scheduling but not the label " +
+          std::string(workloadbuilder::kManagedLabel) +
+          "=true that wasd's webhook adds: the webhook never admitted it (it was created or "
+          "last changed while the webhook was not installed or not called, or its namespace "
+          "is excluded from wasd's webhooks), so no reconciler manages it and its pods are "
+          "scheduled one by one",
+      "check that the webhook runs (kubectl get mutatingwebhookconfigurations -l "
+      "app.kubernetes.io/name=wasd) and that the namespace is not excluded, then send the "
+      "Deployment through it again with a change to its pod template, e.g. `kubectl rollout "
+      "restart deployment/" +
+          name + "` (the new ReplicaSet runs as a gang)");
+}
+
 // Stage 2: the ReplicaSet, the Workload and the group object, and whose they are.
 Verdict CheckGroupObjects(Gang& g, Diagnosis& d) {
   const workloadbuilder::BackendInfo& info = *g.info;
@@ -433,6 +460,7 @@ Diagnosis Diagnose(const GangView& in) {
     d.counts.bound_before_group = CountBoundBeforeGroup(g.members.pods, group);
   }
   if (Verdict v = CheckConfiguration(g, d)) return std::move(*v);
+  if (Verdict v = CheckAdmitted(g, d)) return std::move(*v);
   if (Verdict v = CheckGroupObjects(g, d)) return std::move(*v);
   return JudgeMembers(g, d);
 }

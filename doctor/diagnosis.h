@@ -23,6 +23,12 @@
 //                                   resourceClaims off native, ...) for a
 //                                   Deployment stored past the webhook or
 //                                   admitted before the facts changed
+//   NotAdmitted                     the Deployment has the annotation but
+//                                   not wasd's marker label wasd.io/managed:
+//                                   the webhook never admitted it (created
+//                                   while it was absent or not called, or in
+//                                   an excluded namespace), so no reconciler
+//                                   manages it
 //   PodGroupMissing                 the current ReplicaSet's group object (or
 //                                   the native Workload) does not exist
 //   ForeignObject                   it (or the native Workload) exists but
@@ -87,6 +93,7 @@ inline constexpr std::string_view kInvalidSchedulingConfiguration =
     "InvalidSchedulingConfiguration";
 inline constexpr std::string_view kAPINotAvailable = "APINotAvailable";
 inline constexpr std::string_view kUnsupportedProviderCapability = "UnsupportedProviderCapability";
+inline constexpr std::string_view kNotAdmitted = "NotAdmitted";
 inline constexpr std::string_view kPodGroupMissing = "PodGroupMissing";
 inline constexpr std::string_view kForeignObject = "ForeignObject";
 inline constexpr std::string_view kPodGroupTerminating = "PodGroupTerminating";
@@ -101,6 +108,7 @@ inline constexpr std::string_view kScheduled = "Scheduled";
 inline constexpr std::string_view kAllReasons[] = {kInvalidSchedulingConfiguration,
                                                    kAPINotAvailable,
                                                    kUnsupportedProviderCapability,
+                                                   kNotAdmitted,
                                                    kPodGroupMissing,
                                                    kForeignObject,
                                                    kPodGroupTerminating,

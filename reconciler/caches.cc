@@ -35,6 +35,8 @@ using nlohmann::json;
 namespace {
 
 const std::string kManagedSelector = std::string(workloadbuilder::kManagedLabel) + "=true";
+// Its complement: no marker label, or one with another value.
+std::string UnmanagedSelector() { return std::string(workloadbuilder::kManagedLabel) + "!=true"; }
 
 std::unique_ptr<kube::Informer> MakeInformer(kube::Client& client, kube::Resource resource,
                                              const std::string& selector,
@@ -192,12 +194,25 @@ void Caches::EnableGangStatus() {
   o.projection = BoundPodProjection();
   o.compact = true;
   bound_pods_ = std::make_unique<kube::Informer>(client_, std::move(o));
+  // Every Deployment the webhook did not mark; a few hundred bytes each.
+  unadmitted_ = MakeInformer(client_, kube::Deployments(), UnmanagedSelector(), {},
+                             UnadmittedDeploymentProjection());
+}
+
+std::int64_t Caches::CountNotAdmitted() const {
+  if (unadmitted_ == nullptr || !unadmitted_->HasSynced()) return 0;
+  std::int64_t n = 0;
+  for (const kube::ObjectPtr& d : unadmitted_->List()) {
+    if (workloadbuilder::HasSchedulingCarrier(*d)) ++n;
+  }
+  return n;
 }
 
 void Caches::StartCore() {
   deployments_->Start();
   replicasets_->Start();
   pods_->Start();
+  if (unadmitted_ != nullptr) unadmitted_->Start();
 }
 
 bool Caches::FitInputs(std::vector<Object>* nodes, std::vector<Object>* bound_pods) {
@@ -249,8 +264,8 @@ bool Caches::GroupsSynced(workloadbuilder::Backend backend) const {
 
 void Caches::Stop() {
   for (auto& [backend, informer] : backend_groups_) informer->Stop();
-  for (auto* informer :
-       {&bound_pods_, &nodes_, &podgroups_, &workloads_, &pods_, &replicasets_, &deployments_}) {
+  for (auto* informer : {&unadmitted_, &bound_pods_, &nodes_, &podgroups_, &workloads_, &pods_,
+                         &replicasets_, &deployments_}) {
     if (*informer) (*informer)->Stop();
   }
 }

@@ -10,6 +10,8 @@
 //   <backend> PodGroups  label wasd.io/managed=true, one informer per allowed
 //                 non-native backend (scheduling.volcano.sh, scheduling.run.ai,
 //                 scheduling.x-k8s.io)   index: Deployment (from the name) → groups
+//   Deployments   label wasd.io/managed!=true, with the gang doctor only: names
+//                 and the annotation wasd.io/scheduling (CountNotAdmitted)
 //
 // Pods are filed under the group they name in their backend's way
 // (LinkedPodGroupName: spec.schedulingGroup, an annotation or a label).
@@ -117,6 +119,11 @@ class Caches {
   bool FitInputs(std::vector<objects::Object>* nodes, std::vector<objects::Object>* bound_pods);
   // FitInputs was called (its informers run).
   bool fit_started() const { return fit_started_; }
+  // Deployments with the annotation wasd.io/scheduling but without the
+  // marker label (the webhook never admitted them: doctor::kNotAdmitted),
+  // from a cache of unmarked Deployments that keeps their names and that
+  // annotation only. 0 before its first list or without EnableGangStatus.
+  std::int64_t CountNotAdmitted() const;
 
  private:
   void EnqueueIfManaged(const std::string& ns, const std::string& deployment);
@@ -151,6 +158,8 @@ class Caches {
   std::unique_ptr<kube::Informer> nodes_;
   std::unique_ptr<kube::Informer> bound_pods_;
   std::atomic<bool> fit_started_{false};
+  // EnableGangStatus only, started with the core informers.
+  std::unique_ptr<kube::Informer> unadmitted_;
   ObjectIndex rs_by_deployment_;
   ObjectIndex pods_by_group_;
   ObjectIndex pods_by_replicaset_;  // pod → its controlling ReplicaSet

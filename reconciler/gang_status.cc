@@ -392,7 +392,7 @@ std::uint64_t GangStatus::events() const {
   return events_posted_;
 }
 
-void GangStatus::Render(std::string* out) const {
+void GangStatus::Render(std::string* out, std::int64_t not_admitted) const {
   // Formatted under the lock rather than from a copy of every gang's entry:
   // a scrape of thousands of gangs holds no second map (peak memory), and
   // an Update waits for the formatting at most.
@@ -436,6 +436,9 @@ void GangStatus::Render(std::string* out) const {
     for (std::size_t i = 0; i < by_reason.size(); ++i) {
       if (g.reason == doctor::kAllReasons[i]) ++by_reason[i];
     }
+  }
+  for (std::size_t i = 0; i < by_reason.size(); ++i) {
+    if (doctor::kAllReasons[i] == doctor::kNotAdmitted) by_reason[i] += not_admitted;
   }
   for (std::size_t i = 0; i < by_reason.size(); ++i) {
     metrics::AppendSample(out, "wasd_gangs",

@@ -231,8 +231,10 @@ class GangStatus {
                     const std::string& name, bool api_served, const FitInputsFn& fit);
   // The Deployment is gone: its series go too.
   void Forget(const std::string& ns, const std::string& name);
-  // Appends the wasd_gang_* families.
-  void Render(std::string* out) const;
+  // Appends the wasd_gang_* families; `not_admitted` Deployments (not
+  // reconciled, so not here: Caches::CountNotAdmitted) are counted in
+  // wasd_gangs under doctor::kNotAdmitted.
+  void Render(std::string* out, std::int64_t not_admitted = 0) const;
 
   std::uint64_t patches() const;
   std::uint64_t events() const;

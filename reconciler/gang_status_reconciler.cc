@@ -15,7 +15,8 @@ GangStatusReconciler::GangStatusReconciler(Manager& manager)
       gang_(manager.api(), manager.events(), manager.log(), manager.options().backends.facts,
             manager.options().gang_status_delay) {
   m_.caches().EnableGangStatus();
-  m_.metrics().SetExtraSource([this](std::string* out) { gang_.Render(out); });
+  m_.metrics().SetExtraSource(
+      [this](std::string* out) { gang_.Render(out, m_.caches().CountNotAdmitted()); });
 }
 
 ReconcileResult GangStatusReconciler::Reconcile(const std::string& key) {

@@ -44,6 +44,11 @@ std::shared_ptr<const base::JsonProjection> DeploymentProjection() {
   return p;
 }
 
+std::shared_ptr<const base::JsonProjection> UnadmittedDeploymentProjection() {
+  static const auto p = Make({{{"metadata", "annotations", "wasd.io/scheduling"}}});
+  return p;
+}
+
 std::shared_ptr<const base::JsonProjection> ReplicaSetProjection() {
   static const auto p = Make({planner::ReplicaSetReads(), doctor::ReplicaSetReads()});
   return p;

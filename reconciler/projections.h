@@ -19,6 +19,9 @@
 namespace wasd::reconciler {
 
 std::shared_ptr<const base::JsonProjection> DeploymentProjection();
+// An unmarked Deployment: its identity and the annotation wasd.io/scheduling
+// (Caches::CountNotAdmitted).
+std::shared_ptr<const base::JsonProjection> UnadmittedDeploymentProjection();
 std::shared_ptr<const base::JsonProjection> ReplicaSetProjection();
 std::shared_ptr<const base::JsonProjection> PodProjection();
 // Workloads and PodGroups (objects wasd writes: small, compared whole).

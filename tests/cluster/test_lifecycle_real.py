@@ -23,12 +23,17 @@ API server's audit log:
   podgroup-protection remove the Workload and the PodGroups, and wasd writes
   nothing for it;
 - `wasd explain` on a gang that fits (Scheduled) and on one that cannot fit
-  (Unschedulable, with the fit preview's numbers).
+  (Unschedulable, with the fit preview's numbers);
+- a Deployment with the annotation that the webhook never saw (kube-system is
+  excluded from wasd's webhooks): `wasd explain` says NotAdmitted, not
+  "PodGroupMissing, check the reconciler", and the reconciler's wasd_gangs
+  counts it under NotAdmitted.
 """
 import json
 import os
 import subprocess
 import unittest
+import urllib.request
 
 from cluster.realcluster import APP_NS, NS, RealCluster, run, wait_until
 from lib.manifests import deployment, min_count_of, pod_group_of
@@ -209,6 +214,28 @@ class LifecycleOnRealControlPlane(RealCluster):
                          "no member of a gang that cannot fit is bound alone")
         for n in ("fits", "toobig"):
             self.kubectl("delete", "-n", APP_NS, "deployment", n, "--wait=false")
+
+    def test_a_deployment_the_webhook_never_saw_is_not_admitted(self):
+        self.apply(dict(deployment("unseen", 2, image="worker:v1", namespace="kube-system")))
+        d = self.get("deployment", "-n", "kube-system", "unseen")
+        self.assertNotIn("wasd.io/managed", d["metadata"].get("labels", {}), "kube-system reached the webhook")
+        p = run(WASD, "explain", "deployment/unseen", "-n", "kube-system", "-o", "json", env=self.env, check=False)
+        diag = json.loads(p.stdout)
+        self.assertEqual((p.returncode, diag["status"], diag["reason"]), (3, "False", "NotAdmitted"), diag)
+        self.assertIn("the webhook never admitted it", diag["message"])
+        self.assertIn("kubectl rollout restart deployment/unseen", diag["nextStep"])
+
+        def counted():
+            leader = [q for q in self.live_pods(NS, "app.kubernetes.io/component=reconciler")
+                      if q["status"].get("podIP")]
+            texts = []
+            for q in leader:
+                with urllib.request.urlopen(f"http://{q['status']['podIP']}:8080/metrics", timeout=5) as r:
+                    texts.append(r.read().decode())
+            return any('wasd_gangs{reason="NotAdmitted"} 1\n' in t for t in texts), [
+                line for t in texts for line in t.splitlines() if line.startswith("wasd_gangs{")]
+        wait_until("wasd_gangs counts the Deployment under NotAdmitted", counted, timeout=60)
+        self.kubectl("delete", "-n", "kube-system", "deployment", "unseen", "--wait=false")
 
 
 if __name__ == "__main__":

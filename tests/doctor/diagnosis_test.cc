@@ -51,6 +51,7 @@ json Deployment(int replicas, const json& config, const std::string& backend = "
            {{"name", "web"},
             {"namespace", "ns"},
             {"uid", "dep-1"},
+            {"labels", {{"wasd.io/managed", "true"}}},  // as the webhook admitted it
             {"annotations", {{"wasd.io/scheduling", config.dump()}}}}},
           {"spec",
            {{"replicas", replicas},
@@ -204,6 +205,26 @@ TEST_CASE("one reason per situation, in dominance order", "[doctor]") {
     const Diagnosis d = Diagnose(in);
     CHECK(d.reason == kUnsupportedProviderCapability);
     CHECK_THAT(d.message, Catch::Contains("schedulingConstraints.topology"));
+  }
+  SECTION("NotAdmitted: the annotation without the webhook's marker label") {
+    GangInput in = Native(4, 4);
+    in.workload = nullptr;
+    in.group_objects.clear();
+    in.deployment["metadata"].erase("labels");
+    Diagnosis d = Diagnose(in);
+    CHECK(d.reason == kNotAdmitted);
+    CHECK_FALSE(d.scheduled);
+    CHECK_THAT(d.message, Catch::StartsWith("Deployment web has the annotation wasd.io/scheduling "
+                                            "but not the label wasd.io/managed=true"));
+    CHECK_THAT(d.next_step, Catch::Contains("kubectl rollout restart deployment/web"));
+    in.deployment["metadata"]["labels"] = {{"wasd.io/managed", "false"}};
+    CHECK(Diagnose(in).reason == kNotAdmitted);
+    // An unusable configuration still says so first; a marked one goes on.
+    in.deployment["metadata"]["annotations"]["wasd.io/scheduling"] = "{";
+    CHECK(Diagnose(in).reason == kInvalidSchedulingConfiguration);
+    in = Native(4, 4);
+    in.workload = nullptr;
+    CHECK(Diagnose(in).reason == kPodGroupMissing);
   }
   SECTION("PodGroupMissing: the group object, or the native Workload") {
     GangInput in = Native(4, 4);

@@ -542,6 +542,13 @@ TEST_CASE("gang status: the metrics count each gang under the reason it was publ
   CHECK(text.rfind("# what came before\n", 0) == 0);
   CHECK(text.find("wasd_gangs{reason=\"Unschedulable\"} 1\n") != std::string::npos);
   CHECK(text.find("wasd_gangs{reason=\"Scheduled\"} 0\n") != std::string::npos);
+  CHECK(text.find("wasd_gangs{reason=\"NotAdmitted\"} 0\n") != std::string::npos);
+  // Deployments the webhook never admitted are not reconciled: the caches
+  // count them (Caches::CountNotAdmitted) and Render adds them.
+  std::string with_unadmitted;
+  status.Render(&with_unadmitted, 3);
+  CHECK(with_unadmitted.find("wasd_gangs{reason=\"NotAdmitted\"} 3\n") != std::string::npos);
+  CHECK(with_unadmitted.find("wasd_gangs{reason=\"Unschedulable\"} 1\n") != std::string::npos);
   const std::string created =
       "wasd_gang_members{namespace=\"ml\",deployment=\"train\",state=\"created\"} " +
       std::to_string(f.full.pods.size()) + "\n";
