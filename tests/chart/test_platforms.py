@@ -76,7 +76,7 @@ class EveryPlatformFile(unittest.TestCase):
     def test_valid_values_and_objects_for_the_oldest_supported_release(self):
         schema = chart.load_schema()
         kube = chart.min_kube_version()
-        self.assertEqual(kube, "1.30")
+        self.assertEqual(kube, "1.37")
         for name, path in chart.ci_values_files().items():
             with self.subTest(platform=name):
                 self.assertEqual(js.validate(chart.merged_values([path]), schema), [])
@@ -216,7 +216,7 @@ class Subchart(unittest.TestCase):
         self.assertTrue(js.validate(values, chart.load_schema()))
 
     def test_registry_rule(self):
-        for repo, want in (("ghcr.io/wasd-io/wasd", "m:5/wasd-io/wasd"),
+        for repo, want in (("registry.example.com/wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("localhost/wasd", "m:5/wasd"),
                            ("wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("wasd", "m:5/wasd")):

@@ -91,7 +91,8 @@ class UpgradeOnRealControlPlane(RealCluster):
         sys.stderr.write(f"previous {self.prev_tag} ({self.prev_bin}), current {self.cur_tag}\n")
         self.kubectl("create", "namespace", NS)
         self.helm("install", "wasd", os.path.join(self.prev, "chart"), "-n", NS,
-                  "--set", f"image.tag={self.prev_tag}", "--timeout", "5m")
+                  "--set", f"image.repository={self.image}", "--set", f"image.tag={self.prev_tag}",
+                  "--timeout", "5m")
         self.rolled_out()
         self.runs("webhook", self.prev_bin)
         self.runs("reconciler", self.prev_bin)
@@ -104,7 +105,8 @@ class UpgradeOnRealControlPlane(RealCluster):
         # default wait, hookOnly, does not wait for it), then resumed.
         self.kubectl("rollout", "pause", "-n", NS, "deployment/wasd-reconciler")
         self.helm("upgrade", "wasd", os.path.join(SOURCE_DIR, "charts", "wasd"), "-n", NS,
-                  "--set", f"image.tag={self.cur_tag}", "--timeout", "5m")
+                  "--set", f"image.repository={self.image}", "--set", f"image.tag={self.cur_tag}",
+                  "--timeout", "5m")
         self.kubectl("rollout", "status", "deployment/wasd-webhook", "-n", NS, "--timeout=180s")
         self.runs("webhook", WASD)
         self.runs("reconciler", self.prev_bin)  # N-1: the paused rollout kept its old ReplicaSet
