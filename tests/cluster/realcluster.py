@@ -130,9 +130,12 @@ class RealCluster(unittest.TestCase):
     def install_chart(self, *values):
         """`helm install` of charts/wasd with its default values (image.repository
         and image.tag set, plus
-        `values`), then both Deployments rolled out."""
+        `values`), then both Deployments rolled out. The release namespace is
+        created unless the test made it first (to put objects the values name,
+        such as a ConfigMap for an extra volume, there before the install)."""
         version = run(WASD, "version").stdout.split()[1]
-        self.kubectl("create", "namespace", NS)
+        if self.kubectl("get", "namespace", NS, check=False).returncode != 0:
+            self.kubectl("create", "namespace", NS)
         t0 = time.monotonic()
         # helm v4 waits for the hook Jobs (certs-generate, certs-inject): they
         # must run and succeed on the node agent.
