@@ -23,8 +23,9 @@
 #                     (default build/wasd)
 #   WASD_BIN_FOR_TAG  TAG=PATH,...: another binary for the image of that tag
 #                     (an older release's, for the upgrade tests)
-#   WASD_IMAGE        image repository mapped to it (default: the chart's
-#                     image.repository)
+#   WASD_IMAGE        image repository mapped to it (default: wasd.test/wasd,
+#                     a name no registry serves; install the chart with
+#                     --set image.repository=$WASD_IMAGE, cluster.env has it)
 #   WASD_CACHE        see scripts/components.sh
 #   WASD_CLUSTER_AUDIT=1  the API server writes an audit log of every write
 #                     (create, update, patch, delete; level Metadata) to
@@ -212,7 +213,7 @@ up() {
   local wasd=${WASD_BIN:-$root/build/wasd}
   [ -x "$wasd" ] || die "no wasd binary at $wasd (scripts/build.sh, or WASD_BIN)"
   wasd=$(cd "$(dirname "$wasd")" && pwd)/$(basename "$wasd")
-  local image=${WASD_IMAGE:-$(sed -n 's/^  repository: *//p' "$root/charts/wasd/values.yaml" | head -1)}
+  local image=${WASD_IMAGE:-wasd.test/wasd}
   local BIN
   BIN=$("$root/scripts/components.sh") || die "the components did not build"
   command -v openssl >/dev/null || die "openssl is not installed"

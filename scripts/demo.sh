@@ -41,7 +41,7 @@ else
 fi
 
 demo_cluster() {
-  local bin version
+  local bin version image
   echo "== the Kubernetes v1.37.2 components (scripts/components.sh; the first run builds them)"
   bin=$("$root/scripts/components.sh")
   given=${WASD_CLUSTER_DIR:-}
@@ -70,7 +70,10 @@ demo_cluster() {
   version=$("$wasd" version | head -1 | cut -d" " -f2)
   echo "== helm install wasd charts/wasd (image tag $version)"
   kubectl create namespace wasd-system >/dev/null
-  helm install wasd "$root/charts/wasd" -n wasd-system --set image.tag="$version" --timeout 5m
+  # The image name the node agent runs the wasd binary for (cluster.env).
+  image=$(sed -n 's/^WASD_IMAGE=//p' "$dir/cluster.env")
+  helm install wasd "$root/charts/wasd" -n wasd-system --set image.repository="$image" \
+    --set image.tag="$version" --timeout 5m
   kubectl rollout status deployment/wasd-webhook -n wasd-system --timeout=180s
   kubectl rollout status deployment/wasd-reconciler -n wasd-system --timeout=180s
   echo

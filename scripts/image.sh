@@ -12,9 +12,10 @@
 #                     binary is then only a link of the objects it has.
 #   --out DIR         where the context, the archive and image.env go.
 #                     Default build-image/.
-#   --repository R    image name without tag. Default: image.repository of
-#                     charts/wasd/values.yaml, so the chart's defaults name
-#                     exactly this image.
+#   --repository R    image name without tag. Default: localhost/wasd (a
+#                     local name, as podman gives one; the chart has no
+#                     default image: install it with
+#                     --set image.repository=<where you push it>).
 #   --context-only    stage DIR/context and stop (for `docker build -f
 #                     Dockerfile DIR/context` on a machine with docker).
 #
@@ -80,8 +81,7 @@ fi
 
 # 3. The image, then the OCI archive.
 if [ -z "$repository" ]; then
-  repository=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["image"]["repository"])' \
-    "$root/charts/wasd/values.yaml")
+  repository=localhost/wasd
 fi
 command -v buildah >/dev/null || { echo "image.sh: buildah is not installed (scripts/setup.sh)" >&2; exit 1; }
 # Layer and config timestamps from the commit, so a rebuild of the same

@@ -22,7 +22,7 @@
 #                           [--krew-uri-template T] [--no-image]
 #   --build-dir   CMake tree for the binary (default build-image/cmake; see image.sh)
 #   --out         default build-image/release (emptied first)
-#   --repository  image name without tag (default: the chart's image.repository)
+#   --repository  image name without tag (default: localhost/wasd, scripts/image.sh)
 #   --krew-uri-template  where the tarball will be downloaded from; {version}
 #                 and {tarball} are replaced (default: the GitHub release of
 #                 tag v{version}, see scripts/krew_manifest.py)

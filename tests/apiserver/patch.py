@@ -153,6 +153,11 @@ MERGE_KEYS = {
     "conditions": "type", "schedulingGates": "name", "resourceClaims": "name",
     "hostAliases": "ip", "topologySpreadConstraints": "topologyKey", "readinessGates": "conditionType",
     "containerStatuses": "name", "initContainerStatuses": "name",
+    # Mutating/ValidatingWebhookConfiguration.webhooks (patchMergeKey name in
+    # k8s.io/api/admissionregistration/v1): kubectl apply sends only the
+    # changed fields of each webhook, so a whole-list replace would drop the
+    # rest (the injected caBundle, rules, clientConfig).
+    "webhooks": "name",
 }
 # Primitive lists merged as sets.
 SET_LISTS = {"finalizers"}

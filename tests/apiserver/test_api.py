@@ -196,6 +196,41 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(st, 409)
         self.assertIn("Precondition failed: UID in precondition: nope", out["message"])
 
+    def test_apply_merges_webhooks_by_name(self):
+        """kubectl apply of a webhook configuration whose namespaceSelector
+        changed (the chart's upgrade and rollback) patches each webhook by
+        name, as kube's patchMergeKey says: the caBundle another writer put
+        there, and every field the patch does not name, stay."""
+        def cfg(extra):
+            exprs = [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}]
+            return json.dumps({
+                "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "merge-by-name"},
+                "webhooks": [{"name": n, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                              "clientConfig": {"service": {"name": "s", "namespace": "default", "path": "/v"}},
+                              "rules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"],
+                                         "operations": ["CREATE"]}],
+                              "namespaceSelector": {"matchExpressions": exprs + extra}}
+                             for n in ("a.wasd.io", "b.wasd.io")]})
+        path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/merge-by-name"
+        self.srv.Kubectl("apply", "-f", "-", input=cfg([]))
+        # The server is shared by this class: no other test may meet this webhook.
+        self.addCleanup(self.srv.Request, "DELETE", path)
+        live = self.srv.Get(path)
+        for w in live["webhooks"]:
+            w["clientConfig"]["caBundle"] = "Q0E="
+        self.assertEqual(self.srv.Request("PUT", path, live)[0], 200)
+        ignore = [{"key": "wasd.io/ignore", "operator": "NotIn", "values": ["true"]}]
+        for step, extra in (("upgrade", ignore), ("rollback", [])):
+            self.srv.Kubectl("apply", "-f", "-", input=cfg(extra))
+            got = self.srv.Get(path)["webhooks"]
+            self.assertEqual([w["name"] for w in got], ["a.wasd.io", "b.wasd.io"], step)
+            for w in got:
+                self.assertEqual(w["clientConfig"].get("caBundle"), "Q0E=", f"{step} {w['name']}")
+                self.assertEqual(w["clientConfig"]["service"]["path"], "/v", step)
+                self.assertEqual(w["rules"][0]["resources"], ["deployments"], step)
+                self.assertEqual(len(w["namespaceSelector"]["matchExpressions"]), 1 + len(extra), step)
+
     def test_authentication(self):
         st, _, out = self.srv.Request("GET", CM, token="wrong")
         self.assertEqual((st, out["reason"]), (401, "Unauthorized"))

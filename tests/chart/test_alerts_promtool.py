@@ -29,6 +29,7 @@ import unittest
 
 import yaml
 
+from lib import chart
 from lib.components import tool
 from lib.paths import SOURCE_DIR
 
@@ -51,7 +52,8 @@ def render_rules(*sets):
         env = dict(os.environ, HELM_CACHE_HOME=f"{home}/cache", HELM_CONFIG_HOME=f"{home}/config",
                    HELM_DATA_HOME=f"{home}/data")
         args = [tool("helm"), "template", "wasd", CHART, "-n", NS,
-                "--set", "image.tag=0.0.0-test", "--set", "prometheusRule.enabled=true",
+                "--set", "image.repository=" + chart.TEST_IMAGE_REPOSITORY, "--set", "image.tag=0.0.0-test",
+                "--set", "prometheusRule.enabled=true",
                 "--show-only", "templates/prometheusrule.yaml"]
         for s in sets:
             args += ["--set", s]

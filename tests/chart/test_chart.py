@@ -342,7 +342,9 @@ class Registration(unittest.TestCase):
                 want_timeout = mtimeout if kind.startswith("Mutating") else vtimeout
                 self.assertEqual(wh["timeoutSeconds"], want_timeout)
                 exprs = wh["namespaceSelector"]["matchExpressions"]
-                self.assertEqual(len(exprs), 1)
+                # By name, then by label (its key: tests/chart/test_chart_options.py).
+                self.assertEqual(len(exprs), 2)
+                self.assertEqual((exprs[1]["operator"], exprs[1]["values"]), ("NotIn", ["true"]))
                 self.assertEqual((exprs[0]["key"], exprs[0]["operator"]), ("kubernetes.io/metadata.name", "NotIn"))
                 self.assertEqual(set(exprs[0]["values"]), {"kube-system", ns} | set(extra_excluded))
                 if resource == "pods":
@@ -512,7 +514,7 @@ class Hooks(unittest.TestCase):
         # a CA renewed on upgrade is trusted before any replica serves it.
         self.assertEqual(args_map(g["args"][2:]), dict(rotate_args, once=None, **{
             "webhook-config": "wasd", "skip-missing-webhook-config": None}))
-        self.assertEqual(g["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+        self.assertEqual(g["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
         inject = one(objs, "Job", "wasd-certs-inject")
         self.assertEqual(chart.hook_phases(inject), {"post-install", "post-upgrade"})
         i = container(inject, "inject-ca")
@@ -553,7 +555,7 @@ class Hooks(unittest.TestCase):
             self.assertEqual(chart.hook_phases(job), {"pre-delete"})
             c = container(job, "uninstall")
             # The wasd image itself: no second (kubectl) image to mirror.
-            self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+            self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
             self.assertNotIn("command", c)
             self.assertEqual(c["args"][:2], ["certs", "uninstall"])
             want = {"webhook-config": "wasd"}
@@ -568,7 +570,7 @@ class Hooks(unittest.TestCase):
         c = container(pod, "selftest")
         self.assertEqual(c["args"][0], "selftest")
         self.assertEqual(args_map(c["args"][1:]), {"namespace": "default", "timeout": "30s"})
-        self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd:0.1.0")
+        self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
         # Logs kept for `helm test --logs`: no hook-succeeded deletion.
         self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook-delete-policy"], "before-hook-creation")
         role = one(objs, "Role", "wasd-test")
@@ -613,7 +615,8 @@ class ValuesReachObjects(unittest.TestCase):
         # global.imageRegistry replaces the registry host of image.repository.
         self.assertEqual(c["image"], "mirror.example.com/platform/wasd:9.9.9-test")
         self.assertEqual(c["imagePullPolicy"], "Always")
-        self.assertEqual(spec["imagePullSecrets"], [{"name": "regcred"}])
+        # global.imagePullSecrets first; regcred, in both lists, once.
+        self.assertEqual(spec["imagePullSecrets"], [{"name": "parent-regcred"}, {"name": "regcred"}])
         self.assertEqual(spec["priorityClassName"], "wasd-critical")
         self.assertEqual(spec["securityContext"]["runAsUser"], 10001)
         self.assertEqual(spec["securityContext"]["runAsGroup"], 10002)
@@ -661,7 +664,7 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual({p["name"]: (p["port"], p["targetPort"]) for p in svc["spec"]["ports"]},
                          {"webhook": (8443, "webhook"), "metrics": (18080, "metrics")})
         sa = one(objs, "ServiceAccount", "custom-webhook-sa")
-        self.assertEqual(sa["metadata"]["annotations"], {"example.com/role": "webhook"})
+        self.assertEqual(sa["metadata"]["annotations"], {"example.com/role": "webhook", "example.com/owner": "platform-team"})  # + commonAnnotations
 
         rc = one(objs, "Deployment", "platform-wasd-reconciler")
         rspec = rc["spec"]["template"]["spec"]
@@ -744,7 +747,7 @@ class ValuesReachObjects(unittest.TestCase):
         digest = "sha256:" + "ab" * 32
         objs = chart.render(sets=["image.digest=" + digest, "image.tag=1.2.3"])
         c = container(one(objs, "Deployment", "wasd-webhook"), "webhook")
-        self.assertEqual(c["image"], "ghcr.io/wasd-io/wasd@" + digest)
+        self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + "@" + digest)
 
     def test_notes_tell_how_to_opt_in(self):
         notes = chart.render_text(notes=True)

@@ -122,7 +122,7 @@ class EveryPlatformFile(unittest.TestCase):
 
     def test_lint_and_fields_of_the_oldest_supported_release(self):
         kube = chart.min_kube_version()
-        self.assertEqual(kube, "1.30")
+        self.assertEqual(kube, "1.37")
         for name, path in chart.ci_values_files().items():
             with self.subTest(platform=name):
                 self.assertIn("0 chart(s) failed", chart.lint(values_files=[path]))
@@ -263,7 +263,7 @@ class Subchart(unittest.TestCase):
         self.assertIn("globals", str(cm.exception))
 
     def test_registry_rule(self):
-        for repo, want in (("ghcr.io/wasd-io/wasd", "m:5/wasd-io/wasd"),
+        for repo, want in (("registry.example.com/wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("localhost/wasd", "m:5/wasd"),
                            ("wasd-io/wasd", "m:5/wasd-io/wasd"),
                            ("wasd", "m:5/wasd")):

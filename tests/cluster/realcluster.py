@@ -85,6 +85,9 @@ class RealCluster(unittest.TestCase):
         with open(os.path.join(cls.dir, "cluster.env")) as f:
             conf = dict(line.split("=", 1) for line in f.read().split())
         cls.bin = conf["BIN"]
+        # The image name the node agent runs the wasd binary for (cluster.sh's
+        # WASD_IMAGE): every chart install passes it as image.repository.
+        cls.image = conf["WASD_IMAGE"]
         cls.env["KUBECONFIG"] = os.path.join(cls.dir, "admin.kubeconfig")
         cls.env["PATH"] = cls.bin + os.pathsep + cls.env.get("PATH", "")
         cls.failed = False
@@ -126,8 +129,11 @@ class RealCluster(unittest.TestCase):
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
     def install_chart(self, *values):
-        """`helm install` of charts/wasd with its default values (image.tag set, plus
-        `values`), then both Deployments rolled out."""
+        """`helm install` of charts/wasd with its default values (image.repository
+        and image.tag set, plus
+        `values`), then both Deployments rolled out. The release namespace is
+        created unless the test made it first (to put objects the values name,
+        such as a ConfigMap for an extra volume, there before the install)."""
         version = run(WASD, "version").stdout.split()[1]
         if self.kubectl("get", "namespace", NS, check=False).returncode != 0:
             self.kubectl("create", "namespace", NS)
@@ -136,7 +142,8 @@ class RealCluster(unittest.TestCase):
         # must run and succeed on the node agent.
         args = [a for v in values for a in ("--set", v)]
         self.helm("install", "wasd", os.path.join(SOURCE_DIR, "charts", "wasd"), "-n", NS,
-                  "--set", f"image.tag={version}", *args, "--timeout", "5m")
+                  "--set", f"image.repository={self.image}", "--set", f"image.tag={version}", *args,
+                  "--timeout", "5m")
         sys.stderr.write(f"helm install: {time.monotonic() - t0:.1f} s\n")
         for d in ("wasd-webhook", "wasd-reconciler"):
             self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=120s")

@@ -158,7 +158,7 @@ class BackendsOnRealApiServer(RealCluster):
             args = [a for v in ["webhook.replicaCount=1", "reconciler.replicaCount=1", f"backend={backend}",
                                 *VALUES[backend]] for a in ("--set", v)]
             self.helm("upgrade", "wasd", os.path.join(SOURCE_DIR, "charts", "wasd"), "-n", NS,
-                      "--set", f"image.tag={version}", *args,
+                      "--set", f"image.repository={self.image}", "--set", f"image.tag={version}", *args,
                       "--timeout", "5m")
             for d in ("wasd-webhook", "wasd-reconciler"):
                 self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=120s")

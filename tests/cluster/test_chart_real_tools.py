@@ -80,7 +80,7 @@ class ChartOnRealTools(RealCluster):
         for values in [None] + VALUES:
             label = os.path.basename(values) if values else "default values"
             with self.subTest(values=label):
-                args = ["-f", values] if values else []
+                args = ["--set", "image.repository=" + self.image] + (["-f", values] if values else [])
                 lint = self.helm("lint", "--strict", CHART, *args, check=False)
                 self.assertEqual(lint.returncode, 0, f"{label}: helm lint --strict\n{lint.stdout}{lint.stderr}")
                 self.assertIn("0 chart(s) failed", lint.stdout)

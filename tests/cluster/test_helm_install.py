@@ -5,7 +5,7 @@ kube-controller-manager and kube-scheduler v1.37.2 built from their Go modules
 wasd's pods as processes (tests/cluster/nodeagent).
 
 - `helm install` (helm v4.3.2) with the chart's default values and only
-  image.tag set: the selfManaged certificate hook Jobs run for real (helm
+  image.repository (the node agent's test image) and image.tag set: the selfManaged certificate hook Jobs run for real (helm
   waits for them), then every webhook and reconciler replica turns Ready
   through its own readiness probe;
 - `kubectl apply` of a bad Deployment is denied with wasd's message, through

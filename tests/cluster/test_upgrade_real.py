@@ -15,6 +15,11 @@ previous binary for the previous image tag (WASD_BIN_FOR_TAG). Proven:
   reconciles a new Deployment;
 - `helm rollback` brings the previous binary back, still admitting and
   denying;
+- the caBundle of every webhook (both configurations) stays byte for byte
+  what the install injected, through the upgrade (whose chart adds the
+  wasd.io/ignore namespaceSelector expression) and the rollback (which
+  removes it again and runs no hook to re-inject): helm's patch of each
+  webhook leaves the field it does not own alone;
 - `helm uninstall` leaves no Mutating/ValidatingWebhookConfiguration, no
   Secret or ConfigMap holding a CA or certificate in the release namespace.
 """
@@ -82,6 +87,15 @@ class UpgradeOnRealControlPlane(RealCluster):
             return any(name in n for n in names), names
         wait_until(f"the Workload of {name}", workload, timeout=120)
 
+    def webhooks(self):
+        """{(kind, webhook name): (caBundle, namespaceSelector keys)} as stored."""
+        out = {}
+        for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+            for w in self.get(kind, "wasd")["webhooks"]:
+                keys = [e["key"] for e in (w.get("namespaceSelector") or {}).get("matchExpressions") or []]
+                out[(kind, w["name"])] = (w["clientConfig"].get("caBundle", ""), keys)
+        return out
+
     def denied(self):
         p = self.kubectl("apply", "-n", APP_NS, "-f", BAD, check=False)
         self.assertNotEqual(p.returncode, 0)
@@ -91,12 +105,16 @@ class UpgradeOnRealControlPlane(RealCluster):
         sys.stderr.write(f"previous {self.prev_tag} ({self.prev_bin}), current {self.cur_tag}\n")
         self.kubectl("create", "namespace", NS)
         self.helm("install", "wasd", os.path.join(self.prev, "chart"), "-n", NS,
-                  "--set", f"image.tag={self.prev_tag}", "--timeout", "5m")
+                  "--set", f"image.repository={self.image}", "--set", f"image.tag={self.prev_tag}",
+                  "--timeout", "5m")
         self.rolled_out()
         self.runs("webhook", self.prev_bin)
         self.runs("reconciler", self.prev_bin)
         self.denied()
         self.admitted_and_reconciled("before-upgrade")
+        installed = self.webhooks()
+        self.assertTrue(installed)
+        self.assertEqual([k for k, (ca, _) in installed.items() if not ca], [], "no caBundle after install")
 
         # The skew of an upgrade in progress: the webhook rolled to N while the
         # reconciler's old ReplicaSet (N-1: its pod template, its binary) still
@@ -104,7 +122,8 @@ class UpgradeOnRealControlPlane(RealCluster):
         # default wait, hookOnly, does not wait for it), then resumed.
         self.kubectl("rollout", "pause", "-n", NS, "deployment/wasd-reconciler")
         self.helm("upgrade", "wasd", os.path.join(SOURCE_DIR, "charts", "wasd"), "-n", NS,
-                  "--set", f"image.tag={self.cur_tag}", "--timeout", "5m")
+                  "--set", f"image.repository={self.image}", "--set", f"image.tag={self.cur_tag}",
+                  "--timeout", "5m")
         self.kubectl("rollout", "status", "deployment/wasd-webhook", "-n", NS, "--timeout=180s")
         self.runs("webhook", WASD)
         self.runs("reconciler", self.prev_bin)  # N-1: the paused rollout kept its old ReplicaSet
@@ -118,6 +137,11 @@ class UpgradeOnRealControlPlane(RealCluster):
                             self.binaries("webhook") | self.binaries("reconciler")), timeout=120)
         self.denied()
         self.admitted_and_reconciled("after-upgrade")
+        upgraded = self.webhooks()
+        self.assertEqual({k: ca for k, (ca, _) in upgraded.items()},
+                         {k: ca for k, (ca, _) in installed.items()}, "the upgrade changed a caBundle")
+        self.assertEqual([k for k, (_, keys) in upgraded.items() if "wasd.io/ignore" not in keys], [],
+                         "the current chart's namespace opt-out label is not in every selector")
 
         self.helm("rollback", "wasd", "1", "-n", NS, "--timeout", "5m")
         self.rolled_out()
@@ -126,6 +150,7 @@ class UpgradeOnRealControlPlane(RealCluster):
                             self.binaries("webhook") | self.binaries("reconciler")), timeout=120)
         self.denied()
         self.admitted_and_reconciled("after-rollback")
+        self.assertEqual(self.webhooks(), installed, "the rollback changed a caBundle or a selector")
 
         for n in ("before-upgrade", "after-upgrade", "skew", "after-rollback"):
             self.kubectl("delete", "-n", APP_NS, "deployment", n, "--wait=false")

@@ -62,12 +62,15 @@ RUN = {
     "build/wasd check -f examples/kep-1-gang-zone-atomic.yaml -o yaml":
         (0, "README: exit 0 when every Deployment is allowed"),
     '"$(scripts/components.sh)/helm" template wasd charts/wasd --namespace wasd-system':
+        (1, "chart README: without image.repository the render fails"),
+    '"$(scripts/components.sh)/helm" template wasd charts/wasd --namespace wasd-system --set image.repository=wasd.test/wasd':
         (0, "chart README: the default render with the real helm"),
-    '"$(scripts/components.sh)/helm" template wasd charts/wasd --namespace wasd-system --set certs.mode=certManager':
+    '"$(scripts/components.sh)/helm" template wasd charts/wasd --namespace wasd-system --set image.repository=wasd.test/wasd --set certs.mode=certManager':
         (0, "chart README: the cert-manager render"),
     '"$(scripts/components.sh)/helm" template wasd charts/wasd --namespace wasd-system -f tests/chart/testdata/values-full.yaml':
         (0, "chart README: a values file"),
-    '"$(scripts/components.sh)/helm" lint --strict charts/wasd': (0, "chart README: helm lint --strict"),
+    '"$(scripts/components.sh)/helm" lint --strict charts/wasd --set image.repository=wasd.test/wasd':
+        (0, "chart README: helm lint --strict"),
 }
 
 # Commands that cannot run on a build machine, and why.

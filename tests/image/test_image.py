@@ -116,8 +116,11 @@ class Image(unittest.TestCase):
         try:
             cls._build()
             cls._unpack()
+            # The chart has no default image: named as a user names the
+            # image they pushed (the built one, without its tag).
             cls.objs = [o for o in yaml.safe_load_all(chart.render_text(
-                namespace=RELEASE_NS, chart_dir=cls.chart_dir)) if o]
+                namespace=RELEASE_NS, chart_dir=cls.chart_dir,
+                sets=["image.repository=" + cls.image.rsplit(":", 1)[0]])) if o]
             t = Timer()
             cls.srv = ApiServer().Start()
             log("test API server ready in %s on %s" % (t, cls.srv.url))

@@ -64,8 +64,27 @@ def helm(*args):
     return proc.stdout
 
 
+# The image name every test install and render uses: the chart has no default
+# (an unset image.repository fails the render). The same name as
+# scripts/cluster.sh's WASD_IMAGE default, which tells the node agent that
+# containers of this image run the wasd binary.
+TEST_IMAGE_REPOSITORY = "wasd.test/wasd"
+
+
+def _test_image_values():
+    """A values file naming TEST_IMAGE_REPOSITORY, given before the caller's
+    own -f files and --set values so that either overrides it (an empty
+    `image.repository=` in sets renders the chart as a user who set nothing)."""
+    if "image_values" not in _state:
+        path = os.path.join(_workdir(), "test-image-values.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump({"image": {"repository": TEST_IMAGE_REPOSITORY}}, f)
+        _state["image_values"] = path
+    return _state["image_values"]
+
+
 def _value_args(values_files, sets):
-    args = []
+    args = ["-f", _test_image_values()]
     for f in values_files:
         args += ["-f", f]
     for s in sets:

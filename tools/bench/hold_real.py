@@ -110,7 +110,7 @@ def Run(hold, sizes, nodes, timeout):
         helm = os.path.join(conf["BIN"], "helm")
         version = run(conf["WASD_BIN"], "version", env=env).stdout.split()[1]
         run(kubectl, "create", "namespace", NS, env=env)
-        values = ["--set", f"image.tag={version}"]
+        values = ["--set", f"image.repository={conf['WASD_IMAGE']}", "--set", f"image.tag={version}"]
         if hold == "gate":
             values += ["--set", "webhook.podHold.native=gate"]
         run(helm, "install", "wasd", os.path.join(ROOT, "charts", "wasd"), "-n", NS, *values,

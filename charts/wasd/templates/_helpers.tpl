@@ -64,6 +64,20 @@ app.kubernetes.io/part-of: wasd
 {{- end -}}
 
 {{/*
+The image must be named by the user: the chart has no public image, and a
+made-up default would only sit in ImagePullBackOff until the install times
+out. The default placeholder REGISTRY/wasd (or the ghcr.io/wasd-io/wasd of
+releases before it) fails the render with one message saying what to set;
+an empty name is refused by values.schema.json.
+*/}}
+{{- define "wasd.checkImage" -}}
+{{- $repo := .Values.image.repository | default "" | trim | trimSuffix "/" -}}
+{{- if has $repo (list "" "REGISTRY/wasd" "ghcr.io/wasd-io/wasd") -}}
+{{- fail (printf "image.repository is not set (%q is a placeholder): the chart has no public image. Push the wasd image (scripts/image.sh) to a registry your cluster pulls from and install with --set image.repository=REGISTRY/wasd (charts/wasd/README.md, \"Install\")" $repo) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 Image reference of the wasd binary: digest wins over tag; tag defaults to
 appVersion. A registry — global.imageRegistry (a mirror, often set by a
 parent chart), else image.registry — replaces the registry host of
@@ -72,6 +86,7 @@ image.repository (its first path element when that has a "." or ":" or is
 one.
 */}}
 {{- define "wasd.image" -}}
+{{- include "wasd.checkImage" . -}}
 {{- $repo := .Values.image.repository -}}
 {{- with (coalesce (.Values.global | default dict).imageRegistry .Values.image.registry) -}}
 {{- $parts := splitList "/" $repo -}}
@@ -198,6 +213,11 @@ matchExpressions:
     operator: NotIn
     values:
       {{- toYaml (uniq (concat (list "kube-system" .Release.Namespace) .Values.admission.excludedNamespaces)) | nindent 6 }}
+  {{- with .Values.admission.ignoreNamespaceLabel }}
+  - key: {{ . | quote }}
+    operator: NotIn
+    values: ["true"]
+  {{- end }}
 {{- end -}}
 
 {{/* The Service the API server calls: name, namespace, port. */}}
@@ -209,9 +229,21 @@ service:
   port: {{ .ctx.Values.webhook.service.port }}
 {{- end -}}
 
+{{/*
+An object's annotations: its own map over commonAnnotations, as YAML (empty
+when both are empty). Call with (list $ map).
+*/}}
+{{- define "wasd.annotations" -}}
+{{- $ctx := index . 0 -}}
+{{- $ann := merge (deepCopy (index . 1 | default dict)) (deepCopy ($ctx.Values.commonAnnotations | default dict)) -}}
+{{- if $ann -}}
+{{- toYaml $ann -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Annotations of the webhook configurations: admission.webhookAnnotations and cert-manager CA injection. */}}
 {{- define "wasd.webhookConfigAnnotations" -}}
-{{- $ann := deepCopy (.Values.admission.webhookAnnotations | default dict) -}}
+{{- $ann := merge (deepCopy (.Values.admission.webhookAnnotations | default dict)) (deepCopy (.Values.commonAnnotations | default dict)) -}}
 {{- if eq .Values.certs.mode "certManager" -}}
 {{- $_ := set $ann "cert-manager.io/inject-ca-from" (printf "%s/%s" .Release.Namespace (include "wasd.webhookName" .)) -}}
 {{- end -}}
@@ -220,12 +252,28 @@ service:
 {{- end -}}
 {{- end -}}
 
+{{/*
+imagePullSecrets of every pod: global.imagePullSecrets (often set by a
+parent chart) then imagePullSecrets, each name once. A YAML list.
+*/}}
+{{- define "wasd.imagePullSecrets" -}}
+{{- $out := list -}}
+{{- $seen := dict -}}
+{{- range (concat ((.Values.global | default dict).imagePullSecrets | default list) (.Values.imagePullSecrets | default list)) -}}
+{{- if not (hasKey $seen .name) -}}
+{{- $_ := set $seen .name true -}}
+{{- $out = append $out (dict "name" .name) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
 {{/* Pod-level settings shared by the hook Jobs. */}}
 {{- define "wasd.hookPodSpec" -}}
 restartPolicy: Never
 securityContext:
   {{- include "wasd.podSecurityContext" . | nindent 2 }}
-{{- with .Values.imagePullSecrets }}
+{{- with (include "wasd.imagePullSecrets" . | fromYamlArray) }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
