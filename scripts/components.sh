@@ -11,10 +11,19 @@
 #                and GOCACHE, GOMODCACHE under it
 # Binaries: etcd kube-apiserver kube-controller-manager kube-scheduler
 #           kubectl helm nodeagent
+#
+#   scripts/components.sh TOOL   builds one tool module instead, into
+#                                components/TOOL-<key>/bin (key: its go.mod,
+#                                go.sum and the Go version), same cache:
+#     krew   tests/tools/krew (sigs.k8s.io/krew v0.4.3): kubectl-krew and
+#            validate-krew-manifest. A module of its own: krew's
+#            k8s.io/apimachinery v0.21 cannot live beside tests/cluster's
+#            replace block pinning every k8s.io module at v0.37.2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mod=$root/tests/cluster
 cache=${WASD_CACHE:-/var/cache/wasd}
+tool_module=${1:-}
 command -v go >/dev/null || PATH=/usr/local/go/bin:$PATH
 command -v go >/dev/null || { echo "components.sh: go is not on PATH" >&2; exit 1; }
 # k8s.io/kubernetes v1.37.2 and etcd v3.7 need Go 1.26 (GOTOOLCHAIN=local:
@@ -24,6 +33,54 @@ case $(go env GOVERSION) in
   *) echo "components.sh: $(go env GOVERSION) on PATH; Go 1.26 or newer is needed" >&2; exit 1 ;;
 esac
 export GOCACHE=$cache/gocache GOMODCACHE=$cache/gomod GOFLAGS=-mod=readonly GOTOOLCHAIN=local
+
+# One tool module: its `tool` directives are the packages; each binary is
+# named after its package, except where a plugin needs kubectl's name.
+# Prints the bin directory.
+build_tool_module() {
+  local name=$1 tmod=$root/tests/tools/$1 ldflags=$2
+  shift 2
+  local -a want=("$@")
+  [ -f "$tmod/go.mod" ] || { echo "components.sh: no module tests/tools/$name" >&2; exit 2; }
+  local key tdir tbin t ok
+  key=$( { cat "$tmod/go.mod" "$tmod/go.sum"; go version; echo "$ldflags"; } | sha256sum | cut -c1-16)
+  tdir=$cache/components/$name-$key
+  tbin=$tdir/bin
+  ok=1
+  for t in "${want[@]}"; do [ -x "$tbin/$t" ] || ok=0; done
+  if [ "$ok" = 0 ]; then
+    mkdir -p "$tdir"
+    exec 9>"$tdir/.lock"
+    flock 9
+    ok=1
+    for t in "${want[@]}"; do [ -x "$tbin/$t" ] || ok=0; done
+  fi
+  if [ "$ok" = 0 ]; then
+    local t0=$SECONDS tmp
+    tmp=$(mktemp -d "$tdir/build.XXXXXX")
+    echo "components.sh: building $name into $tbin" >&2
+    # the pattern `tool`: every tool directive of the module
+    (cd "$tmod" && nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp/" tool) >&2
+    case $name in
+      krew) mv "$tmp/krew" "$tmp/kubectl-krew" ;;  # krew runs as a kubectl plugin
+    esac
+    rm -rf "$tbin"
+    mv "$tmp" "$tbin"
+    # keep the two newest builds of this tool
+    ls -1dt "$cache/components/$name"-*/ 2>/dev/null | tail -n +3 | xargs -r rm -rf
+    echo "components.sh: $name built in $((SECONDS - t0)) s ($(du -sh "$tbin" | cut -f1) of binaries)" >&2
+  fi
+  echo "$tbin"
+}
+
+case $tool_module in
+  "") ;;
+  # krew's version stays unstamped on purpose: a build without a semver tag
+  # is a development build to krew, which then never makes its random
+  # "newer krew released?" call to GitHub (cmd/krew/cmd/root.go).
+  krew) build_tool_module krew "-s -w" kubectl-krew validate-krew-manifest; exit 0 ;;
+  *) echo "components.sh: unknown tool module $tool_module (known: krew)" >&2; exit 2 ;;
+esac
 # Versions the binaries report (a module build stamps none): the API
 # server's /version is what `helm install` checks kubeVersion against.
 kv=v1.37.2
@@ -61,8 +118,10 @@ if [ "$complete" = 0 ]; then
   mv "$tmp/server" "$tmp/etcd"
   rm -rf "$bin"
   mv "$tmp" "$bin"
-  # keep the three newest keys (each ~0.5 GB)
-  ls -1dt "$cache"/components/*/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
+  # keep the three newest keys (each ~0.5 GB); the tool modules'
+  # directories (NAME-<key>) are pruned by their own builds
+  ls -1dt "$cache"/components/*/ 2>/dev/null | grep -E '/[0-9a-f]{16}/$' | tail -n +4 |
+    xargs -r rm -rf
   echo "components.sh: built in $((SECONDS - t0)) s ($(du -sh "$bin" | cut -f1) of binaries)" >&2
 fi
 echo "$bin"

@@ -62,6 +62,15 @@ else
   failed=$((failed + 1))
   status=1
 fi
+# krew v0.4.3 (tests/tools/krew, its own module) for image.test_krew_real.
+echo "=== krew: scripts/components.sh krew [at ${SECONDS} s]"
+if "$root/scripts/components.sh" krew; then
+  passed=$((passed + 1))
+else
+  echo "=== krew: BUILD FAILED [at ${SECONDS} s]"
+  failed=$((failed + 1))
+  status=1
+fi
 # The normal build also builds the lab (tools/bench, off by default) so that
 # its quick runs in tests/bench are part of CI.
 run_suite "normal build" "$root/build" "" -DWASD_BUILD_BENCH=ON

@@ -11,7 +11,8 @@
     cluster    Env: the test API server + the real webhook + reconcilers
     scripted_webhook  ScriptedWebhook: an in-process TLS admission webhook a test scripts
     chart      render and lint the Helm chart with the real helm
-    components bin_dir(), tool(name): the real control plane binaries (scripts/components.sh)
+    components bin_dir(), tool(name): the real control plane binaries (scripts/components.sh);
+               module_tool(module, name): a tool module of tests/tools (krew)
     promtext   Prometheus text format and the metric tables of docs/metrics.md
 
 Import it as `lib.<module>`: ctest puts tests/ on PYTHONPATH (tests/CMakeLists.txt),

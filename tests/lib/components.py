@@ -1,6 +1,7 @@
 """The real control plane's binaries (kubectl, helm, kube-apiserver, ...) as
 scripts/components.sh builds them into its cache: the bin directory, found
-once per process, and the path of one tool in it.
+once per process, and the path of one tool in it; module_tool() the same
+for a tool module of tests/tools (`scripts/components.sh krew`).
 
 A test that needs a component fails when the components cannot be built;
 it never skips, since a skipped test would prove nothing.
@@ -23,16 +24,33 @@ class ComponentsError(RuntimeError):
     pass
 
 
+def _built(args):
+    proc = subprocess.run([COMPONENTS] + args, capture_output=True, text=True,
+                          timeout=_TIMEOUT_S)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines or not os.path.isdir(lines[-1]):
+        raise ComponentsError("scripts/components.sh %s failed (%d):\n%s\n%s"
+                              % (" ".join(args), proc.returncode, proc.stdout, proc.stderr))
+    return lines[-1]
+
+
 def bin_dir():
     """The bin directory scripts/components.sh prints (built on first use)."""
     if "bin" not in _state:
-        proc = subprocess.run([COMPONENTS], capture_output=True, text=True, timeout=_TIMEOUT_S)
-        lines = proc.stdout.strip().splitlines()
-        if proc.returncode != 0 or not lines or not os.path.isdir(lines[-1]):
-            raise ComponentsError("scripts/components.sh failed (%d):\n%s\n%s"
-                                  % (proc.returncode, proc.stdout, proc.stderr))
-        _state["bin"] = lines[-1]
+        _state["bin"] = _built([])
     return _state["bin"]
+
+
+def module_tool(module, name):
+    """Path of one binary of the tool module tests/tools/MODULE, e.g.
+    module_tool("krew", "kubectl-krew") (built on first use)."""
+    key = "module:" + module
+    if key not in _state:
+        _state[key] = _built([module])
+    path = os.path.join(_state[key], name)
+    if not os.access(path, os.X_OK):
+        raise ComponentsError("%s is not in %s" % (name, _state[key]))
+    return path
 
 
 def tool(name):
