@@ -332,6 +332,11 @@ runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   f.Duration("gang-status-delay", &o.gang_status_delay, milliseconds(0),
              "write a GangScheduled condition that is not Scheduled only once it has held\n"
              "this long (a gang on its way passes through transient reasons; 0: at once)");
+  f.Bool("controller-runtime-metrics", &o.controller_runtime_metrics,
+         "DEPRECATED: also export controller_runtime_reconcile_total, _reconcile_errors_total,\n"
+         "_reconcile_time_seconds, workqueue_depth, workqueue_queue_duration_seconds and\n"
+         "leader_election_master_status, which count what wasd_reconciler_* counts\n"
+         "(default false from 0.2.0, removed in 0.3.0 at the earliest: docs/support.md)");
   f.Bool("normal-events", &o.normal_events,
          "post Normal Events (WorkloadCreated, PodGroupCreated, Scheduled, ...) too;\n"
          "Warning Events are always posted");

@@ -58,6 +58,10 @@ struct ControllerOptions {
   // objects and the GangScheduled condition already say, and cost one write
   // each (at 10,000 Deployments, half of the creation's writes).
   bool normal_events = false;
+  // --controller-runtime-metrics: also export the controller_runtime_*,
+  // workqueue_* and leader_election_master_status families, which count the
+  // same work as wasd_reconciler_* (deprecated; docs/support.md).
+  bool controller_runtime_metrics = true;
 };
 
 // The backends `settings` allows, in kAllBackends order (only `backend`

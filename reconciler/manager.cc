@@ -35,6 +35,7 @@ Manager::Manager(const ControllerOptions& options, const runtime::Logger& log)
           allowed_),
       events_(api_, log_, options.election.identity, options.normal_events) {
   metrics_.SetGatedPodsSource([this] { return caches_.CountGatedPods(); });
+  metrics_.SetControllerRuntimeNames(options.controller_runtime_metrics);
 }
 
 Manager::~Manager() {

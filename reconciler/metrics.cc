@@ -156,6 +156,15 @@ std::string Metrics::Render(std::int64_t now_unix, Clock::time_point now) const 
   return out;
 }
 
+namespace {
+// The start of the HELP of a deprecated family that counts what `own` counts
+// (docs/support.md, Deprecation).
+std::string Deprecated(std::string_view own) {
+  return "DEPRECATED: use " + std::string(own) +
+         " (the same count); --controller-runtime-metrics=false drops it. ";
+}
+}  // namespace
+
 void Metrics::RenderOwn(std::string* out, const Snapshot& s, const QueueStats& q,
                         const GatedPods& g, std::int64_t now_unix) const {
   AppendHeader(out, Own("reconciles_total"), "counter", "Reconciles of Deployments by result.");
@@ -211,23 +220,31 @@ void Metrics::RenderControllerRuntime(std::string* out, const Snapshot& s,
                                       const QueueStats& q) const {
   const std::string c = ControllerLabel();
   const std::string wq = QueueLabels();
-  AppendHeader(out, "controller_runtime_reconcile_total", "counter",
-               "Reconciles finished, by outcome (controller-runtime's name).");
-  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"success\"",
-               static_cast<double>(s.ok - s.requeue_after));
-  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"error\"",
-               static_cast<double>(s.error));
-  // wasd never asks for an immediate requeue without a delay.
-  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue\"", 0);
-  AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue_after\"",
-               static_cast<double>(s.requeue_after));
-  AppendHeader(out, "controller_runtime_reconcile_errors_total", "counter",
-               "Reconciles that returned an error (controller-runtime's name).");
-  AppendSample(out, "controller_runtime_reconcile_errors_total", c, static_cast<double>(s.error));
-  AppendHeader(out, "controller_runtime_reconcile_time_seconds", "histogram",
-               "Duration of one reconcile (controller-runtime's name).");
-  reconcile_duration_.Render(out, "controller_runtime_reconcile_time_seconds", c,
-                             s.reconcile_duration);
+  // The six that count what a wasd_reconciler_* family counts: deprecated,
+  // dropped with --controller-runtime-metrics=false.
+  const bool duplicates = controller_runtime_names_;
+  if (duplicates) {
+    AppendHeader(out, "controller_runtime_reconcile_total", "counter",
+                 Deprecated("wasd_reconciler_reconciles_total") +
+                     "Reconciles finished, by outcome (controller-runtime's name).");
+    AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"success\"",
+                 static_cast<double>(s.ok - s.requeue_after));
+    AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"error\"",
+                 static_cast<double>(s.error));
+    // wasd never asks for an immediate requeue without a delay.
+    AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue\"", 0);
+    AppendSample(out, "controller_runtime_reconcile_total", c + ",result=\"requeue_after\"",
+                 static_cast<double>(s.requeue_after));
+    AppendHeader(out, "controller_runtime_reconcile_errors_total", "counter",
+                 Deprecated("wasd_reconciler_errors_total") +
+                     "Reconciles that returned an error (controller-runtime's name).");
+    AppendSample(out, "controller_runtime_reconcile_errors_total", c, static_cast<double>(s.error));
+    AppendHeader(out, "controller_runtime_reconcile_time_seconds", "histogram",
+                 Deprecated("wasd_reconciler_reconcile_duration_seconds") +
+                     "Duration of one reconcile (controller-runtime's name).");
+    reconcile_duration_.Render(out, "controller_runtime_reconcile_time_seconds", c,
+                               s.reconcile_duration);
+  }
   AppendHeader(out, "controller_runtime_max_concurrent_reconciles", "gauge",
                "Reconcile workers started (--workers).");
   AppendSample(out, "controller_runtime_max_concurrent_reconciles", c, s.workers);
@@ -235,17 +252,24 @@ void Metrics::RenderControllerRuntime(std::string* out, const Snapshot& s,
                "Workers busy with a reconcile right now.");
   AppendSample(out, "controller_runtime_active_workers", c, s.active);
 
-  AppendHeader(out, "workqueue_depth", "gauge", "Deployment keys ready and waiting for a worker.");
-  AppendSample(out, "workqueue_depth", wq, static_cast<double>(q.depth));
+  if (duplicates) {
+    AppendHeader(out, "workqueue_depth", "gauge",
+                 Deprecated("wasd_reconciler_queue_depth") +
+                     "Deployment keys ready and waiting for a worker.");
+    AppendSample(out, "workqueue_depth", wq, static_cast<double>(q.depth));
+  }
   AppendHeader(out, "workqueue_adds_total", "counter",
                "Keys put in the queue (an add merged with a waiting duplicate is not counted).");
   AppendSample(out, "workqueue_adds_total", wq, static_cast<double>(q.adds));
   AppendHeader(out, "workqueue_retries_total", "counter",
                "Keys put back with backoff after a failed reconcile.");
   AppendSample(out, "workqueue_retries_total", wq, static_cast<double>(q.retries));
-  AppendHeader(out, "workqueue_queue_duration_seconds", "histogram",
-               "Time from a key becoming ready to a worker taking it.");
-  queue_latency_.Render(out, "workqueue_queue_duration_seconds", wq, s.queue_latency);
+  if (duplicates) {
+    AppendHeader(out, "workqueue_queue_duration_seconds", "histogram",
+                 Deprecated("wasd_reconciler_queue_latency_seconds") +
+                     "Time from a key becoming ready to a worker taking it.");
+    queue_latency_.Render(out, "workqueue_queue_duration_seconds", wq, s.queue_latency);
+  }
   AppendHeader(out, "workqueue_work_duration_seconds", "histogram",
                "Time a worker spent on one key.");
   reconcile_duration_.Render(out, "workqueue_work_duration_seconds", wq, s.reconcile_duration);
@@ -256,10 +280,13 @@ void Metrics::RenderControllerRuntime(std::string* out, const Snapshot& s,
                "Seconds the longest-running current reconcile has taken so far.");
   AppendSample(out, "workqueue_longest_running_processor_seconds", wq, s.longest);
 
-  AppendHeader(out, "leader_election_master_status", "gauge",
-               "1 while this replica holds the named Lease, else 0.");
-  AppendSample(out, "leader_election_master_status", "name=\"" + std::string(kLeaseName) + "\"",
-               s.leader ? 1 : 0);
+  if (duplicates) {
+    AppendHeader(out, "leader_election_master_status", "gauge",
+                 Deprecated("wasd_reconciler_leader") +
+                     "1 while this replica holds the named Lease, else 0.");
+    AppendSample(out, "leader_election_master_status", "name=\"" + std::string(kLeaseName) + "\"",
+                 s.leader ? 1 : 0);
+  }
 }
 
 }  // namespace wasd::reconciler

@@ -15,7 +15,13 @@
 //   wasd_reconciler_gated_pods                                gauge (pods held by
 //   wasd.io/pod-group) wasd_reconciler_oldest_gated_pod_age_seconds              gauge
 // controller-runtime's and client-go's names, so existing controller
-// dashboards and alerts apply (controller="wasd", name="wasd"):
+// dashboards and alerts apply (controller="wasd", name="wasd"). The six that
+// count what a wasd_reconciler_* family counts (reconcile_total,
+// reconcile_errors_total, reconcile_time_seconds, workqueue_depth,
+// workqueue_queue_duration_seconds, leader_election_master_status) are
+// deprecated (docs/support.md): exported while SetControllerRuntimeNames(true)
+// (--controller-runtime-metrics: on by default in 0.1, off from 0.2.0,
+// removed in 0.3.0 at the earliest), their HELP starting "DEPRECATED:":
 //   controller_runtime_reconcile_total{controller,result}     counter
 //   controller_runtime_reconcile_errors_total{controller}     counter
 //   controller_runtime_reconcile_time_seconds{controller}     histogram
@@ -95,6 +101,8 @@ class Metrics {
   // {version} is 1 for it and 0 for the others.
   void SetSchedulingApiVersion(std::string_view version);
   void SetWorkers(int workers) { workers_ = workers; }
+  // Whether the six deprecated duplicate families are rendered (default true).
+  void SetControllerRuntimeNames(bool on) { controller_runtime_names_ = on; }
   // Read at render time.
   void SetQueueStatsSource(std::function<QueueStats()> fn);
   void SetGatedPodsSource(std::function<GatedPods()> fn);
@@ -149,6 +157,7 @@ class Metrics {
   std::atomic<bool> leader_{false};
   std::atomic<bool> api_served_{false};
   std::atomic<int> workers_{1};
+  std::atomic<bool> controller_runtime_names_{true};
 };
 
 }  // namespace wasd::reconciler

@@ -268,7 +268,8 @@ class Components(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
             "metrics-bind-address": ":8080", "log-level": "info", "backend": "native",
-            "gang-status": "true", "gang-status-delay": "5s", "normal-events": "false"})
+            "gang-status": "true", "gang-status-delay": "5s", "normal-events": "false",
+            "controller-runtime-metrics": "true"})
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -675,7 +676,7 @@ class ValuesReachObjects(unittest.TestCase):
             "metrics-bind-address": ":28080", "workers": "8", "kube-api-qps": "50",
             "kube-api-burst": "100", "log-level": "debug",
             "kubeconfig": "/dev/null", "gang-status": "false", "gang-status-delay": "2s",
-            "normal-events": "true",
+            "normal-events": "true", "controller-runtime-metrics": "false",
             **FULL_BACKEND_ARGS})
         # No gang status: no gang alert, no deployments/status or nodes rules.
         self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])

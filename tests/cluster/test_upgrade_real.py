@@ -13,6 +13,8 @@ previous binary for the previous image tag (WASD_BIN_FOR_TAG). Proven:
   (the reconciler's rollout paused across `helm upgrade`, so its old
   ReplicaSet with the old pod template and binary runs), admits, denies and
   reconciles a new Deployment;
+- the reverse skew, webhook at N-1 and reconciler at N (the reconciler's
+  rollout paused across `helm rollback`), admits, denies and reconciles;
 - `helm rollback` brings the previous binary back, still admitting and
   denying;
 - the caBundle of every webhook (both configurations) stays byte for byte
@@ -143,7 +145,16 @@ class UpgradeOnRealControlPlane(RealCluster):
         self.assertEqual([k for k, (_, keys) in upgraded.items() if "wasd.io/ignore" not in keys], [],
                          "the current chart's namespace opt-out label is not in every selector")
 
+        # The reverse skew, on the way back: the webhook rolled back to N-1
+        # while the reconciler's rollout is paused at N.
+        self.kubectl("rollout", "pause", "-n", NS, "deployment/wasd-reconciler")
         self.helm("rollback", "wasd", "1", "-n", NS, "--timeout", "5m")
+        self.kubectl("rollout", "status", "deployment/wasd-webhook", "-n", NS, "--timeout=180s")
+        self.runs("webhook", self.prev_bin)
+        self.runs("reconciler", WASD)  # N: the paused rollout kept the current ReplicaSet
+        self.denied()
+        self.admitted_and_reconciled("reverse-skew")
+        self.kubectl("rollout", "resume", "-n", NS, "deployment/wasd-reconciler")
         self.rolled_out()
         wait_until("previous binaries after rollback",
                    lambda: (self.binaries("webhook") | self.binaries("reconciler") == {os.path.realpath(self.prev_bin)},
@@ -152,7 +163,7 @@ class UpgradeOnRealControlPlane(RealCluster):
         self.admitted_and_reconciled("after-rollback")
         self.assertEqual(self.webhooks(), installed, "the rollback changed a caBundle or a selector")
 
-        for n in ("before-upgrade", "after-upgrade", "skew", "after-rollback"):
+        for n in ("before-upgrade", "after-upgrade", "skew", "reverse-skew", "after-rollback"):
             self.kubectl("delete", "-n", APP_NS, "deployment", n, "--wait=false")
         self.helm("uninstall", "wasd", "-n", NS, "--timeout", "5m")
         for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):

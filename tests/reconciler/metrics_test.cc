@@ -47,6 +47,35 @@ TEST_CASE("reconcile outcomes under both names", "[unit]") {
   CHECK(m.reconciles() == 4);
 }
 
+TEST_CASE("the deprecated duplicates say so and go with --controller-runtime-metrics=false",
+          "[unit]") {
+  Metrics m;
+  m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kSuccess);
+  const std::string on = m.Render();
+  const char* const deprecated[][2] = {
+      {"controller_runtime_reconcile_total", "wasd_reconciler_reconciles_total"},
+      {"controller_runtime_reconcile_errors_total", "wasd_reconciler_errors_total"},
+      {"controller_runtime_reconcile_time_seconds", "wasd_reconciler_reconcile_duration_seconds"},
+      {"workqueue_depth", "wasd_reconciler_queue_depth"},
+      {"workqueue_queue_duration_seconds", "wasd_reconciler_queue_latency_seconds"},
+      {"leader_election_master_status", "wasd_reconciler_leader"}};
+  for (const auto& [name, own] : deprecated) {
+    INFO(name);
+    CHECK(on.find(std::string("# HELP ") + name + " DEPRECATED: use " + own + " ") !=
+          std::string::npos);
+  }
+  m.SetControllerRuntimeNames(false);
+  const std::string off = m.Render();
+  for (const auto& [name, own] : deprecated) {
+    INFO(name);
+    CHECK(off.find(std::string("\n") + name) == std::string::npos);
+    CHECK(off.find(std::string("\n# TYPE ") + own + " ") != std::string::npos);
+  }
+  // The families without a wasd_reconciler_* twin stay, not deprecated.
+  CHECK(off.find("# HELP workqueue_adds_total Keys put") != std::string::npos);
+  CHECK(off.find("# HELP controller_runtime_active_workers Workers") != std::string::npos);
+}
+
 TEST_CASE("one scrape is one snapshot: work that ends mid-render shows in the next", "[unit]") {
   Metrics m;
   m.ReconcileFinished(m.ReconcileStarted(), Metrics::Outcome::kSuccess);
