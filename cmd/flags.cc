@@ -337,6 +337,20 @@ runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
          "_reconcile_time_seconds, workqueue_depth, workqueue_queue_duration_seconds and\n"
          "leader_election_master_status, which count what wasd_reconciler_* counts\n"
          "(default false from 0.2.0, removed in 0.3.0 at the earliest: docs/support.md)");
+  f.Custom("gang-member-metrics", "not-scheduled|all|none",
+           "which gangs get wasd_gang_members series (7 per gang): not-scheduled (gangs\n"
+           "not Scheduled, or with members bound before their group), all, or none",
+           [&o](std::string_view v) -> std::string {
+             const std::optional<reconciler::GangMemberSeries> m =
+                 reconciler::ParseGangMemberSeries(v);
+             if (!m) return "want not-scheduled, all or none";
+             o.gang_member_series = *m;
+             return {};
+           })
+      .Default(std::string(reconciler::GangMemberSeriesName(o.gang_member_series)));
+  f.Uint64("gang-member-metrics-max-gangs", &o.gang_member_max_gangs, 0, 1000000,
+           "at most this many gangs get wasd_gang_members series, in namespace/name order\n"
+           "(the rest: wasd_gang_members_omitted_gangs); 0: no limit");
   f.Bool("normal-events", &o.normal_events,
          "post Normal Events (WorkloadCreated, PodGroupCreated, Scheduled, ...) too;\n"
          "Warning Events are always posted");

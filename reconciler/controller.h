@@ -18,6 +18,7 @@
 
 #include "kube/config.h"
 #include "planner/leader_election.h"
+#include "reconciler/gang_member_series.h"
 #include "runtime/listen.h"
 #include "runtime/log.h"
 #include "workloadbuilder/backend_compile.h"
@@ -62,6 +63,10 @@ struct ControllerOptions {
   // workqueue_* and leader_election_master_status families, which count the
   // same work as wasd_reconciler_* (deprecated; docs/support.md).
   bool controller_runtime_metrics = true;
+  // --gang-member-metrics and --gang-member-metrics-max-gangs (0: no limit):
+  // which gangs get wasd_gang_members series (gang_member_series.h).
+  GangMemberSeries gang_member_series = GangMemberSeries::kNotScheduled;
+  std::size_t gang_member_max_gangs = kDefaultGangMemberMaxGangs;
 };
 
 // The backends `settings` allows, in kAllBackends order (only `backend`

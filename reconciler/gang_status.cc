@@ -401,17 +401,38 @@ void GangStatus::Render(std::string* out, std::int64_t not_admitted) const {
   metrics::AppendHeader(out, "wasd_gang_members", "gauge",
                         "Members of each opted-in Deployment's current ReplicaSet by state "
                         "(created, gated by wasd, gated by others, bound, running, failed, "
-                        "bound while their group did not exist).");
+                        "bound while their group did not exist); by default only the gangs "
+                        "not Scheduled or with members bound before their group "
+                        "(--gang-member-metrics).");
   // One allocation for the series (~0.5 MB at 1,000 gangs) rather than the
   // doublings that reach it: each doubling held the old and the new buffer,
   // and the freed ones stayed in the scraping thread's arena.
+  // Which gangs get series (--gang-member-metrics): not diagnosed yet
+  // (waiting for the fit preview) never; by default those not Scheduled or
+  // with members bound before their group, at most member_max_gangs_.
+  const auto wanted = [this](const Published& g) {
+    if (g.reason.empty() || member_series_ == GangMemberSeries::kNone) return false;
+    if (member_series_ == GangMemberSeries::kAll) return true;
+    return g.reason != doctor::kScheduled || g.counts.bound_before_group > 0;
+  };
   std::size_t bytes = 0;
+  std::size_t shown = 0;
+  std::int64_t omitted = 0;
   for (const auto& [key, g] : gangs) {
-    if (!g.reason.empty()) bytes += std::size(kGangMemberStates) * (key.size() + kSampleBytes);
+    if (!wanted(g)) continue;
+    if (member_max_gangs_ != 0 && shown == member_max_gangs_) {
+      ++omitted;
+      continue;
+    }
+    ++shown;
+    bytes += std::size(kGangMemberStates) * (key.size() + kSampleBytes);
   }
   out->reserve(out->size() + bytes + kOtherGangBytes);
+  std::size_t left = shown;
   for (const auto& [key, g] : gangs) {
-    if (g.reason.empty()) continue;  // not diagnosed yet (waiting for the fit preview)
+    if (left == 0) break;
+    if (!wanted(g)) continue;
+    --left;
     const std::size_t slash = key.find('/');
     std::string labels = "namespace=\"";
     metrics::AppendLabelValue(&labels, key.substr(0, slash));
@@ -428,6 +449,10 @@ void GangStatus::Render(std::string* out, std::int64_t not_admitted) const {
                             static_cast<double>(values[i]));
     }
   }
+  metrics::AppendHeader(out, "wasd_gang_members_omitted_gangs", "gauge",
+                        "Gangs --gang-member-metrics selects whose wasd_gang_members series were "
+                        "left out by --gang-member-metrics-max-gangs.");
+  metrics::AppendSample(out, "wasd_gang_members_omitted_gangs", "", static_cast<double>(omitted));
   metrics::AppendHeader(out, "wasd_gangs", "gauge",
                         "Opted-in Deployments by the gang doctor's reason (one series per "
                         "reason, always present).");

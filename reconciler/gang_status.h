@@ -90,6 +90,7 @@
 #include "planner/plan.h"
 #include "reconciler/api.h"
 #include "reconciler/events.h"
+#include "reconciler/gang_member_series.h"
 #include "reconciler/metrics.h"
 #include "runtime/log.h"
 
@@ -231,6 +232,12 @@ class GangStatus {
                     const std::string& name, bool api_served, const FitInputsFn& fit);
   // The Deployment is gone: its series go too.
   void Forget(const std::string& ns, const std::string& name);
+  // Which gangs get wasd_gang_members series (default: not Scheduled, at
+  // most kDefaultGangMemberMaxGangs in namespace/name order; 0: no limit).
+  void SetMemberSeries(GangMemberSeries mode, std::size_t max_gangs) {
+    member_series_ = mode;
+    member_max_gangs_ = max_gangs;
+  }
   // Appends the wasd_gang_* families; `not_admitted` Deployments (not
   // reconciled, so not here: Caches::CountNotAdmitted) are counted in
   // wasd_gangs under doctor::kNotAdmitted.
@@ -249,6 +256,8 @@ class GangStatus {
   };
   // One per opted-in Deployment, for as long as it exists: kept small (the
   // reason a view of doctor::kAllReasons).
+  GangMemberSeries member_series_ = GangMemberSeries::kNotScheduled;
+  std::size_t member_max_gangs_ = kDefaultGangMemberMaxGangs;
   struct Published {
     std::string_view reason;  // "" until diagnosed
     doctor::Counts counts;

@@ -15,6 +15,8 @@ GangStatusReconciler::GangStatusReconciler(Manager& manager)
       gang_(manager.api(), manager.events(), manager.log(), manager.options().backends.facts,
             manager.options().gang_status_delay) {
   m_.caches().EnableGangStatus();
+  gang_.SetMemberSeries(manager.options().gang_member_series,
+                        manager.options().gang_member_max_gangs);
   m_.metrics().SetExtraSource(
       [this](std::string* out) { gang_.Render(out, m_.caches().CountNotAdmitted()); });
 }

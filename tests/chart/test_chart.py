@@ -269,7 +269,8 @@ class Components(unittest.TestCase):
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
             "metrics-bind-address": ":8080", "log-level": "info", "backend": "native",
             "gang-status": "true", "gang-status-delay": "5s", "normal-events": "false",
-            "controller-runtime-metrics": "true"})
+            "controller-runtime-metrics": "true", "gang-member-metrics": "not-scheduled",
+            "gang-member-metrics-max-gangs": "1000"})
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -677,6 +678,7 @@ class ValuesReachObjects(unittest.TestCase):
             "kube-api-burst": "100", "log-level": "debug",
             "kubeconfig": "/dev/null", "gang-status": "false", "gang-status-delay": "2s",
             "normal-events": "true", "controller-runtime-metrics": "false",
+            "gang-member-metrics": "all", "gang-member-metrics-max-gangs": "50",
             **FULL_BACKEND_ARGS})
         # No gang status: no gang alert, no deployments/status or nodes rules.
         self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])

@@ -429,8 +429,22 @@ class Dashboard(unittest.TestCase):
         # Every family the issue asks for is on it.
         self.assertLessEqual({"wasd_admission_request_duration_seconds", "wasd_admission_requests_total",
                               "wasd_reconciler_writes_total", "wasd_gangs", "wasd_gang_members",
-                              "wasd_gang_pending_seconds", "wasd_tls_certificate_expiry_timestamp_seconds"},
+                              "wasd_gang_pending_seconds", "wasd_tls_certificate_expiry_timestamp_seconds",
+                              "wasd_admission_denials_total", "process_cpu_seconds_total",
+                              "process_resident_memory_bytes"},
                              used)
+        # One dashboard for many clusters and releases: every query is scoped by
+        # the cluster, namespace and job variables (All: ".*", which also matches
+        # a series without the label).
+        names = [v["name"] for v in dash["templating"]["list"]]
+        self.assertEqual(names, ["datasource", "cluster", "namespace", "job"])
+        for v in dash["templating"]["list"]:
+            if v["name"] in ("cluster", "job"):
+                self.assertEqual((v["includeAll"], v["allValue"]), (True, ".*"), v["name"])
+        for p in dash["panels"]:
+            for t in p["targets"]:
+                for sel in ('cluster=~"$cluster"', 'namespace="$namespace"', 'job=~"$job"'):
+                    self.assertIn(sel, t["expr"], p["title"])
         # Control: a name wasd does not export is caught.
         self.assertEqual(metric_names('rate(wasd_gang_pendin_seconds_bucket{a="b"}[5m])') - known,
                          {"wasd_gang_pendin_seconds"})

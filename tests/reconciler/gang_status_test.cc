@@ -559,6 +559,55 @@ TEST_CASE("gang status: the metrics count each gang under the reason it was publ
   }
 }
 
+TEST_CASE("gang status: wasd_gang_members only for the gangs --gang-member-metrics selects",
+          "[unit][gang]") {
+  const std::string series = "wasd_gang_members{namespace=\"ml\",deployment=\"train\",";
+  const bool synced = true;
+  {  // Unschedulable: shown by default and with all, not with none or a cap of 0 left.
+    UpdateFixture f;
+    GangStatus status = f.Status(std::chrono::milliseconds(0));
+    REQUIRE(status.Update(f.observed, "ml", "train", true, f.Fit(synced)).status.ok());
+    std::string text;
+    status.Render(&text);
+    CHECK(text.find(series) != std::string::npos);
+    CHECK(text.find("wasd_gang_members_omitted_gangs 0\n") != std::string::npos);
+    status.SetMemberSeries(GangMemberSeries::kNone, 0);
+    text.clear();
+    status.Render(&text);
+    CHECK(text.find(series) == std::string::npos);
+    CHECK(text.find("wasd_gangs{reason=\"Unschedulable\"} 1\n") != std::string::npos);
+    status.SetMemberSeries(GangMemberSeries::kAll, 1);
+    text.clear();
+    status.Render(&text);
+    CHECK(text.find(series) != std::string::npos);
+  }
+  {  // Scheduled (every member bound after its group existed): none by default.
+    UpdateFixture f;
+    GangStatus status = f.Status(std::chrono::milliseconds(0));
+    f.observed.pods.clear();
+    for (json p : f.full.pods) {
+      p["spec"]["nodeName"] = "n0";
+      p["status"] = {
+          {"phase", "Running"},
+          {"conditions", json::array({{{"type", "PodScheduled"},
+                                       {"status", "True"},
+                                       {"lastTransitionTime", "2026-12-02T07:00:00Z"}}})}};
+      f.observed.pods.push_back(UpdateFixture::Ptr(p));
+    }
+    REQUIRE(status.Update(f.observed, "ml", "train", true, f.Fit(synced)).status.ok());
+    std::string text;
+    status.Render(&text);
+    REQUIRE(text.find("wasd_gangs{reason=\"Scheduled\"} 1\n") != std::string::npos);
+    CHECK(text.find(series) == std::string::npos);
+    status.SetMemberSeries(GangMemberSeries::kAll, 0);
+    text.clear();
+    status.Render(&text);
+    CHECK(text.find(series + "state=\"bound\"}") != std::string::npos);
+  }
+  CHECK(ParseGangMemberSeries("not-scheduled") == GangMemberSeries::kNotScheduled);
+  CHECK_FALSE(ParseGangMemberSeries("scheduled").has_value());
+}
+
 TEST_CASE("gang status: Nodes that never sync delay the condition at most kFitSyncWait",
           "[unit][gang]") {
   UpdateFixture f;
