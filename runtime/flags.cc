@@ -272,14 +272,27 @@ FlagSet::Outcome FlagSet::Parse(int argc, const char* const* argv) {
         return Outcome::kError;
       }
     } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
-      flag = FindAlias(arg[1]);
-      if (flag == nullptr || (arg.size() > 2 && arg[2] != '=')) {
-        Fail("unknown flag " + std::string(arg));
-        return Outcome::kError;
-      }
-      if (arg.size() > 2) {
-        value = arg.substr(3);
-        has_value = true;
+      // pflag's shorthand forms: "-o json", "-o=json", "-ojson", and
+      // booleans run together, "-Rf DIR" or "-yA": each letter is a flag, and
+      // the first that takes a value takes the rest of the word ("=" dropped).
+      std::size_t k = 1;
+      while (true) {
+        flag = FindAlias(arg[k]);
+        if (flag == nullptr) {
+          Fail(k == 1 && arg.size() == 2 ? "unknown flag " + std::string(arg)
+                                         : "unknown shorthand flag '" + std::string(1, arg[k]) +
+                                               "' in " + std::string(arg));
+          return Outcome::kError;
+        }
+        const std::string_view tail = arg.substr(k + 1);
+        if (tail.empty()) break;
+        if (flag->kind != Kind::kBool || tail[0] == '=') {
+          value = tail[0] == '=' ? tail.substr(1) : tail;
+          has_value = true;
+          break;
+        }
+        if (!SetValue(*flag, "true")) return Outcome::kError;
+        ++k;
       }
     } else if (following != nullptr && arg != "--") {
       if (!SetValue(*following, arg)) return Outcome::kError;
