@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -149,9 +150,17 @@ int Dispatch(int argc, const char* const* argv) {
     return 2;
   }
   const std::string_view cmd = argv[1];
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+  if (cmd == "--help" || cmd == "-h" || (cmd == "help" && argc == 2)) {
     Usage(stdout);
     return 0;
+  }
+  if (cmd == "help") {
+    // `wasd help check` is `wasd check --help` (and `wasd help certs
+    // rotate` is `wasd certs rotate --help`), as in kubectl and Helm.
+    std::vector<const char*> args(argv + 1, argv + argc);
+    args.push_back("--help");
+    args.push_back(nullptr);
+    return Dispatch(static_cast<int>(args.size()) - 1, args.data());
   }
   if (cmd == "webhook") return wasd::cmd::RunWebhook(argc - 1, argv + 1);
   if (cmd == "check") return wasd::cmd::RunCheck(argc - 1, argv + 1);
@@ -176,6 +185,7 @@ int main(int argc, char** argv) {
     const std::size_t slash = self.rfind('/');
     if (self.substr(slash == std::string_view::npos ? 0 : slash + 1) == "kubectl-wasd") {
       g_program = "kubectl wasd";
+      wasd::runtime::SetProgramName(g_program);
     }
   }
   try {

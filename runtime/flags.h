@@ -46,6 +46,11 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 
+// How help and mistakes name the binary: "wasd" (the default), or "kubectl
+// wasd" when kubectl runs it as the plugin kubectl-wasd (cmd/main.cc). It
+// replaces the leading "wasd" of each command name and synopsis line.
+void SetProgramName(std::string name);
+
 class FlagSet {
  public:
   // `command` is what errors name ("wasd webhook"); `synopsis` the first

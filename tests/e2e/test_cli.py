@@ -6,7 +6,9 @@ way and reports a mistake in the same two lines."""
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import yaml
@@ -141,6 +143,38 @@ class Version(unittest.TestCase):
         self.assertEqual(run("version", "--short", "-o", "json"),
                          (2, "", mistake("wasd version",
                                          "--short prints the version alone; leave out -o")))
+
+
+class Help(unittest.TestCase):
+    """`wasd help CMD` is `wasd CMD --help`, and run as the kubectl plugin
+    the binary names itself `kubectl wasd` (issue 42)."""
+
+    COMMANDS = (["webhook"], ["reconciler"], ["check"], ["certs", "generate"],
+                ["certs", "inject-ca"], ["certs", "rotate"], ["certs", "uninstall"],
+                ["selftest"], ["explain"], ["migrate"], ["version"])
+
+    def test_help_cmd_is_cmd_dash_dash_help(self):
+        for sub in self.COMMANDS:
+            with self.subTest(sub=sub):
+                want = run(*sub, "--help")
+                self.assertEqual(want[0], 0)
+                self.assertEqual(run("help", *sub), want)
+        self.assertEqual(run("help")[1], run("--help")[1])
+
+    def test_as_a_plugin_help_and_mistakes_say_kubectl_wasd(self):
+        tmp = tempfile.mkdtemp(prefix="wasd-plugin-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        plugin = os.path.join(tmp, "kubectl-wasd")
+        os.symlink(os.path.abspath(WASD), plugin)
+        p = subprocess.run([plugin, "help", "explain"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("Usage: kubectl wasd explain deployment/NAME"), p.stdout)
+        p = subprocess.run([plugin, "check", "-R", "-f"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual((p.returncode, p.stderr),
+                         (2, mistake("kubectl wasd check", "flag --filename needs a value")))
+        # Run as wasd, the same text says wasd.
+        self.assertTrue(run("help", "explain")[1].startswith("Usage: wasd explain "))
 
 
 class Logs(unittest.TestCase):
