@@ -561,9 +561,17 @@ runtime::FlagSet ExplainFlags(ExplainSettings* s) {
   return f;
 }
 
-runtime::FlagSet VersionFlags() {
-  return runtime::FlagSet("wasd version", "wasd version",
-                          "Prints the version and build information.");
+runtime::FlagSet VersionFlags(VersionSettings* s) {
+  runtime::FlagSet f("wasd version", "wasd version [--short | -o text|json|yaml]",
+                     "Prints the release (the VERSION file of the source tree) and how the\n"
+                     "binary was built: the git revision when built from a git checkout, the\n"
+                     "build date, the compiler, and the OpenSSL and glibc inside.");
+  f.Bool("short", &s->short_form, "print the version alone (X.Y.Z)");
+  f.Choice("output", &s->output, {"text", "json", "yaml"},
+           "text: for people; json and yaml: one object (version, revision,\n"
+           "treeState, buildDate, compiler, cplusplus, platform, openssl, glibc)")
+      .Alias('o');
+  return f;
 }
 
 }  // namespace wasd::cmd

@@ -130,7 +130,11 @@ struct ExplainSettings {
 runtime::FlagSet ExplainFlags(ExplainSettings* settings);
 
 // `wasd version`.
-runtime::FlagSet VersionFlags();
+struct VersionSettings {
+  std::string output = "text";  // -o text|json|yaml
+  bool short_form = false;      // --short: the version alone
+};
+runtime::FlagSet VersionFlags(VersionSettings* settings);
 
 }  // namespace wasd::cmd
 

@@ -147,7 +147,11 @@ void AppendProcessMetrics(std::string* out, const ProcessSample& s) {
 }
 
 std::string_view BuildVersion() { return WASD_VERSION; }
-std::string_view BuildRevision() { return WASD_REVISION; }
+std::string_view BuildRevision() {
+  // "" outside git (cmake/build_version.cmake): a label value that says so.
+  const std::string_view revision = WASD_REVISION;
+  return revision.empty() ? std::string_view("unknown") : revision;
+}
 
 void AppendBuildInfo(std::string* out) {
   AppendHeader(out, "wasd_build_info", "gauge",

@@ -36,7 +36,37 @@ FlagSet::Apply DurationApply(D* target, D min) {
   };
 }
 
+std::string& ProgramName() {
+  static std::string name = "wasd";
+  return name;
+}
+
+// Each line of `text` whose first word is "wasd" gets ProgramName() there.
+std::string Renamed(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    const std::size_t start = line.find_first_not_of(' ');
+    if (start != std::string_view::npos && line.substr(start, 5) == "wasd ") {
+      out += line.substr(0, start);
+      out += ProgramName();
+      out += line.substr(start + 4);
+    } else if (line == "wasd") {
+      out += ProgramName();
+    } else {
+      out += line;
+    }
+    if (nl == std::string_view::npos) break;
+    out += '\n';
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
 }  // namespace
+
+void SetProgramName(std::string name) { ProgramName() = std::move(name); }
 
 FlagSet::Flag FlagSet::MakeFlag(std::string name, Kind kind, std::string value_name,
                                 std::string help) {
@@ -272,14 +302,27 @@ FlagSet::Outcome FlagSet::Parse(int argc, const char* const* argv) {
         return Outcome::kError;
       }
     } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
-      flag = FindAlias(arg[1]);
-      if (flag == nullptr || (arg.size() > 2 && arg[2] != '=')) {
-        Fail("unknown flag " + std::string(arg));
-        return Outcome::kError;
-      }
-      if (arg.size() > 2) {
-        value = arg.substr(3);
-        has_value = true;
+      // pflag's shorthand forms: "-o json", "-o=json", "-ojson", and
+      // booleans run together, "-Rf DIR" or "-yA": each letter is a flag, and
+      // the first that takes a value takes the rest of the word ("=" dropped).
+      std::size_t k = 1;
+      while (true) {
+        flag = FindAlias(arg[k]);
+        if (flag == nullptr) {
+          Fail(k == 1 && arg.size() == 2 ? "unknown flag " + std::string(arg)
+                                         : "unknown shorthand flag '" + std::string(1, arg[k]) +
+                                               "' in " + std::string(arg));
+          return Outcome::kError;
+        }
+        const std::string_view tail = arg.substr(k + 1);
+        if (tail.empty()) break;
+        if (flag->kind != Kind::kBool || tail[0] == '=') {
+          value = tail[0] == '=' ? tail.substr(1) : tail;
+          has_value = true;
+          break;
+        }
+        if (!SetValue(*flag, "true")) return Outcome::kError;
+        ++k;
       }
     } else if (following != nullptr && arg != "--") {
       if (!SetValue(*following, arg)) return Outcome::kError;
@@ -319,7 +362,7 @@ FlagSet::Outcome FlagSet::Parse(int argc, const char* const* argv) {
 }
 
 std::string FlagSet::Usage() const {
-  std::string out = "Usage: " + synopsis_ + "\n";
+  std::string out = "Usage: " + Renamed(synopsis_) + "\n";
   if (!description_.empty()) out += "\n" + description_ + "\n";
   out += "\nFlags:\n";
   for (const Flag& f : flags_) {
@@ -373,8 +416,9 @@ std::optional<int> FlagSet::ParseOrExit(int argc, const char* const* argv) {
 }
 
 int FlagSet::UsageError(std::string_view message) const {
-  std::fprintf(stderr, "%s: %.*s\nRun '%s --help' for usage.\n", command_.c_str(),
-               static_cast<int>(message.size()), message.data(), command_.c_str());
+  const std::string command = Renamed(command_);
+  std::fprintf(stderr, "%s: %.*s\nRun '%s --help' for usage.\n", command.c_str(),
+               static_cast<int>(message.size()), message.data(), command.c_str());
   return kExitUsage;
 }
 

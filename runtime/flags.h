@@ -3,7 +3,11 @@
 // format and report a mistake in one style.
 //
 // Grammar (Go's flag package with pflag's short aliases):
-//   --name value, --name=value     a flag with a value (also -n value, -n=value)
+//   --name value, --name=value     a flag with a value
+//   -n value, -n=value, -nvalue    the same by its one-letter alias
+//   -ab, -abvalue                  aliases run together: every letter but the
+//                                  last is a boolean set to true; the first
+//                                  one that takes a value takes the rest
 //   --name, --name=false            a boolean; "--name false" (a boolean word
 //                                   after a boolean flag) is read as its value
 //   --list a --list b, --list a,b   a list flag may repeat; one that takes
@@ -41,6 +45,11 @@ namespace wasd::runtime {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
+
+// How help and mistakes name the binary: "wasd" (the default), or "kubectl
+// wasd" when kubectl runs it as the plugin kubectl-wasd (cmd/main.cc). It
+// replaces the leading "wasd" of each command name and synopsis line.
+void SetProgramName(std::string name);
 
 class FlagSet {
  public:

@@ -21,8 +21,8 @@
 #
 # Writes DIR/wasd-VERSION.oci.tar (reference name VERSION) and DIR/image.env
 # (VERSION, REVISION, IMAGE, ARCHIVE, sizes) for scripts/release.sh and
-# tests/image. VERSION is what the binary's `wasd version` says (git describe
-# of the source tree) and is the image tag.
+# tests/image. VERSION is what the binary's `wasd version --short` says (the
+# VERSION file of the source tree) and is the image tag.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-image/cmake
@@ -61,8 +61,8 @@ if readelf -lW "$bin" | grep -q INTERP || readelf -dW "$bin" | grep -q NEEDED; t
   echo "image.sh: $bin is not fully static (it has a loader or shared libraries)" >&2
   exit 1
 fi
-version=$("$bin" version | awk 'NR == 1 { print $2 }')
-revision=$("$bin" version | sed -n '1s/.*(revision \([^,]*\),.*/\1/p')
+version=$("$bin" version --short)
+revision=$("$bin" version -o json | python3 -c 'import json, sys; print(json.load(sys.stdin).get("revision", "unknown"))')
 echo "image.sh: wasd $version (revision $revision) built in $(elapsed "$t0")"
 
 # 2. The context: the stripped binary and the /etc files of image/etc.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every release artifact from one command, all named by the version the
-# binary reports (`wasd version`: git describe of the tree; tag vX.Y.Z first
-# for a release, see CHANGELOG.md):
+# binary reports (`wasd version --short`: the VERSION file; see CHANGELOG.md
+# "Releasing"):
 #   wasd-VERSION-linux-ARCH.tar.gz   the fully static wasd, LICENSE, licenses/,
 #                                    README, SECURITY, CHANGELOG
 #   wasd-VERSION.oci.tar             the container image (OCI archive, ref name VERSION)
@@ -53,14 +53,14 @@ t0=$(date +%s)
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
 export SOURCE_DATE_EPOCH
 
-# Versions must agree before anything is built: CMake's project version,
-# the chart's version and appVersion (tests/image/test_versions.py checks
-# the same on every test run).
-project_version=$(sed -n 's/^project(wasd VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+# Versions must agree before anything is built: the VERSION file (what the
+# binary reports), the chart's version and appVersion
+# (tests/image/test_versions.py checks the same on every test run).
+project_version=$(head -n 1 "$root/VERSION")
 chart_version=$(sed -n 's/^version:[[:space:]]*//p' "$root/charts/wasd/Chart.yaml")
 chart_app_version=$(sed -n 's/^appVersion:[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/charts/wasd/Chart.yaml")
 if [ "$project_version" != "$chart_version" ] || [ "$project_version" != "$chart_app_version" ]; then
-  echo "release.sh: CMakeLists.txt says $project_version, Chart.yaml version $chart_version," \
+  echo "release.sh: VERSION says $project_version, Chart.yaml version $chart_version," \
     "appVersion $chart_app_version: make them equal" >&2
   exit 1
 fi
@@ -86,22 +86,26 @@ if [ "$with_image" = 1 ]; then
 else
   "$root/scripts/image.sh" --build-dir "$build_dir" --out "$work/image" "${image_args[@]}" \
     --context-only >/dev/null
-  VERSION=$("$work/image/context/wasd" version | awk 'NR == 1 { print $2 }')
-  REVISION=$("$work/image/context/wasd" version | sed -n '1s/.*(revision \([^,]*\),.*/\1/p')
+  VERSION=$("$work/image/context/wasd" version --short)
+  REVISION=$("$work/image/context/wasd" version -o json |
+    python3 -c 'import json, sys; print(json.load(sys.stdin).get("revision", "unknown"))')
   IMAGE="(not built: --no-image)"
   ROOTFS_BYTES=0
   ARCHIVE_BYTES=0
   echo "release.sh: note: --no-image: no OCI image archive in this release"
 fi
-case $VERSION in
-  "$project_version") ;;
-  "$project_version"-*) echo "release.sh: note: $VERSION is not a tagged release (tag v$project_version)" ;;
-  *) echo "release.sh: git describe says $VERSION but CMakeLists.txt says $project_version" >&2
-     exit 1 ;;
-esac
-case $VERSION in
-  *-dirty) echo "release.sh: note: the tree has uncommitted changes ($VERSION)" ;;
-esac
+if [ "$VERSION" != "$project_version" ]; then
+  echo "release.sh: the binary says $VERSION but VERSION says $project_version (a stale build?)" >&2
+  exit 1
+fi
+if git -C "$root" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+  if ! git -C "$root" diff-index --quiet HEAD --; then
+    echo "release.sh: note: the tree has uncommitted changes (revision $REVISION)"
+  fi
+  if [ "$(git -C "$root" rev-parse -q --verify "refs/tags/v$VERSION^{commit}" 2>/dev/null)" != "$REVISION" ]; then
+    echo "release.sh: note: $REVISION is not the commit tagged v$VERSION"
+  fi
+fi
 
 arch=$(dpkg --print-architecture)
 name=wasd-$VERSION-linux-$arch

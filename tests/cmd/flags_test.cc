@@ -2,6 +2,7 @@
 // the same duration grammar, the same booleans, the same log flags and the
 // same errors, checked against every command table in cmd/flags.h.
 #include "cmd/flags.h"
+#include "cmd/migrate_flags.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -391,6 +392,65 @@ TEST_CASE("backend flags: the same on webhook, reconciler and check", "[unit][cm
 
 namespace wasd::cmd {
 namespace {
+
+TEST_CASE("pflag's forms: -oyaml, -o=json, --output=json, -f/path, -f=path, -nNS, -Rf",
+          "[unit][cmd]") {
+  // Each form, on the commands that have the flag, reads as "-o json" does.
+  for (const std::vector<std::string>& form : std::vector<std::vector<std::string>>{
+           {"-ojson"}, {"-o=json"}, {"--output=json"}, {"-o", "json"}, {"--output", "json"}}) {
+    INFO(form.front());
+    CheckSettings c;
+    REQUIRE(ParseWith(CheckFlags(&c), form).outcome == Outcome::kRun);
+    CHECK(c.output == "json");
+    ExplainSettings e;
+    REQUIRE(ParseWith(ExplainFlags(&e), form).outcome == Outcome::kRun);
+    CHECK(e.output == "json");
+    VersionSettings v;
+    REQUIRE(ParseWith(VersionFlags(&v), form).outcome == Outcome::kRun);
+    CHECK(v.output == "json");
+  }
+  CheckSettings c;
+  REQUIRE(ParseWith(CheckFlags(&c), {"-f/tmp/a.yaml", "-f=/tmp/b.yaml", "-f-", "-oyaml"}).outcome ==
+          Outcome::kRun);
+  CHECK(c.files == std::vector<std::string>{"/tmp/a.yaml", "/tmp/b.yaml", "-"});
+  CHECK(c.output == "yaml");
+  // Booleans run together with a flag that takes a value: -Rf DIR, -Rfdir.
+  CheckSettings r;
+  REQUIRE(ParseWith(CheckFlags(&r), {"-Rf", "dir"}).outcome == Outcome::kRun);
+  CHECK(r.recursive);
+  CHECK(r.files == std::vector<std::string>{"dir"});
+  CheckSettings r2;
+  REQUIRE(ParseWith(CheckFlags(&r2), {"-Rfdir"}).outcome == Outcome::kRun);
+  CHECK(r2.recursive);
+  CHECK(r2.files == std::vector<std::string>{"dir"});
+  // A boolean alias with =value.
+  CheckSettings r3;
+  REQUIRE(ParseWith(CheckFlags(&r3), {"-R=false", "-f", "x"}).outcome == Outcome::kRun);
+  CHECK_FALSE(r3.recursive);
+  for (const std::string form : {"-nml", "-n=ml"}) {
+    INFO(form);
+    ExplainSettings e;
+    REQUIRE(ParseWith(ExplainFlags(&e), {form}).outcome == Outcome::kRun);
+    CHECK(e.ns == "ml");
+    MigrateSettings m;
+    std::vector<const char*> argv{"migrate", form.c_str(), "-yA"};
+    runtime::FlagSet mf = MigrateFlags(&m);
+    REQUIRE(mf.Parse(static_cast<int>(argv.size()), argv.data()) == Outcome::kRun);
+    CHECK(m.ns == "ml");
+    CHECK(m.yes);
+    CHECK(m.all_namespaces);
+  }
+  // Mistakes name the letter, and a value is still checked.
+  CheckSettings bad;
+  CHECK(ParseWith(CheckFlags(&bad), {"-Rx"}).error == "unknown shorthand flag 'x' in -Rx");
+  CHECK(ParseWith(CheckFlags(&bad), {"-x"}).error == "unknown flag -x");
+  CHECK(ParseWith(CheckFlags(&bad), {"-oxml"}).error ==
+        "invalid value \"xml\" for --output: want text, yaml, json or junit");
+  CHECK(ParseWith(CheckFlags(&bad), {"-o"}).error == "flag --output needs a value");
+  ExplainSettings empty;
+  CHECK(ParseWith(ExplainFlags(&empty), {"-n="}).error ==
+        "invalid value \"\" for --namespace: must not be empty");
+}
 
 TEST_CASE("explain: -n, -o text|json|yaml, --kubeconfig, --timeout", "[unit][cmd]") {
   ExplainSettings s;

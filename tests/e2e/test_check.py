@@ -454,8 +454,8 @@ class Version(unittest.TestCase):
         p = subprocess.run([WASD, "version"], capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         first, second = p.stdout.splitlines()[:2]
-        # X.Y.Z at a release tag, else git describe: X.Y.Z-gHASH[-dirty] (issue 13).
-        self.assertRegex(first, r"^wasd \d+\.\d+\.\d+(-[0-9A-Za-z.-]+)? \((revision [0-9a-f]+, )?built ")
+        # The VERSION file, X.Y.Z[-PRERELEASE]; the revision when built in git.
+        self.assertRegex(first, r"^wasd \d+\.\d+\.\d+(-[0-9A-Za-z.-]+)? \((revision [0-9a-f]+, )?(modified, )?built ")
         self.assertRegex(second, r"^OpenSSL \d+\.\d+\.\d+.*, linked (statically|dynamically)")
         # The dynamic build's line is only true when the binary really loads libssl.
         ldd = subprocess.run(["ldd", WASD], capture_output=True, text=True, timeout=60)

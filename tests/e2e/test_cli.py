@@ -3,11 +3,19 @@
 review made with the README open, run against the real binary, with the
 exact output. Every subcommand reads flags, durations and booleans the same
 way and reports a mistake in the same two lines."""
+import json
 import os
+import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
+import yaml
+
 WASD = os.environ.get("WASD_BIN", "build/wasd")
+SOURCE_DIR = os.environ.get("WASD_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def run(*args):
@@ -89,6 +97,84 @@ class OneErrorStyle(unittest.TestCase):
                 self.assertTrue(out.startswith("Usage: wasd " + " ".join(sub)), out)
                 self.assertIn("\nFlags:\n", out)
                 self.assertIn("  -h, --help", out)
+
+
+class Version(unittest.TestCase):
+    """`wasd version` reports the VERSION file (issue 42), not git describe."""
+
+    def release(self):
+        with open(os.path.join(SOURCE_DIR, "VERSION")) as f:
+            return f.readline().strip()
+
+    def test_short_is_the_version_file_alone(self):
+        self.assertEqual(run("version", "--short"), (0, self.release() + "\n", ""))
+
+    def test_json_and_yaml_are_one_object_with_the_build_facts(self):
+        rc, out, err = run("version", "-o", "json")
+        self.assertEqual((rc, err), (0, ""))
+        info = json.loads(out)
+        self.assertEqual(info["version"], self.release())
+        self.assertRegex(info["buildDate"], r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+        self.assertRegex(info["compiler"], r"^(gcc|clang) \d+")
+        self.assertEqual(info["cplusplus"], 202002)
+        self.assertRegex(info["openssl"]["version"], r"^OpenSSL \d+\.\d+")
+        self.assertIn(info["openssl"]["linkage"], ("static", "dynamic"))
+        self.assertRegex(info["glibc"]["version"], r"^\d+\.\d+")
+        if "revision" in info:
+            self.assertRegex(info["revision"], r"^[0-9a-f]{40}$")
+            self.assertIn(info["treeState"], ("clean", "dirty"))
+        # The same object as YAML, in both pflag spellings of -o.
+        for form in (["-o", "yaml"], ["-oyaml"], ["--output=yaml"]):
+            with self.subTest(form=form):
+                rc, out, err = run("version", *form)
+                self.assertEqual((rc, err), (0, ""))
+                self.assertEqual(yaml.safe_load(out), info)
+
+    def test_text_names_the_version_and_the_revision(self):
+        rc, out, _ = run("version")
+        self.assertEqual(rc, 0)
+        info = json.loads(run("version", "-o", "json")[1])
+        want = r"wasd %s \(" % re.escape(self.release())
+        if "revision" in info:
+            want += "revision %s, " % info["revision"]
+        self.assertRegex(out.splitlines()[0], "^" + want + "(modified, )?built ")
+
+    def test_short_and_output_do_not_combine(self):
+        self.assertEqual(run("version", "--short", "-o", "json"),
+                         (2, "", mistake("wasd version",
+                                         "--short prints the version alone; leave out -o")))
+
+
+class Help(unittest.TestCase):
+    """`wasd help CMD` is `wasd CMD --help`, and run as the kubectl plugin
+    the binary names itself `kubectl wasd` (issue 42)."""
+
+    COMMANDS = (["webhook"], ["reconciler"], ["check"], ["certs", "generate"],
+                ["certs", "inject-ca"], ["certs", "rotate"], ["certs", "uninstall"],
+                ["selftest"], ["explain"], ["migrate"], ["version"])
+
+    def test_help_cmd_is_cmd_dash_dash_help(self):
+        for sub in self.COMMANDS:
+            with self.subTest(sub=sub):
+                want = run(*sub, "--help")
+                self.assertEqual(want[0], 0)
+                self.assertEqual(run("help", *sub), want)
+        self.assertEqual(run("help")[1], run("--help")[1])
+
+    def test_as_a_plugin_help_and_mistakes_say_kubectl_wasd(self):
+        tmp = tempfile.mkdtemp(prefix="wasd-plugin-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        plugin = os.path.join(tmp, "kubectl-wasd")
+        os.symlink(os.path.abspath(WASD), plugin)
+        p = subprocess.run([plugin, "help", "explain"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("Usage: kubectl wasd explain deployment/NAME"), p.stdout)
+        p = subprocess.run([plugin, "check", "-R", "-f"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual((p.returncode, p.stderr),
+                         (2, mistake("kubectl wasd check", "flag --filename needs a value")))
+        # Run as wasd, the same text says wasd.
+        self.assertTrue(run("help", "explain")[1].startswith("Usage: wasd explain "))
 
 
 class Logs(unittest.TestCase):

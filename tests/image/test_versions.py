@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""One version everywhere. The release version is written in CMakeLists.txt
-(project version) and charts/wasd/Chart.yaml (version, appVersion); they
-must agree, and the chart's default image tag must be its appVersion.
-cmake/build_version.cmake turns the git state into the version `wasd
-version` reports (and the image tag, and the packaged chart's version):
-each of its forms is checked here on a scratch repository.
-Fast, no build needed."""
+"""One version everywhere. The release version is written in the VERSION
+file (CMakeLists.txt reads it for project()) and charts/wasd/Chart.yaml
+(version, appVersion); they must agree, and the chart's default image tag
+must be its appVersion. cmake/build_version.cmake puts VERSION in the
+binary whatever the git state (a clone without tags, a tarball without
+.git), and the git revision beside it when there is one: each case is
+checked here on a scratch tree. Fast, no build needed."""
 
+import json
 import os
 import re
 import shutil
@@ -26,11 +27,18 @@ SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
 
 
 def project_version():
-    with open(os.path.join(SOURCE_DIR, "CMakeLists.txt")) as f:
-        return re.search(r"^project\(wasd VERSION (\d+\.\d+\.\d+)", f.read(), re.M).group(1)
+    with open(os.path.join(SOURCE_DIR, "VERSION")) as f:
+        return f.readline().strip()
 
 
 class Versions(unittest.TestCase):
+    def test_version_file_is_semver_and_cmake_reads_it(self):
+        self.assertRegex(project_version(), SEMVER)
+        with open(os.path.join(SOURCE_DIR, "CMakeLists.txt")) as f:
+            cmake = f.read()
+        self.assertIn('file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/VERSION"', cmake)
+        self.assertNotRegex(cmake, r"project\(wasd VERSION \d")
+
     def test_cmake_and_chart_agree(self):
         with open(os.path.join(CHART, "Chart.yaml")) as f:
             chart = yaml.safe_load(f)
@@ -57,10 +65,10 @@ def as_tuple(version):
 
 
 class ReleaseAgreement(unittest.TestCase):
-    """The version of a release is CMakeLists.txt's project version (the
-    source of truth; release.sh refuses to run when the chart differs). It
-    has its CHANGELOG section, and the binary says exactly it at the tag
-    vX.Y.Z, or a describe form based on the last tag between tags."""
+    """The version of a release is the VERSION file (the source of truth;
+    release.sh refuses to run when the chart differs). It has its CHANGELOG
+    section, and the binary says exactly it, with the git revision it was
+    built from as extra information."""
 
     def test_changelog_has_the_project_version(self):
         versions = changelog_versions()
@@ -71,36 +79,23 @@ class ReleaseAgreement(unittest.TestCase):
         ordered = [as_tuple(v) for v, _ in versions]
         self.assertEqual(ordered, sorted(ordered, reverse=True), "CHANGELOG sections out of order")
 
-    @unittest.skipUnless(shutil.which("git") and os.path.exists(os.path.join(SOURCE_DIR, ".git")),
-                         "not a git checkout")
-    def test_binary_version_agrees_with_the_tag(self):
+    def test_binary_says_the_version_file(self):
         binary = os.environ.get("WASD_BIN")
         if not binary or not os.path.exists(binary):
             self.skipTest("no WASD_BIN (run through ctest)")
-        first = subprocess.run([binary, "version"], capture_output=True, text=True,
-                               timeout=60).stdout.splitlines()[0]
-        m = re.match(r"^wasd (\S+) \(revision ([0-9a-f]{40}|unknown)", first)
-        self.assertTrue(m, first)
-        version, revision = m.group(1), m.group(2)
-        if revision == "unknown":
-            self.assertEqual(version, project_version())
-            return
-        tags = subprocess.run(["git", "-C", SOURCE_DIR, "tag", "--points-at", revision, "--list",
-                               "v[0-9]*"], capture_output=True, text=True,
-                              timeout=60).stdout.split()
-        clean = version[:-len("-dirty")] if version.endswith("-dirty") else version
-        if tags:
-            # At a release tag: vX.Y.Z, the binary says X.Y.Z, and that is
-            # the project version (and so the chart's and the CHANGELOG's).
-            self.assertIn("v" + project_version(), tags)
-            self.assertEqual(clean, project_version())
-        else:
-            # Between tags: LAST-N-gHASH, or PROJECT-gHASH before the first
-            # tag; never a plain X.Y.Z that would pass for a release.
-            m = re.match(r"^(\d+\.\d+\.\d+)(-\d+)?-g([0-9a-f]{7,})$", clean)
-            self.assertTrue(m, "between tags the version is a describe form: " + version)
-            self.assertTrue(revision.startswith(m.group(3)), (version, revision))
-            self.assertLessEqual(as_tuple(m.group(1)), as_tuple(project_version()))
+        short = subprocess.run([binary, "version", "--short"], capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual((short.returncode, short.stdout), (0, project_version() + "\n"))
+        info = json.loads(subprocess.run([binary, "version", "-o", "json"], capture_output=True,
+                                         text=True, timeout=60, check=True).stdout)
+        self.assertEqual(info["version"], project_version())
+        if shutil.which("git") and os.path.exists(os.path.join(SOURCE_DIR, ".git")):
+            head = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "HEAD"],
+                                  capture_output=True, text=True, timeout=60).stdout.strip()
+            # The binary may be older than HEAD, never another repository's.
+            self.assertRegex(info["revision"], r"^[0-9a-f]{40}$")
+            subprocess.run(["git", "-C", SOURCE_DIR, "merge-base", "--is-ancestor",
+                            info["revision"], head], check=True, timeout=60)
 
 
 @unittest.skipUnless(shutil.which("git") and shutil.which("cmake"), "needs git and cmake")
@@ -128,37 +123,58 @@ class BuildVersion(unittest.TestCase):
         self.git("commit", "-qm", text)
         return self.git("rev-parse", "HEAD")
 
+    def run_script(self):
+        return subprocess.run(["cmake", "-DSOURCE_DIR=" + self.repo, "-DOUT=" + self.header,
+                               "-P", SCRIPT], capture_output=True, text=True, timeout=60)
+
     def version(self):
-        subprocess.run(["cmake", "-DSOURCE_DIR=" + self.repo, "-DOUT=" + self.header,
-                        "-DPROJECT_VERSION=1.2.3", "-P", SCRIPT], check=True,
-                       capture_output=True, timeout=60)
+        """(WASD_VERSION, WASD_REVISION, WASD_TREE_STATE) of the scratch tree."""
+        p = self.run_script()
+        self.assertEqual(p.returncode, 0, p.stderr)
         with open(self.header) as f:
             text = f.read()
-        version = re.search(r'#define WASD_VERSION "([^"]*)"', text).group(1)
-        revision = re.search(r'#define WASD_REVISION "([^"]*)"', text).group(1)
-        self.assertRegex(version, SEMVER)
-        return version, revision
+        got = tuple(re.search(r'#define %s "([^"]*)"' % name, text).group(1)
+                    for name in ("WASD_VERSION", "WASD_REVISION", "WASD_TREE_STATE"))
+        self.assertRegex(got[0], SEMVER)
+        return got
+
+    def write_version(self, text):
+        with open(os.path.join(self.repo, "VERSION"), "w") as f:
+            f.write(text)
 
     def test_not_a_git_checkout(self):
-        self.assertEqual(self.version(), ("1.2.3", "unknown"))
+        self.write_version("1.2.3\n")
+        self.assertEqual(self.version(), ("1.2.3", "", ""))
+
+    def test_a_version_that_is_not_semver_stops_the_build(self):
+        for bad in ("v1.2.3\n", "1.2\n", "1.2.3+build\n", ""):
+            with self.subTest(bad=bad):
+                self.write_version(bad)
+                p = self.run_script()
+                self.assertNotEqual(p.returncode, 0)
+                self.assertIn("is not X.Y.Z[-PRERELEASE]", " ".join(p.stderr.split()))
+        self.write_version("1.3.0-rc.1\n")
+        self.assertEqual(self.version()[0], "1.3.0-rc.1")
 
     def test_each_git_state(self):
+        # Tags do not change the version: a clone without them (a CI
+        # checkout, a fork) reports what the release does.
+        self.write_version("1.2.3\n")
         self.git("init", "-q")
+        self.git("add", "VERSION")
         head = self.commit("one")
-        self.assertEqual(self.version(), ("1.2.3-g" + head[:7], head))
+        self.assertEqual(self.version(), ("1.2.3", head, "clean"))
         with open(os.path.join(self.repo, "f"), "a") as f:
             f.write("edit\n")
-        self.assertEqual(self.version(), ("1.2.3-g%s-dirty" % head[:7], head))
+        self.assertEqual(self.version(), ("1.2.3", head, "dirty"))
         self.git("checkout", "-q", "f")
-        self.git("tag", "v1.2.3")
-        self.assertEqual(self.version(), ("1.2.3", head))
+        self.git("tag", "v9.9.9")
+        self.assertEqual(self.version(), ("1.2.3", head, "clean"))
         head = self.commit("two")
-        self.assertEqual(self.version(), ("1.2.3-1-g" + head[:7], head))
-        # Tags that are not versions are not used.
-        self.git("tag", "nightly")
-        self.assertEqual(self.version()[0], "1.2.3-1-g" + head[:7])
+        self.assertEqual(self.version(), ("1.2.3", head, "clean"))
 
     def test_header_rewritten_only_on_change(self):
+        self.write_version("1.2.3\n")
         self.version()
         before = os.stat(self.header).st_mtime_ns
         os.utime(self.header, ns=(before - 10**9, before - 10**9))
