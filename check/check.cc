@@ -1,9 +1,12 @@
 // The offline check behind `wasd check`: reads manifests, runs the webhook's
 // CREATE rules on each Deployment after the API server's defaults, prints
 // verdicts (text, yaml, json, junit) and the objects wasd would create.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -244,58 +247,131 @@ Verdict Judge(const Manifest& m, const workloadbuilder::BackendSettings& backend
 
 }  // namespace
 
+// A CheckResult (-o json) streamed: the same text as VerdictsJson(...).dump(2),
+// one item at a time (each item's lines indented to its place).
+void PrintJsonItem(const Verdict& v, bool first) {
+  const std::string item = VerdictItemJson(v).dump(2);
+  std::string out = first ? "    " : ",\n    ";
+  for (const char c : item) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
 int Run(const Options& options) {
-  std::vector<Manifest> manifests;
+  // Standard input can be read once; both passes read this copy.
+  std::string stdin_text;
+  bool has_stdin = false;
   for (const std::string& file : options.files) {
-    ManifestReadResult r = ReadManifests(file, options.recursive);
-    if (!r.error.empty()) {
-      std::fprintf(stderr, "error: %s\n", r.error.c_str());
+    if (file != "-" || has_stdin) continue;
+    std::string error;
+    if (!ReadStdin(stdin_text, error)) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
       return 2;
     }
-    for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-    for (auto& m : r.manifests) manifests.push_back(std::move(m));
+    has_stdin = true;
+  }
+  // Every manifest through `fn`, one at a time (check/manifest_reader.h):
+  // memory holds one file's text and one document, however long the
+  // stream. False after an unusable input, with the error printed.
+  std::string judge_error;
+  const auto each = [&](const std::function<void(Verdict&)>& fn, bool first_pass) {
+    for (const std::string& file : options.files) {
+      ManifestReadResult r = ReadManifests(
+          file, options.recursive,
+          [&](Manifest& m) {
+            Verdict v = Judge(m, options.backends, judge_error);
+            if (!judge_error.empty()) return false;
+            SetSchedulingApiVersion(v.objects, options.scheduling_api_version);
+            fn(v);
+            return true;
+          },
+          has_stdin ? &stdin_text : nullptr);
+      if (!r.error.empty() || !judge_error.empty()) {
+        std::fprintf(stderr, "error: %s\n",
+                     r.error.empty() ? judge_error.c_str() : r.error.c_str());
+        return false;
+      }
+      if (first_pass) {
+        for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+      }
+    }
+    return true;
+  };
+
+  // Pass 1: every input read and judged, nothing printed: an unusable
+  // document anywhere is an error before any verdict (no partial report),
+  // and the counts are known for the report's header.
+  std::size_t total = 0;
+  int denied = 0;
+  int checked = 0;
+  if (!each(
+          [&](Verdict& v) {
+            ++total;
+            if (v.result != Result::kSkipped) ++checked;
+            if (v.result == Result::kDenied) ++denied;
+          },
+          true)) {
+    return 2;
   }
   // Nothing to judge is a mistake (an empty file, a glob that matched
   // nothing), not a pass: as kubectl apply says.
-  if (manifests.empty()) {
+  if (total == 0) {
     std::fprintf(stderr, "error: no objects passed to check\n");
     return 2;
   }
 
-  std::vector<Verdict> verdicts;
-  verdicts.reserve(manifests.size());
-  for (const Manifest& m : manifests) {
-    std::string error;
-    Verdict v = Judge(m, options.backends, error);
-    if (!error.empty()) {
-      std::fprintf(stderr, "error: %s\n", error.c_str());
-      return 2;
+  // Pass 2: the report, one verdict at a time. Progress on a terminal's
+  // stderr while the report goes elsewhere.
+  const bool progress = isatty(STDERR_FILENO) == 1 && isatty(STDOUT_FILENO) != 1 && total >= 1000;
+  std::size_t done = 0;
+  const auto tick = [&] {
+    if (progress && ++done % 500 == 0) {
+      std::fprintf(stderr, "\rchecked %zu/%zu object(s)", done, total);
     }
-    SetSchedulingApiVersion(v.objects, options.scheduling_api_version);
-    verdicts.push_back(std::move(v));
-  }
-  int denied = 0;
-  int checked = 0;
-  for (const Verdict& v : verdicts) {
-    if (v.result != Result::kSkipped) ++checked;
-    if (v.result == Result::kDenied) ++denied;
-  }
-
+  };
+  bool ok = true;
   if (options.output == "json") {
-    std::printf("%s\n", VerdictsJson(verdicts, checked, denied).dump(2).c_str());
+    std::printf(
+        "{\n  \"apiVersion\": \"wasd.io/v1alpha1\",\n  \"checked\": %d,\n  \"denied\": %d,\n"
+        "  \"items\": [\n",
+        checked, denied);
+    bool first = true;
+    ok = each(
+        [&](Verdict& v) {
+          PrintJsonItem(v, first);
+          first = false;
+          tick();
+        },
+        false);
+    std::printf("\n  ],\n  \"kind\": \"CheckResult\"\n}\n");
   } else if (options.output == "junit") {
-    std::fputs(VerdictsJunit(verdicts, checked, denied).c_str(), stdout);
+    std::fputs(JunitHeader(total, checked, denied).c_str(), stdout);
+    ok = each(
+        [&](Verdict& v) {
+          std::fputs(VerdictJunitCase(v).c_str(), stdout);
+          tick();
+        },
+        false);
+    std::fputs(JunitFooter().c_str(), stdout);
   } else {
     const bool text = options.output == "text";
     std::FILE* report = text ? stdout : stderr;
-    for (const Verdict& v : verdicts) PrintVerdict(v, report, text);
-    if (!text) {
-      for (const Verdict& v : verdicts) {
-        for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
-      }
-    }
+    ok = each(
+        [&](Verdict& v) {
+          PrintVerdict(v, report, text);
+          if (!text) {
+            for (const json& o : v.objects) std::printf("---\n%s", ToYaml(o).c_str());
+          }
+          tick();
+        },
+        false);
     std::fprintf(report, "%d Deployment(s) checked, %d denied\n", checked, denied);
   }
+  if (progress) std::fprintf(stderr, "\r\033[K");
+  // The inputs changed between the passes (a file rewritten meanwhile).
+  if (!ok) return 2;
   return denied > 0 ? 1 : 0;
 }
 

@@ -18,18 +18,23 @@ namespace wasd::check {
 
 namespace {
 
-void Expand(nlohmann::json doc, const std::string& source, int index, std::vector<Manifest>& out) {
-  if (!doc.is_object()) return;
+// Hands `doc` (or each item of a *List) to `fn`; false when `fn` said stop.
+bool Expand(nlohmann::json doc, const std::string& source, int index, const ManifestFn& fn) {
+  if (!doc.is_object()) return true;
   auto kind = doc.find("kind");
   auto items = doc.find("items");
   if (kind != doc.end() && kind->is_string() && items != doc.end() && items->is_array()) {
     const std::string& k = kind->get_ref<const std::string&>();
     if (k.size() >= 4 && k.compare(k.size() - 4, 4, "List") == 0) {
-      for (auto& item : *items) out.push_back({source, index, std::move(item)});
-      return;
+      for (auto& item : *items) {
+        Manifest m{source, index, std::move(item)};
+        if (!fn(m)) return false;
+      }
+      return true;
     }
   }
-  out.push_back({source, index, std::move(doc)});
+  Manifest m{source, index, std::move(doc)};
+  return fn(m);
 }
 
 bool LooksLikeJson(const std::string& text) {
@@ -40,22 +45,26 @@ bool LooksLikeJson(const std::string& text) {
   return false;
 }
 
-// Splits a YAML stream at document markers ("---" at the start of a line)
-// so that each document is converted with the bounded annotation parser.
-std::vector<std::string> SplitYamlDocuments(const std::string& text) {
-  std::vector<std::string> docs(1);
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
+// Walks a YAML stream document by document, split at document markers
+// ("---" at the start of a line) so that each is converted with the bounded
+// annotation parser; `fn(doc)` returns false to stop. One document in memory.
+template <typename Fn>
+void ForEachYamlDocument(std::string_view text, Fn&& fn) {
+  std::string doc;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     if (line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
-      docs.emplace_back();
+      if (!fn(doc)) return;
+      doc.clear();
       continue;
     }
     if (line == "...") continue;
-    docs.back() += line;
-    docs.back() += '\n';
+    doc.append(line);
+    doc += '\n';
   }
-  return docs;
+  fn(doc);
 }
 
 bool Blank(const std::string& doc) {
@@ -70,7 +79,8 @@ bool Blank(const std::string& doc) {
 
 }  // namespace
 
-ManifestReadResult ParseManifests(const std::string& text, const std::string& source) {
+ManifestReadResult ParseManifests(const std::string& text, const std::string& source,
+                                  const ManifestFn& fn) {
   ManifestReadResult r;
   if (LooksLikeJson(text)) {
     // The same nesting limit as a YAML document, checked while parsing (a
@@ -93,12 +103,12 @@ ManifestReadResult ParseManifests(const std::string& text, const std::string& so
         return r;
       default: r.error = source + ": not valid JSON"; return r;
     }
-    Expand(std::move(doc), source, 1, r.manifests);
+    Expand(std::move(doc), source, 1, fn);
     return r;
   }
   int index = 0;
-  for (const std::string& doc : SplitYamlDocuments(text)) {
-    if (Blank(doc)) continue;
+  ForEachYamlDocument(text, [&](const std::string& doc) {
+    if (Blank(doc)) return true;
     ++index;
     // A manifest document is not an annotation: only the file's cap bounds
     // its size; the nesting and value limits stay.
@@ -108,15 +118,25 @@ ManifestReadResult ParseManifests(const std::string& text, const std::string& so
     if (!parsed.ok()) {
       r.error =
           source + ": document " + std::to_string(index) + " is not YAML or JSON: " + parsed.error;
-      return r;
+      return false;
     }
     if (!parsed.value.is_object()) {
       r.error = source + ": document " + std::to_string(index) + " is not a mapping";
-      return r;
+      return false;
     }
-    Expand(std::move(parsed.value), source, index, r.manifests);
-  }
+    return Expand(std::move(parsed.value), source, index, fn);
+  });
   return r;
+}
+
+ManifestReadResult ParseManifests(const std::string& text, const std::string& source) {
+  ManifestReadResult r;
+  ManifestReadResult parsed = ParseManifests(text, source, [&r](Manifest& m) {
+    r.manifests.push_back(std::move(m));
+    return true;
+  });
+  parsed.manifests = std::move(r.manifests);
+  return parsed;
 }
 
 namespace {
@@ -144,11 +164,15 @@ bool ReadStdinWithin(std::size_t limit, std::string& text) {
   return text.size() <= limit;
 }
 
-ManifestReadResult ReadOneFile(const std::string& path) {
+ManifestReadResult ReadOneFile(const std::string& path, const ManifestFn& fn,
+                               const std::string* stdin_text) {
   ManifestReadResult r;
   std::string text;
   const std::string source = path == "-" ? "<stdin>" : path;
   try {
+    if (path == "-" && stdin_text != nullptr) {
+      return ParseManifests(*stdin_text, source, fn);
+    }
     if (path == "-") {
       if (!ReadStdinWithin(kMaxManifestBytes, text)) {
         r.error = source + ": larger than 64 MiB (the limit for one file; stopped reading there)";
@@ -170,15 +194,36 @@ ManifestReadResult ReadOneFile(const std::string& path) {
     r.error = source + ": larger than 64 MiB";
     return r;
   }
-  return ParseManifests(text, source);
+  return ParseManifests(text, source, fn);
 }
 
 }  // namespace
 
+bool ReadStdin(std::string& text, std::string& error) {
+  try {
+    if (ReadStdinWithin(kMaxManifestBytes, text)) return true;
+    error = "<stdin>: larger than 64 MiB (the limit for one file; stopped reading there)";
+  } catch (const std::exception& e) {
+    error = std::string("<stdin>: cannot read: ") + e.what();
+  }
+  return false;
+}
+
 ManifestReadResult ReadManifests(const std::string& path, bool recursive) {
+  std::vector<Manifest> all;
+  ManifestReadResult r = ReadManifests(path, recursive, [&all](Manifest& m) {
+    all.push_back(std::move(m));
+    return true;
+  });
+  r.manifests = std::move(all);
+  return r;
+}
+
+ManifestReadResult ReadManifests(const std::string& path, bool recursive, const ManifestFn& fn,
+                                 const std::string* stdin_text) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (path == "-" || !fs::is_directory(path, ec)) return ReadOneFile(path);
+  if (path == "-" || !fs::is_directory(path, ec)) return ReadOneFile(path, fn, stdin_text);
   ManifestReadResult r;
   std::vector<std::string> files;
   const auto options = fs::directory_options::skip_permission_denied;
@@ -205,9 +250,16 @@ ManifestReadResult ReadManifests(const std::string& path, bool recursive) {
   }
   std::sort(files.begin(), files.end());
   for (const std::string& file : files) {
-    ManifestReadResult one = ReadOneFile(file);
+    bool stopped = false;
+    ManifestReadResult one = ReadOneFile(
+        file,
+        [&](Manifest& m) {
+          stopped = !fn(m);
+          return !stopped;
+        },
+        nullptr);
     if (!one.error.empty()) return one;
-    for (Manifest& m : one.manifests) r.manifests.push_back(std::move(m));
+    if (stopped) return r;
   }
   const std::string skipped =
       subfolders > 0 ? std::to_string(subfolders) + " subfolder(s) not read (use -R to read them)"

@@ -6,6 +6,7 @@
 #define WASD_CHECK_MANIFEST_READER_H_
 
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -43,6 +44,21 @@ ManifestReadResult ReadManifests(const std::string& path, bool recursive = false
 
 // Parses manifest text (exposed for tests).
 ManifestReadResult ParseManifests(const std::string& text, const std::string& source);
+
+// The same, one manifest at a time: `fn` gets each as it is parsed (a YAML
+// stream is split and converted document by document, so memory holds the
+// file's text and one document, not every object; a JSON file is one
+// document, parsed whole) and returns false to stop. The result's
+// `manifests` stays empty. `stdin_text`: what "-" reads (standard input can
+// be read once; the caller keeps it for a second pass), null: read it.
+using ManifestFn = std::function<bool(Manifest&)>;
+ManifestReadResult ReadManifests(const std::string& path, bool recursive, const ManifestFn& fn,
+                                 const std::string* stdin_text = nullptr);
+ManifestReadResult ParseManifests(const std::string& text, const std::string& source,
+                                  const ManifestFn& fn);
+// Standard input whole, up to kMaxManifestBytes; false (and `error` set) when
+// it is larger or unreadable.
+bool ReadStdin(std::string& text, std::string& error);
 
 }  // namespace wasd::check
 

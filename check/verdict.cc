@@ -107,9 +107,8 @@ void PrintVerdict(const Verdict& v, std::FILE* report, bool text) {
 }
 
 // -o json: one item per manifest, for CI pipelines (a contract: README).
-json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied) {
-  json items = json::array();
-  for (const Verdict& v : verdicts) {
+json VerdictItemJson(const Verdict& v) {
+  {
     json causes = json::array();
     for (const auto& e : v.errors) {
       causes.push_back({{"type", std::string(workloadbuilder::ErrorTypeReason(e.type))},
@@ -130,8 +129,13 @@ json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied)
                  {"notes", v.notes},
                  {"objects", v.objects}};
     if (v.result == Result::kDenied) item["message"] = KubectlDenial(v.name, v.errors);
-    items.push_back(std::move(item));
+    return item;
   }
+}
+
+json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied) {
+  json items = json::array();
+  for (const Verdict& v : verdicts) items.push_back(VerdictItemJson(v));
   return {{"apiVersion", "wasd.io/v1alpha1"},
           {"kind", "CheckResult"},
           {"checked", checked},
@@ -139,16 +143,19 @@ json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied)
           {"items", std::move(items)}};
 }
 
-std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int denied) {
-  const int skipped = static_cast<int>(verdicts.size()) - checked;
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<testsuites name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
-         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
-         "\">\n";
-  out += "  <testsuite name=\"wasd check\" tests=\"" + std::to_string(verdicts.size()) +
-         "\" failures=\"" + std::to_string(denied) + "\" skipped=\"" + std::to_string(skipped) +
-         "\">\n";
-  for (const Verdict& v : verdicts) {
+std::string JunitHeader(std::size_t total, int checked, int denied) {
+  const std::string skipped = std::to_string(static_cast<int>(total) - checked);
+  const std::string counts = " tests=\"" + std::to_string(total) + "\" failures=\"" +
+                             std::to_string(denied) + "\" skipped=\"" + skipped + "\">\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wasd check\"" + counts +
+         "  <testsuite name=\"wasd check\"" + counts;
+}
+
+std::string JunitFooter() { return "  </testsuite>\n</testsuites>\n"; }
+
+std::string VerdictJunitCase(const Verdict& v) {
+  std::string out;
+  {
     const std::string name = (v.kind.empty() ? std::string("<no kind>") : v.kind) + "/" + v.name;
     out += "    <testcase classname=\"" + XmlEscape(v.manifest->source) + "\" name=\"" +
            XmlEscape(name) + " (document " + std::to_string(v.manifest->index) + ")\">\n";
@@ -166,8 +173,13 @@ std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int
     }
     out += "    </testcase>\n";
   }
-  out += "  </testsuite>\n</testsuites>\n";
   return out;
+}
+
+std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int denied) {
+  std::string out = JunitHeader(verdicts.size(), checked, denied);
+  for (const Verdict& v : verdicts) out += VerdictJunitCase(v);
+  return out + JunitFooter();
 }
 
 }  // namespace wasd::check

@@ -52,6 +52,13 @@ std::string KubectlDenial(const std::string& name, const workloadbuilder::FieldE
 void PrintVerdict(const Verdict& v, std::FILE* report, bool text);
 // -o json: one item per manifest, for CI pipelines (a contract: README).
 nlohmann::json VerdictsJson(const std::vector<Verdict>& verdicts, int checked, int denied);
+// One item of VerdictsJson's `items` (for a streamed CheckResult).
+nlohmann::json VerdictItemJson(const Verdict& v);
+// VerdictsJunit in pieces, for a streamed report: the header (counts of
+// `total` manifests), one testcase per verdict, the footer.
+std::string JunitHeader(std::size_t total, int checked, int denied);
+std::string VerdictJunitCase(const Verdict& v);
+std::string JunitFooter();
 // -o junit: one test case per manifest.
 std::string VerdictsJunit(const std::vector<Verdict>& verdicts, int checked, int denied);
 

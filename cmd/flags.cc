@@ -393,7 +393,11 @@ runtime::FlagSet CheckFlags(CheckSettings* s) {
       "and a PodGroup (native), or the backend's PodGroup (volcano, kai,\n"
       "coscheduling; --backend, or the Deployment's annotation wasd.io/backend).\n"
       "Without -f (or with --capabilities): prints what each backend can express\n"
-      "of the scheduling intent (only the --backend one when given) and exits.");
+      "of the scheduling intent (only the --backend one when given) and exits.\n"
+      "A YAML stream is judged one document at a time (memory: the file's text and\n"
+      "one document); all input is read and judged before the first verdict is\n"
+      "printed, so an unusable document anywhere is an error and no partial report.\n"
+      "Progress goes to stderr when it is a terminal and stdout is not.");
   f.List("filename", &s->files, "FILE",
          "manifest file (YAML stream or JSON; '-' for stdin), or a directory\n"
          "(its *.yaml, *.yml and *.json files); more files may follow",

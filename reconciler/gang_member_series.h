@@ -29,12 +29,9 @@ inline std::optional<GangMemberSeries> ParseGangMemberSeries(std::string_view v)
 
 inline std::string_view GangMemberSeriesName(GangMemberSeries s) {
   switch (s) {
-    case GangMemberSeries::kAll:
-      return "all";
-    case GangMemberSeries::kNone:
-      return "none";
-    case GangMemberSeries::kNotScheduled:
-      break;
+    case GangMemberSeries::kAll: return "all";
+    case GangMemberSeries::kNone: return "none";
+    case GangMemberSeries::kNotScheduled: break;
   }
   return "not-scheduled";
 }

@@ -314,6 +314,20 @@ class CheckUnusableInput(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_a_bad_document_late_in_a_stream_leaves_no_partial_report(self):
+        # The stream is judged one document at a time, but all of it before
+        # any verdict is printed: document 3 unusable means nothing on stdout.
+        with open(example("kep-2-user-mincount.yaml")) as f:
+            good = f.read()
+        stream = good + "\n---\n" + good + "\n---\nkey: [unclosed\n"
+        for fmt in ("text", "yaml", "json", "junit"):
+            rc, out, err = check("-f", "-", "-o", fmt, stdin=stream)
+            self.assertEqual((rc, out), (2, ""), fmt)
+            self.assertIn("<stdin>: document 3 is not YAML or JSON", err)
+        rc, out, _ = check("-f", "-", "-o", "json", stdin=good + "\n---\n" + good)
+        self.assertEqual(rc, 0)
+        self.assertEqual(json.loads(out)["checked"], 2)
+
     def test_stdin_is_read_only_up_to_the_file_limit(self):
         # An endless stdin: the old reader read it whole first and never ended.
         # The child's peak memory is measured by a wrapper that runs it alone.
