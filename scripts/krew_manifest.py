@@ -22,7 +22,9 @@ import os
 import sys
 import tarfile
 
-DEFAULT_URI = "https://github.com/wasd-io/wasd/releases/download/v{version}/{tarball}"
+# Where a release of the project at PROJECT is downloaded from, when no
+# --uri-template says otherwise (a GitHub-style release layout).
+DEFAULT_URI = "{project}/releases/download/v{version}/{tarball}"
 PLUGIN = "wasd"
 
 
@@ -54,7 +56,7 @@ def quote(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def manifest(version, uri, digest, top, os_name, arch):
+def manifest(version, uri, digest, top, os_name, arch, homepage):
     # Written as text (not a YAML library's dump) so the file reads like the
     # manifests of krew-index.
     return f"""apiVersion: krew.googlecontainertools.github.com/v1alpha2
@@ -63,7 +65,7 @@ metadata:
   name: {PLUGIN}
 spec:
   version: {quote("v" + version)}
-  homepage: https://github.com/wasd-io/wasd
+  homepage: {homepage}
   shortDescription: Explain why a gang-scheduled Deployment is pending
   description: |
     wasd brings Workload-Aware Scheduling (gang scheduling) to apps/v1
@@ -98,8 +100,12 @@ def main():
     ap.add_argument("--tarball", required=True)
     ap.add_argument("--version", required=True, help="X.Y.Z (the manifest says vX.Y.Z)")
     ap.add_argument("--out", required=True, help="the manifest file, named wasd.yaml")
+    ap.add_argument("--project-url", required=True,
+                    help="the project's home (https://HOST/OWNER/wasd): the manifest's homepage and, "
+                         "without --uri-template, the download's base")
     ap.add_argument("--uri-template", default=DEFAULT_URI,
-                    help="download URL; {version} and {tarball} are replaced (default %(default)s)")
+                    help="download URL; {project}, {version} and {tarball} are replaced "
+                         "(default %(default)s)")
     ap.add_argument("--os", default="linux")
     ap.add_argument("--arch", default="amd64")
     a = ap.parse_args()
@@ -108,9 +114,13 @@ def main():
                          % (PLUGIN, os.path.basename(a.out)))
     if a.version.startswith("v"):
         raise SystemExit("krew_manifest.py: --version is X.Y.Z without the v (got %s)" % a.version)
-    uri = a.uri_template.replace("{version}", a.version).replace(
+    project = a.project_url.rstrip("/")
+    if not project.startswith("https://"):
+        raise SystemExit("krew_manifest.py: --project-url must be an https:// URL (got %s)" % a.project_url)
+    uri = a.uri_template.replace("{project}", project).replace("{version}", a.version).replace(
         "{tarball}", os.path.basename(a.tarball))
-    text = manifest(a.version, uri, sha256(a.tarball), top_directory(a.tarball), a.os, a.arch)
+    text = manifest(a.version, uri, sha256(a.tarball), top_directory(a.tarball), a.os, a.arch,
+                    project)
     with open(a.out, "w") as f:
         f.write(text)
     return 0

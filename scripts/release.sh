@@ -18,14 +18,22 @@
 #                                    the tarball (scripts/krew_manifest.py)
 #   SHA256SUMS                       of every file above
 #
-# Usage: scripts/release.sh [--build-dir DIR] [--out DIR] [--repository REPO]
-#                           [--krew-uri-template T] [--no-image]
+# Usage: scripts/release.sh --project-url URL [--build-dir DIR] [--out DIR]
+#                           [--repository REPO] [--krew-uri-template T] [--no-image]
+#   --project-url where this release is published (https://HOST/OWNER/wasd,
+#                 or $WASD_PROJECT_URL): the one setting every URL in the
+#                 artifacts comes from — the plugin's download
+#                 (URL/releases/download/vVERSION/TARBALL) and homepage in the
+#                 krew manifest, the SBOM's downloadLocation, the packaged
+#                 chart's home, sources, icon, artifacthub links and runbook
+#                 base (scripts/package-chart.sh). Required: there is no
+#                 public default.
 #   --build-dir   CMake tree for the binary (default build-image/cmake; see image.sh)
 #   --out         default build-image/release (emptied first)
 #   --repository  image name without tag (default: localhost/wasd, scripts/image.sh)
-#   --krew-uri-template  where the tarball will be downloaded from; {version}
-#                 and {tarball} are replaced (default: the GitHub release of
-#                 tag v{version}, see scripts/krew_manifest.py)
+#   --krew-uri-template  where the tarball will be downloaded from, if not
+#                 from the project's releases; {project}, {version} and
+#                 {tarball} are replaced
 #   --no-image    build everything but the OCI image archive (for a machine
 #                 without buildah; the release is then incomplete and says so).
 #                 Without it, a missing buildah stops the release before the build.
@@ -36,6 +44,7 @@ out=$root/build-image/release
 image_args=()
 krew_args=()
 with_image=1
+project_url=${WASD_PROJECT_URL:-}
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
@@ -43,10 +52,17 @@ while [ $# -gt 0 ]; do
     --repository) image_args+=(--repository "$2"); shift 2 ;;
     --krew-uri-template) krew_args+=(--uri-template "$2"); shift 2 ;;
     --no-image) with_image=0; shift ;;
+    --project-url) project_url=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+project_url=${project_url%/}
+if ! [[ $project_url =~ ^https://[^[:space:]\|]+$ ]]; then
+  echo "release.sh: set --project-url https://HOST/OWNER/wasd (or WASD_PROJECT_URL): where this" >&2
+  echo "  release is published; every URL in the artifacts is made from it (got '$project_url')" >&2
+  exit 2
+fi
 t0=$(date +%s)
 # Timestamps inside the artifacts (image config, tar entries, SBOM, the
 # compiler's __DATE__) come from the commit, not from the clock.
@@ -113,7 +129,8 @@ mkdir -p "$work/$name"
 # The SBOM first: it finds the linked Debian packages, whose copyright files
 # are the third-party licences.
 "$root/scripts/sbom.py" --binary "$work/image/context/wasd" --version "$VERSION" \
-  --revision "$REVISION" --out "$out/wasd-$VERSION.spdx.json" --licenses-dir "$out/licenses"
+  --revision "$REVISION" --out "$out/wasd-$VERSION.spdx.json" --licenses-dir "$out/licenses" \
+  --project-url "$project_url"
 cp "$work/image/context/wasd" "$work/$name/wasd"
 cp "$root/LICENSE" "$root/README.md" "$root/SECURITY.md" "$root/CHANGELOG.md" "$work/$name/"
 cp -r "$out/licenses" "$work/$name/licenses"
@@ -124,15 +141,16 @@ if [ "$with_image" = 1 ]; then
   mv "$ARCHIVE" "$out/wasd-$VERSION.oci.tar"
   artifacts+=("wasd-$VERSION.oci.tar")
 fi
-"$root/scripts/package-chart.sh" --version "$VERSION" --out "$out" >/dev/null
+"$root/scripts/package-chart.sh" --version "$VERSION" --out "$out" --project-url "$project_url" >/dev/null
 krew_arch=$arch
 [ "$arch" = amd64 ] || echo "release.sh: note: the krew manifest names linux/$arch"
 "$root/scripts/krew_manifest.py" --tarball "$out/$name.tar.gz" --version "$VERSION" \
-  --os linux --arch "$krew_arch" --out "$out/wasd.yaml" "${krew_args[@]}"
+  --os linux --arch "$krew_arch" --out "$out/wasd.yaml" --project-url "$project_url" "${krew_args[@]}"
 artifacts+=("wasd-$VERSION.tgz" "wasd-$VERSION.spdx.json" wasd.yaml)
 (cd "$out" && sha256sum "${artifacts[@]}" licenses/* >SHA256SUMS)
 cat >"$out/release.env" <<EOF
 VERSION=$VERSION
+PROJECT_URL=$project_url
 REVISION=$REVISION
 IMAGE=$IMAGE
 ROOTFS_BYTES=$ROOTFS_BYTES

@@ -87,7 +87,6 @@ def package_info(pkg):
 # wasd itself: the repository's LICENSE file is the Apache License 2.0.
 WASD_LICENSE = "Apache-2.0"
 WASD_COPYRIGHT = "Copyright 2026 The wasd Authors"
-WASD_SOURCE = "https://github.com/wasd-io/wasd"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -144,6 +143,7 @@ def main():
     ap.add_argument("--binary", required=True)
     ap.add_argument("--version", required=True)
     ap.add_argument("--revision", required=True)
+    ap.add_argument("--project-url", required=True, help="the project's source repository (downloadLocation)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--licenses-dir", help="also copy the licence texts here")
     a = ap.parse_args()
@@ -165,8 +165,8 @@ def main():
         "SPDXID": wasd_id,
         "versionInfo": a.version,
         "primaryPackagePurpose": "APPLICATION",
-        "downloadLocation": ("git+%s@%s" % (WASD_SOURCE, a.revision)
-                             if a.revision != "unknown" else WASD_SOURCE),
+        "downloadLocation": ("git+%s@%s" % (a.project_url.rstrip("/"), a.revision)
+                             if a.revision != "unknown" else a.project_url.rstrip("/")),
         "filesAnalyzed": False,
         "checksums": [{"algorithm": "SHA256", "checksumValue": digest}],
         # The repository's LICENSE (README.md "Licence").

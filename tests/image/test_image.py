@@ -137,7 +137,7 @@ class Image(unittest.TestCase):
         out = os.path.join(BUILD_DIR, "release")
         cls.release_dir = out
         p = run([os.path.join(SOURCE_DIR, "scripts", "release.sh"), "--build-dir", BUILD_DIR,
-                 "--out", out], timeout=900)
+                 "--out", out, "--project-url", "https://git.example.org/platform/wasd"], timeout=900)
         if p.returncode != 0:
             raise AssertionError("scripts/release.sh failed:\n%s\n%s" % (p.stdout, p.stderr))
         cls.env = {}

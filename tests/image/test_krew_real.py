@@ -56,7 +56,8 @@ def release_tarball(directory, version):
     subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbom.py"), "--binary", WASD,
                     "--version", version, "--revision", "0" * 40,
                     "--out", os.path.join(directory, "sbom.spdx.json"),
-                    "--licenses-dir", os.path.join(stage, "licenses")],
+                    "--licenses-dir", os.path.join(stage, "licenses"),
+                    "--project-url", "https://git.example.org/platform/wasd"],
                    check=True, capture_output=True, timeout=300)
     path = os.path.join(directory, top + ".tar.gz")
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
@@ -97,7 +98,8 @@ class KrewReal(unittest.TestCase):
         subprocess.run([sys.executable, os.path.join(SCRIPTS, "krew_manifest.py"),
                         "--tarball", cls.tarball, "--version", cls.version,
                         "--out", cls.manifest, "--uri-template",
-                        "http://127.0.0.1:%d/{tarball}" % cls.server.server_address[1]],
+                        "http://127.0.0.1:%d/{tarball}" % cls.server.server_address[1],
+                        "--project-url", "https://git.example.org/platform/wasd"],
                        check=True, capture_output=True, timeout=60)
 
     def env(self, krew_root):

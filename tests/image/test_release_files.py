@@ -46,6 +46,9 @@ def MakeTarball(directory, version):
     return path
 
 
+# Where the release under test says it is published (a name nobody serves).
+PROJECT = "https://git.example.org/platform/wasd"
+
 class KrewManifest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="wasd-krew-")
@@ -56,7 +59,7 @@ class KrewManifest(unittest.TestCase):
     def write(self, *extra, version="0.1.0", out=None):
         return subprocess.run([sys.executable, os.path.join(SCRIPTS, "krew_manifest.py"),
                                "--tarball", self.tarball, "--version", version, "--out",
-                               out or self.path] + list(extra),
+                               out or self.path, "--project-url", PROJECT] + list(extra),
                               capture_output=True, text=True, timeout=60)
 
     def test_manifest_describes_the_tarball(self):
@@ -70,8 +73,8 @@ class KrewManifest(unittest.TestCase):
         self.assertEqual(pl["selector"], {"matchLabels": {"os": "linux", "arch": "amd64"}})
         with open(self.tarball, "rb") as f:
             self.assertEqual(pl["sha256"], hashlib.sha256(f.read()).hexdigest())
-        self.assertEqual(pl["uri"], "https://github.com/wasd-io/wasd/releases/download/v0.1.0/"
-                         "wasd-0.1.0-linux-amd64.tar.gz")
+        self.assertEqual(pl["uri"], PROJECT + "/releases/download/v0.1.0/wasd-0.1.0-linux-amd64.tar.gz")
+        self.assertEqual(m["spec"]["homepage"], PROJECT)
         self.assertEqual(pl["bin"], "wasd")
 
     def test_uri_template(self):
@@ -111,7 +114,8 @@ class Licenses(unittest.TestCase):
         lic = os.path.join(d, "licenses")
         p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbom.py"), "--binary", binary,
                             "--version", "0.1.0", "--revision", "a" * 40, "--out",
-                            os.path.join(d, "s.spdx.json"), "--licenses-dir", lic],
+                            os.path.join(d, "s.spdx.json"), "--licenses-dir", lic,
+                            "--project-url", PROJECT],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         files = sorted(os.listdir(lic))
@@ -132,11 +136,49 @@ class Licenses(unittest.TestCase):
             wasd, = [pk for pk in json.load(f)["packages"] if pk["name"] == "wasd"]
         self.assertEqual(wasd["licenseDeclared"], "Apache-2.0")
         self.assertNotEqual(wasd["copyrightText"], "NOASSERTION")
-        self.assertEqual(wasd["downloadLocation"], "git+https://github.com/wasd-io/wasd@" + "a" * 40)
+        self.assertEqual(wasd["downloadLocation"], "git+" + PROJECT + "@" + "a" * 40)
 
     def test_image_label_is_the_license(self):
         with open(os.path.join(SOURCE_DIR, "Dockerfile")) as f:
             self.assertRegex(f.read(), r"(?m)^ARG LICENSES=Apache-2.0$")
+
+
+class ProjectUrl(unittest.TestCase):
+    """Every URL of a release from the one setting, --project-url."""
+
+    def test_release_refuses_to_run_without_it(self):
+        d = tempfile.mkdtemp(prefix="wasd-nourl-")
+        self.addCleanup(shutil.rmtree, d, True)
+        env = {k: v for k, v in os.environ.items() if k != "WASD_PROJECT_URL"}
+        for args in ([], ["--project-url", "http://plain.example/wasd"]):
+            p = subprocess.run(["bash", os.path.join(SCRIPTS, "release.sh"), "--out", os.path.join(d, "out"),
+                                "--build-dir", os.path.join(d, "never-built"), *args],
+                               env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("set --project-url https://HOST/OWNER/wasd", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "never-built")))
+
+    def test_packaged_chart_links_come_from_it(self):
+        d = tempfile.mkdtemp(prefix="wasd-chart-url-")
+        self.addCleanup(shutil.rmtree, d, True)
+        p = subprocess.run(["bash", os.path.join(SCRIPTS, "package-chart.sh"), "--out", d,
+                            "--project-url", PROJECT + "/"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        import tarfile
+        with tarfile.open(p.stdout.strip()) as t:
+            chart = yaml.safe_load(t.extractfile("wasd/Chart.yaml"))
+            values = yaml.safe_load(t.extractfile("wasd/values.yaml"))
+            texts = [t.extractfile(n).read().decode() for n in ("wasd/Chart.yaml", "wasd/values.yaml")]
+        self.assertEqual(chart["home"], PROJECT)
+        self.assertEqual(chart["sources"], [PROJECT])
+        self.assertEqual(chart["icon"], PROJECT + "/raw/main/charts/wasd/icon.svg")
+        self.assertEqual(values["prometheusRule"]["runbookBaseURL"], PROJECT + "/blob/main/docs/runbooks")
+        for text in texts:
+            self.assertNotIn("wasd-io/wasd", text)
+        bad = subprocess.run(["bash", os.path.join(SCRIPTS, "package-chart.sh"), "--out", d,
+                              "--project-url", "ftp://x"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("must be an https:// URL", bad.stderr)
 
 
 class ReleaseWithoutBuildah(unittest.TestCase):
@@ -147,13 +189,13 @@ class ReleaseWithoutBuildah(unittest.TestCase):
         bin_dir = os.path.join(d, "bin")
         os.makedirs(bin_dir)
         for tool in ("bash", "sed", "git", "dirname", "date", "mkdir", "cat", "env", "awk",
-                     "find", "rm"):
+                     "find", "rm", "head"):
             found = shutil.which(tool)
             if found:
                 os.symlink(found, os.path.join(bin_dir, tool))
         out = os.path.join(d, "out")
         p = subprocess.run(["bash", os.path.join(SCRIPTS, "release.sh"), "--out", out,
-                            "--build-dir", os.path.join(d, "never-built")],
+                            "--build-dir", os.path.join(d, "never-built"), "--project-url", PROJECT],
                            env={"PATH": bin_dir, "HOME": d}, capture_output=True, text=True,
                            timeout=60)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
