@@ -4,7 +4,10 @@
 #      or reuses the Kubernetes v1.37.2 components (scripts/components.sh);
 #   2. starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 #      and the node agent on 127.0.0.1 (scripts/cluster.sh up) and installs
-#      charts/wasd with helm (its hooks, certificates and webhook for real);
+#      the chart package a release ships (scripts/package-chart.sh:
+#      wasd-VERSION.tgz, whose default image tag is this binary's version)
+#      with helm, as a user installs it (its hooks, certificates and webhook
+#      for real);
 #   3. applies a bad Deployment (kubectl prints the webhook's denial), then a
 #      gang: the real kube-scheduler binds its pods (printed with their
 #      nodes), and `kubectl wasd explain` (wasd as the kubectl plugin
@@ -67,13 +70,14 @@ demo_cluster() {
   trap 'exit 130' INT TERM
   echo "== scripts/cluster.sh up (state in $dir)"
   "$root/scripts/cluster.sh" up
-  version=$("$wasd" version | head -1 | cut -d" " -f2)
-  echo "== helm install wasd charts/wasd (image tag $version)"
+  version=$("$wasd" version --short)
+  pkg=$("$root/scripts/package-chart.sh" --version "$version" --out "$dir")
+  echo "== helm install wasd $(basename "$pkg") (the release's chart package; image tag $version)"
   kubectl create namespace wasd-system >/dev/null
-  # The image name the node agent runs the wasd binary for (cluster.env).
+  # The image name the node agent runs the wasd binary for (cluster.env): on
+  # a user's cluster, the registry the image was pushed to.
   image=$(sed -n 's/^WASD_IMAGE=//p' "$dir/cluster.env")
-  helm install wasd "$root/charts/wasd" -n wasd-system --set image.repository="$image" \
-    --set image.tag="$version" --timeout 5m
+  helm install wasd "$pkg" -n wasd-system --set image.repository="$image" --timeout 5m
   kubectl rollout status deployment/wasd-webhook -n wasd-system --timeout=180s
   kubectl rollout status deployment/wasd-reconciler -n wasd-system --timeout=180s
   echo

@@ -3,7 +3,8 @@
 (with WASD_BIN: the build step is the binary under test). It proves what the
 README says the demo does:
 
-- the control plane comes up and `helm install` of charts/wasd succeeds;
+- the control plane comes up and `helm install` of the chart package
+  (wasd-VERSION.tgz, as a release ships it) succeeds;
 - the bad Deployment is denied at `kubectl apply`, and the demo prints kubectl's
   own message with the field path;
 - the gang's 4 pods are printed bound to the node agent's Nodes, under one
@@ -60,6 +61,7 @@ class Demo(unittest.TestCase):
         try:
             out = self.run_demo(env={"WASD_CLUSTER_DIR": cluster_dir})
             self.assertIn("STATUS: deployed", out)
+            self.assertRegex(out, r"== helm install wasd wasd-\d+\.\d+\.\d+\.tgz \(the release's chart package")
             self.assertIn('The Deployment "gang-rolling" is invalid: spec.strategy.type: Invalid value: '
                           '"RollingUpdate"', out)
             rows = re.findall(r"^(prefill-workers-\S+)\s+(node-\d+)\s+(prefill-workers-\S+)\s+\S+$", out, re.M)
