@@ -69,8 +69,8 @@ int RunGenerate(int argc, const char* const* argv) {
 }
 
 // Loads the client config; logs and returns false when it is unusable.
-bool LoadKubeConfig(const std::string& kubeconfig, const Logger& logger, kube::Config* out) {
-  auto cfg = kube::LoadConfig(kube::SourcesFromEnvironment(kubeconfig));
+bool LoadKubeConfig(const ConnectionSettings& connection, const Logger& logger, kube::Config* out) {
+  auto cfg = LoadConnection(connection);
   if (!cfg.ok()) {
     logger.Error("cannot load Kubernetes client configuration",
                  {{"error", cfg.status().ToString()}});
@@ -114,7 +114,7 @@ int RunInjectCa(int argc, const char* const* argv) {
     return runtime::kExitFailed;
   }
   kube::Config config;
-  if (!LoadKubeConfig(settings.kubeconfig, logger, &config)) return runtime::kExitFailed;
+  if (!LoadKubeConfig(settings.connection, logger, &config)) return runtime::kExitUsage;
   kube::Client client(config);
   KubeCertApi api(&client);
   std::vector<certs::InjectOutcome> outcomes;
@@ -211,7 +211,7 @@ int RunRotate(int argc, const char* const* argv) {
 
   const Logger logger(cmd.log);
   kube::Config config;
-  if (!LoadKubeConfig(cmd.kubeconfig, logger, &config)) return runtime::kExitFailed;
+  if (!LoadKubeConfig(cmd.connection, logger, &config)) return runtime::kExitUsage;
   if (cmd.options.ns.empty()) cmd.options.ns = config.namespace_;
   kube::Client client(config);
   KubeCertApi api(&client);

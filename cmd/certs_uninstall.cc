@@ -90,11 +90,11 @@ int RunCertsUninstall(int argc, const char* const* argv) {
     secrets.emplace_back(s.substr(0, slash), s.substr(slash + 1));
   }
   const Logger log(settings.log);
-  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));
+  auto config = LoadConnection(settings.connection);
   if (!config.ok()) {
     log.Error("cannot load Kubernetes client configuration",
               {{"error", config.status().ToString()}});
-    return runtime::kExitFailed;
+    return runtime::kExitUsage;
   }
   kube::Client client(config.value());
   bool ok = true;

@@ -12,8 +12,9 @@
 // The reading is reconciler::ObserveLive (reconciler/observe.h), the seam
 // the reconciler's doctor shares: this file only prints.
 //
-// Exit codes: 0 the gang is scheduled, 3 pending, 1 an error (not found, no
-// access, not opted in), 2 bad flags.
+// Exit codes (docs/reference/cli.md): 0 the gang is scheduled, 3 pending, 1 an
+// error (not found, no access, not opted in), 2 bad flags or no client
+// configuration.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -119,14 +120,19 @@ int RunExplain(int argc, const char* const* argv) {
   }
   if (std::string e = BackendFlagsError(s.backends); !e.empty()) return flags.UsageError(e);
 
-  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(s.kubeconfig));
+  if (const std::string warning = DeprecatedTimeoutWarning(flags, &s.connection);
+      !warning.empty()) {
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
+  auto config = LoadConnection(s.connection);
   if (!config.ok()) {
-    return Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
+    Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
+    return runtime::kExitUsage;
   }
   const std::string ns = s.ns.empty() ? config.value().namespace_ : s.ns;
   kube::Client client(config.value());
   kube::RequestOptions options;
-  options.timeout = s.timeout;
+  options.timeout = s.connection.request_timeout;
   reconciler::LiveObservation observed;
   if (const auto failed =
           reconciler::ObserveLive(client, ns, name, options, s.backends.facts, &observed)) {

@@ -109,6 +109,38 @@ std::string NameError(std::string_view name) {
 
 }  // namespace
 
+void AddConnectionFlags(runtime::FlagSet& f, ConnectionSettings* s) {
+  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  f.String("context", &s->context, "NAME",
+           "the kubeconfig context to use (default: its current-context)");
+  f.String("cluster", &s->cluster, "NAME",
+           "the kubeconfig cluster to use (default: the context's)");
+  f.String("user", &s->user, "NAME", "the kubeconfig user to use (default: the context's)");
+  f.Duration("request-timeout", &s->request_timeout, kMinDeadline, "deadline of each request");
+}
+
+void AddDeprecatedTimeoutFlag(runtime::FlagSet& f, ConnectionSettings* s) {
+  f.Duration("timeout", &s->deprecated_timeout, kMinDeadline,
+             "DEPRECATED: use --request-timeout (the same deadline of each request)")
+      .Default("");
+}
+
+std::string DeprecatedTimeoutWarning(const runtime::FlagSet& flags, ConnectionSettings* s) {
+  if (!flags.Given("timeout")) return {};
+  if (!flags.Given("request-timeout")) s->request_timeout = s->deprecated_timeout;
+  return "--timeout is deprecated, use --request-timeout (the deadline of each request); "
+         "--timeout will mean the overall wait, as on wasd migrate";
+}
+
+base::Result<kube::Config> LoadConnection(const ConnectionSettings& s) {
+  kube::ConfigSources sources = kube::SourcesFromEnvironment(s.kubeconfig, s.context);
+  sources.cluster = s.cluster;
+  sources.user = s.user;
+  base::Result<kube::Config> config = kube::LoadConfig(sources);
+  if (config.ok()) config.value().timeouts.request = s.request_timeout;
+  return config;
+}
+
 void AddBackendFlags(runtime::FlagSet& f, workloadbuilder::BackendSettings* s) {
   namespace wb = workloadbuilder;
   f.Custom("backend", "NAME",
@@ -464,8 +496,11 @@ runtime::FlagSet InjectCaFlags(InjectCaSettings* s) {
   f.String("ca-file", &s->ca_file, "FILE", "PEM CA certificate(s)").Required();
   f.List("webhook-config", &s->webhook_configs, "NAME", "configuration name (or a,b)", true, true)
       .Required();
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  AddConnectionFlags(f, &s->connection);
   f.LogFlags(&s->log);
+  f.SetEpilog(
+      "Exit status: 0 done; 1 the CA file is unusable or a write failed; 2 bad\n"
+      "flags or no client configuration.\n");
   return f;
 }
 
@@ -482,6 +517,7 @@ runtime::FlagSet RotateFlags(RotateSettings* s) {
       "user or cert-manager) is never written. Runs until SIGTERM unless --once.");
   f.String("service", &o.service, "NAME", "the webhook Service").Required();
   f.String("namespace", &o.ns, "NS", "namespace of the Service and Secret")
+      .Alias('n')
       .Default("the client's namespace");
   f.String("secret", &o.secret_name, "NAME", "the TLS Secret").Required();
   f.List("webhook-config", &o.webhook_configs, "NAME", "configuration to inject the CA into", true,
@@ -493,9 +529,12 @@ runtime::FlagSet RotateFlags(RotateSettings* s) {
   f.Duration("check-interval", &s->interval, seconds(1), "time between checks");
   f.Bool("once", &s->once, "one pass, then exit (0: done, 1: failed)");
   AddIssueFlags(f, &o.key_type, &o.leaf_days, &o.ca_days, &o.extra_sans);
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  AddConnectionFlags(f, &s->connection);
   f.LogFlags(&s->log);
-  f.SetEpilog("Durations as Go writes them: 90s, 1h30m, 2160h.\n");
+  f.SetEpilog(
+      "Durations as Go writes them: 90s, 1h30m, 2160h.\n"
+      "Exit status (--once): 0 done; 1 a check or write failed; 2 bad flags or no client\n"
+      "configuration.\n");
   return f;
 }
 
@@ -506,26 +545,28 @@ runtime::FlagSet UninstallFlags(UninstallSettings* s) {
       "Deletes the Mutating- and ValidatingWebhookConfiguration of each NAME and each\n"
       "Secret made by `wasd certs rotate` (a Secret without the annotation\n"
       "wasd.io/managed-certificate: \"true\" is left alone). Objects already gone count\n"
-      "as removed. Exit 0: everything is gone; 1: a delete failed; 2: bad flags.");
+      "as removed. Exit 0: everything is gone; 1: a delete failed; 2: bad flags or no\n"
+      "client configuration.");
   f.List("webhook-config", &s->webhook_configs, "NAME", "configuration name (or a,b)", true, true)
       .Required();
   f.List("secret", &s->secrets, "NS/NAME", "TLS Secret to delete", true, true);
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  AddConnectionFlags(f, &s->connection);
   f.LogFlags(&s->log);
   return f;
 }
 
 runtime::FlagSet SelftestFlags(SelftestSettings* s) {
   runtime::FlagSet f("wasd selftest",
-                     "wasd selftest [--namespace NS] [--kubeconfig FILE] [--timeout DURATION]",
+                     "wasd selftest [-n NS] [--kubeconfig FILE] [--context NAME] "
+                     "[--request-timeout DURATION]",
                      "Checks an installed wasd end to end with two server-side dry-run creates\n"
                      "(nothing is stored): a Deployment opting in with gang minCount above its\n"
                      "replicas must be denied by wasd, a valid one must come back with the marker\n"
                      "label wasd.io/managed added by wasd's mutating webhook. Exit 0: both held;\n"
                      "1: a check failed; 2: bad flags or no client configuration.");
-  f.String("namespace", &s->ns, "NS", "namespace wasd serves to submit to");
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
-  f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
+  f.String("namespace", &s->ns, "NS", "namespace wasd serves to submit to").Alias('n');
+  AddConnectionFlags(f, &s->connection);
+  AddDeprecatedTimeoutFlag(f, &s->connection);
   f.LogFlags(&s->log);
   return f;
 }
@@ -534,7 +575,7 @@ runtime::FlagSet ExplainFlags(ExplainSettings* s) {
   runtime::FlagSet f(
       "wasd explain",
       "wasd explain deployment/NAME|deployment NAME [-n NS] [-o text|json|yaml] "
-      "[--kubeconfig FILE]",
+      "[--kubeconfig FILE] [--context NAME]",
       "Answers \"why is my gang Pending?\" for an opted-in Deployment: reads it, its\n"
       "ReplicaSets and pods, the group object of its backend (and the native\n"
       "Workload), the pods' FailedScheduling Events, the Nodes and the pods bound to\n"
@@ -550,8 +591,8 @@ runtime::FlagSet ExplainFlags(ExplainSettings* s) {
            "text: for people; json and yaml: the diagnosis as one object for scripts\n"
            "(status, reason, message, nextStep, counts, group, fit, timeline)")
       .Alias('o');
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
-  f.Duration("timeout", &s->timeout, kMinDeadline, "deadline of each request");
+  AddConnectionFlags(f, &s->connection);
+  AddDeprecatedTimeoutFlag(f, &s->connection);
   // The reconciler's flags, so that the same values can be passed here (only
   // the cluster facts matter: the backend is the pod template's label).
   AddBackendFlags(f, &s->backends);
@@ -561,7 +602,7 @@ runtime::FlagSet ExplainFlags(ExplainSettings* s) {
       "WaitingForQuorum, GatedByOther, Unschedulable, QueueBlocked, ScaleUpPending, Scheduled.\n"
       "\n"
       "Exit status: 0 the gang is scheduled, 3 it is pending, 1 an error (not found, no\n"
-      "access, not opted in), 2 bad flags.\n");
+      "access, not opted in), 2 bad flags or no client configuration.\n");
   return f;
 }
 

@@ -16,6 +16,7 @@
 
 #include "certs/generate.h"
 #include "certs/rotation.h"
+#include "kube/config.h"
 #include "reconciler/controller.h"
 #include "runtime/flags.h"
 #include "runtime/log.h"
@@ -40,6 +41,38 @@ void AddBackendFlags(runtime::FlagSet& flags, workloadbuilder::BackendSettings* 
 // not among --allowed-backends; --kai-topology-levels without
 // --kai-topology). Report it with FlagSet::UsageError.
 std::string BackendFlagsError(const workloadbuilder::BackendSettings& settings);
+
+// How a command that talks to a cluster reaches it, with kubectl's flags
+// (AddConnectionFlags), shared by explain, selftest, migrate and certs
+// inject-ca/rotate/uninstall:
+//   --kubeconfig FILE            the kubeconfig (else $KUBECONFIG, in-cluster,
+//                                ~/.kube/config: kube/config.h)
+//   --context NAME               that context instead of current-context
+//   --cluster NAME, --user NAME  instead of the context's cluster / user
+//   --request-timeout DURATION   the deadline of each request
+// -n/--namespace is each command's own (not every command has one).
+struct ConnectionSettings {
+  std::string kubeconfig;
+  std::string context;
+  std::string cluster;
+  std::string user;
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+  // --timeout where it was the per-request deadline (explain, selftest):
+  // deprecated, applied by DeprecatedTimeoutWarning.
+  std::chrono::milliseconds deprecated_timeout{0};
+};
+void AddConnectionFlags(runtime::FlagSet& flags, ConnectionSettings* settings);
+// Registers --timeout as the deprecated spelling of --request-timeout.
+void AddDeprecatedTimeoutFlag(runtime::FlagSet& flags, ConnectionSettings* settings);
+// After Parse: "" when --timeout was not given; else copies it into
+// request_timeout (unless --request-timeout was given too, which wins) and
+// returns the warning to print, naming the replacement (docs/support.md).
+std::string DeprecatedTimeoutWarning(const runtime::FlagSet& flags, ConnectionSettings* settings);
+// Reads the environment (kube::SourcesFromEnvironment) and loads the client
+// configuration the flags select; its request deadline is --request-timeout.
+// The caller reports a failure with kExitUsage (no client configuration is
+// exit 2 on every command: docs/reference/cli.md).
+base::Result<kube::Config> LoadConnection(const ConnectionSettings& settings);
 
 // `wasd webhook`.
 runtime::FlagSet WebhookFlags(server::WebhookConfig* config);
@@ -79,7 +112,7 @@ runtime::FlagSet GenerateFlags(GenerateSettings* settings);
 struct InjectCaSettings {
   std::string ca_file;
   std::vector<std::string> webhook_configs;
-  std::string kubeconfig;
+  ConnectionSettings connection;
   runtime::LogOptions log;
 };
 runtime::FlagSet InjectCaFlags(InjectCaSettings* settings);
@@ -91,7 +124,7 @@ struct RotateSettings {
   // hours to spare and costs one GET an hour.
   std::chrono::seconds interval{std::chrono::hours(1)};
   bool once = false;
-  std::string kubeconfig;
+  ConnectionSettings connection;
   runtime::LogOptions log;
 };
 runtime::FlagSet RotateFlags(RotateSettings* settings);
@@ -100,7 +133,7 @@ runtime::FlagSet RotateFlags(RotateSettings* settings);
 struct UninstallSettings {
   std::vector<std::string> webhook_configs;
   std::vector<std::string> secrets;  // NAMESPACE/NAME
-  std::string kubeconfig;
+  ConnectionSettings connection;
   runtime::LogOptions log;
 };
 runtime::FlagSet UninstallFlags(UninstallSettings* settings);
@@ -108,9 +141,8 @@ runtime::FlagSet UninstallFlags(UninstallSettings* settings);
 // `wasd selftest`.
 struct SelftestSettings {
   std::string ns = "default";
-  std::string kubeconfig;
-  // Deadline of each request: a dry-run create passes through two webhooks.
-  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  // request_timeout: a dry-run create passes through two webhooks.
+  ConnectionSettings connection;
   runtime::LogOptions log;
 };
 runtime::FlagSet SelftestFlags(SelftestSettings* settings);
@@ -119,9 +151,7 @@ runtime::FlagSet SelftestFlags(SelftestSettings* settings);
 struct ExplainSettings {
   std::string ns;  // "" = the kubeconfig context's namespace
   std::string output = "text";
-  std::string kubeconfig;
-  // Deadline of each request.
-  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  ConnectionSettings connection;
   // AddBackendFlags: the reconciler's cluster facts (--volcano-topology-tiers,
   // --kai-topology, ...), so that the diagnosis judges a topology key on
   // Volcano or KAI as the reconciler does.

@@ -9,7 +9,8 @@
 // and progress go to stderr.
 //
 // Exit codes: 0 every plan printed (or carried out), 1 a refusal, a failed
-// step or a declined confirmation, 2 bad flags.
+// step or a declined confirmation, 2 bad flags or no client configuration
+// (docs/reference/cli.md).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -250,24 +251,25 @@ int RunMigrate(int argc, const char* const* argv) {
   }
   if (const std::optional<int> rc = CheckArgs(flags, s, target)) return *rc;
 
-  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(s.kubeconfig));
+  auto config = LoadConnection(s.connection);
   if (!config.ok()) {
-    return Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
+    Fail("cannot load Kubernetes client configuration: " + config.status().ToString());
+    return runtime::kExitUsage;
   }
   if (!s.resume.empty()) {
     kube::Client client(config.value());
-    Migrator migrator(client, s.timeout, s.request_timeout);
+    Migrator migrator(client, s.timeout, s.connection.request_timeout);
     return migrator.Resume(s.resume) ? runtime::kExitOk : runtime::kExitFailed;
   }
   const std::string ns = s.all_namespaces ? "" : (s.ns.empty() ? config.value().namespace_ : s.ns);
   kube::Client client(config.value());
   kube::RequestOptions ro;
-  ro.timeout = s.request_timeout;
+  ro.timeout = s.connection.request_timeout;
   std::vector<json> deployments;
   if (const std::optional<int> rc = ReadDeployments(client, ro, ns, target, deployments)) {
     return *rc;
   }
-  Migrator migrator(client, s.timeout, s.request_timeout);
+  Migrator migrator(client, s.timeout, s.connection.request_timeout);
   std::vector<migrate::Plan> plans;
   const int refused = MakePlans(migrator, s, ns, deployments, plans);
   PrintPlans(plans, s.output);

@@ -74,18 +74,15 @@ runtime::FlagSet MigrateFlags(MigrateSettings* s) {
            "Deployment); json: {\"items\": [{namespace, name, plan, newName, steps,\n"
            "downtime, notes, manifest}]}")
       .Alias('o');
-  f.String("kubeconfig", &s->kubeconfig, "FILE",
-           "API server config (else $KUBECONFIG, in-cluster, ~/.kube/config)");
+  AddConnectionFlags(f, &s->connection);
   f.Duration("timeout", &s->timeout, std::chrono::milliseconds(1),
              "--apply: how long each wait may take (old objects gone, new gang\n"
              "Available), per Deployment");
-  f.Duration("request-timeout", &s->request_timeout, std::chrono::milliseconds(1),
-             "deadline of each request");
   f.SetEpilog(
       "Exit status: 0 every plan printed (or, with --apply, carried out); 1 a Deployment was\n"
       "refused, a step failed (the message says what exists and what to do) or the\n"
       "confirmation was declined; 2 bad flags (--apply without --plan, in-place on a\n"
-      "non-terminal without --yes).\n");
+      "non-terminal without --yes) or no client configuration.\n");
   return f;
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <string>
 
+#include "cmd/flags.h"
 #include "runtime/flags.h"
 
 namespace wasd::cmd {
@@ -29,12 +30,12 @@ struct MigrateSettings {
   std::string save_manifest;
   std::string resume;           // --resume FILE: finish an interrupted in-place hand-over
   std::string output = "yaml";  // yaml | json
-  std::string kubeconfig;
+  // --kubeconfig, --context, --cluster, --user, --request-timeout (the
+  // deadline of each request).
+  ConnectionSettings connection;
   // --apply: the bound of each wait (the old objects gone, the new gang
   // Available), per Deployment.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  // Deadline of each request.
-  std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
 };
 runtime::FlagSet MigrateFlags(MigrateSettings* settings);
 

@@ -155,7 +155,11 @@ int RunSelftest(int argc, const char* const* argv) {
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   const std::string& ns = settings.ns;
   const Logger log(settings.log);
-  auto config = kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));
+  if (const std::string warning = DeprecatedTimeoutWarning(flags, &settings.connection);
+      !warning.empty()) {
+    log.Warn(warning, {{"flag", "timeout"}, {"replacement", "request-timeout"}});
+  }
+  auto config = LoadConnection(settings.connection);
   if (!config.ok()) {
     log.Error("cannot load Kubernetes client configuration",
               {{"error", config.status().ToString()}});
@@ -163,7 +167,7 @@ int RunSelftest(int argc, const char* const* argv) {
   }
   kube::Client client(config.value());
   kube::RequestOptions options;
-  options.timeout = settings.timeout;
+  options.timeout = settings.connection.request_timeout;
   options.dry_run = true;
   ReportSchedulingApi(client, options, log);
   const bool denied = CheckDenial(client, ns, options, log);

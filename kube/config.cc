@@ -30,7 +30,7 @@ Status Invalid(const std::string& why) {
   return Status::Error(Status::Kind::kInvalidArgument, why);
 }
 
-Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& context,
+Result<Config> LoadKubeconfigFile(const std::string& path, const KubeconfigSelection& selection,
                                   const std::string& origin) {
   std::error_code ec;
   const std::filesystem::path abs = std::filesystem::absolute(path, ec);
@@ -38,8 +38,14 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
   Result<std::string> text = runtime::ReadSmallFile(file, kMaxKubeconfigBytes);
   if (!text.ok()) return Invalid(origin + ": " + text.status().message());
   const std::string dir = std::filesystem::path(file).parent_path().string();
-  Result<ParsedKubeconfig> parsed = ParseKubeconfig(*text, dir, context);
-  if (!parsed.ok()) return Invalid(origin + " " + file + ": " + parsed.status().message());
+  Result<ParsedKubeconfig> parsed = ParseKubeconfig(*text, dir, selection);
+  if (!parsed.ok()) {
+    // "--kubeconfig FILE: context "x" does not exist": the origin already
+    // says it is a kubeconfig.
+    std::string_view why = parsed.status().message();
+    if (why.rfind("kubeconfig: ", 0) == 0) why.remove_prefix(12);
+    return Invalid(origin + " " + file + ": " + std::string(why));
+  }
   ParsedKubeconfig p = std::move(parsed).value();
   struct FileField {
     const std::string& path;
@@ -65,7 +71,10 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const std::string& co
       return Invalid(origin + " " + file + ": tokenFile: " + token.status().message());
     p.config.token = Trim(*token);
   }
-  p.config.source = "kubeconfig " + file + " (context " + p.context + ")";
+  std::string used = p.context.empty() ? "no context" : "context " + p.context;
+  if (!selection.cluster.empty()) used += ", cluster " + p.cluster;
+  if (!selection.user.empty()) used += ", user " + p.user;
+  p.config.source = "kubeconfig " + file + " (" + used + ")";
   return p.config;
 }
 
@@ -106,8 +115,9 @@ ConfigSources SourcesFromEnvironment(std::string kubeconfig_flag, std::string co
 }
 
 Result<Config> LoadConfig(const ConfigSources& s) {
+  const KubeconfigSelection selection{s.context, s.cluster, s.user};
   if (!s.kubeconfig_flag.empty())
-    return LoadKubeconfigFile(s.kubeconfig_flag, s.context, "--kubeconfig");
+    return LoadKubeconfigFile(s.kubeconfig_flag, selection, "--kubeconfig");
   if (!s.kubeconfig_env.empty()) {
     std::string list = s.kubeconfig_env;
     std::size_t start = 0;
@@ -116,17 +126,26 @@ Result<Config> LoadConfig(const ConfigSources& s) {
       const std::string item =
           list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
       if (!item.empty() && runtime::RegularFileExists(item))
-        return LoadKubeconfigFile(item, s.context, "$KUBECONFIG");
+        return LoadKubeconfigFile(item, selection, "$KUBECONFIG");
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
     return Invalid("$KUBECONFIG (" + s.kubeconfig_env + ") names no existing file");
   }
-  if (!s.service_host.empty() && !s.service_port.empty()) return LoadInCluster(s);
+  if (!s.service_host.empty() && !s.service_port.empty()) {
+    // In a pod there is no kubeconfig whose entries --context, --cluster
+    // or --user could name: refuse rather than ignore them.
+    if (!selection.context.empty() || !selection.cluster.empty() || !selection.user.empty()) {
+      return Invalid(
+          "--context, --cluster and --user name kubeconfig entries, but no kubeconfig was found "
+          "(no --kubeconfig, $KUBECONFIG unset) and the in-cluster config has none");
+    }
+    return LoadInCluster(s);
+  }
   if (!s.home.empty()) {
     const std::string home_config = s.home + "/.kube/config";
     if (runtime::RegularFileExists(home_config))
-      return LoadKubeconfigFile(home_config, s.context, "~/.kube/config");
+      return LoadKubeconfigFile(home_config, selection, "~/.kube/config");
   }
   return Invalid(
       "no Kubernetes configuration: no --kubeconfig, $KUBECONFIG unset, not in a cluster "

@@ -9,7 +9,8 @@
 //      token, ca.crt and namespace files
 //   4. ~/.kube/config
 //
-// Supported kubeconfig fields (current-context, or an explicit context):
+// Supported kubeconfig fields (current-context, or --context; --cluster and
+// --user override the context's: KubeconfigSelection):
 //   cluster: server, certificate-authority, certificate-authority-data,
 //            insecure-skip-tls-verify, tls-server-name
 //   user:    client-certificate(-data), client-key(-data), token, tokenFile,
@@ -140,7 +141,9 @@ struct Config {
 // Where LoadConfig may look. Values are plain strings; empty means "unset".
 struct ConfigSources {
   std::string kubeconfig_flag;  // --kubeconfig
-  std::string context;          // a context name overriding current-context
+  std::string context;          // a context name overriding current-context (--context)
+  std::string cluster;          // a cluster name overriding the context's (--cluster)
+  std::string user;             // a user name overriding the context's (--user)
   std::string kubeconfig_env;   // $KUBECONFIG
   std::string home;             // $HOME (for ~/.kube/config)
   std::string service_host;     // $KUBERNETES_SERVICE_HOST
@@ -161,10 +164,23 @@ ConfigSources SourcesFromEnvironment(std::string kubeconfig_flag, std::string co
 // naming a broken file is an error; it does not fall through to in-cluster.
 Result<Config> LoadConfig(const ConfigSources& sources);
 
+// Which entries of a kubeconfig to use, as kubectl's --context, --cluster and
+// --user choose them: each non-empty name overrides current-context, the
+// context's cluster and the context's user. A name that is not in the file
+// is an error in kubectl's words: `context "x" does not exist` (likewise
+// cluster, user). With --cluster given, a missing current-context is no
+// error (the namespace is then "default" and the user --user's, if any).
+struct KubeconfigSelection {
+  std::string context;
+  std::string cluster;
+  std::string user;
+};
+
 // Pure: parses kubeconfig YAML text. `base_dir` resolves relative file paths;
-// `context` overrides current-context when non-empty. File-backed fields are
-// NOT read: the result's *_pem fields hold decoded *-data values, and file
-// references come back in `files` as absolute paths for the caller to read.
+// `selection` overrides current-context and the context's cluster and user.
+// File-backed fields are NOT read: the result's *_pem fields hold decoded
+// *-data values, and file references come back in `files` as absolute paths
+// for the caller to read.
 struct KubeconfigFiles {
   std::string certificate_authority;
   std::string client_certificate;
@@ -173,8 +189,13 @@ struct KubeconfigFiles {
 struct ParsedKubeconfig {
   Config config;
   KubeconfigFiles files;
-  std::string context;  // the context actually used
+  std::string context;  // the context actually used ("" when none: --cluster alone)
+  std::string cluster;  // the cluster actually used
+  std::string user;     // the user actually used ("" when none)
 };
+Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
+                                         const KubeconfigSelection& selection);
+// The same with only a context override.
 Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
                                          std::string_view context = {});
 

@@ -88,7 +88,7 @@ Result<YAML::Node> NamedEntry(const YAML::Node& root, const char* section, const
       }
     }
   }
-  return Bad(std::string(field) + " \"" + name + "\" not found in \"" + section + "\"");
+  return Bad(std::string(field) + " \"" + name + "\" does not exist");
 }
 
 Status ParseCluster(const YAML::Node& cluster, const std::string& name, std::string_view base_dir,
@@ -226,6 +226,13 @@ Status ParseUser(const YAML::Node& user, const std::string& name, std::string_vi
 
 Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
                                          std::string_view context) {
+  KubeconfigSelection selection;
+  selection.context = std::string(context);
+  return ParseKubeconfig(yaml_text, base_dir, selection);
+}
+
+Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
+                                         const KubeconfigSelection& selection) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -236,29 +243,34 @@ Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string
   try {
     ParsedKubeconfig out;
     std::string error;
-    if (!context.empty()) {
-      out.context = std::string(context);
+    if (!selection.context.empty()) {
+      out.context = selection.context;
     } else if (!Scalar(root, "current-context", out.context, error)) {
       return Bad(error);
     }
-    if (out.context.empty()) {
+    std::string cluster_name, user_name, ns;
+    if (!out.context.empty()) {
+      Result<YAML::Node> ctx = NamedEntry(root, "contexts", "context", out.context);
+      if (!ctx.ok()) return ctx.status();
+      if (!Scalar(*ctx, "cluster", cluster_name, error) ||
+          !Scalar(*ctx, "user", user_name, error) || !Scalar(*ctx, "namespace", ns, error)) {
+        return Bad("context \"" + out.context + "\": " + error);
+      }
+    } else if (selection.cluster.empty()) {
       return Bad("no current-context is set and no context was given");
     }
-    Result<YAML::Node> ctx = NamedEntry(root, "contexts", "context", out.context);
-    if (!ctx.ok()) return ctx.status();
-    std::string cluster_name, user_name, ns;
-    if (!Scalar(*ctx, "cluster", cluster_name, error) || !Scalar(*ctx, "user", user_name, error) ||
-        !Scalar(*ctx, "namespace", ns, error)) {
-      return Bad("context \"" + out.context + "\": " + error);
-    }
+    if (!selection.cluster.empty()) cluster_name = selection.cluster;
+    if (!selection.user.empty()) user_name = selection.user;
     if (cluster_name.empty()) return Bad("context \"" + out.context + "\" names no cluster");
     Result<YAML::Node> cluster = NamedEntry(root, "clusters", "cluster", cluster_name);
     if (!cluster.ok()) return cluster.status();
     if (Status s = ParseCluster(*cluster, cluster_name, base_dir, out); !s.ok()) return s;
+    out.cluster = cluster_name;
     if (!user_name.empty()) {
       Result<YAML::Node> user = NamedEntry(root, "users", "user", user_name);
       if (!user.ok()) return user.status();
       if (Status s = ParseUser(*user, user_name, base_dir, out); !s.ok()) return s;
+      out.user = user_name;
     }
     if (!ns.empty()) out.config.namespace_ = ns;
     return out;

@@ -94,8 +94,8 @@ struct Fixture {
         {"selftest",
          {},
          [this] { return SelftestFlags(&selftest); },
-         "timeout",
-         [this] { return selftest.timeout; },
+         "request-timeout",
+         [this] { return selftest.connection.request_timeout; },
          [this] { return selftest.log; }},
     };
   }
@@ -452,20 +452,21 @@ TEST_CASE("pflag's forms: -oyaml, -o=json, --output=json, -f/path, -f=path, -nNS
         "invalid value \"\" for --namespace: must not be empty");
 }
 
-TEST_CASE("explain: -n, -o text|json|yaml, --kubeconfig, --timeout", "[unit][cmd]") {
+TEST_CASE("explain: -n, -o text|json|yaml, --kubeconfig, --request-timeout", "[unit][cmd]") {
   ExplainSettings s;
-  REQUIRE(ParseWith(ExplainFlags(&s), {"-n", "ml", "-o", "yaml", "--kubeconfig=k", "--timeout=5s"})
+  REQUIRE(ParseWith(ExplainFlags(&s),
+                    {"-n", "ml", "-o", "yaml", "--kubeconfig=k", "--request-timeout=5s"})
               .outcome == Outcome::kRun);
   CHECK(s.ns == "ml");
   CHECK(s.output == "yaml");
-  CHECK(s.kubeconfig == "k");
-  CHECK(s.timeout == std::chrono::seconds(5));
+  CHECK(s.connection.kubeconfig == "k");
+  CHECK(s.connection.request_timeout == std::chrono::seconds(5));
   ExplainSettings t;
   REQUIRE(ParseWith(ExplainFlags(&t), {}).outcome == Outcome::kRun);
   CHECK(t.ns.empty());  // the kubeconfig context's namespace
   CHECK(t.output == "text");
   CHECK(ParseWith(ExplainFlags(&t), {"-o", "wide"}).outcome == Outcome::kError);
-  CHECK(ParseWith(ExplainFlags(&t), {"--timeout=30"}).outcome == Outcome::kError);
+  CHECK(ParseWith(ExplainFlags(&t), {"--request-timeout=30"}).outcome == Outcome::kError);
   const std::string usage = ExplainFlags(&t).Usage();
   CHECK(usage.rfind("Usage: wasd explain deployment/NAME", 0) == 0);
   CHECK(usage.find("Exit status: 0 the gang is scheduled, 3 it is pending") != std::string::npos);
@@ -485,6 +486,106 @@ TEST_CASE("explain: the reconciler's backend flags give the doctor the cluster f
   REQUIRE(ParseWith(ExplainFlags(&t), {"--kai-topology-levels", "topology.kubernetes.io/zone"})
               .outcome == Outcome::kRun);
   CHECK_FALSE(BackendFlagsError(t.backends).empty());  // levels without --kai-topology
+}
+
+// Every command that talks to a cluster takes kubectl's connection flags into
+// its ConnectionSettings, and -n where a namespace applies.
+TEST_CASE("connection flags: --kubeconfig, --context, --cluster, --user, --request-timeout",
+          "[unit][cmd]") {
+  ExplainSettings explain;
+  SelftestSettings selftest;
+  MigrateSettings migrate;
+  InjectCaSettings inject;
+  RotateSettings rotate;
+  UninstallSettings uninstall;
+  struct Case {
+    std::string name;
+    std::function<runtime::FlagSet()> flags;
+    std::vector<std::string> required;
+    ConnectionSettings* connection;
+    bool namespaced;
+  };
+  const std::vector<Case> cases = {
+      {"explain", [&] { return ExplainFlags(&explain); }, {}, &explain.connection, true},
+      {"selftest", [&] { return SelftestFlags(&selftest); }, {}, &selftest.connection, true},
+      {"migrate", [&] { return MigrateFlags(&migrate); }, {}, &migrate.connection, true},
+      {"certs inject-ca",
+       [&] { return InjectCaFlags(&inject); },
+       {"--ca-file=c", "--webhook-config=w"},
+       &inject.connection,
+       false},
+      {"certs rotate",
+       [&] { return RotateFlags(&rotate); },
+       {"--service=s", "--secret=t"},
+       &rotate.connection,
+       true},
+      {"certs uninstall",
+       [&] { return UninstallFlags(&uninstall); },
+       {"--webhook-config=w"},
+       &uninstall.connection,
+       false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    std::vector<std::string> args = c.required;
+    for (const char* a : {"--kubeconfig=/k", "--context", "lab", "--cluster=c2", "--user", "u2",
+                          "--request-timeout=7s"}) {
+      args.emplace_back(a);
+    }
+    if (c.namespaced) {
+      args.emplace_back("-n");
+      args.emplace_back("ml");
+    }
+    REQUIRE(ParseWith(c.flags(), args).outcome == Outcome::kRun);
+    CHECK(c.connection->kubeconfig == "/k");
+    CHECK(c.connection->context == "lab");
+    CHECK(c.connection->cluster == "c2");
+    CHECK(c.connection->user == "u2");
+    CHECK(c.connection->request_timeout == 7s);
+    if (!c.namespaced) {
+      std::vector<std::string> with_n = c.required;
+      with_n.insert(with_n.end(), {"-n", "x"});
+      CHECK(ParseWith(c.flags(), with_n).outcome == Outcome::kError);
+    }
+  }
+  CHECK(explain.ns == "ml");
+  CHECK(selftest.ns == "ml");
+  CHECK(migrate.ns == "ml");
+  CHECK(rotate.options.ns == "ml");
+}
+
+// Where --timeout was the per-request deadline (explain, selftest) it stays
+// accepted with a warning naming --request-timeout; migrate's --timeout is
+// the overall wait and is no alias.
+TEST_CASE("connection flags: --timeout is a deprecated --request-timeout on explain and selftest",
+          "[unit][cmd]") {
+  auto run = [](std::vector<std::string> args, ConnectionSettings* out) {
+    ExplainSettings s;
+    runtime::FlagSet flags = ExplainFlags(&s);
+    std::vector<const char*> argv{"explain"};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    REQUIRE(flags.Parse(static_cast<int>(argv.size()), argv.data()) == Outcome::kRun);
+    const std::string warning = DeprecatedTimeoutWarning(flags, &s.connection);
+    *out = s.connection;
+    return warning;
+  };
+  ConnectionSettings c;
+  CHECK(run({}, &c).empty());
+  CHECK(c.request_timeout == 30s);
+  const std::string warning = run({"--timeout=5s"}, &c);
+  CHECK_THAT(warning, Catch::Contains("--timeout is deprecated") &&
+                          Catch::Contains("use --request-timeout"));
+  CHECK(c.request_timeout == 5s);
+  CHECK_FALSE(run({"--timeout=5s", "--request-timeout=9s"}, &c).empty());
+  CHECK(c.request_timeout == 9s);  // the new name wins
+
+  SelftestSettings st;
+  runtime::FlagSet flags = SelftestFlags(&st);
+  const char* argv[] = {"selftest", "--timeout", "3s"};
+  REQUIRE(flags.Parse(3, argv) == Outcome::kRun);
+  CHECK_FALSE(DeprecatedTimeoutWarning(flags, &st.connection).empty());
+  CHECK(st.connection.request_timeout == 3s);
+  CHECK(SelftestFlags(&st).Usage().find("DEPRECATED: use --request-timeout") != std::string::npos);
 }
 
 }  // namespace

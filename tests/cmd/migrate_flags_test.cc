@@ -43,9 +43,9 @@ TEST_CASE("migrate: every flag and alias", "[unit][cmd]") {
   CHECK(s.new_name == "web2");
   CHECK(s.apply);
   CHECK(s.output == "json");
-  CHECK(s.kubeconfig == "k");
+  CHECK(s.connection.kubeconfig == "k");
   CHECK(s.timeout == std::chrono::seconds(90));
-  CHECK(s.request_timeout == std::chrono::seconds(2));
+  CHECK(s.connection.request_timeout == std::chrono::seconds(2));
   MigrateSettings t;
   REQUIRE(Parse(&t, {"-A"}) == Outcome::kRun);
   CHECK(t.all_namespaces);

@@ -17,6 +17,11 @@
   this test's temporary directory.
 - docs/reference/flags.md is what scripts/gen_flags_doc.py makes from the
   binary's --help now.
+- The exit-code table of docs/reference/cli.md is what the binary does: a
+  usage error, no client configuration (on every command that talks to a
+  cluster: $KUBECONFIG naming a missing file, no in-cluster environment),
+  an unknown --context, `wasd check` of a denied and of an allowed example
+  each exit with the code of the table's row that names that case.
 - docs/life-of-a-review.md and docs/life-of-a-reconcile.md name files and
   functions that exist: every `path` they cite is a file, and every
   `Function` cited in the same step (or the step before) appears in one
@@ -222,6 +227,69 @@ class FlagsReference(unittest.TestCase):
                             "--wasd", WASD, "--check", os.path.join(DOCS, "reference", "flags.md")],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
+class ExitCodes(unittest.TestCase):
+    """docs/reference/cli.md's exit-code table against real runs of the binary."""
+
+    ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|", re.M)
+
+    def Table(self):
+        text = Read(os.path.join(DOCS, "reference", "cli.md"))
+        section = text.split("## Exit codes", 1)
+        self.assertEqual(len(section), 2, "cli.md has no '## Exit codes' section")
+        body = section[1].split("\n## ", 1)[0]
+        rows = {int(code): meaning for code, meaning in self.ROW.findall(body)}
+        self.assertEqual(sorted(rows), [0, 1, 2, 3], rows)
+        return rows
+
+    def CodeFor(self, rows, phrase):
+        """The code of the one row whose meaning names `phrase`."""
+        codes = [code for code, meaning in rows.items() if phrase in meaning]
+        self.assertEqual(len(codes), 1, f"cli.md: {len(codes)} exit-code rows name {phrase!r}")
+        return codes[0]
+
+    def test_the_table_is_what_the_binary_does(self):
+        if not os.path.exists(WASD):
+            self.skipTest(f"no wasd binary at {WASD} (run through ctest)")
+        rows = self.Table()
+        self.assertIn("pending", rows[3])
+        tmp = tempfile.mkdtemp(prefix="wasd-exit-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        # No client configuration: $KUBECONFIG names a missing file, no in-cluster
+        # environment, a HOME without ~/.kube/config.
+        no_config = {k: v for k, v in os.environ.items()
+                     if not k.startswith("KUBERNETES_SERVICE_")}
+        no_config.update(KUBECONFIG=os.path.join(tmp, "missing"), HOME=tmp)
+        kubeconfig = os.path.join(tmp, "kubeconfig")
+        with open(kubeconfig, "w") as f:  # a valid file without the context asked for
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+                    "clusters: [{name: a, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                    "contexts: [{name: a, context: {cluster: a}}]\n")
+        examples = os.path.join(SRC, "examples")
+        cases = [
+            ("usage error", ["explain", "--no-such-flag"], None, "unknown flag"),
+            ("usage error", ["selftest", "--request-timeout", "90"], None, "missing unit"),
+            ("usage error", ["check"], None, "no manifests given"),
+            ("no client configuration", ["explain", "deployment/web"], no_config, "names no existing file"),
+            ("no client configuration", ["selftest"], no_config, "names no existing file"),
+            ("no client configuration", ["migrate", "deployment/web"], no_config, "names no existing file"),
+            ("no client configuration", ["certs", "uninstall", "--webhook-config=w"], no_config,
+             "names no existing file"),
+            ("no client configuration", ["explain", "deployment/web", "--kubeconfig", kubeconfig,
+                                         "--context", "staging"], None,
+             f'--kubeconfig {kubeconfig}: context "staging" does not exist'),
+            ("denied", ["check", "-f", os.path.join(examples, "bad-h1-mincount-over-replicas.yaml")],
+             None, "denied"),
+            ("success", ["check", "-f", os.path.join(examples, "kep-2-user-mincount.yaml")], None, ""),
+        ]
+        for phrase, args, env, says in cases:
+            want = self.CodeFor(rows, phrase)
+            with self.subTest(args=args, row=phrase):
+                p = subprocess.run([WASD, *args], capture_output=True, text=True,
+                                   timeout=TIMEOUT_S, env=env, stdin=subprocess.DEVNULL)
+                self.assertEqual(p.returncode, want, f"wasd {' '.join(args)}:\n{p.stdout}{p.stderr}")
+                self.assertIn(says, p.stdout + p.stderr)
 
 
 class LifePages(unittest.TestCase):

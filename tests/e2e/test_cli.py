@@ -34,7 +34,8 @@ class Durations(unittest.TestCase):
         for args in (["reconciler", "--resync-period", "1m30s"],
                      ["webhook", "--read-timeout", "1m30s"],
                      ["certs", "rotate", "--check-interval", "1m30s"],
-                     ["selftest", "--timeout=1.5m"]):
+                     ["selftest", "--request-timeout=1.5m"],
+                     ["explain", "--request-timeout", "1m30s"]):
             with self.subTest(args=args):
                 rc, out, err = run(*args, "--help")
                 self.assertEqual((rc, err), (0, ""))

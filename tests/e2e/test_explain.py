@@ -17,11 +17,14 @@ in this order because they share the nodes:
   PodGroupMissing  the reconciler stopped: no Workload, members gated by wasd
   ForeignObject    then a PodGroup of the expected name made by someone else
   InvalidSchedulingConfiguration  a bad annotation stored with wasd's validating webhook gone
+And kubectl's connection flags: a kubeconfig with two contexts, the current one on a closed
+port, where --context picks the live one and --cluster/--user override the context's.
 """
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -321,6 +324,60 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(d["counts"]["gatedByWasd"], g)
         if not GATED:
             wait_for(lambda: self.diagnosis("orphan")[1]["counts"]["bound"] == 2, what="placed by the foreign group")
+
+    def test_connection_flags(self):
+        """--context, --cluster, --user and --request-timeout as kubectl reads them: the
+        current-context "dead" points at a closed loopback port, "live" at the test API server
+        with namespace NS, and the user "stranger" has a token the server does not know."""
+        with open(self.env.srv.kubeconfig) as f:
+            cfg = json.load(f)
+        live_cluster, admin = cfg["clusters"][0], cfg["users"][0]
+        with socket.socket() as s:  # a port nobody listens on (bound, then closed)
+            s.bind(("127.0.0.1", 0))
+            closed = s.getsockname()[1]
+        cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "dead",
+               "clusters": [{"name": "live", "cluster": live_cluster["cluster"]},
+                            {"name": "dead", "cluster": dict(live_cluster["cluster"],
+                                                             server=f"https://127.0.0.1:{closed}")}],
+               "users": [{"name": "admin", "user": admin["user"]},
+                         {"name": "stranger", "user": {"token": "not-a-known-token"}}],
+               "contexts": [{"name": "dead", "context": {"cluster": "dead", "user": "admin"}},
+                            {"name": "live", "context": {"cluster": "live", "user": "admin",
+                                                         "namespace": NS}}]}
+        path = os.path.join(self.tmp, "two-contexts.kubeconfig")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+
+        def run(*flags):
+            p = subprocess.run([WASD, "explain", "deployment/nope", "--kubeconfig", path,
+                                "--request-timeout", "3s", *flags],
+                               capture_output=True, text=True, timeout=60)
+            return p.returncode, p.stdout, p.stderr
+
+        reached = (1, "", f'error: deployment "nope" not found in namespace "{NS}"\n')
+        # The current context: nothing listens there.
+        code, out, err = run()
+        self.assertEqual((code, out), (1, ""), err)
+        self.assertIn(f"127.0.0.1:{closed}", err)
+        # --context picks the live one (and its namespace).
+        self.assertEqual(run("--context", "live"), reached)
+        # --cluster overrides the context's cluster; the dead context has no namespace.
+        self.assertEqual(run("--context=dead", "--cluster=live", "-n", NS), reached)
+        # --user overrides the context's user: the server refuses the unknown token.
+        code, out, err = run("--context", "live", "--user", "stranger")
+        self.assertEqual((code, out), (1, ""), err)
+        self.assertIn("Unauthorized", err)
+        # Unknown names: kubectl's words and the file, exit 2 (no client configuration).
+        for flag, kind in (("--context", "context"), ("--cluster", "cluster"), ("--user", "user")):
+            code, out, err = run(flag, "staging")
+            self.assertEqual((code, out), (2, ""), err)
+            self.assertIn(f'{kind} "staging" does not exist', err)
+            self.assertIn(path, err)
+        # --timeout still works for a release, with a warning naming the replacement.
+        code, out, err = run("--context", "live", "--timeout", "3s")
+        self.assertEqual((code, out), reached[:2])
+        self.assertIn("warning: --timeout is deprecated, use --request-timeout", err)
+        self.assertIn(reached[2], err)
 
     def test_errors(self):
         code, out, err = self.explain("deployment/nope")

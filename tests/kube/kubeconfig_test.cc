@@ -103,6 +103,71 @@ TEST_CASE("kubeconfig: an explicit context overrides current-context", "[unit][c
   CHECK(r->config.namespace_ == "other-ns");
 }
 
+// Two clusters, two users, two contexts: "main" (c1, u1, team-a) is current,
+// "lab" (c2, u2) is not.
+std::string TwoContexts() {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: main\n"
+         "clusters:\n"
+         "- name: c1\n  cluster:\n    server: https://10.0.0.1:6443\n"
+         "- name: c2\n  cluster:\n    server: https://10.0.0.2:6443\n"
+         "users:\n"
+         "- name: u1\n  user:\n    token: token-1\n"
+         "- name: u2\n  user:\n    token: token-2\n"
+         "contexts:\n"
+         "- name: main\n  context:\n    cluster: c1\n    user: u1\n    namespace: team-a\n"
+         "- name: lab\n  context:\n    cluster: c2\n    user: u2\n";
+}
+
+TEST_CASE("kubeconfig: --context, --cluster and --user select entries as kubectl does",
+          "[unit][config]") {
+  struct Case {
+    KubeconfigSelection selection;
+    std::string context, cluster, user, server, token, ns;
+  };
+  const std::vector<Case> cases = {
+      {{}, "main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"},
+      {{"lab", "", ""}, "lab", "c2", "u2", "https://10.0.0.2:6443", "token-2", "default"},
+      // --cluster and --user replace the context's own; its namespace stays.
+      {{"", "c2", ""}, "main", "c2", "u1", "https://10.0.0.2:6443", "token-1", "team-a"},
+      {{"", "", "u2"}, "main", "c1", "u2", "https://10.0.0.1:6443", "token-2", "team-a"},
+      {{"lab", "c1", "u1"}, "lab", "c1", "u1", "https://10.0.0.1:6443", "token-1", "default"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.selection.context << "/" << c.selection.cluster << "/" << c.selection.user);
+    Result<ParsedKubeconfig> r = ParseKubeconfig(TwoContexts(), "/d", c.selection);
+    REQUIRE(r.ok());
+    CHECK(r->context == c.context);
+    CHECK(r->cluster == c.cluster);
+    CHECK(r->user == c.user);
+    CHECK(r->config.server == c.server);
+    CHECK(r->config.token == c.token);
+    CHECK(r->config.namespace_ == c.ns);
+  }
+}
+
+TEST_CASE("kubeconfig: --cluster without any context, and unknown names", "[unit][config]") {
+  const std::string no_current =
+      "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443\n"
+      "users:\n- name: u1\n  user:\n    token: t\n";
+  Result<ParsedKubeconfig> r =
+      ParseKubeconfig(no_current, "/d", KubeconfigSelection{"", "c1", "u1"});
+  REQUIRE(r.ok());
+  CHECK(r->context.empty());
+  CHECK(r->config.server == "https://10.0.0.1:6443");
+  CHECK(r->config.token == "t");
+  CHECK(r->config.namespace_ == "default");
+
+  for (const auto& [selection, expect] : std::vector<std::pair<KubeconfigSelection, std::string>>{
+           {{"nope", "", ""}, "context \"nope\" does not exist"},
+           {{"", "nope", ""}, "cluster \"nope\" does not exist"},
+           {{"", "", "nope"}, "user \"nope\" does not exist"},
+       }) {
+    Result<ParsedKubeconfig> bad = ParseKubeconfig(TwoContexts(), "/d", selection);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message() == "kubeconfig: " + expect);
+  }
+}
+
 TEST_CASE("kubeconfig: errors name what is wrong", "[unit][config]") {
   struct Case {
     std::string text;
@@ -111,10 +176,10 @@ TEST_CASE("kubeconfig: errors name what is wrong", "[unit][config]") {
   };
   const std::string ok_user = "    token: t\n";
   const std::vector<Case> cases = {
-      {Kubeconfig(kServer, ok_user), "missing", "context \"missing\" not found in \"contexts\""},
+      {Kubeconfig(kServer, ok_user), "missing", "context \"missing\" does not exist"},
       {"clusters: []\n", "", "no current-context is set"},
       {"current-context: x\ncontexts:\n- name: x\n  context:\n    cluster: nope\n", "",
-       "cluster \"nope\" not found in \"clusters\""},
+       "cluster \"nope\" does not exist"},
       {Kubeconfig("    certificate-authority-data: " + std::string(kCaB64) + "\n", ok_user), "",
        "cluster \"c1\" has no server"},
       {Kubeconfig(kServer, "    exec:\n      command: aws\n"), "",
@@ -311,4 +376,33 @@ TEST_CASE("LoadConfig: ~/.kube/config last; nothing at all is an error listing t
 }
 
 }  // namespace
+TEST_CASE("LoadConfig: an unknown --context names the kubeconfig file; in-cluster refuses it",
+          "[unit][config]") {
+  TempDir dir;
+  const std::string kc = dir.Write("config", TwoContexts());
+  ConfigSources s;
+  s.kubeconfig_flag = kc;
+  s.context = "staging";
+  Result<Config> r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::Contains(kc) && Catch::Contains("context \"staging\" does not exist"));
+  s.context = "lab";
+  s.user = "u1";
+  r = LoadConfig(s);
+  REQUIRE(r.ok());
+  CHECK(r->server == "https://10.0.0.2:6443");
+  CHECK(r->token == "token-1");
+  CHECK_THAT(r->source, Catch::Contains("context lab") && Catch::Contains("user u1"));
+
+  ConfigSources in_cluster;
+  in_cluster.service_host = "10.96.0.1";
+  in_cluster.service_port = "443";
+  in_cluster.service_account_dir = dir.path();
+  in_cluster.context = "lab";
+  r = LoadConfig(in_cluster);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("--context"));
+}
+
 }  // namespace wasd::kube
