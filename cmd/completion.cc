@@ -56,7 +56,8 @@ const runtime::FlagInfo* ShortTakingNext(const CompletionNode& node, std::string
 
 }  // namespace
 
-std::vector<std::string> Complete(const CompletionNode& root, const std::vector<std::string>& words) {
+std::vector<std::string> Complete(const CompletionNode& root,
+                                  const std::vector<std::string>& words) {
   std::vector<std::string> out;
   if (words.empty()) return out;
   const std::string_view cur = words.back();
@@ -67,8 +68,8 @@ std::vector<std::string> Complete(const CompletionNode& root, const std::vector<
     help = true;
     i = 1;
   }
-  const runtime::FlagInfo* pending = nullptr;    // the flag whose value comes next
-  int arguments = 0;                             // plain arguments of the leaf command
+  const runtime::FlagInfo* pending = nullptr;  // the flag whose value comes next
+  int arguments = 0;                           // plain arguments of the leaf command
   for (; i + 1 < words.size(); ++i) {
     const std::string_view w = words[i];
     if (pending != nullptr) {

@@ -35,7 +35,8 @@ struct CompletionNode {
 //   its values, none for a free-form one;
 //   the command's first argument (explain: "deployment/").
 // `help` as the first word completes command names only.
-std::vector<std::string> Complete(const CompletionNode& root, const std::vector<std::string>& words);
+std::vector<std::string> Complete(const CompletionNode& root,
+                                  const std::vector<std::string>& words);
 
 // The tree of the wasd binary (completion_command.cc).
 CompletionNode CommandTree();

@@ -115,10 +115,9 @@ CompletionNode CommandTree() {
   UninstallSettings uninstall;
   CompletionNode certs;
   certs.name = "certs";
-  certs.subcommands = {Node("generate", GenerateFlags(&generate)),
-                       Node("inject-ca", InjectCaFlags(&inject)),
-                       Node("rotate", RotateFlags(&rotate)),
-                       Node("uninstall", UninstallFlags(&uninstall))};
+  certs.subcommands = {
+      Node("generate", GenerateFlags(&generate)), Node("inject-ca", InjectCaFlags(&inject)),
+      Node("rotate", RotateFlags(&rotate)), Node("uninstall", UninstallFlags(&uninstall))};
   root.subcommands = {Node("webhook", WebhookFlags(&webhook)),
                       Node("reconciler", ReconcilerFlags(&reconciler)),
                       std::move(certs),
