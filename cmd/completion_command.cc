@@ -1,5 +1,6 @@
 // `wasd __complete` and `wasd completion bash|zsh|fish` (cmd/completion.h).
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "cmd/completion.h"
@@ -154,7 +155,7 @@ int RunComplete(int argc, const char* const* argv) {
 }
 
 int RunCompletion(int argc, const char* const* argv, std::string_view program) {
-  const runtime::FlagSet flags = CompletionFlags();
+  runtime::FlagSet flags = CompletionFlags();
   if (argc == 2 && argv[1][0] != '-') {
     const std::string script = CompletionScript(argv[1], program);
     if (script.empty()) {
@@ -164,9 +165,17 @@ int RunCompletion(int argc, const char* const* argv, std::string_view program) {
     std::fwrite(script.data(), 1, script.size(), stdout);
     return runtime::kExitOk;
   }
+  // Flags (only --help) go to the FlagSet: --help prints the usage, any
+  // other is reported as every command reports an unknown flag.
+  std::vector<const char*> dashed{argv[0]};
   for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--help" || a == "-h") return flags.Report(runtime::FlagSet::Outcome::kHelp);
+    if (argv[i][0] == '-') dashed.push_back(argv[i]);
+  }
+  if (dashed.size() > 1) {
+    if (const std::optional<int> rc =
+            flags.ParseOrExit(static_cast<int>(dashed.size()), dashed.data())) {
+      return *rc;
+    }
   }
   if (argc < 2) return flags.UsageError("name a shell: bash, zsh or fish");
   return flags.UsageError("want one shell: bash, zsh or fish");

@@ -119,6 +119,15 @@ class Mistakes(unittest.TestCase):
         self.assertEqual((rc, out), (2, ""))
         self.assertIn('unknown shell "powershell"', err)
         self.assertEqual(run("completion", "bash", "zsh")[0], 2)
+        self.assertEqual(run("completion", "--bash"),
+                         (2, "", "wasd completion: unknown flag --bash\n"
+                                 "Run 'wasd completion --help' for usage.\n"))
+
+    def test_help(self):
+        rc, out, err = run("completion", "--help")
+        self.assertEqual((rc, err), (0, ""))
+        self.assertTrue(out.startswith("Usage: wasd completion bash|zsh|fish\n"), out)
+        self.assertEqual(run("help", "completion"), (rc, out, err))
 
 
 if __name__ == "__main__":
