@@ -94,6 +94,14 @@ std::string BackendNames() {
   return out;
 }
 
+std::vector<std::string> BackendNameList() {
+  std::vector<std::string> out;
+  for (workloadbuilder::Backend b : workloadbuilder::kAllBackends) {
+    out.emplace_back(workloadbuilder::BackendName(b));
+  }
+  return out;
+}
+
 // "" when `key` is a node-label key (a qualified name), else why not.
 std::string LabelKeyError(std::string_view key) {
   const std::vector<std::string> problems = workloadbuilder::IsQualifiedName(key);
@@ -152,7 +160,8 @@ void AddBackendFlags(runtime::FlagSet& f, workloadbuilder::BackendSettings* s) {
              s->backend = *b;
              return {};
            })
-      .Default(std::string(wb::BackendName(s->backend)));
+      .Default(std::string(wb::BackendName(s->backend)))
+      .Values(BackendNameList());
   f.Custom("allowed-backends", "NAME,...",
            "backends the annotation wasd.io/backend may name; must include --backend",
            [s](std::string_view v) -> std::string {

@@ -14,6 +14,7 @@
 #include "build_version.h"  // WASD_VERSION, WASD_REVISION, WASD_TREE_STATE
 #include "check/yaml_output.h"
 #include "cmd/commands.h"
+#include "cmd/completion.h"
 #include "cmd/flags.h"
 #include "runtime/flags.h"
 
@@ -135,7 +136,8 @@ void Usage(std::FILE* out) {
                "  selftest    check an installed wasd end to end (helm test)\n"
                "  explain     why is a Deployment's gang Pending? (also kubectl wasd explain)\n"
                "  migrate     hand Deployments to the in-tree controller (kubectl wasd migrate)\n"
-               "  version     print version information\n\n"
+               "  version     print version information\n"
+               "  completion  print a shell completion script (bash, zsh, fish)\n\n"
                "Run '%s <command> --help' for the flags of a command.\n",
                g_program, g_program);
 }
@@ -169,6 +171,11 @@ int Dispatch(int argc, const char* const* argv) {
   if (cmd == "selftest") return wasd::cmd::RunSelftest(argc - 1, argv + 1);
   if (cmd == "explain") return wasd::cmd::RunExplain(argc - 1, argv + 1);
   if (cmd == "migrate") return wasd::cmd::RunMigrate(argc - 1, argv + 1);
+  if (cmd == "completion") {
+    return wasd::cmd::RunCompletion(
+        argc - 1, argv + 1, g_program == std::string_view("wasd") ? "wasd" : "kubectl-wasd");
+  }
+  if (cmd == "__complete") return wasd::cmd::RunComplete(argc - 1, argv + 1);
   if (cmd == "version" || cmd == "--version") return wasd::cmd::RunVersion(argc - 1, argv + 1);
   std::fprintf(stderr, "%s: unknown command \"%s\"\nRun '%s --help' for usage.\n", g_program,
                argv[1], g_program);

@@ -187,6 +187,7 @@ FlagSet& FlagSet::Choice(std::string name, std::string* target, std::vector<std:
   for (const std::string& c : choices) names += (names.empty() ? "" : "|") + c;
   Flag f = MakeFlag(std::move(name), Kind::kValue, names, std::move(help));
   f.default_text = *target;
+  f.values = choices;
   f.apply = [target, choices = std::move(choices)](std::string_view v) -> std::string {
     std::string want;
     for (std::size_t i = 0; i < choices.size(); ++i) {
@@ -213,7 +214,8 @@ FlagSet& FlagSet::LogFlags(LogOptions* target) {
            if (!ParseLogLevel(v, &target->level)) return "want debug, info, warn or error";
            return {};
          })
-      .Default(std::string(LogLevelName(target->level)));
+      .Default(std::string(LogLevelName(target->level)))
+      .Values({"debug", "info", "warn", "error"});
   Custom("v", "N", "klog-style verbosity: 0 keeps --log-level, 1 or more logs at debug",
          [target](std::string_view v) -> std::string {
            int n = 0;
@@ -245,6 +247,35 @@ FlagSet& FlagSet::Required() {
 FlagSet& FlagSet::Default(std::string text) {
   flags_.back().default_text = std::move(text);
   return *this;
+}
+
+FlagSet& FlagSet::Values(std::vector<std::string> values) {
+  flags_.back().values = std::move(values);
+  return *this;
+}
+
+std::vector<FlagInfo> FlagSet::Flags() const {
+  std::vector<FlagInfo> out;
+  for (const Flag& f : flags_) {
+    FlagInfo info{f.name, f.alias, f.kind != Kind::kBool, f.values};
+    // A value name that lists the words themselves ("ecdsa|rsa",
+    // "json|text"): those are the values. Upper case is a placeholder
+    // ("NAME|IP"), not a value.
+    const bool listed = f.value_name.find('|') != std::string::npos &&
+                        f.value_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-|") ==
+                            std::string::npos;
+    if (info.values.empty() && listed) {
+      std::string_view rest = f.value_name;
+      while (true) {
+        const std::size_t bar = rest.find('|');
+        if (!rest.substr(0, bar).empty()) info.values.emplace_back(rest.substr(0, bar));
+        if (bar == std::string_view::npos) break;
+        rest.remove_prefix(bar + 1);
+      }
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 FlagSet::Flag* FlagSet::Find(std::string_view name) {

@@ -51,6 +51,15 @@ inline constexpr int kExitUsage = 2;
 // replaces the leading "wasd" of each command name and synopsis line.
 void SetProgramName(std::string name);
 
+// What shell completion needs of one flag (cmd/completion.h): its names,
+// whether it takes a value, and the values it may take ("" free-form: none).
+struct FlagInfo {
+  std::string name;  // without "--"
+  char alias = 0;    // 0: no one-letter alias
+  bool takes_value = true;
+  std::vector<std::string> values;  // a Choice's choices, Values(), or "a|b" value names
+};
+
 class FlagSet {
  public:
   // `command` is what errors name ("wasd webhook"); `synopsis` the first
@@ -91,6 +100,9 @@ class FlagSet {
   FlagSet& Alias(char short_name);     // -x
   FlagSet& Required();                 // Parse fails without it
   FlagSet& Default(std::string text);  // shown as "(default text)"; "" hides it
+  // The values shell completion offers for a Custom flag (a Choice has its
+  // choices, a value name "a|b|c" those three).
+  FlagSet& Values(std::vector<std::string> values);
 
   // Text after the flags in --help (durations, signals, exit codes).
   void SetEpilog(std::string text) { epilog_ = std::move(text); }
@@ -103,6 +115,8 @@ class FlagSet {
   // True when the flag was given on the command line.
   bool Given(std::string_view name) const;
   std::string Usage() const;
+  // Every flag in registration order, for shell completion.
+  std::vector<FlagInfo> Flags() const;
 
   // After Parse: the usage on stdout (kHelp, exit 0) or the error in the one
   // style on stderr (kError, exit 2).
@@ -127,6 +141,7 @@ class FlagSet {
     bool split_commas = false;
     bool following = false;
     bool given = false;
+    std::vector<std::string> values;  // Values() or a Choice's choices
     Apply apply;
   };
 

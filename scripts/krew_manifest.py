@@ -77,6 +77,10 @@ spec:
     The plugin is the whole wasd binary (fully static, Linux only); it uses
     your kubeconfig as kubectl does. The webhook and reconciler run in the
     cluster from the Helm chart, not from this plugin.
+    Completion of `kubectl wasd ...` (kubectl 1.26 or later): krew links only
+    kubectl-wasd, so link kubectl_complete-wasd from the plugin's directory:
+      ln -s "$(dirname "$(readlink -f "$(command -v kubectl-wasd)")")/kubectl_complete-wasd" \\
+        "${{KREW_ROOT:-$HOME/.krew}}/bin/"
   platforms:
   - selector:
       matchLabels:
@@ -86,6 +90,8 @@ spec:
     sha256: {quote(digest)}
     files:
     - from: {quote(top + "/wasd")}
+      to: "."
+    - from: {quote(top + "/kubectl_complete-wasd")}
       to: "."
     - from: {quote(top + "/LICENSE")}
       to: "."

@@ -2,8 +2,9 @@
 # Every release artifact from one command, all named by the version the
 # binary reports (`wasd version --short`: the VERSION file; see CHANGELOG.md
 # "Releasing"):
-#   wasd-VERSION-linux-ARCH.tar.gz   the fully static wasd, LICENSE, licenses/,
-#                                    README, SECURITY, CHANGELOG
+#   wasd-VERSION-linux-ARCH.tar.gz   the fully static wasd, kubectl_complete-wasd
+#                                    (completion of `kubectl wasd`), LICENSE,
+#                                    licenses/, README, SECURITY, CHANGELOG
 #   wasd-VERSION.oci.tar             the container image (OCI archive, ref name VERSION)
 #   wasd-VERSION.tgz                 the Helm chart (appVersion VERSION: its default
 #                                    image is exactly this image)
@@ -132,6 +133,8 @@ mkdir -p "$work/$name"
   --revision "$REVISION" --out "$out/wasd-$VERSION.spdx.json" --licenses-dir "$out/licenses" \
   --project-url "$project_url"
 cp "$work/image/context/wasd" "$work/$name/wasd"
+# kubectl 1.26+ completes `kubectl wasd ...` through kubectl_complete-wasd.
+install -m 0755 "$root/scripts/kubectl_complete-wasd" "$work/$name/kubectl_complete-wasd"
 cp "$root/LICENSE" "$root/README.md" "$root/SECURITY.md" "$root/CHANGELOG.md" "$work/$name/"
 cp -r "$out/licenses" "$work/$name/licenses"
 tar -C "$work" --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \

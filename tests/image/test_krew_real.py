@@ -5,7 +5,7 @@ Go module (tests/tools/krew, `scripts/components.sh krew`), with the real
 kubectl v1.37.2 of the control plane components. No cluster is needed.
 
 The release tarball is laid out as scripts/release.sh lays it out (one top
-directory wasd-VERSION-linux-amd64 with wasd, LICENSE, README.md,
+directory wasd-VERSION-linux-amd64 with wasd, kubectl_complete-wasd, LICENSE, README.md,
 SECURITY.md, CHANGELOG.md and the licenses/ scripts/sbom.py copies), from
 $WASD_BIN, and served over HTTP on 127.0.0.1 (the manifest's uri points
 there; nothing leaves the machine). Proven:
@@ -19,6 +19,9 @@ there; nothing leaves the machine). Proven:
 - `kubectl krew install --manifest=wasd.yaml --archive=TARBALL` into a
   throwaway KREW_ROOT installs it, and `kubectl wasd explain --help`, run
   by the real kubectl through $KREW_ROOT/bin, prints explain's help;
+  kubectl_complete-wasd is installed beside it and, linked onto PATH as the
+  manifest's caveats say, the real kubectl completes `kubectl wasd ex` to
+  explain and `kubectl wasd explain -o ` to the output formats through it;
 - from a local index (a git repository with plugins/wasd.yaml, added with
   `kubectl krew index add`), `kubectl krew install INDEX/wasd` downloads
   the tarball from the manifest's uri, checks its sha256, and the
@@ -51,6 +54,7 @@ def release_tarball(directory, version):
     stage = os.path.join(directory, "stage", top)
     os.makedirs(stage)
     shutil.copy2(WASD, os.path.join(stage, "wasd"))
+    shutil.copy2(os.path.join(SCRIPTS, "kubectl_complete-wasd"), stage)
     for f in ("LICENSE", "README.md", "SECURITY.md", "CHANGELOG.md"):
         shutil.copy2(os.path.join(SOURCE_DIR, f), stage)
     subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbom.py"), "--binary", WASD,
@@ -138,6 +142,16 @@ class KrewReal(unittest.TestCase):
         installed = os.path.join(env["KREW_ROOT"], "store", "wasd", "v" + self.version)
         self.assertTrue(os.path.isfile(os.path.join(installed, "LICENSE")), installed)
         self.assertTrue(os.path.isdir(os.path.join(installed, "licenses")), installed)
+        # kubectl_complete-wasd too; linked onto PATH as the caveats say
+        # (krew links only bin), kubectl completes `kubectl wasd ex` through it.
+        helper = os.path.join(installed, "kubectl_complete-wasd")
+        self.assertTrue(os.access(helper, os.X_OK), installed)
+        os.symlink(helper, os.path.join(env["KREW_ROOT"], "bin", "kubectl_complete-wasd"))
+        p = self.run_tool([self.kubectl, "__complete", "wasd", "ex"], env, 60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.splitlines()[0], "explain", p.stdout + p.stderr)
+        p = self.run_tool([self.kubectl, "__complete", "wasd", "explain", "-o", ""], env, 60)
+        self.assertEqual(p.stdout.splitlines()[:3], ["text", "json", "yaml"], p.stdout + p.stderr)
 
     def validate(self, manifest):
         # The validator installs into a KREW_ROOT of its own under TMPDIR.

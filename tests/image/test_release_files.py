@@ -37,7 +37,8 @@ def MakeTarball(directory, version):
     top = "wasd-%s-linux-amd64" % version
     path = os.path.join(directory, top + ".tar.gz")
     with tarfile.open(path, "w:gz") as tar:
-        for name, data in [("wasd", b"\x7fELF binary"), ("LICENSE", b"Apache"),
+        for name, data in [("wasd", b"\x7fELF binary"), ("kubectl_complete-wasd", b"#!/bin/sh"),
+                           ("LICENSE", b"Apache"),
                            ("licenses/LICENSE", b"Apache"), ("licenses/libssl-dev.copyright",
                                                             b"OpenSSL"), ("README.md", b"r")]:
             info = tarfile.TarInfo(top + "/" + name)
@@ -76,6 +77,11 @@ class KrewManifest(unittest.TestCase):
         self.assertEqual(pl["uri"], PROJECT + "/releases/download/v0.1.0/wasd-0.1.0-linux-amd64.tar.gz")
         self.assertEqual(m["spec"]["homepage"], PROJECT)
         self.assertEqual(pl["bin"], "wasd")
+        # kubectl's completion helper is installed beside the plugin, and the
+        # caveats say how to put it on PATH (krew links only bin).
+        self.assertIn({"from": "wasd-0.1.0-linux-amd64/kubectl_complete-wasd", "to": "."},
+                      pl["files"])
+        self.assertIn("kubectl_complete-wasd", m["spec"]["caveats"])
 
     def test_uri_template(self):
         p = self.write("--uri-template", "https://dl.example.com/{version}/{tarball}")
@@ -91,6 +97,34 @@ class KrewManifest(unittest.TestCase):
         p = self.write(version="v0.1.0")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("without the v", p.stderr)
+
+
+class KubectlCompletionHelper(unittest.TestCase):
+    """kubectl_complete-wasd: what kubectl 1.26+ runs to complete `kubectl
+    wasd ...`; release.sh ships it executable beside wasd in the tarball."""
+
+    def test_answers_through_the_wasd_beside_it(self):
+        wasd = os.environ.get("WASD_BIN")
+        if not wasd:
+            self.skipTest("WASD_BIN not set")
+        d = tempfile.mkdtemp(prefix="wasd-complete-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink(os.path.abspath(wasd), os.path.join(d, "wasd"))
+        helper = os.path.join(d, "kubectl_complete-wasd")
+        shutil.copy2(os.path.join(SCRIPTS, "kubectl_complete-wasd"), helper)
+        self.assertTrue(os.access(helper, os.X_OK))
+        # No kubectl-wasd on PATH: the wasd beside it must be the one used.
+        env = {"PATH": "/usr/bin:/bin"}
+        for words, want in ((["ex"], "explain\n"), (["explain", "-o", ""], "text\njson\nyaml\n")):
+            p = subprocess.run([helper] + words, capture_output=True, text=True, timeout=60,
+                               env=env)
+            self.assertEqual((p.returncode, p.stdout, p.stderr), (0, want, ""), words)
+
+    def test_release_puts_it_in_the_tarball(self):
+        with open(os.path.join(SCRIPTS, "release.sh")) as f:
+            text = f.read()
+        self.assertIn('install -m 0755 "$root/scripts/kubectl_complete-wasd" '
+                      '"$work/$name/kubectl_complete-wasd"', text)
 
 
 class Licenses(unittest.TestCase):
