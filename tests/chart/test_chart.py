@@ -571,7 +571,7 @@ class Hooks(unittest.TestCase):
         self.assertEqual(chart.hook_phases(pod), {"test"})
         c = container(pod, "selftest")
         self.assertEqual(c["args"][0], "selftest")
-        self.assertEqual(args_map(c["args"][1:]), {"namespace": "default", "timeout": "30s"})
+        self.assertEqual(args_map(c["args"][1:]), {"namespace": "default", "request-timeout": "30s"})
         self.assertEqual(c["image"], chart.TEST_IMAGE_REPOSITORY + ":0.1.0")
         # Logs kept for `helm test --logs`: no hook-succeeded deletion.
         self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook-delete-policy"], "before-hook-creation")
