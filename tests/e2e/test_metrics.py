@@ -236,7 +236,11 @@ class ReconcilerMetrics(unittest.TestCase, TableCheck):
             return fam.value() == n
         wait_for(lambda: follower_counts(2), 15, 0.2, "follower sees 2 gated pods")
         cls.follower_gated = scrape(cls.follower.metrics_port)
-        cls.leader = env.start_reconciler("--leader-elect=false", "--workers", "3", name="leader")
+        # --gang-member-metrics=all: by default a Scheduled gang has no
+        # wasd_gang_members series, and this gang may be Scheduled or not yet
+        # when it is scraped; the dashboard's series must be served either way.
+        cls.leader = env.start_reconciler("--leader-elect=false", "--workers", "3",
+                                          "--gang-member-metrics=all", name="leader")
         wait_for(lambda: not any(pod_gated(p) for p in env.pods("metrics-gang")), 30, 0.2, "gates lifted")
         wait_for(lambda: follower_counts(0), 15, 0.2, "follower sees the gates lifted")
         cls.follower_after = scrape(cls.follower.metrics_port)

@@ -11,6 +11,7 @@ import unittest
 
 from lib.cluster import Env
 from lib.manifests import NS, deployment
+from lib.wait import wait_for
 
 ANNOTATION = "wasd.io/scheduling"
 WEBHOOK = "deployments.validate.wasd.io"
@@ -62,9 +63,12 @@ class StatusSubresourceTest(unittest.TestCase):
         self.assertIn(f"metadata.annotations[{ANNOTATION}]", self.Causes(out))
 
         self.assertEqual(self.Stored("st")["metadata"]["annotations"][ANNOTATION], config)
-        puts = [e for e in self.env.srv.Audit(since=seq, methods=("PUT",))
-                if e["path"] == self.Path("st") + "/status" and e.get("source") != "controller"]
-        self.assertEqual([e["status"] for e in puts], [422, 422])  # each denied by the message above
+        def puts():
+            return [e for e in self.env.srv.Audit(since=seq, methods=("PUT",))
+                    if e["path"] == self.Path("st") + "/status" and e.get("source") != "controller"]
+        # The audit record of a request may follow its answer by a moment.
+        wait_for(lambda: len(puts()) >= 2, 10, 0.05, "both status PUTs in the audit log")
+        self.assertEqual([e["status"] for e in puts()], [422, 422])  # each denied by the message above
 
         # A status write that keeps the rules' inputs is allowed (ratcheting), and its
         # annotations are persisted, as kube's status strategy does.

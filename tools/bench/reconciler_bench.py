@@ -134,8 +134,19 @@ def main():
 
         # Pods run before the reconciler has said so: the gang doctor's
         # GangScheduled condition and its Event follow (at the client's QPS).
-        # The resync window starts once the reconciler has been quiet for 2 s
-        # (at most 120 s of waiting).
+        # The resync window starts once every Deployment's condition says
+        # Scheduled (at most 120 s: on a loaded machine the doctor's last
+        # patches can come seconds after the pods run) and the reconciler has
+        # then been quiet for 2 s (at most 120 s more).
+        def all_scheduled():
+            items = env.list("deployments", group="apps/v1")
+            conds = [c for d in items if d["metadata"]["name"].startswith("bench-")
+                     for c in (d.get("status") or {}).get("conditions") or [] if c.get("type") == "GangScheduled"]
+            return len(conds) == n and all(c.get("status") == "True" for c in conds)
+        for _ in range(240):
+            if all_scheduled():
+                break
+            time.sleep(0.5)
         quiet_since, last = time.time(), len(env.srv.Audit(since=seq_conv, user=RECONCILER_USER, methods=WRITES))
         for _ in range(240):
             time.sleep(0.5)
