@@ -34,17 +34,9 @@ import unittest
 import yaml
 
 from lib import chart
-from lib.chart import find, one
+from lib.chart import find, one, pod_specs
 
 POD_KINDS = ("Deployment", "Job", "Pod")
-
-
-def pod_specs(objs):
-    for o in objs:
-        if o["kind"] in ("Deployment", "Job"):
-            yield o, o["spec"]["template"]["spec"]
-        elif o["kind"] == "Pod":
-            yield o, o["spec"]
 
 
 def webhooks(objs):

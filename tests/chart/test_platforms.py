@@ -24,7 +24,7 @@ import unittest
 
 
 from lib import chart
-from lib.chart import find, one
+from lib.chart import find, one, pod_specs
 
 SCHEMA_MESSAGE = "values don't meet the specifications of the schema"
 
@@ -96,14 +96,6 @@ def rendered(name, **kw):
         files = [chart.ci_values_files()[name]]
         _cache[key] = chart.render(values_files=files, **kw)
     return _cache[key]
-
-
-def pod_specs(objs):
-    for o in objs:
-        if o["kind"] in ("Deployment", "Job"):
-            yield o, o["spec"]["template"]["spec"]
-        elif o["kind"] == "Pod":
-            yield o, o["spec"]
 
 
 def mib(quantity):

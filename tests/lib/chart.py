@@ -124,6 +124,16 @@ def write_values(values):
     return path
 
 
+def pod_specs(objs):
+    """(object, pod spec) of every object that runs pods: Deployments and
+    Jobs (their template's spec) and bare Pods."""
+    for o in objs:
+        if o["kind"] in ("Deployment", "Job"):
+            yield o, o["spec"]["template"]["spec"]
+        elif o["kind"] == "Pod":
+            yield o, o["spec"]
+
+
 def find(objs, kind, name=None):
     hits = [o for o in objs if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
     return hits
