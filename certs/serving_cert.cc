@@ -210,20 +210,11 @@ ServingCert::~ServingCert() {
   if (ctx_ != nullptr) SSL_CTX_free(ctx_);
 }
 
-Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFiles& files) {
+Result<std::shared_ptr<const ServingCert>> ServingCertFromPem(const ServingCertPem& pem) {
   std::string error_text;
   std::string* error = &error_text;
 
   ERR_clear_error();
-  std::string cert_pem, key_pem, ca_pem;
-  if (!ReadPemFile(files.cert_file, &cert_pem, error) ||
-      !ReadPemFile(files.key_file, &key_pem, error)) {
-    return Status::Error(error_text);
-  }
-  if (!files.client_ca_file.empty() && !ReadPemFile(files.client_ca_file, &ca_pem, error)) {
-    return Status::Error(error_text);
-  }
-
   std::shared_ptr<ServingCert> cert(new ServingCert());
   cert->ctx_ = SSL_CTX_new(TLS_server_method());
   if (cert->ctx_ == nullptr) {
@@ -233,23 +224,41 @@ Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFile
   SSL_CTX* ctx = cert->ctx_;
   X509Ptr leaf;
   if (!ConfigurePolicy(ctx, error) ||
-      !UseCertificateChain(ctx, files.cert_file, cert_pem, &leaf, error) ||
-      !UsePrivateKey(ctx, files.key_file, key_pem, error)) {
+      !UseCertificateChain(ctx, pem.cert_name, pem.cert_pem, &leaf, error) ||
+      !UsePrivateKey(ctx, pem.key_name, pem.key_pem, error)) {
     return Status::Error(error_text);
   }
-  if (!ca_pem.empty() && !RequireClientCertificates(ctx, files.client_ca_file, ca_pem, error)) {
+  if (!pem.client_ca_pem.empty() &&
+      !RequireClientCertificates(ctx, pem.client_ca_name, pem.client_ca_pem, error)) {
     return Status::Error(error_text);
   }
 
   std::tm tm{};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf.get()), &tm) != 1) {
-    *error = SslError(files.cert_file + ": unreadable notAfter");
+    *error = SslError(pem.cert_name + ": unreadable notAfter");
     return Status::Error(error_text);
   }
   cert->not_after_unix_ = static_cast<std::int64_t>(timegm(&tm));
   cert->serial_hex_ = SerialHex(leaf.get());
   cert->subject_ = SubjectLine(leaf.get());
   return std::shared_ptr<const ServingCert>(std::move(cert));
+}
+
+Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFiles& files) {
+  std::string error_text;
+  ServingCertPem pem;
+  pem.cert_name = files.cert_file;
+  pem.key_name = files.key_file;
+  pem.client_ca_name = files.client_ca_file;
+  if (!ReadPemFile(files.cert_file, &pem.cert_pem, &error_text) ||
+      !ReadPemFile(files.key_file, &pem.key_pem, &error_text)) {
+    return Status::Error(error_text);
+  }
+  if (!files.client_ca_file.empty() &&
+      !ReadPemFile(files.client_ca_file, &pem.client_ca_pem, &error_text)) {
+    return Status::Error(error_text);
+  }
+  return ServingCertFromPem(pem);
 }
 
 FilesStamp StampFiles(const ServingCertFiles& files) {

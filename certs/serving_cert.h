@@ -42,6 +42,8 @@ struct ServingCertFiles {
   std::string client_ca_file;  // optional PEM CA bundle for client certificates
 };
 
+struct ServingCertPem;  // below
+
 // PEM files larger than this are refused: a certificate chain is a few KiB;
 // a mistaken path to a huge file must not be read into memory.
 inline constexpr std::size_t kMaxPemFileBytes = std::size_t{1024} * 1024;
@@ -60,7 +62,7 @@ class ServingCert {
   const std::string& subject() const { return subject_; }          // leaf subject, one line
 
  private:
-  friend Result<std::shared_ptr<const ServingCert>> LoadServingCert(const ServingCertFiles& files);
+  friend Result<std::shared_ptr<const ServingCert>> ServingCertFromPem(const ServingCertPem& pem);
   ServingCert() = default;
 
   SSL_CTX* ctx_ = nullptr;
@@ -68,6 +70,18 @@ class ServingCert {
   std::string serial_hex_;
   std::string subject_;
 };
+
+// A pair already in memory (a self-signed one made at start); the names
+// stand for the files in error messages.
+struct ServingCertPem {
+  std::string cert_name = "certificate";
+  std::string cert_pem;
+  std::string key_name = "private key";
+  std::string key_pem;
+  std::string client_ca_name = "client CA";
+  std::string client_ca_pem;  // empty: no client certificates asked for
+};
+Result<std::shared_ptr<const ServingCert>> ServingCertFromPem(const ServingCertPem& pem);
 
 // Reads the files and builds a context. Fails with one line naming the file
 // and the reason when anything does not load.

@@ -49,13 +49,25 @@ std::string AddressText(const runtime::ListenAddress& a) {
 
 // --health-probe-bind-address and --metrics-bind-address, as
 // controller-runtime names them: shared by the webhook and the reconciler.
+// --metrics-secure and its certificate pair, as controller-runtime's secure
+// metrics spell them. `default_cert` says what an empty pair means.
 void AddProbeFlags(runtime::FlagSet& f, runtime::ListenAddress* probes,
-                   runtime::ListenAddress* metrics) {
-  f.Custom("health-probe-bind-address", "ADDR:PORT", "/healthz and /readyz (0 disables)",
-           AddressTo(probes))
+                   runtime::ListenAddress* metrics, runtime::MetricsServing* serving,
+                   const char* default_cert) {
+  f.Custom("health-probe-bind-address", "ADDR:PORT",
+           "/healthz and /readyz, plain HTTP (0 disables)", AddressTo(probes))
       .Default(AddressText(*probes));
   f.Custom("metrics-bind-address", "ADDR:PORT", "/metrics (0 disables)", AddressTo(metrics))
       .Default(AddressText(*metrics));
+  f.Bool("metrics-secure", &serving->secure,
+         "serve /metrics over HTTPS to a bearer token that the API server authenticates\n"
+         "(TokenReview) and allows to get /metrics (SubjectAccessReview); false: plain\n"
+         "HTTP, readable by anyone who reaches the port");
+  f.String("metrics-cert-file", &serving->cert_file, "FILE",
+           "PEM certificate (chain) of the HTTPS /metrics, re-read when it changes")
+      .Default(default_cert);
+  f.String("metrics-key-file", &serving->key_file, "FILE", "PEM private key of --metrics-cert-file")
+      .Default(default_cert);
 }
 
 // --key-type, --days, --ca-days, --extra-san: shared by generate and rotate.
@@ -290,7 +302,8 @@ runtime::FlagSet WebhookFlags(server::WebhookConfig* c) {
              return {};
            })
       .Default(std::to_string(c->port));
-  AddProbeFlags(f, &c->health_probe_address, &c->metrics_address);
+  AddProbeFlags(f, &c->health_probe_address, &c->metrics_address, &c->metrics_serving,
+                "the serving pair, --tls-cert-file and --tls-key-file");
   f.Uint64("max-request-bytes", &c->max_request_bytes, 1024, kMaxRequestBytesCeiling,
            "largest request body in bytes");
   f.Bool("pod-scheduling-gate", &c->pod_scheduling_gate,
@@ -359,7 +372,8 @@ runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
          "hold the Lease before writing (false for a single replica)");
   f.String("lease-namespace", &s->lease_namespace, "NS", "namespace of the Lease wasd-reconciler")
       .Default("own namespace in-cluster, else wasd-system");
-  AddProbeFlags(f, &o.probe_address, &o.metrics_address);
+  AddProbeFlags(f, &o.probe_address, &o.metrics_address, &o.metrics_serving,
+                "a self-signed pair made at start");
   f.Int("workers", &o.workers, 1, kMaxWorkers, "concurrent reconciles");
   f.Duration("api-check-interval", &o.api_check_interval, seconds(1),
              "re-check each backend's group API this often, served or not (native: which\n"

@@ -16,6 +16,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/metrics_serving.h"
 #include "kube/backoff.h"
 #include "kube/config.h"
 #include "reconciler/controller.h"
@@ -64,6 +65,10 @@ int RunReconciler(int argc, const char* const* argv) {
   if (const std::optional<int> rc = flags.ParseOrExit(argc, argv)) return *rc;
   if (std::string e = BackendFlagsError(settings.backends); !e.empty()) return flags.UsageError(e);
   reconciler::ControllerOptions& options = settings.options;
+  if (std::string e = MetricsServingError(options.probe_address, options.metrics_address,
+                                          options.metrics_serving);
+      !e.empty())
+    return flags.UsageError(e);
   const runtime::Logger log(settings.log);
   if (mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes) != 1) {
     log.Warn("cannot fix the allocator's mmap threshold; large freed blocks may stay resident");
@@ -75,6 +80,13 @@ int RunReconciler(int argc, const char* const* argv) {
     return runtime::kExitUsage;
   }
   options.kube = config.value();
+  base::Result<std::unique_ptr<metricsauth::SecureMetrics>> secure_metrics =
+      MakeSecureMetrics(options.metrics_address, options.metrics_serving, "", "", config, log);
+  if (!secure_metrics.ok()) {
+    log.Error("cannot serve /metrics", {{"error", secure_metrics.status().message()}});
+    return 1;
+  }
+  if (secure_metrics.value()) options.metrics_security = secure_metrics.value()->Security();
   options.kube.rate_limit = {settings.kube_api_qps, settings.kube_api_burst};
   options.election.lease_namespace =
       settings.lease_namespace.empty() ? OwnNamespace() : settings.lease_namespace;

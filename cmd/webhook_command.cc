@@ -8,6 +8,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/metrics_serving.h"
 #include "kube/config.h"
 #include "runtime/log.h"
 #include "server/deployment_source.h"
@@ -27,10 +28,9 @@ using server::WebhookConfig;
 // Returns null (after logging) when --kubeconfig names an unusable file.
 // Without any config at all the webhook still serves everything else and
 // answers scale reviews 503, saying why.
-std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& config,
-                                                       const Logger& logger) {
-  base::Result<kube::Config> kube_config =
-      kube::LoadConfig(kube::SourcesFromEnvironment(config.kubeconfig));
+std::unique_ptr<DeploymentSource> MakeDeploymentSource(
+    const WebhookConfig& config, const base::Result<kube::Config>& kube_config,
+    const Logger& logger) {
   if (!kube_config.ok()) {
     const std::string reason = kube_config.status().message();
     if (!config.kubeconfig.empty()) {
@@ -45,8 +45,7 @@ std::unique_ptr<DeploymentSource> MakeDeploymentSource(const WebhookConfig& conf
   }
   logger.Info("Kubernetes API access for deployments/scale reviews",
               {{"server", kube_config.value().server}, {"source", kube_config.value().source}});
-  return std::make_unique<server::KubeDeploymentSource>(std::move(kube_config).value(),
-                                                        config.lookup_timeout);
+  return std::make_unique<server::KubeDeploymentSource>(kube_config.value(), config.lookup_timeout);
 }
 
 }  // namespace
@@ -61,12 +60,27 @@ int RunWebhook(int argc, const char* const* argv) {
         "--api-check-interval: at most 30s (a cluster that stops serving the "
         "Workload API must get gated pods within that)");
   }
+  if (std::string e = MetricsServingError(config.health_probe_address, config.metrics_address,
+                                          config.metrics_serving);
+      !e.empty())
+    return flags.UsageError(e);
   // A client that disconnects mid-write must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   const Logger logger(config.log);
   try {
-    std::unique_ptr<DeploymentSource> deployments = MakeDeploymentSource(config, logger);
+    const base::Result<kube::Config> kube_config =
+        kube::LoadConfig(kube::SourcesFromEnvironment(config.kubeconfig));
+    std::unique_ptr<DeploymentSource> deployments =
+        MakeDeploymentSource(config, kube_config, logger);
     if (!deployments) return 1;
+    base::Result<std::unique_ptr<metricsauth::SecureMetrics>> secure_metrics =
+        MakeSecureMetrics(config.metrics_address, config.metrics_serving, config.tls_cert_file,
+                          config.tls_key_file, kube_config, logger);
+    if (!secure_metrics.ok()) {
+      logger.Error("cannot start the webhook", {{"error", secure_metrics.status().message()}});
+      return 1;
+    }
+    if (secure_metrics.value()) config.metrics_security = secure_metrics.value()->Security();
     server::WebhookServer server(config, logger, std::move(deployments));
     return server.Run();
   } catch (const std::exception& e) {

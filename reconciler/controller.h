@@ -19,6 +19,7 @@
 #include "kube/config.h"
 #include "planner/leader_election.h"
 #include "reconciler/gang_member_series.h"
+#include "runtime/http_server.h"
 #include "runtime/listen.h"
 #include "runtime/log.h"
 #include "workloadbuilder/backend_compile.h"
@@ -30,7 +31,10 @@ struct ControllerOptions {
   bool leader_elect = true;
   planner::LeaderElectionConfig election;  // lease namespace and identity filled by the caller
   runtime::ListenAddress probe_address{"0.0.0.0", 8081, true};    // enabled false = off
-  runtime::ListenAddress metrics_address{"0.0.0.0", 8080, true};  // enabled false = off
+  runtime::ListenAddress metrics_address{"0.0.0.0", 8443, true};  // enabled false = off
+  runtime::MetricsServing metrics_serving;
+  // Filled by cmd/ when metrics_serving.secure: TLS and the auth gate.
+  runtime::HttpSecurity metrics_security;
   // Concurrent reconciles. Two keep a slow API call from stalling everything
   // while staying gentle on the API server.
   int workers = 2;

@@ -284,8 +284,11 @@ int Manager::StartServers(runtime::HttpServerThread& probes, runtime::HttpServer
   };
   const runtime::ListenAddress& probe_at = options_.probe_address;
   const runtime::ListenAddress& metrics_at = options_.metrics_address;
-  const bool same = probe_at.enabled && metrics_at.enabled && probe_at.host == metrics_at.host &&
-                    probe_at.port == metrics_at.port && probe_at.port != 0;
+  const runtime::HttpSecurity& security = options_.metrics_security;
+  // An HTTPS /metrics never shares the plain probe port (cmd/ refuses it).
+  const bool same = !security.secure() && probe_at.enabled && metrics_at.enabled &&
+                    probe_at.host == metrics_at.host && probe_at.port == metrics_at.port &&
+                    probe_at.port != 0;
   if (probe_at.enabled) {
     if (base::Status s = probes.Start(probe_at, same ? "probes+metrics" : "probes", handler, log_);
         !s.ok()) {
@@ -295,11 +298,14 @@ int Manager::StartServers(runtime::HttpServerThread& probes, runtime::HttpServer
     log_.Info("serving probes", {{"address", probe_at.host}, {"port", probes.port()}});
   }
   if (metrics_at.enabled && !same) {
-    if (base::Status s = metrics.Start(metrics_at, "metrics", handler, log_); !s.ok()) {
+    if (base::Status s = metrics.Start(metrics_at, "metrics", handler, log_, {}, security);
+        !s.ok()) {
       log_.Error("cannot serve metrics", {{"error", s.message()}});
       return 1;
     }
-    log_.Info("serving metrics", {{"address", metrics_at.host}, {"port", metrics.port()}});
+    log_.Info("serving metrics", {{"address", metrics_at.host},
+                                  {"port", metrics.port()},
+                                  {"scheme", security.secure() ? "https" : "http"}});
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "admission/options.h"
+#include "runtime/http_server.h"
 #include "runtime/listen.h"
 #include "runtime/log.h"
 #include "workloadbuilder/backend_compile.h"
@@ -29,7 +30,11 @@ struct WebhookConfig {
   std::string bind_address = "0.0.0.0";
   std::uint16_t port = 9443;
   ListenAddress health_probe_address{"0.0.0.0", 8081, true};
-  ListenAddress metrics_address{"0.0.0.0", 8080, true};
+  ListenAddress metrics_address{"0.0.0.0", 8443, true};
+  runtime::MetricsServing metrics_serving;
+  // Filled by cmd/ when metrics_serving.secure: TLS and the auth gate; the
+  // metrics server then runs on a thread of its own.
+  runtime::HttpSecurity metrics_security;
 
   // Largest admission request body accepted. An AdmissionReview carries the
   // object and the old object (etcd stores up to 1.5 MiB each, the API

@@ -83,7 +83,7 @@ int WebhookServer::Run() {
       "webhook started",
       {{"address", runtime::HostPort(listener_->local_endpoint())},
        {"probes", probe_server_ ? runtime::HostPort(probe_server_->local_endpoint()) : "off"},
-       {"metrics", metrics_server_ ? runtime::HostPort(metrics_server_->local_endpoint()) : "off"},
+       {"metrics", MetricsText()},
        {"certificateSerial", cert->serial_hex()},
        {"certificateSubject", cert->subject()},
        {"certificateNotAfter", cert->not_after_unix()},
@@ -102,6 +102,7 @@ int WebhookServer::Run() {
   RunIoThread();
   for (std::thread& t : threads) t.join();
   lookup_pool_.join();
+  secure_metrics_.Stop();
   registry_.ClearOnEmpty();
   logger_.Info("webhook stopped", {{"connectionsLeft", registry_.size()}});
   return 0;
@@ -169,10 +170,32 @@ bool WebhookServer::OpenPlainServers() {
     }
     return true;
   };
+  if (metrics.enabled && config_.metrics_security.secure()) {
+    // HTTPS with the auth gate, which blocks on the API server: a thread of
+    // its own, never the admission threads. Never shared with the probes
+    // (cmd/ refuses the same address).
+    auto handler = [this](boost::beast::http::verb method, std::string_view target) {
+      return AnswerPlainRequest(method, target, false, true, state_, metrics_);
+    };
+    if (base::Status s = secure_metrics_.Start(metrics, "metrics", handler, logger_, limits,
+                                               config_.metrics_security);
+        !s.ok()) {
+      logger_.Error("cannot start the webhook", {{"error", s.message()}});
+      return false;
+    }
+    return !probes.enabled || make(probes, "probes", true, false, &probe_server_);
+  }
   if (shared) return make(probes, "probes+metrics", true, true, &probe_server_);
   if (probes.enabled && !make(probes, "probes", true, false, &probe_server_)) return false;
   if (metrics.enabled && !make(metrics, "metrics", false, true, &metrics_server_)) return false;
   return true;
+}
+
+std::string WebhookServer::MetricsText() const {
+  if (secure_metrics_.port() != 0)
+    return "https://" + config_.metrics_address.host + ":" + std::to_string(secure_metrics_.port());
+  if (metrics_server_) return runtime::HostPort(metrics_server_->local_endpoint());
+  return probe_server_ && config_.metrics_address.enabled ? "with probes" : "off";
 }
 
 void WebhookServer::WaitForSignal() {

@@ -49,6 +49,7 @@ class WebhookServer {
  private:
   bool Setup();
   bool OpenPlainServers();
+  std::string MetricsText() const;  // for the start log line
   void WaitForSignal();
   void BeginShutdown(int signal_number);
   void StopAccepting();
@@ -87,6 +88,9 @@ class WebhookServer {
   std::shared_ptr<TlsListener> listener_;
   std::shared_ptr<runtime::HttpServer> probe_server_;
   std::shared_ptr<runtime::HttpServer> metrics_server_;
+  // The HTTPS /metrics (config_.metrics_security), on its own thread;
+  // declared after everything its handler reads.
+  runtime::HttpServerThread secure_metrics_;
   bool shutting_down_ = false;         // touched only by signal handlers (serialised)
   std::atomic<bool> finished_{false};  // FinishShutdown ran
 };

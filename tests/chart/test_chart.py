@@ -22,6 +22,9 @@ from lib import chart
 from lib.chart import find, one
 
 NS = "wasd-system"
+# What each component needs for metrics.secure (the default): metricsauth/.
+METRICS_AUTH_RULES = {("authentication.k8s.io", "tokenreviews", None): {"create"},
+                      ("authorization.k8s.io", "subjectaccessreviews", None): {"create"}}
 FULL = chart.FULL_VALUES
 # The kinds the chart renders without a namespace (cluster-scoped); every
 # other object names its namespace, so a `helm template | kubectl apply` puts
@@ -168,6 +171,12 @@ class SchemaAndWiring(unittest.TestCase):
                 ref = b["roleRef"]
                 self.assertEqual(ref["apiGroup"], "rbac.authorization.k8s.io")
                 self.assertTrue(find(objs, ref["kind"], ref["name"]), "%s: %s" % (key, ref))
+                if ref["name"].endswith("-metrics-reader"):
+                    # metrics.readers: the user's own subjects, as given
+                    # (tests/chart/testdata/values-full.yaml).
+                    self.assertEqual([(x["kind"], x["name"]) for x in b["subjects"]],
+                                     [("ServiceAccount", "prometheus-k8s"), ("Group", "platform:monitoring")])
+                    continue
                 for s in b["subjects"]:
                     self.assertEqual(s["kind"], "ServiceAccount")
                     self.assertIn(s["name"], sas)
@@ -236,8 +245,8 @@ class Components(unittest.TestCase):
         self.assertEqual(c["args"][0], "webhook")
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
-            "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8080",
-            "pod-scheduling-gate": "true",
+            "port": "9443", "health-probe-bind-address": ":8081", "metrics-bind-address": ":8443",
+            "metrics-secure": "true", "pod-scheduling-gate": "true",
             "pod-hold": "coscheduling=gate,kai=scheduler,native=scheduler,volcano=scheduler",
             "in-tree-deployment-integration": "false",
             "max-pending-scale-lookups": "64", "io-threads": "2", "shutdown-delay": "5s",
@@ -249,7 +258,7 @@ class Components(unittest.TestCase):
         self.assertNotIn("hostNetwork", spec)
         self.assertNotIn("dnsPolicy", spec)
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-        self.assertEqual(ports, {"webhook": 9443, "metrics": 8080, "health": 8081})
+        self.assertEqual(ports, {"webhook": 9443, "metrics": 8443, "health": 8081})
         self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
         self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
         mount = c["volumeMounts"][0]
@@ -267,10 +276,42 @@ class Components(unittest.TestCase):
         self.assertEqual(c["args"][0], "reconciler")
         self.assertEqual(args_map(c["args"][1:]), {
             "leader-elect": "true", "lease-namespace": NS, "health-probe-bind-address": ":8081",
-            "metrics-bind-address": ":8080", "log-level": "info", "backend": "native",
+            "metrics-bind-address": ":8443", "log-level": "info", "backend": "native",
             "gang-status": "true", "gang-status-delay": "5s", "normal-events": "false",
             "controller-runtime-metrics": "true", "gang-member-metrics": "not-scheduled",
-            "gang-member-metrics-max-gangs": "1000"})
+            "gang-member-metrics-max-gangs": "1000",
+            # metrics.secure: HTTPS with the webhook's pair, mounted read-only.
+            "metrics-secure": "true", "metrics-cert-file": "/etc/wasd/tls/tls.crt",
+            "metrics-key-file": "/etc/wasd/tls/tls.key"})
+        mount = c["volumeMounts"][0]
+        self.assertEqual((mount["name"], mount["mountPath"], mount["readOnly"]), ("tls", "/etc/wasd/tls", True))
+        volume = dep["spec"]["template"]["spec"]["volumes"][0]
+        self.assertEqual(volume["secret"]["secretName"], "wasd-webhook-tls")
+        self.assertEqual([i["key"] for i in volume["secret"]["items"]], ["tls.crt", "tls.key"])  # never ca.key
+
+    def test_plain_metrics_opt_in(self):
+        objs = chart.render(sets=["metrics.secure=false"])
+        for dep, name in (("wasd-webhook", "webhook"), ("wasd-reconciler", "reconciler")):
+            args = args_map(container(one(objs, "Deployment", dep), name)["args"][1:])
+            self.assertEqual(args["metrics-secure"], "false")
+            self.assertNotIn("metrics-cert-file", args)
+            self.assertNotIn(("authentication.k8s.io", "tokenreviews", None), rules_of(one(objs, "ClusterRole", dep)))
+        self.assertNotIn("volumes", one(objs, "Deployment", "wasd-reconciler")["spec"]["template"]["spec"])
+        self.assertEqual([o for o in find(objs, "ClusterRole") if o["metadata"]["name"] == "wasd-metrics-reader"], [])
+
+    def test_metrics_readers_are_bound_to_the_reader_role(self):
+        default = rendered("default")
+        role = one(default, "ClusterRole", "wasd-metrics-reader")
+        self.assertEqual(role["rules"], [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
+        self.assertEqual([o for o in find(default, "ClusterRoleBinding")
+                          if o["metadata"]["name"] == "wasd-metrics-reader"], [])
+        objs = chart.render(sets=["metrics.readers[0].kind=ServiceAccount",
+                                   "metrics.readers[0].name=prometheus-k8s",
+                                   "metrics.readers[0].namespace=monitoring"])
+        binding = one(objs, "ClusterRoleBinding", "wasd-metrics-reader")
+        self.assertEqual(binding["roleRef"]["name"], "wasd-metrics-reader")
+        self.assertEqual(binding["subjects"],
+                         [{"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}])
 
     def test_optional_objects_follow_their_switches(self):
         default = rendered("default")
@@ -297,6 +338,18 @@ class Components(unittest.TestCase):
         self.assertEqual(len(picked), 2)
         self.assertEqual(sm["spec"]["endpoints"][0]["port"], "metrics")
         self.assertEqual(sm["spec"]["endpoints"][0]["interval"], "15s")
+        # metrics.secure: HTTPS verified with the chart's CA for the webhook
+        # Service's name (both components serve its pair), Prometheus's token.
+        e = sm["spec"]["endpoints"][0]
+        self.assertEqual(e["scheme"], "https")
+        self.assertEqual(e["bearerTokenFile"], "/var/run/secrets/kubernetes.io/serviceaccount/token")
+        webhook = [d for d in find(objs, "Deployment") if d["metadata"]["labels"].get(
+            "app.kubernetes.io/component") == "webhook"][0]
+        secret = webhook["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"]
+        svc = [s for s in find(objs, "Service") if s["metadata"]["labels"].get(
+            "app.kubernetes.io/component") == "webhook"][0]["metadata"]
+        self.assertEqual(e["tlsConfig"], {"ca": {"secret": {"name": secret, "key": "ca.crt"}},
+                                          "serverName": f"{svc['name']}.{svc['namespace']}.svc"})
 
 
 class Registration(unittest.TestCase):
@@ -408,6 +461,8 @@ class Rbac(unittest.TestCase):
             # Gang status (on by default): its own condition, and Nodes for the fit preview.
             ("apps", "deployments/status", None): {"patch"},
             ("", "nodes", None): {"get", "list", "watch"},
+            # metrics.secure (on by default): the scrapers' tokens checked.
+            **METRICS_AUTH_RULES,
         })
         off = one(chart.render(sets=["reconciler.gangStatus=false"]), "ClusterRole", "wasd-reconciler")
         self.assertEqual(set(rules_of(role)) - set(rules_of(off)),
@@ -456,7 +511,7 @@ class Rbac(unittest.TestCase):
             ("coordination.k8s.io", "leases", "wasd-reconciler"): {"get", "update"},
         })
         self.assertEqual(rules_of(one(objs, "ClusterRole", "wasd-webhook")),
-                         {("apps", "deployments", None): {"get"}})
+                         {("apps", "deployments", None): {"get"}, **METRICS_AUTH_RULES})
 
     def test_certificate_roles_are_limited_by_name(self):
         objs = rendered("default")
@@ -632,7 +687,7 @@ class ValuesReachObjects(unittest.TestCase):
         self.assertEqual(args_map(c["args"][1:]), {
             "tls-cert-file": "/etc/wasd/tls/tls.crt", "tls-key-file": "/etc/wasd/tls/tls.key",
             "port": "10443", "health-probe-bind-address": ":18081", "metrics-bind-address": ":18080",
-            "pod-scheduling-gate": "false", "pod-hold": "coscheduling=scheduler,kai=gate,native=gate,volcano=scheduler",
+            "metrics-secure": "true", "pod-scheduling-gate": "false", "pod-hold": "coscheduling=scheduler,kai=gate,native=gate,volcano=scheduler",
             "in-tree-deployment-integration": "true",
             "max-pending-scale-lookups": "16", "max-request-bytes": "1048576", "log-level": "debug",
             "lookup-timeout": "5s", "io-threads": "3", "shutdown-delay": "7s",
@@ -679,7 +734,8 @@ class ValuesReachObjects(unittest.TestCase):
             "kubeconfig": "/dev/null", "gang-status": "false", "gang-status-delay": "2s",
             "normal-events": "true", "controller-runtime-metrics": "false",
             "gang-member-metrics": "all", "gang-member-metrics-max-gangs": "50",
-            **FULL_BACKEND_ARGS})
+            "metrics-secure": "true", "metrics-cert-file": "/etc/wasd/tls/tls.crt",
+            "metrics-key-file": "/etc/wasd/tls/tls.key", **FULL_BACKEND_ARGS})
         # No gang status: no gang alert, no deployments/status or nodes rules.
         self.assertNotIn("WasdGangPending", [x["alert"] for x in one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]])
         self.assertIn("nodeAffinity", rspec["affinity"])

@@ -134,14 +134,26 @@ class VolumesAndHistory(unittest.TestCase):
                          [("tls", "/etc/wasd/tls"), ("client-ca", "/etc/ca")])
         self.assertIn("--client-ca-file=/etc/ca/ca.crt", w["containers"][0]["args"])
         r = one(objs, "Deployment", "wasd-reconciler")["spec"]["template"]["spec"]
-        self.assertEqual(r["volumes"], [{"name": "scratch", "emptyDir": {}}])
-        self.assertEqual(r["containers"][0]["volumeMounts"], [{"name": "scratch", "mountPath": "/scratch"}])
+        # After the webhook's pair, which the HTTPS /metrics serves (metrics.secure).
+        self.assertEqual([v["name"] for v in r["volumes"]], ["tls", "scratch"])
+        self.assertEqual(r["volumes"][1], {"name": "scratch", "emptyDir": {}})
+        self.assertEqual(r["containers"][0]["volumeMounts"][1:], [{"name": "scratch", "mountPath": "/scratch"}])
+        plain = one(chart.render(values_files=[chart.write_values({
+            "metrics": {"secure": False},
+            "reconciler": {"extraVolumes": [{"name": "scratch", "emptyDir": {}}],
+                           "extraVolumeMounts": [{"name": "scratch", "mountPath": "/scratch"}]}})]),
+            "Deployment", "wasd-reconciler")["spec"]["template"]["spec"]
+        self.assertEqual(plain["volumes"], [{"name": "scratch", "emptyDir": {}}])
+        self.assertEqual(plain["containers"][0]["volumeMounts"], [{"name": "scratch", "mountPath": "/scratch"}])
 
     def test_no_extra_volumes_by_default(self):
         objs = chart.render()
         w = one(objs, "Deployment", "wasd-webhook")["spec"]["template"]["spec"]
         self.assertEqual([v["name"] for v in w["volumes"]], ["tls"])
         r = one(objs, "Deployment", "wasd-reconciler")["spec"]["template"]["spec"]
+        self.assertEqual([v["name"] for v in r["volumes"]], ["tls"])  # metrics.secure's pair
+        self.assertEqual([m["name"] for m in r["containers"][0]["volumeMounts"]], ["tls"])
+        r = one(chart.render(sets=["metrics.secure=false"]), "Deployment", "wasd-reconciler")["spec"]["template"]["spec"]
         self.assertNotIn("volumes", r)
         self.assertNotIn("volumeMounts", r["containers"][0])
 

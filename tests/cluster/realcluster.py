@@ -3,9 +3,12 @@ brings up etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the
 node agent with scripts/cluster.sh (components from scripts/components.sh) and
 stops them, and the helpers those tests share (kubectl, helm, bounded waits).
 """
+import base64
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -17,6 +20,46 @@ from lib.paths import SOURCE_DIR, WASD
 CLUSTER = os.path.join(SOURCE_DIR, "scripts", "cluster.sh")
 NS = "wasd-system"
 APP_NS = "default"
+# charts/wasd/values.yaml webhook.metricsPort and reconciler.metricsPort: HTTPS
+# (metrics.secure) with the webhook's certificate, checked for this name.
+METRICS_PORT = 8443
+METRICS_SERVER_NAME = f"wasd-webhook.{NS}.svc"
+METRICS_SCRAPER = "metrics-scraper"  # the ServiceAccount the tests scrape as
+
+
+def https_get(host, port, path, token=None, ca_pem=None, server_name=None, timeout=10):
+    """GET over TLS as a scraper does it: (status, headers, body). The peer is
+    verified against `ca_pem` for `server_name` (ca_pem None: not verified).
+    One request, Connection: close; the whole answer read, bounded."""
+    ctx = ssl.create_default_context(cadata=ca_pem) if ca_pem else ssl._create_unverified_context()
+    if ca_pem:
+        ctx.check_hostname = True
+    request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n"
+    if token is not None:
+        request += f"Authorization: Bearer {token}\r\n"
+    with socket.create_connection((host, port), timeout=timeout) as raw:
+        with ctx.wrap_socket(raw, server_hostname=server_name or host) as s:
+            s.sendall((request + "\r\n").encode())
+            data = b""
+            while len(data) < 64 << 20:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+    if headers.get("transfer-encoding") == "chunked":
+        out, rest = b"", body
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                break
+            out, rest = out + rest[:size], rest[size + 2:]
+        body = out
+    return status, headers, body.decode()
 
 
 def run(*args, check=True, timeout=300, **kw):
@@ -135,6 +178,7 @@ class RealCluster(unittest.TestCase):
         created unless the test made it first (to put objects the values name,
         such as a ConfigMap for an extra volume, there before the install)."""
         version = run(WASD, "version").stdout.split()[1]
+        self.__class__._metrics_tokens = {}  # the namespace (and its accounts) may be new
         if self.kubectl("get", "namespace", NS, check=False).returncode != 0:
             self.kubectl("create", "namespace", NS)
         t0 = time.monotonic()
@@ -147,6 +191,41 @@ class RealCluster(unittest.TestCase):
         sys.stderr.write(f"helm install: {time.monotonic() - t0:.1f} s\n")
         for d in ("wasd-webhook", "wasd-reconciler"):
             self.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=120s")
+
+    def chart_ca(self):
+        """The chart's CA (ca.crt of the webhook's Secret), PEM."""
+        secret = self.get("secret", "-n", NS, "wasd-webhook-tls")
+        return base64.b64decode(secret["data"]["ca.crt"]).decode()
+
+    def metrics_token(self, name=METRICS_SCRAPER, reader=True):
+        """A token of ServiceAccount `name` in the release namespace, made with
+        the TokenRequest API; `reader`: bound to the chart's
+        wasd-metrics-reader ClusterRole first (what a Prometheus needs). Kept
+        per class: one token per account, as a scraper keeps its own."""
+        tokens = self.__class__.__dict__.get("_metrics_tokens")
+        if tokens is None:
+            tokens = {}
+            setattr(self.__class__, "_metrics_tokens", tokens)
+        if (name, reader) in tokens:
+            return tokens[(name, reader)]
+        if self.kubectl("get", "serviceaccount", "-n", NS, name, check=False).returncode != 0:
+            self.kubectl("create", "serviceaccount", "-n", NS, name)
+        if reader and self.kubectl("get", "clusterrolebinding", f"test-{name}", check=False).returncode != 0:
+            self.kubectl("create", "clusterrolebinding", f"test-{name}", "--clusterrole=wasd-metrics-reader",
+                         f"--serviceaccount={NS}:{name}")
+        tokens[(name, reader)] = self.kubectl("create", "token", "-n", NS, name,
+                                              "--duration=1h").stdout.strip()
+        return tokens[(name, reader)]
+
+    def scrape(self, ip, path="/metrics", token=None):
+        """/metrics of a wasd pod as the chart serves it by default: HTTPS,
+        verified with the chart's CA, as the reader ServiceAccount; the text
+        (asserts 200)."""
+        status, _, body = https_get(ip, METRICS_PORT, path,
+                                    token=token if token is not None else self.metrics_token(),
+                                    ca_pem=self.chart_ca(), server_name=METRICS_SERVER_NAME)
+        self.assertEqual(status, 200, body)
+        return body
 
     def audit_writes(self, user, offset=0):
         """The completed writes (create, update, patch, delete) of `user` in the

@@ -30,13 +30,11 @@ import subprocess
 import sys
 import time
 import unittest
-import urllib.request
 
 from cluster.realcluster import NS, RealCluster, run, wait_until
 from lib.paths import SOURCE_DIR, WASD
 
 CRDS = os.path.join(SOURCE_DIR, "tests", "testdata", "crds")
-METRICS_PORT = 8080  # charts/wasd/values.yaml reconciler.metricsPort
 PRIORITY = "wasd-test-high"
 
 # backend -> (group resource, pod link: metadata member and key, schedulerName of its pods)
@@ -180,8 +178,7 @@ class BackendsOnRealApiServer(RealCluster):
 
     def metrics(self):
         ip = self.reconciler_pod()["status"]["podIP"]
-        with urllib.request.urlopen(f"http://{ip}:{METRICS_PORT}/metrics", timeout=10) as r:
-            text = r.read().decode()
+        text = self.scrape(ip)
         out = {}
         for m in re.finditer(r'^([a-z_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$', text, re.M):
             out[m.group(1)] = float(m.group(2))

@@ -33,7 +33,6 @@ import json
 import os
 import subprocess
 import unittest
-import urllib.request
 
 from cluster.realcluster import APP_NS, NS, RealCluster, run, wait_until
 from lib.manifests import deployment, min_count_of, pod_group_of
@@ -230,8 +229,7 @@ class LifecycleOnRealControlPlane(RealCluster):
                       if q["status"].get("podIP")]
             texts = []
             for q in leader:
-                with urllib.request.urlopen(f"http://{q['status']['podIP']}:8080/metrics", timeout=5) as r:
-                    texts.append(r.read().decode())
+                texts.append(self.scrape(q["status"]["podIP"]))
             return any('wasd_gangs{reason="NotAdmitted"} 1\n' in t for t in texts), [
                 line for t in texts for line in t.splitlines() if line.startswith("wasd_gangs{")]
         wait_until("wasd_gangs counts the Deployment under NotAdmitted", counted, timeout=60)

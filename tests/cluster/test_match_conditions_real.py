@@ -32,13 +32,11 @@ import re
 import subprocess
 import time
 import unittest
-import urllib.request
 
 from lib.match_cases import (ANNOTATION, BARE, CASES, GANG, MARKER, MUTATE, OPTED, PLAIN, VALIDATE,
                                          deployment, without_annotation, without_marker)
 from cluster.realcluster import APP_NS, NS, RealCluster, run, wait_until
 
-METRICS_PORT = 8080  # charts/wasd/values.yaml webhook.metricsPort
 WEBHOOKS = ("mutate-deployment", "validate-deployment", "mutate-pod")
 ENTRY = {MUTATE: "mutate-deployment", VALIDATE: "validate-deployment"}
 # The validating webhooks see the object as the mutating ones left it (the
@@ -90,8 +88,7 @@ class MatchConditionsOnRealApiServer(RealCluster):
     def counts(self):
         total = dict.fromkeys(WEBHOOKS, 0.0)
         for ip in self.webhook_ips():
-            with urllib.request.urlopen(f"http://{ip}:{METRICS_PORT}/metrics", timeout=10) as r:
-                text = r.read().decode()
+            text = self.scrape(ip)
             for m in re.finditer(r'^wasd_admission_requests_total\{([^}]*)\} ([0-9.e+]+)$', text, re.M):
                 hook = re.search(r'webhook="([^"]+)"', m.group(1)).group(1)
                 if hook in total:

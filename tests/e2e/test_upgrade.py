@@ -274,7 +274,8 @@ class Upgrade(unittest.TestCase):
 
     def start_reconciler(self, release):
         probe, metrics = free_port(), free_port()
-        args = release.deployment_args("-reconciler")
+        args = [a.replace("/etc/wasd/tls/", self.tls_dir(release) + "/")
+                for a in release.deployment_args("-reconciler")]
         args = set_flag(args, "--health-probe-bind-address", f"127.0.0.1:{probe}")
         args = set_flag(args, "--metrics-bind-address", f"127.0.0.1:{metrics}")
         args = set_flag(args, "--kubeconfig", self.srv.kubeconfig)

@@ -33,6 +33,11 @@ class Reconciler:
         cmd = [paths.WASD, "reconciler", "--kubeconfig", self.kubeconfig,
                "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}"] + self.args
+        # Plain /metrics: the test API server serves no TokenReview or
+        # SubjectAccessReview; the HTTPS default is proven on the real one
+        # (tests/cluster/test_secure_metrics_real.py).
+        if not any(a.startswith("--metrics-secure") for a in self.args):
+            cmd.append("--metrics-secure=false")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
         return self
 

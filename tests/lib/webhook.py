@@ -75,6 +75,11 @@ class Webhook:
                "--metrics-bind-address",
                f"127.0.0.1:{self.metrics_port}" if self.metrics_port else "0",
                "--shutdown-delay", "0s"]
+        # Plain /metrics: the test API server serves no TokenReview or
+        # SubjectAccessReview (tests/apiserver/README.md); the HTTPS default is
+        # proven on the real one (tests/cluster/test_secure_metrics_real.py).
+        if not any(a.startswith("--metrics-secure") for a in self.args):
+            cmd.append("--metrics-secure=false")
         if self.kubeconfig:
             cmd += ["--kubeconfig", self.kubeconfig]
         return cmd + self.args

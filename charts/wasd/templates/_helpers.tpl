@@ -22,6 +22,7 @@ Names. The prefix is cut to 40 characters so that every suffixed name
 {{- define "wasd.webhookName" -}}{{ include "wasd.fullname" . }}-webhook{{- end -}}
 {{- define "wasd.reconcilerName" -}}{{ include "wasd.fullname" . }}-reconciler{{- end -}}
 {{- define "wasd.certsName" -}}{{ include "wasd.fullname" . }}-certs{{- end -}}
+{{- define "wasd.metricsReaderName" -}}{{ include "wasd.fullname" . }}-metrics-reader{{- end -}}
 {{- define "wasd.cleanupName" -}}{{ include "wasd.fullname" . }}-cleanup{{- end -}}
 {{/* Both webhook configurations (one of each kind) carry this name. */}}
 {{- define "wasd.webhookConfigName" -}}{{ include "wasd.fullname" . }}{{- end -}}
@@ -490,4 +491,21 @@ when that backend is enabled and the value is set.
 - {{ .coschedulingSchedulerName | quote }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* RBAC rules of a component whose /metrics checks bearer tokens (metrics.secure). */}}
+{{- define "wasd.metricsAuthRules" -}}
+{{- if .Values.metrics.secure }}
+  - apiGroups: ["authentication.k8s.io"]
+    resources: ["tokenreviews"]
+    verbs: ["create"]
+  - apiGroups: ["authorization.k8s.io"]
+    resources: ["subjectaccessreviews"]
+    verbs: ["create"]
+{{- end }}
+{{- end -}}
+
+{{/* --metrics-secure and, when secure, the pair it serves (the webhook's serving pair by default). */}}
+{{- define "wasd.metricsArgs" -}}
+- {{ printf "--metrics-secure=%t" .Values.metrics.secure | quote }}
 {{- end -}}
