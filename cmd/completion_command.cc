@@ -72,7 +72,14 @@ FN() {
   compadd -Q -a spaced
   compadd -Q -S '' -a bare
 }
-compdef FN PROG
+# Sourced, this registers FN; autoloaded from a file _PROG on $fpath (the
+# "#compdef" line), compinit has registered it and this body is the first
+# call, which must complete too.
+if [[ ${funcstack[1]-} == FN ]]; then
+  FN "$@"
+else
+  compdef FN PROG
+fi
 )";
 
 constexpr char kFish[] = R"(# fish completion for PROG: PROG completion fish | source
@@ -80,7 +87,13 @@ function FN
     set -l words (commandline -opc)
     set -e words[1]
     set -l cur (commandline -ct)
-    PROG __complete $words "$cur" 2>/dev/null
+    set -l cands (PROG __complete $words "$cur" 2>/dev/null)
+    if set -q cands[1]
+        printf '%s\n' $cands
+    else
+        # Nothing known (a file, a name): paths, as bash and zsh fall back to.
+        __fish_complete_path "$cur"
+    end
 end
 complete -c PROG -f -a '(FN)'
 )";

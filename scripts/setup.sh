@@ -9,6 +9,8 @@ packages=(
   libboost-dev libboost-system-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   # tests
   catch2 openssl curl python3 python3-yaml kubectl procps
+  # the shells whose completion scripts tests/e2e/test_completion_shells.py runs (bash is Essential)
+  zsh fish
   # promtool for the alerts (tests/chart/test_alerts_promtool.py; the package ships the server too, never started)
   prometheus
   # sanitizers, fuzzing, static checks

@@ -4,8 +4,8 @@ is sourced by a real bash and registers its function; calling that function
 the way bash does (COMP_LINE, COMP_POINT, COMP_WORDS, COMP_CWORD) completes
 `wasd ex` to explain and `wasd explain -o ` to the output formats; as
 kubectl-wasd the script completes kubectl-wasd. The zsh and fish scripts are
-checked with `zsh -n` / `fish -n` where those shells are installed, else by
-their text (this image has neither). No shell, or an unknown one, is a usage
+checked here by their text and with `zsh -n` / `fish -n`; the real shells'
+TAB in all three is tests/e2e/test_completion_shells.py. No shell, or an unknown one, is a usage
 error with exit code 2."""
 import os
 import shutil
