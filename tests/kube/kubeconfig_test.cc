@@ -118,30 +118,34 @@ std::string TwoContexts() {
          "- name: lab\n  context:\n    cluster: c2\n    user: u2\n";
 }
 
+// What a selection picked, checked in one place.
+struct Selected {
+  std::string context, cluster, user, server, token, ns;
+};
+void CheckSelected(const ParsedKubeconfig& r, const Selected& want) {
+  CHECK(r.context == want.context);
+  CHECK(r.cluster == want.cluster);
+  CHECK(r.user == want.user);
+  CHECK(r.config.server == want.server);
+  CHECK(r.config.token == want.token);
+  CHECK(r.config.namespace_ == want.ns);
+}
+
 TEST_CASE("kubeconfig: --context, --cluster and --user select entries as kubectl does",
           "[unit][config]") {
-  struct Case {
-    KubeconfigSelection selection;
-    std::string context, cluster, user, server, token, ns;
-  };
-  const std::vector<Case> cases = {
-      {{}, "main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"},
-      {{"lab", "", ""}, "lab", "c2", "u2", "https://10.0.0.2:6443", "token-2", "default"},
+  const std::vector<std::pair<KubeconfigSelection, Selected>> cases = {
+      {{}, {"main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"}},
+      {{"lab", "", ""}, {"lab", "c2", "u2", "https://10.0.0.2:6443", "token-2", "default"}},
       // --cluster and --user replace the context's own; its namespace stays.
-      {{"", "c2", ""}, "main", "c2", "u1", "https://10.0.0.2:6443", "token-1", "team-a"},
-      {{"", "", "u2"}, "main", "c1", "u2", "https://10.0.0.1:6443", "token-2", "team-a"},
-      {{"lab", "c1", "u1"}, "lab", "c1", "u1", "https://10.0.0.1:6443", "token-1", "default"},
+      {{"", "c2", ""}, {"main", "c2", "u1", "https://10.0.0.2:6443", "token-1", "team-a"}},
+      {{"", "", "u2"}, {"main", "c1", "u2", "https://10.0.0.1:6443", "token-2", "team-a"}},
+      {{"lab", "c1", "u1"}, {"lab", "c1", "u1", "https://10.0.0.1:6443", "token-1", "default"}},
   };
-  for (const Case& c : cases) {
-    INFO(c.selection.context << "/" << c.selection.cluster << "/" << c.selection.user);
-    Result<ParsedKubeconfig> r = ParseKubeconfig(TwoContexts(), "/d", c.selection);
+  for (const auto& [selection, want] : cases) {
+    INFO(selection.context << "/" << selection.cluster << "/" << selection.user);
+    Result<ParsedKubeconfig> r = ParseKubeconfig(TwoContexts(), "/d", selection);
     REQUIRE(r.ok());
-    CHECK(r->context == c.context);
-    CHECK(r->cluster == c.cluster);
-    CHECK(r->user == c.user);
-    CHECK(r->config.server == c.server);
-    CHECK(r->config.token == c.token);
-    CHECK(r->config.namespace_ == c.ns);
+    CheckSelected(*r, want);
   }
 }
 
@@ -330,57 +334,33 @@ TEST_CASE("merge: --context, --cluster and --user find entries of any document",
                                                 Doc("/b/config", second)};
   struct Case {
     KubeconfigSelection selection;
-    std::string context, cluster, user, server, token, ns, cluster_file;
+    Selected want;
+    std::string cluster_file;
   };
   const std::vector<Case> cases = {
-      {{}, "main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a", "/a/config"},
+      {{}, {"main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"}, "/a/config"},
       // A context defined only in the second file.
       {{"far", "", ""},
-       "far",
-       "c3",
-       "u3",
-       "https://10.0.0.3:6443",
-       "token-3",
-       "far-ns",
+       {"far", "c3", "u3", "https://10.0.0.3:6443", "token-3", "far-ns"},
        "/b/config"},
       // A context of the second file naming a cluster of the first.
       {{"mixed", "", ""},
-       "mixed",
-       "c2",
-       "u3",
-       "https://10.0.0.2:6443",
-       "token-3",
-       "default",
+       {"mixed", "c2", "u3", "https://10.0.0.2:6443", "token-3", "default"},
        "/a/config"},
       // --cluster and --user naming the second file's entries under the first's context.
       {{"", "c3", "u3"},
-       "main",
-       "c3",
-       "u3",
-       "https://10.0.0.3:6443",
-       "token-3",
-       "team-a",
+       {"main", "c3", "u3", "https://10.0.0.3:6443", "token-3", "team-a"},
        "/b/config"},
       // ... and the first's entries under the second's context.
       {{"far", "c1", "u2"},
-       "far",
-       "c1",
-       "u2",
-       "https://10.0.0.1:6443",
-       "token-2",
-       "far-ns",
+       {"far", "c1", "u2", "https://10.0.0.1:6443", "token-2", "far-ns"},
        "/a/config"},
   };
   for (const Case& c : cases) {
     INFO(c.selection.context << "/" << c.selection.cluster << "/" << c.selection.user);
     Result<ParsedKubeconfig> r = MergeKubeconfigs(docs, c.selection);
     REQUIRE(r.ok());
-    CHECK(r->context == c.context);
-    CHECK(r->cluster == c.cluster);
-    CHECK(r->user == c.user);
-    CHECK(r->config.server == c.server);
-    CHECK(r->config.token == c.token);
-    CHECK(r->config.namespace_ == c.ns);
+    CheckSelected(*r, c.want);
     CHECK(r->cluster_file == c.cluster_file);
   }
   Result<ParsedKubeconfig> bad = MergeKubeconfigs(docs, KubeconfigSelection{"nope", "", ""});
