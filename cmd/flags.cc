@@ -129,13 +129,16 @@ std::string NameError(std::string_view name) {
 
 }  // namespace
 
-void AddConnectionFlags(runtime::FlagSet& f, ConnectionSettings* s) {
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
-  f.String("context", &s->context, "NAME",
+void AddKubeconfigFlags(runtime::FlagSet& f, const KubeconfigFlagTargets& t) {
+  f.String("kubeconfig", t.kubeconfig, "FILE", kKubeconfigHelp);
+  f.String("context", t.context, "NAME",
            "the kubeconfig context to use (default: its current-context)");
-  f.String("cluster", &s->cluster, "NAME",
-           "the kubeconfig cluster to use (default: the context's)");
-  f.String("user", &s->user, "NAME", "the kubeconfig user to use (default: the context's)");
+  f.String("cluster", t.cluster, "NAME", "the kubeconfig cluster to use (default: the context's)");
+  f.String("user", t.user, "NAME", "the kubeconfig user to use (default: the context's)");
+}
+
+void AddConnectionFlags(runtime::FlagSet& f, ConnectionSettings* s) {
+  AddKubeconfigFlags(f, {&s->kubeconfig, &s->context, &s->cluster, &s->user});
   f.Duration("request-timeout", &s->request_timeout, kMinDeadline, "deadline of each request");
 }
 
@@ -152,11 +155,16 @@ std::string DeprecatedTimeoutWarning(const runtime::FlagSet& flags, ConnectionSe
          "--timeout will mean the overall wait, as on wasd migrate";
 }
 
+base::Result<kube::Config> LoadKubeconfig(const std::string& kubeconfig,
+                                          const kube::KubeconfigSelection& selection) {
+  kube::ConfigSources sources = kube::SourcesFromEnvironment(kubeconfig, selection.context);
+  sources.cluster = selection.cluster;
+  sources.user = selection.user;
+  return kube::LoadConfig(sources);
+}
+
 base::Result<kube::Config> LoadConnection(const ConnectionSettings& s) {
-  kube::ConfigSources sources = kube::SourcesFromEnvironment(s.kubeconfig, s.context);
-  sources.cluster = s.cluster;
-  sources.user = s.user;
-  base::Result<kube::Config> config = kube::LoadConfig(sources);
+  base::Result<kube::Config> config = LoadKubeconfig(s.kubeconfig, {s.context, s.cluster, s.user});
   if (config.ok()) config.value().timeouts.request = s.request_timeout;
   return config;
 }
@@ -279,9 +287,9 @@ runtime::FlagSet WebhookFlags(server::WebhookConfig* c) {
       .Required();
   f.String("client-ca-file", &c->client_ca_file, "FILE",
            "require client certificates signed by this CA");
-  f.String(
-      "kubeconfig", &c->kubeconfig, "FILE",
-      "API server access for deployments/scale lookups\n(default: in-cluster service account)");
+  // API server access for deployments/scale lookups.
+  AddKubeconfigFlags(f, {&c->kubeconfig, &c->kube_selection.context, &c->kube_selection.cluster,
+                         &c->kube_selection.user});
   f.Custom("bind-address", "ADDR", "admission listen address (an IP literal)",
            [c](std::string_view v) -> std::string {
              std::string host(v);
@@ -355,7 +363,9 @@ runtime::FlagSet WebhookFlags(server::WebhookConfig* c) {
   f.SetEpilog(
       "Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on stderr.\n"
       "SIGTERM/SIGINT: readiness off, keep serving for --shutdown-delay, stop accepting, answer\n"
-      "requests in progress, exit 0. A second signal exits at once.\n");
+      "requests in progress, exit 0. A second signal exits at once.\n"
+      "No --request-timeout: its API calls, deployments/scale lookups and discovery, have\n"
+      "--lookup-timeout as their deadline.\n");
   return f;
 }
 
@@ -367,7 +377,8 @@ runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
       "gate once\ntheir PodGroup exists. Several replicas may run: a Lease elects the "
       "one that writes.");
   reconciler::ControllerOptions& o = s->options;
-  f.String("kubeconfig", &s->kubeconfig, "FILE", kKubeconfigHelp);
+  AddKubeconfigFlags(
+      f, {&s->kubeconfig, &s->selection.context, &s->selection.cluster, &s->selection.user});
   f.Bool("leader-elect", &o.leader_elect,
          "hold the Lease before writing (false for a single replica)");
   f.String("lease-namespace", &s->lease_namespace, "NS", "namespace of the Lease wasd-reconciler")
@@ -432,7 +443,9 @@ runtime::FlagSet ReconcilerFlags(ReconcilerSettings* s) {
   f.LogFlags(&s->log);
   f.SetEpilog(
       "Durations as Go writes them: 500ms, 10s, 1m30s, 1.5h. Logs: one line per event on "
-      "stderr.\nSIGTERM/SIGINT: readiness off, workers stop, the Lease is released, exit 0.\n");
+      "stderr.\nSIGTERM/SIGINT: readiness off, workers stop, the Lease is released, exit 0.\n"
+      "No --request-timeout: the API calls have fixed deadlines of their own (reads and\n"
+      "writes 5s, informer LIST pages 30s; a watch silent for 330s is reopened).\n");
   return f;
 }
 

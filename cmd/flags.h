@@ -62,6 +62,20 @@ struct ConnectionSettings {
   std::chrono::milliseconds deprecated_timeout{0};
 };
 void AddConnectionFlags(runtime::FlagSet& flags, ConnectionSettings* settings);
+// Where --kubeconfig, --context, --cluster and --user are stored: the part of
+// AddConnectionFlags the daemons (webhook, reconciler) share. They have no
+// --request-timeout: each of their API calls has its own deadline.
+struct KubeconfigFlagTargets {
+  std::string* kubeconfig;
+  std::string* context;
+  std::string* cluster;
+  std::string* user;
+};
+void AddKubeconfigFlags(runtime::FlagSet& flags, const KubeconfigFlagTargets& targets);
+// Reads the environment and loads the configuration --kubeconfig, --context,
+// --cluster and --user select (kube::LoadConfig), request deadline default.
+base::Result<kube::Config> LoadKubeconfig(const std::string& kubeconfig,
+                                          const kube::KubeconfigSelection& selection);
 // Registers --timeout as the deprecated spelling of --request-timeout.
 void AddDeprecatedTimeoutFlag(runtime::FlagSet& flags, ConnectionSettings* settings);
 // After Parse: "" when --timeout was not given; else copies it into
@@ -80,7 +94,9 @@ runtime::FlagSet WebhookFlags(server::WebhookConfig* config);
 // `wasd reconciler`.
 struct ReconcilerSettings {
   reconciler::ControllerOptions options;
+  // --kubeconfig, --context, --cluster, --user (AddKubeconfigFlags).
   std::string kubeconfig;
+  kube::KubeconfigSelection selection;
   std::string lease_namespace;  // "" = own namespace in-cluster, else wasd-system
   // Client-side request rate limit: --kube-api-qps (0 = none) and --kube-api-burst.
   double kube_api_qps = 20;

@@ -73,8 +73,7 @@ int RunReconciler(int argc, const char* const* argv) {
   if (mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes) != 1) {
     log.Warn("cannot fix the allocator's mmap threshold; large freed blocks may stay resident");
   }
-  base::Result<kube::Config> config =
-      kube::LoadConfig(kube::SourcesFromEnvironment(settings.kubeconfig));
+  base::Result<kube::Config> config = LoadKubeconfig(settings.kubeconfig, settings.selection);
   if (!config.ok()) {
     log.Error("cannot load the API server configuration", {{"error", config.status().message()}});
     return runtime::kExitUsage;

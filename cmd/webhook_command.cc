@@ -24,8 +24,10 @@ using server::DeploymentSource;
 using server::WebhookConfig;
 
 // The Deployment source for scale reviews: the API server named by
-// --kubeconfig, else $KUBECONFIG, in-cluster config or ~/.kube/config.
-// Returns null (after logging) when --kubeconfig names an unusable file.
+// --kubeconfig, else $KUBECONFIG, in-cluster config or ~/.kube/config, with
+// --context/--cluster/--user choosing within it. Returns null (after
+// logging) when --kubeconfig names an unusable file or a --context,
+// --cluster or --user was given that the configuration found cannot honour.
 // Without any config at all the webhook still serves everything else and
 // answers scale reviews 503, saying why.
 std::unique_ptr<DeploymentSource> MakeDeploymentSource(
@@ -33,9 +35,18 @@ std::unique_ptr<DeploymentSource> MakeDeploymentSource(
     const Logger& logger) {
   if (!kube_config.ok()) {
     const std::string reason = kube_config.status().message();
-    if (!config.kubeconfig.empty()) {
-      logger.Error("cannot use --kubeconfig",
-                   {{"kubeconfig", config.kubeconfig}, {"error", reason}});
+    const kube::KubeconfigSelection& sel = config.kube_selection;
+    // What the operator asked for explicitly must work: no 503 fallback.
+    if (!config.kubeconfig.empty() || !sel.context.empty() || !sel.cluster.empty() ||
+        !sel.user.empty()) {
+      logger.Error(
+          "cannot use the Kubernetes configuration named by --kubeconfig, --context, --cluster or "
+          "--user",
+          {{"kubeconfig", config.kubeconfig},
+           {"context", sel.context},
+           {"cluster", sel.cluster},
+           {"user", sel.user},
+           {"error", reason}});
       return nullptr;
     }
     logger.Warn("no Kubernetes API access: deployments/scale reviews will be answered 503",
@@ -69,7 +80,7 @@ int RunWebhook(int argc, const char* const* argv) {
   const Logger logger(config.log);
   try {
     const base::Result<kube::Config> kube_config =
-        kube::LoadConfig(kube::SourcesFromEnvironment(config.kubeconfig));
+        LoadKubeconfig(config.kubeconfig, config.kube_selection);
     std::unique_ptr<DeploymentSource> deployments =
         MakeDeploymentSource(config, kube_config, logger);
     if (!deployments) return 1;

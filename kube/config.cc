@@ -30,15 +30,27 @@ Status Invalid(const std::string& why) {
   return Status::Error(Status::Kind::kInvalidArgument, why);
 }
 
-Result<Config> LoadKubeconfigFile(const std::string& path, const KubeconfigSelection& selection,
-                                  const std::string& origin) {
-  std::error_code ec;
-  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
-  const std::string file = ec ? path : abs.lexically_normal().string();
-  Result<std::string> text = runtime::ReadSmallFile(file, kMaxKubeconfigBytes);
-  if (!text.ok()) return Invalid(origin + ": " + text.status().message());
-  const std::string dir = std::filesystem::path(file).parent_path().string();
-  Result<ParsedKubeconfig> parsed = ParseKubeconfig(*text, dir, selection);
+// Reads the kubeconfig files `paths` (already without missing ones) and
+// merges them (MergeKubeconfigs). `origin` says where the list came from
+// ("--kubeconfig", "$KUBECONFIG"); errors name the file concerned.
+Result<Config> LoadKubeconfigFiles(const std::vector<std::string>& paths,
+                                   const KubeconfigSelection& selection,
+                                   const std::string& origin) {
+  std::vector<KubeconfigDocument> docs;
+  docs.reserve(paths.size());
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+    const std::string file = ec ? path : abs.lexically_normal().string();
+    Result<std::string> text = runtime::ReadSmallFile(file, kMaxKubeconfigBytes);
+    if (!text.ok()) return Invalid(origin + ": " + text.status().message());
+    docs.push_back(KubeconfigDocument{file, std::move(text).value(),
+                                      std::filesystem::path(file).parent_path().string()});
+  }
+  // The name used in messages: the file, or the merged list.
+  std::string file;
+  for (const KubeconfigDocument& d : docs) file += (file.empty() ? "" : ":") + d.path;
+  Result<ParsedKubeconfig> parsed = MergeKubeconfigs(docs, selection);
   if (!parsed.ok()) {
     // "--kubeconfig FILE: context "x" does not exist": the origin already
     // says it is a kubeconfig.
@@ -74,6 +86,7 @@ Result<Config> LoadKubeconfigFile(const std::string& path, const KubeconfigSelec
   std::string used = p.context.empty() ? "no context" : "context " + p.context;
   if (!selection.cluster.empty()) used += ", cluster " + p.cluster;
   if (!selection.user.empty()) used += ", user " + p.user;
+  if (docs.size() > 1) used += ", cluster from " + p.cluster_file;
   p.config.source = "kubeconfig " + file + " (" + used + ")";
   return p.config;
 }
@@ -117,20 +130,24 @@ ConfigSources SourcesFromEnvironment(std::string kubeconfig_flag, std::string co
 Result<Config> LoadConfig(const ConfigSources& s) {
   const KubeconfigSelection selection{s.context, s.cluster, s.user};
   if (!s.kubeconfig_flag.empty())
-    return LoadKubeconfigFile(s.kubeconfig_flag, selection, "--kubeconfig");
+    return LoadKubeconfigFiles({s.kubeconfig_flag}, selection, "--kubeconfig");
   if (!s.kubeconfig_env.empty()) {
-    std::string list = s.kubeconfig_env;
+    // kubectl's rules: list order, empty entries ignored, missing files
+    // skipped; a file that exists but cannot be read is an error.
+    std::vector<std::string> files;
     std::size_t start = 0;
-    while (start <= list.size()) {
-      const auto colon = list.find(':', start);
-      const std::string item =
-          list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!item.empty() && runtime::RegularFileExists(item))
-        return LoadKubeconfigFile(item, selection, "$KUBECONFIG");
+    while (start <= s.kubeconfig_env.size()) {
+      const auto colon = s.kubeconfig_env.find(':', start);
+      const std::string item = s.kubeconfig_env.substr(
+          start, colon == std::string::npos ? std::string::npos : colon - start);
+      std::error_code ec;
+      if (!item.empty() && std::filesystem::exists(item, ec)) files.push_back(item);
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
-    return Invalid("$KUBECONFIG (" + s.kubeconfig_env + ") names no existing file");
+    if (files.empty())
+      return Invalid("$KUBECONFIG (" + s.kubeconfig_env + ") names no existing file");
+    return LoadKubeconfigFiles(files, selection, "$KUBECONFIG");
   }
   if (!s.service_host.empty() && !s.service_port.empty()) {
     // In a pod there is no kubeconfig whose entries --context, --cluster
@@ -145,7 +162,7 @@ Result<Config> LoadConfig(const ConfigSources& s) {
   if (!s.home.empty()) {
     const std::string home_config = s.home + "/.kube/config";
     if (runtime::RegularFileExists(home_config))
-      return LoadKubeconfigFile(home_config, selection, "~/.kube/config");
+      return LoadKubeconfigFiles({home_config}, selection, "~/.kube/config");
   }
   return Invalid(
       "no Kubernetes configuration: no --kubeconfig, $KUBECONFIG unset, not in a cluster "

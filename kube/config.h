@@ -3,8 +3,11 @@
 //
 // Sources, first match wins (LoadConfig):
 //   1. --kubeconfig FILE
-//   2. $KUBECONFIG — the first existing file of the colon-separated list
-//      (kubectl merges the list; wasd takes one file — a stated deviation)
+//   2. $KUBECONFIG — the colon-separated list, merged as kubectl merges it
+//      (MergeKubeconfigs): files in list order, empty entries ignored,
+//      missing files skipped (all missing is an error); a file that exists
+//      but cannot be read or parsed is an error naming it. --kubeconfig
+//      FILE is that one file only.
 //   3. in-cluster: $KUBERNETES_SERVICE_HOST/PORT plus the service account's
 //      token, ca.crt and namespace files
 //   4. ~/.kube/config
@@ -20,7 +23,8 @@
 // rather than silently sending no credentials.
 //
 // Relative file paths in a kubeconfig are resolved against the directory of
-// the kubeconfig file (as kubectl does). File contents (CA, client cert and
+// the kubeconfig file that holds them (as kubectl does, also per file of a
+// merged list). File contents (CA, client cert and
 // key) are read once by LoadConfig; the token file is only named here — the
 // Client re-reads it for every request so rotated service-account tokens work.
 //
@@ -36,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "kube/backoff.h"
@@ -192,12 +197,35 @@ struct ParsedKubeconfig {
   std::string context;  // the context actually used ("" when none: --cluster alone)
   std::string cluster;  // the cluster actually used
   std::string user;     // the user actually used ("" when none)
+  // KubeconfigDocument::path of the document that defined the cluster.
+  std::string cluster_file;
 };
 Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
                                          const KubeconfigSelection& selection);
 // The same with only a context override.
 Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
                                          std::string_view context = {});
+
+// One kubeconfig file's text, for MergeKubeconfigs. `path` names it in
+// errors (may be empty for a single document); `base_dir` resolves the
+// relative file paths of the entries it defines.
+struct KubeconfigDocument {
+  std::string path;
+  std::string text;
+  std::string base_dir;
+};
+
+// Pure: kubectl's merge of a $KUBECONFIG list, then the selection as in
+// ParseKubeconfig. current-context comes from the first document that sets
+// one; a context, cluster or user name resolves to the entry of the FIRST
+// document that defines that name — the whole entry, fields are never
+// combined across documents, so a context of one file may name a cluster of
+// another. Every document must be valid YAML with list-typed sections even
+// if none of its entries is used; an empty document adds nothing. With more
+// than one document, errors about one of them name its path. ParseKubeconfig
+// is this with one document.
+Result<ParsedKubeconfig> MergeKubeconfigs(const std::vector<KubeconfigDocument>& documents,
+                                          const KubeconfigSelection& selection);
 
 // Pure: the in-cluster server URL for KUBERNETES_SERVICE_HOST/PORT
 // ("https://10.96.0.1:443", IPv6 hosts bracketed); empty when host is empty.

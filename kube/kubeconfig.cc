@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <vector>
 
 #include "kube/config.h"
 
@@ -69,13 +70,28 @@ bool Scalar(const YAML::Node& node, const char* key, std::string& out, std::stri
   return true;
 }
 
+// One document of the merge, parsed.
+struct Doc {
+  const KubeconfigDocument* source;
+  YAML::Node root;
+};
+
+// A named entry's body and the document that defined it.
+struct Found {
+  YAML::Node body;
+  const KubeconfigDocument* doc;
+};
+
 // Finds the entry named `name` in the list `section` (clusters, users,
-// contexts) and returns its `field` (cluster, user, context) map.
-Result<YAML::Node> NamedEntry(const YAML::Node& root, const char* section, const char* field,
-                              const std::string& name) {
-  const YAML::Node list = root[section];
-  if (list && !list.IsSequence()) return Bad(std::string("\"") + section + "\" must be a list");
-  if (list) {
+// contexts) of the first document that defines it, and returns its `field`
+// (cluster, user, context) map: the whole entry comes from that document,
+// later documents' entries of the same name are never looked at (kubectl
+// merges a $KUBECONFIG list this way).
+Result<Found> NamedEntry(const std::vector<Doc>& docs, const char* section, const char* field,
+                         const std::string& name) {
+  for (const Doc& d : docs) {
+    const YAML::Node list = d.root[section];
+    if (!list) continue;
     for (const YAML::Node& entry : list) {
       if (!entry.IsMap()) continue;
       const YAML::Node n = entry["name"];
@@ -84,11 +100,20 @@ Result<YAML::Node> NamedEntry(const YAML::Node& root, const char* section, const
         if (!body || !body.IsMap()) {
           return Bad(std::string(field) + " \"" + name + "\" has no \"" + field + "\" map");
         }
-        return body;
+        return Found{body, d.source};
       }
     }
   }
   return Bad(std::string(field) + " \"" + name + "\" does not exist");
+}
+
+// With more than one document, an entry's error names the file that
+// defined it: "kubeconfig: /a/config: cluster "c1" has no server".
+Status InFile(Status s, const KubeconfigDocument& doc, std::size_t docs) {
+  if (s.ok() || docs < 2 || doc.path.empty()) return s;
+  std::string_view why = s.message();
+  if (why.rfind("kubeconfig: ", 0) == 0) why.remove_prefix(12);
+  return Bad(doc.path + ": " + std::string(why));
 }
 
 Status ParseCluster(const YAML::Node& cluster, const std::string& name, std::string_view base_dir,
@@ -233,28 +258,57 @@ Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string
 
 Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
                                          const KubeconfigSelection& selection) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return Bad(std::string("not valid YAML: ") + e.what());
+  const std::vector<KubeconfigDocument> one = {
+      KubeconfigDocument{std::string(), std::string(yaml_text), std::string(base_dir)}};
+  return MergeKubeconfigs(one, selection);
+}
+
+Result<ParsedKubeconfig> MergeKubeconfigs(const std::vector<KubeconfigDocument>& documents,
+                                          const KubeconfigSelection& selection) {
+  const std::size_t n = documents.size();
+  std::vector<Doc> docs;
+  docs.reserve(n);
+  for (const KubeconfigDocument& d : documents) {
+    // Every document must be well-formed, used or not: a broken file in the
+    // list is an error naming it (kubectl refuses it too).
+    const std::string where = n > 1 && !d.path.empty() ? d.path + ": " : std::string();
+    YAML::Node root;
+    try {
+      root = YAML::Load(d.text);
+    } catch (const YAML::Exception& e) {
+      return Bad(where + "not valid YAML: " + e.what());
+    }
+    if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // an empty file adds nothing
+    if (!root.IsMap()) return Bad(where + "not a YAML map");
+    for (const char* section : {"clusters", "users", "contexts"}) {
+      const YAML::Node list = root[section];
+      if (list && !list.IsNull() && !list.IsSequence())
+        return Bad(where + "\"" + section + "\" must be a list");
+    }
+    docs.push_back(Doc{&d, root});
   }
-  if (!root.IsMap()) return Bad("not a YAML map");
+  if (docs.empty()) return Bad("no kubeconfig documents");
   try {
     ParsedKubeconfig out;
     std::string error;
     if (!selection.context.empty()) {
       out.context = selection.context;
-    } else if (!Scalar(root, "current-context", out.context, error)) {
-      return Bad(error);
+    } else {
+      // current-context: the first document that sets one.
+      for (const Doc& d : docs) {
+        if (!Scalar(d.root, "current-context", out.context, error))
+          return InFile(Bad(error), *d.source, n);
+        if (!out.context.empty()) break;
+      }
     }
     std::string cluster_name, user_name, ns;
     if (!out.context.empty()) {
-      Result<YAML::Node> ctx = NamedEntry(root, "contexts", "context", out.context);
+      Result<Found> ctx = NamedEntry(docs, "contexts", "context", out.context);
       if (!ctx.ok()) return ctx.status();
-      if (!Scalar(*ctx, "cluster", cluster_name, error) ||
-          !Scalar(*ctx, "user", user_name, error) || !Scalar(*ctx, "namespace", ns, error)) {
-        return Bad("context \"" + out.context + "\": " + error);
+      if (!Scalar(ctx->body, "cluster", cluster_name, error) ||
+          !Scalar(ctx->body, "user", user_name, error) ||
+          !Scalar(ctx->body, "namespace", ns, error)) {
+        return InFile(Bad("context \"" + out.context + "\": " + error), *ctx->doc, n);
       }
     } else if (selection.cluster.empty()) {
       return Bad("no current-context is set and no context was given");
@@ -262,14 +316,19 @@ Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string
     if (!selection.cluster.empty()) cluster_name = selection.cluster;
     if (!selection.user.empty()) user_name = selection.user;
     if (cluster_name.empty()) return Bad("context \"" + out.context + "\" names no cluster");
-    Result<YAML::Node> cluster = NamedEntry(root, "clusters", "cluster", cluster_name);
+    Result<Found> cluster = NamedEntry(docs, "clusters", "cluster", cluster_name);
     if (!cluster.ok()) return cluster.status();
-    if (Status s = ParseCluster(*cluster, cluster_name, base_dir, out); !s.ok()) return s;
+    // Relative paths resolve against the directory of the file that
+    // defined the entry.
+    if (Status s = ParseCluster(cluster->body, cluster_name, cluster->doc->base_dir, out); !s.ok())
+      return InFile(s, *cluster->doc, n);
     out.cluster = cluster_name;
+    out.cluster_file = cluster->doc->path;
     if (!user_name.empty()) {
-      Result<YAML::Node> user = NamedEntry(root, "users", "user", user_name);
+      Result<Found> user = NamedEntry(docs, "users", "user", user_name);
       if (!user.ok()) return user.status();
-      if (Status s = ParseUser(*user, user_name, base_dir, out); !s.ok()) return s;
+      if (Status s = ParseUser(user->body, user_name, user->doc->base_dir, out); !s.ok())
+        return InFile(s, *user->doc, n);
       out.user = user_name;
     }
     if (!ns.empty()) out.config.namespace_ = ns;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "admission/options.h"
+#include "kube/config.h"
 #include "runtime/http_server.h"
 #include "runtime/listen.h"
 #include "runtime/log.h"
@@ -25,7 +26,10 @@ struct WebhookConfig {
   std::string tls_cert_file;   // required
   std::string tls_key_file;    // required
   std::string client_ca_file;  // optional: require client certificates signed by it
-  std::string kubeconfig;      // optional: else in-cluster (deployments/scale lookups)
+  // API server access for deployments/scale lookups: --kubeconfig (else
+  // $KUBECONFIG, in-cluster, ~/.kube/config) and --context/--cluster/--user.
+  std::string kubeconfig;
+  kube::KubeconfigSelection kube_selection;
 
   std::string bind_address = "0.0.0.0";
   std::uint16_t port = 9443;

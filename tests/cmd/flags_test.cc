@@ -554,6 +554,55 @@ TEST_CASE("connection flags: --kubeconfig, --context, --cluster, --user, --reque
   CHECK(rotate.options.ns == "ml");
 }
 
+// The daemons take the same kubeconfig flags (AddKubeconfigFlags), but no
+// --request-timeout: their API calls carry their own deadlines.
+TEST_CASE("daemon connection flags: --kubeconfig, --context, --cluster, --user", "[unit][cmd]") {
+  const std::vector<std::string> chosen = {"--kubeconfig=/k", "--context", "lab",
+                                           "--cluster=c2",    "--user",    "u2"};
+  server::WebhookConfig webhook;
+  std::vector<std::string> args = {"--tls-cert-file=c", "--tls-key-file=k"};
+  args.insert(args.end(), chosen.begin(), chosen.end());
+  REQUIRE(ParseWith(WebhookFlags(&webhook), args).outcome == Outcome::kRun);
+  CHECK(webhook.kubeconfig == "/k");
+  CHECK(webhook.kube_selection.context == "lab");
+  CHECK(webhook.kube_selection.cluster == "c2");
+  CHECK(webhook.kube_selection.user == "u2");
+
+  ReconcilerSettings reconciler;
+  REQUIRE(ParseWith(ReconcilerFlags(&reconciler), chosen).outcome == Outcome::kRun);
+  CHECK(reconciler.kubeconfig == "/k");
+  CHECK(reconciler.selection.context == "lab");
+  CHECK(reconciler.selection.cluster == "c2");
+  CHECK(reconciler.selection.user == "u2");
+
+  // Unset: the kubeconfig's own choice.
+  server::WebhookConfig plain_webhook;
+  REQUIRE(
+      ParseWith(WebhookFlags(&plain_webhook), {"--tls-cert-file=c", "--tls-key-file=k"}).outcome ==
+      Outcome::kRun);
+  CHECK(plain_webhook.kube_selection.context.empty());
+  ReconcilerSettings plain;
+  REQUIRE(ParseWith(ReconcilerFlags(&plain), {}).outcome == Outcome::kRun);
+  CHECK(plain.selection.context.empty());
+  CHECK(plain.selection.cluster.empty());
+  CHECK(plain.selection.user.empty());
+
+  // The same help text as the CLI commands', one definition.
+  ExplainSettings explain;
+  const std::string cli = ExplainFlags(&explain).Usage();
+  for (const std::string& usage :
+       {WebhookFlags(&plain_webhook).Usage(), ReconcilerFlags(&plain).Usage()}) {
+    for (const char* line : {"the kubeconfig context to use (default: its current-context)",
+                             "the kubeconfig cluster to use (default: the context's)",
+                             "the kubeconfig user to use (default: the context's)"}) {
+      CHECK(usage.find(line) != std::string::npos);
+      CHECK(cli.find(line) != std::string::npos);
+    }
+    CHECK(usage.find("No --request-timeout") != std::string::npos);
+  }
+  CHECK(ParseWith(ReconcilerFlags(&plain), {"--request-timeout=5s"}).outcome == Outcome::kError);
+}
+
 // Where --timeout was the per-request deadline (explain, selftest) it stays
 // accepted with a warning naming --request-timeout; migrate's --timeout is
 // the overall wait and is no alias.

@@ -738,7 +738,8 @@ class CommandLineTest(unittest.TestCase):
             r = self.run_wasd("--tls-cert-file", "a", "--tls-key-file", "b",
                               "--kubeconfig", os.path.join(d, "nope"))
         self.assertEqual(r.returncode, 1)
-        self.assertIn("cannot use --kubeconfig", r.stderr)
+        self.assertIn("cannot use the Kubernetes configuration", r.stderr)
+        self.assertIn("nope", r.stderr)
 
     def test_unusable_certificate_exits_1_with_a_log_line(self):
         with tempfile.TemporaryDirectory() as d:

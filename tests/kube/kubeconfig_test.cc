@@ -118,30 +118,34 @@ std::string TwoContexts() {
          "- name: lab\n  context:\n    cluster: c2\n    user: u2\n";
 }
 
+// What a selection picked, checked in one place.
+struct Selected {
+  std::string context, cluster, user, server, token, ns;
+};
+void CheckSelected(const ParsedKubeconfig& r, const Selected& want) {
+  CHECK(r.context == want.context);
+  CHECK(r.cluster == want.cluster);
+  CHECK(r.user == want.user);
+  CHECK(r.config.server == want.server);
+  CHECK(r.config.token == want.token);
+  CHECK(r.config.namespace_ == want.ns);
+}
+
 TEST_CASE("kubeconfig: --context, --cluster and --user select entries as kubectl does",
           "[unit][config]") {
-  struct Case {
-    KubeconfigSelection selection;
-    std::string context, cluster, user, server, token, ns;
-  };
-  const std::vector<Case> cases = {
-      {{}, "main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"},
-      {{"lab", "", ""}, "lab", "c2", "u2", "https://10.0.0.2:6443", "token-2", "default"},
+  const std::vector<std::pair<KubeconfigSelection, Selected>> cases = {
+      {{}, {"main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"}},
+      {{"lab", "", ""}, {"lab", "c2", "u2", "https://10.0.0.2:6443", "token-2", "default"}},
       // --cluster and --user replace the context's own; its namespace stays.
-      {{"", "c2", ""}, "main", "c2", "u1", "https://10.0.0.2:6443", "token-1", "team-a"},
-      {{"", "", "u2"}, "main", "c1", "u2", "https://10.0.0.1:6443", "token-2", "team-a"},
-      {{"lab", "c1", "u1"}, "lab", "c1", "u1", "https://10.0.0.1:6443", "token-1", "default"},
+      {{"", "c2", ""}, {"main", "c2", "u1", "https://10.0.0.2:6443", "token-1", "team-a"}},
+      {{"", "", "u2"}, {"main", "c1", "u2", "https://10.0.0.1:6443", "token-2", "team-a"}},
+      {{"lab", "c1", "u1"}, {"lab", "c1", "u1", "https://10.0.0.1:6443", "token-1", "default"}},
   };
-  for (const Case& c : cases) {
-    INFO(c.selection.context << "/" << c.selection.cluster << "/" << c.selection.user);
-    Result<ParsedKubeconfig> r = ParseKubeconfig(TwoContexts(), "/d", c.selection);
+  for (const auto& [selection, want] : cases) {
+    INFO(selection.context << "/" << selection.cluster << "/" << selection.user);
+    Result<ParsedKubeconfig> r = ParseKubeconfig(TwoContexts(), "/d", selection);
     REQUIRE(r.ok());
-    CHECK(r->context == c.context);
-    CHECK(r->cluster == c.cluster);
-    CHECK(r->user == c.user);
-    CHECK(r->config.server == c.server);
-    CHECK(r->config.token == c.token);
-    CHECK(r->config.namespace_ == c.ns);
+    CheckSelected(*r, want);
   }
 }
 
@@ -241,6 +245,152 @@ TEST_CASE("kubeconfig: an exec credential plugin (EKS, GKE, AKS)", "[unit][confi
   CHECK(e.provide_cluster_info);
 }
 
+KubeconfigDocument Doc(const std::string& path, const std::string& text) {
+  return KubeconfigDocument{path, text, fs::path(path).parent_path().string()};
+}
+
+TEST_CASE("merge: the first document that defines a name wins, the whole entry", "[unit][config]") {
+  // Both define cluster c1, user u1 and context main; only the first's count.
+  const std::string first = Kubeconfig(kServer, "    token: first\n");
+  const std::string second =
+      "current-context: main\n"
+      "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.9:6443\n"
+      "    tls-server-name: second.example\n"
+      "users:\n- name: u1\n  user:\n    token: second\n"
+      "contexts:\n- name: main\n  context:\n    cluster: c1\n    user: u1\n"
+      "    namespace: second-ns\n";
+  Result<ParsedKubeconfig> r =
+      MergeKubeconfigs({Doc("/one/config", first), Doc("/two/config", second)}, {});
+  REQUIRE(r.ok());
+  CHECK(r->config.server == "https://10.0.0.1:6443");
+  // Fields the first entry lacks are NOT taken from the second's.
+  CHECK(r->config.tls_server_name.empty());
+  CHECK(r->config.token == "first");
+  CHECK(r->config.namespace_ == "default");
+  CHECK(r->cluster_file == "/one/config");
+
+  // The other order: the second file's entries now come first.
+  r = MergeKubeconfigs({Doc("/two/config", second), Doc("/one/config", first)}, {});
+  REQUIRE(r.ok());
+  CHECK(r->config.server == "https://10.0.0.9:6443");
+  CHECK(r->config.tls_server_name == "second.example");
+  CHECK(r->config.token == "second");
+  CHECK(r->config.namespace_ == "second-ns");
+  CHECK(r->cluster_file == "/two/config");
+}
+
+TEST_CASE("merge: current-context comes from the first document that sets one", "[unit][config]") {
+  const std::string none = "clusters:\n- name: c1\n  cluster:\n" + kServer;
+  const std::string sets_b =
+      "current-context: b\n"
+      "contexts:\n- name: b\n  context:\n    cluster: c1\n    namespace: ns-b\n"
+      "- name: c\n  context:\n    cluster: c1\n    namespace: ns-c\n";
+  const std::string sets_c = "current-context: c\n";
+  Result<ParsedKubeconfig> r = MergeKubeconfigs(
+      {Doc("/1/config", none), Doc("/2/config", sets_b), Doc("/3/config", sets_c)}, {});
+  REQUIRE(r.ok());
+  CHECK(r->context == "b");
+  CHECK(r->config.namespace_ == "ns-b");
+  r = MergeKubeconfigs({Doc("/1/config", none), Doc("/3/config", sets_c), Doc("/2/config", sets_b)},
+                       {});
+  REQUIRE(r.ok());
+  CHECK(r->context == "c");
+  CHECK(r->config.namespace_ == "ns-c");
+  // An empty document adds nothing and breaks nothing.
+  r = MergeKubeconfigs({Doc("/0/config", ""), Doc("/2/config", sets_b), Doc("/1/config", none)},
+                       {});
+  REQUIRE(r.ok());
+  CHECK(r->context == "b");
+}
+
+TEST_CASE("merge: relative paths resolve against the directory of the defining file",
+          "[unit][config]") {
+  const std::string users =
+      "current-context: main\n"
+      "users:\n- name: u1\n  user:\n    client-certificate: me.crt\n    client-key: k/me.key\n"
+      "    tokenFile: token\n"
+      "contexts:\n- name: main\n  context:\n    cluster: c1\n    user: u1\n";
+  const std::string clusters =
+      "clusters:\n- name: c1\n  cluster:\n" + kServer + "    certificate-authority: pki/ca.crt\n";
+  Result<ParsedKubeconfig> r = MergeKubeconfigs(
+      {Doc("/home/u/users.yaml", users), Doc("/etc/k/clusters.yaml", clusters)}, {});
+  REQUIRE(r.ok());
+  CHECK(r->files.certificate_authority == "/etc/k/pki/ca.crt");
+  CHECK(r->files.client_certificate == "/home/u/me.crt");
+  CHECK(r->files.client_key == "/home/u/k/me.key");
+  CHECK(r->config.token_file == "/home/u/token");
+}
+
+TEST_CASE("merge: --context, --cluster and --user find entries of any document", "[unit][config]") {
+  // The first file is TwoContexts (current-context main); the second adds a
+  // context, a cluster and a user of its own.
+  const std::string second =
+      "clusters:\n- name: c3\n  cluster:\n    server: https://10.0.0.3:6443\n"
+      "users:\n- name: u3\n  user:\n    token: token-3\n"
+      "contexts:\n- name: far\n  context:\n    cluster: c3\n    user: u3\n"
+      "    namespace: far-ns\n"
+      "- name: mixed\n  context:\n    cluster: c2\n    user: u3\n";
+  const std::vector<KubeconfigDocument> docs = {Doc("/a/config", TwoContexts()),
+                                                Doc("/b/config", second)};
+  struct Case {
+    KubeconfigSelection selection;
+    Selected want;
+    std::string cluster_file;
+  };
+  const std::vector<Case> cases = {
+      {{}, {"main", "c1", "u1", "https://10.0.0.1:6443", "token-1", "team-a"}, "/a/config"},
+      // A context defined only in the second file.
+      {{"far", "", ""},
+       {"far", "c3", "u3", "https://10.0.0.3:6443", "token-3", "far-ns"},
+       "/b/config"},
+      // A context of the second file naming a cluster of the first.
+      {{"mixed", "", ""},
+       {"mixed", "c2", "u3", "https://10.0.0.2:6443", "token-3", "default"},
+       "/a/config"},
+      // --cluster and --user naming the second file's entries under the first's context.
+      {{"", "c3", "u3"},
+       {"main", "c3", "u3", "https://10.0.0.3:6443", "token-3", "team-a"},
+       "/b/config"},
+      // ... and the first's entries under the second's context.
+      {{"far", "c1", "u2"},
+       {"far", "c1", "u2", "https://10.0.0.1:6443", "token-2", "far-ns"},
+       "/a/config"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.selection.context << "/" << c.selection.cluster << "/" << c.selection.user);
+    Result<ParsedKubeconfig> r = MergeKubeconfigs(docs, c.selection);
+    REQUIRE(r.ok());
+    CheckSelected(*r, c.want);
+    CHECK(r->cluster_file == c.cluster_file);
+  }
+  Result<ParsedKubeconfig> bad = MergeKubeconfigs(docs, KubeconfigSelection{"nope", "", ""});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "kubeconfig: context \"nope\" does not exist");
+}
+
+TEST_CASE("merge: errors name the document concerned", "[unit][config]") {
+  const std::string good = Kubeconfig(kServer, "    token: t\n");
+  for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
+           {"a: [unclosed\n", "kubeconfig: /b/config: not valid YAML"},
+           {"- a list\n", "kubeconfig: /b/config: not a YAML map"},
+           {"users: {u1: {}}\n", "kubeconfig: /b/config: \"users\" must be a list"},
+       }) {
+    INFO(text);
+    Result<ParsedKubeconfig> r =
+        MergeKubeconfigs({Doc("/a/config", good), Doc("/b/config", text)}, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::StartsWith(expect));
+  }
+  // An entry's own error names the file that defined it.
+  const std::string no_server =
+      "clusters:\n- name: c9\n  cluster:\n    certificate-authority-data: " + std::string(kCaB64) +
+      "\n";
+  Result<ParsedKubeconfig> r = MergeKubeconfigs(
+      {Doc("/a/config", good), Doc("/b/config", no_server)}, KubeconfigSelection{"", "c9", ""});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "kubeconfig: /b/config: cluster \"c9\" has no server");
+}
+
 TEST_CASE("in-cluster server URL", "[unit][config]") {
   CHECK(InClusterServer("10.96.0.1", "443") == "https://10.96.0.1:443");
   CHECK(InClusterServer("fd00::1", "6443") == "https://[fd00::1]:6443");
@@ -318,19 +468,79 @@ TEST_CASE("LoadConfig: missing --kubeconfig file does not fall through", "[unit]
   CHECK_THAT(r.status().message(), Catch::Contains("--kubeconfig") && Catch::Contains("nope"));
 }
 
-TEST_CASE("LoadConfig: $KUBECONFIG takes the first existing file of the list", "[unit][config]") {
+TEST_CASE("LoadConfig: $KUBECONFIG merges its files, skipping missing ones and empty entries",
+          "[unit][config]") {
   TempDir dir;
-  const std::string kc = dir.Write("b", Kubeconfig(kServer, "    token: from-b\n"));
+  // a/config sets current-context and the user, with a token file relative to
+  // a/; b/config holds the cluster, with a CA relative to b/.
+  dir.Write("a/token", "tok-a\n");
+  dir.Write("b/ca.crt", kCaPem);
+  const std::string a =
+      dir.Write("a/config",
+                "current-context: main\n"
+                "users:\n- name: u1\n  user:\n    tokenFile: token\n"
+                "contexts:\n- name: main\n  context:\n    cluster: c1\n    user: u1\n");
+  const std::string b = dir.Write("b/config", "clusters:\n- name: c1\n  cluster:\n" + kServer +
+                                                  "    certificate-authority: ca.crt\n");
   ConfigSources s;
-  s.kubeconfig_env = dir.path() + "/a:" + kc;
+  s.kubeconfig_env = dir.path() + "/gone::" + a + "::" + b + ":";
   Result<Config> r = LoadConfig(s);
   REQUIRE(r.ok());
-  CHECK(r->token == "from-b");
+  CHECK(r->server == "https://10.0.0.1:6443");
+  CHECK(r->token == "tok-a");
+  CHECK(r->token_file == dir.path() + "/a/token");
+  CHECK(r->ca_pem == kCaPem);
+  CHECK_THAT(r->source, Catch::Contains(a + ":" + b) && Catch::Contains("context main") &&
+                            Catch::Contains("cluster from " + b));
 
-  s.kubeconfig_env = dir.path() + "/a:" + dir.path() + "/c";
+  // One existing file: as before, named alone.
+  s.kubeconfig_env = dir.path() + "/gone:" + a;
+  r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "$KUBECONFIG " + a + ": cluster \"c1\" does not exist");
+
+  // All missing: the error of an unusable $KUBECONFIG, not a fall-through.
+  s.kubeconfig_env = dir.path() + "/gone:" + dir.path() + "/c";
+  s.home = dir.path();
+  dir.Write(".kube/config", Kubeconfig(kServer, "    token: home\n"));
   Result<Config> none = LoadConfig(s);
   REQUIRE_FALSE(none.ok());
-  CHECK_THAT(none.status().message(), Catch::Contains("$KUBECONFIG"));
+  CHECK(none.status().message() == "$KUBECONFIG (" + s.kubeconfig_env + ") names no existing file");
+}
+
+TEST_CASE("LoadConfig: a $KUBECONFIG file that exists but is unusable is an error naming it",
+          "[unit][config]") {
+  TempDir dir;
+  const std::string good = dir.Write("good", Kubeconfig(kServer, "    token: t\n"));
+  const std::string broken = dir.Write("broken", "clusters: [unclosed\n");
+  ConfigSources s;
+  s.kubeconfig_env = good + ":" + broken;  // broken is never needed, and still refused
+  Result<Config> r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("$KUBECONFIG " + good + ":" + broken + ": " + broken + ": ") &&
+                 Catch::Contains("not valid YAML"));
+
+  fs::create_directories(dir.path() + "/a-directory");
+  s.kubeconfig_env = good + ":" + dir.path() + "/a-directory";
+  r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("$KUBECONFIG") && Catch::Contains(dir.path() + "/a-directory"));
+}
+
+TEST_CASE("LoadConfig: --kubeconfig FILE is that file only, whatever $KUBECONFIG lists",
+          "[unit][config]") {
+  TempDir dir;
+  const std::string flag = dir.Write("flag", Kubeconfig(kServer, "    token: t\n"));
+  const std::string env = dir.Write("env", TwoContexts());
+  ConfigSources s;
+  s.kubeconfig_flag = flag;
+  s.kubeconfig_env = env;
+  s.context = "lab";  // only in the $KUBECONFIG file
+  Result<Config> r = LoadConfig(s);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "--kubeconfig " + flag + ": context \"lab\" does not exist");
 }
 
 TEST_CASE("LoadConfig: in-cluster service account", "[unit][config]") {

@@ -11,9 +11,11 @@ from lib.wait import wait_for
 
 class Reconciler:
     """`wasd reconciler --kubeconfig K` with free probe and metrics ports; its log
-    is workdir/<name>.log. Not started until start() (or Env.start_reconciler)."""
+    is workdir/<name>.log. Not started until start() (or Env.start_reconciler).
+    kubeconfig None: no --kubeconfig flag. env: the process environment (default:
+    this one's)."""
 
-    def __init__(self, kubeconfig, workdir, name="reconciler", args=()):
+    def __init__(self, kubeconfig, workdir, name="reconciler", args=(), env=None):
         # The tests read the Normal Events (WorkloadCreated, ...): on unless the
         # caller says otherwise (the binary's default is off).
         args = list(args)
@@ -25,20 +27,24 @@ class Reconciler:
         self.metrics_port = free_port()
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.args = list(args)
+        self.env = env
         self.proc = None
         self._log = None
 
     def start(self):
         self._log = open(self.log_path, "ab")
-        cmd = [paths.WASD, "reconciler", "--kubeconfig", self.kubeconfig,
-               "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
-               "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}"] + self.args
+        cmd = [paths.WASD, "reconciler"]
+        if self.kubeconfig is not None:
+            cmd += ["--kubeconfig", self.kubeconfig]
+        cmd += ["--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
+                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}"] + self.args
         # Plain /metrics: the test API server serves no TokenReview or
         # SubjectAccessReview; the HTTPS default is proven on the real one
         # (tests/cluster/test_secure_metrics_real.py).
         if not any(a.startswith("--metrics-secure") for a in self.args):
             cmd.append("--metrics-secure=false")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+                                     env=self.env)
         return self
 
     @property
