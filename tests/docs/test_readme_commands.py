@@ -83,6 +83,18 @@ NOT_RUN = {
         "needs helm, a real cluster and the user's own registry (<your registry> is a "
         "placeholder)",
 }
+# charts/wasd/README.md "Metrics": a scrape by hand on a user's cluster. The
+# port-forward needs a kubelet; tests/cluster/test_secure_metrics_real.py makes
+# the same ServiceAccount, ClusterRoleBinding and token (TokenRequest) on the
+# real API server and scrapes both components with them.
+for _cmd in ("kubectl -n wasd-system create serviceaccount scraper",
+             "kubectl create clusterrolebinding wasd-scraper --clusterrole=wasd-metrics-reader "
+             "--serviceaccount=wasd-system:scraper",
+             "kubectl -n wasd-system port-forward deploy/wasd-reconciler 8443 &",
+             'curl -sk -H "Authorization: Bearer $(kubectl -n wasd-system create token scraper)" '
+             "https://127.0.0.1:8443/metrics | head"):
+    NOT_RUN[_cmd] = ("a scrape by hand on a user's cluster (port-forward needs a kubelet); "
+                     "cluster.test_secure_metrics_real runs the same steps on the real API server")
 
 # Per-command bounds above the default.
 TIMEOUTS = {
