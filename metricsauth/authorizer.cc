@@ -78,8 +78,8 @@ std::optional<runtime::HttpResponse> DelegatedAuthorizer::Decide(std::string_vie
     *cacheable = false;
     logger_.Warn("cannot authenticate a /metrics request: TokenReview failed",
                  {{"error", who.status().message()}});
-    return Refuse(503, "cannot check the bearer token: TokenReview failed: " +
-                           who.status().message());
+    return Refuse(503,
+                  "cannot check the bearer token: TokenReview failed: " + who.status().message());
   }
   if (!who.value().authenticated) {
     logger_.Debug("/metrics request refused: token not authenticated",
@@ -95,16 +95,15 @@ std::optional<runtime::HttpResponse> DelegatedAuthorizer::Decide(std::string_vie
     *cacheable = false;
     logger_.Warn("cannot authorize a /metrics request: SubjectAccessReview failed",
                  {{"user", user.username}, {"error", access.status().message()}});
-    return Refuse(503, "cannot check access: SubjectAccessReview failed: " +
-                           access.status().message());
+    return Refuse(503,
+                  "cannot check access: SubjectAccessReview failed: " + access.status().message());
   }
   if (!access.value().allowed) {
     logger_.Debug("/metrics request refused: not allowed",
                   {{"user", user.username}, {"reason", access.value().reason}});
     std::string body = "Forbidden: user \"" + user.username + "\" may not get " +
-                       std::string(path) +
-                       " (bind it to a ClusterRole with nonResourceURLs [\"" + std::string(path) +
-                       "\"] and verbs [\"get\"]";
+                       std::string(path) + " (bind it to a ClusterRole with nonResourceURLs [\"" +
+                       std::string(path) + "\"] and verbs [\"get\"]";
     if (!access.value().reason.empty()) body += "; " + access.value().reason;
     return Refuse(403, body + ")");
   }

@@ -51,8 +51,9 @@ class DelegatedAuthorizer {
   };
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
-  DelegatedAuthorizer(ReviewPoster post, const runtime::Logger& logger, Options options,
-                      Clock now = [] { return std::chrono::steady_clock::now(); });
+  DelegatedAuthorizer(
+      ReviewPoster post, const runtime::Logger& logger, Options options,
+      Clock now = [] { return std::chrono::steady_clock::now(); });
 
   // nullopt: the request may go on to the handler. Otherwise the answer to
   // send. `target` is the request target (its query string is ignored).

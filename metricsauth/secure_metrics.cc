@@ -71,9 +71,9 @@ SecureMetrics::SecureMetrics(const SecureMetricsOptions& options,
     : options_(options),
       logger_(logger),
       client_(api.ok() ? std::make_unique<kube::Client>(api.value()) : nullptr),
-      authorizer_(client_ ? KubeReviewPoster(*client_, options.review_timeout)
-                          : NoApiPoster(api.status()),
-                  logger, options.auth) {}
+      authorizer_(
+          client_ ? KubeReviewPoster(*client_, options.review_timeout) : NoApiPoster(api.status()),
+          logger, options.auth) {}
 
 base::Result<std::unique_ptr<SecureMetrics>> SecureMetrics::Make(
     const SecureMetricsOptions& options, const base::Result<kube::Config>& api,
@@ -116,8 +116,7 @@ std::shared_ptr<boost::asio::ssl::context> SecureMetrics::Context() {
           logger_.Warn("new metrics certificate refused; the previous one stays",
                        {{"certFile", options_.cert_file}, {"error", why.message()}});
           break;
-        case certs::ServingCertReloader::PollResult::kUnchanged:
-          break;
+        case certs::ServingCertReloader::PollResult::kUnchanged: break;
       }
       cert_ = reloader_->Current();
       if (context_ && cert_ && context_->native_handle() != cert_->ssl_ctx()) context_.reset();

@@ -64,7 +64,7 @@ class SecureMetrics {
   DelegatedAuthorizer authorizer_;
   std::string cert_source_;
   std::unique_ptr<certs::ServingCertReloader> reloader_;  // null: self-signed
-  std::mutex mu_;  // guards everything below
+  std::mutex mu_;                                         // guards everything below
   std::shared_ptr<const certs::ServingCert> cert_;
   std::shared_ptr<boost::asio::ssl::context> context_;
   std::chrono::steady_clock::time_point next_poll_{};

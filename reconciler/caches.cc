@@ -197,15 +197,23 @@ void Caches::EnableGangStatus() {
   // Every Deployment the webhook did not mark; a few hundred bytes each.
   unadmitted_ = MakeInformer(client_, kube::Deployments(), UnmanagedSelector(), {},
                              UnadmittedDeploymentProjection());
+  // The informer delivers every change, a relist's included, as an add,
+  // update or delete: the count follows the cache.
+  auto carrier = [](const kube::ObjectPtr& d) -> std::int64_t {
+    return d && workloadbuilder::HasSchedulingCarrier(*d) ? 1 : 0;
+  };
+  unadmitted_->AddEventHandlers(
+      {.on_add = [this, carrier](const kube::ObjectPtr& d) { not_admitted_ += carrier(d); },
+       .on_update =
+           [this, carrier](const kube::ObjectPtr& old_d, const kube::ObjectPtr& new_d) {
+             not_admitted_ += carrier(new_d) - carrier(old_d);
+           },
+       .on_delete = [this, carrier](const kube::ObjectPtr& d) { not_admitted_ -= carrier(d); }});
 }
 
 std::int64_t Caches::CountNotAdmitted() const {
   if (unadmitted_ == nullptr || !unadmitted_->HasSynced()) return 0;
-  std::int64_t n = 0;
-  for (const kube::ObjectPtr& d : unadmitted_->List()) {
-    if (workloadbuilder::HasSchedulingCarrier(*d)) ++n;
-  }
-  return n;
+  return not_admitted_.load();
 }
 
 void Caches::StartCore() {

@@ -123,6 +123,7 @@ class Caches {
   // marker label (the webhook never admitted them: doctor::kNotAdmitted),
   // from a cache of unmarked Deployments that keeps their names and that
   // annotation only. 0 before its first list or without EnableGangStatus.
+  // A count the cache's event handlers keep: a scrape decodes nothing.
   std::int64_t CountNotAdmitted() const;
 
  private:
@@ -160,6 +161,7 @@ class Caches {
   std::atomic<bool> fit_started_{false};
   // EnableGangStatus only, started with the core informers.
   std::unique_ptr<kube::Informer> unadmitted_;
+  std::atomic<std::int64_t> not_admitted_{0};  // carriers in unadmitted_
   ObjectIndex rs_by_deployment_;
   ObjectIndex pods_by_group_;
   ObjectIndex pods_by_replicaset_;  // pod → its controlling ReplicaSet

@@ -26,6 +26,13 @@ METRICS_SERVER_NAME = f"wasd-webhook.{NS}.svc"
 METRICS_SCRAPER = "metrics-scraper"  # the ServiceAccount the tests scrape as
 
 
+def run(*args, check=True, timeout=300, **kw):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
 def gang_manifest(name, replicas, min_count):
     """A gang Deployment (Recreate, no resources) as YAML, for kubectl apply -f -."""
     return f"""apiVersion: apps/v1

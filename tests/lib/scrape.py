@@ -38,10 +38,3 @@ def https_get(host, port, path, token=None, ca_pem=None, server_name=None, timeo
             out, rest = out + rest[:size], rest[size + 2:]
         body = out
     return status, headers, body.decode()
-
-
-def run(*args, check=True, timeout=300, **kw):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p

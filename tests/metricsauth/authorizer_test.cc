@@ -38,8 +38,9 @@ struct FakeApi {
     if (fail) return base::Status::Error("connection refused");
     if (review["kind"] == "TokenReview") {
       const std::string token = review["spec"]["token"];
-      if (token == "reader") return TokenAnswer(true, "system:serviceaccount:mon:prometheus",
-                                                {"system:serviceaccounts"});
+      if (token == "reader")
+        return TokenAnswer(true, "system:serviceaccount:mon:prometheus",
+                           {"system:serviceaccounts"});
       if (token == "nobody") return TokenAnswer(true, "system:serviceaccount:default:nobody");
       return TokenAnswer(false);
     }
