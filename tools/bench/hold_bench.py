@@ -64,7 +64,8 @@ current-context: bench
         cmd = [wasd, "reconciler", "--kubeconfig", kubeconfig, "--leader-elect=false",
                "--health-probe-bind-address", "0", "--gang-status=false",
                f"--normal-events={normal_events}",
-               "--metrics-bind-address", f"127.0.0.1:{metrics_port}"]
+               # plain: the test API server has no TokenReview
+               "--metrics-bind-address", f"127.0.0.1:{metrics_port}", "--metrics-secure=false"]
         if qps is not None:
             cmd += ["--kube-api-qps", str(qps)]
         rec = subprocess.Popen(cmd, stdout=open(os.path.join(tmp, "reconciler.log"), "w"),

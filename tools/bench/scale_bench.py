@@ -227,7 +227,8 @@ current-context: bench
                      "--kube-api-qps", str(args.qps), "--kube-api-burst", str(args.burst),
                      "--health-probe-bind-address", "0", f"--gang-status={args.gang_status}",
                      f"--normal-events={args.normal_events}",
-                     "--metrics-bind-address", f"127.0.0.1:{metrics_port}"],
+                     # plain: the test API server has no TokenReview
+                     "--metrics-bind-address", f"127.0.0.1:{metrics_port}", "--metrics-secure=false"],
                     args.reconciler_cpu, os.path.join(tmp, "reconciler.log"))
         rp = Proc(rec.pid)
         # Idle baseline: caches synced on an empty server.
