@@ -290,6 +290,11 @@ class Components(unittest.TestCase):
         self.assertEqual([i["key"] for i in volume["secret"]["items"]], ["tls.crt", "tls.key"])  # never ca.key
 
     def test_plain_metrics_opt_in(self):
+        notes = chart.render_text(notes=True)
+        self.assertIn("/metrics (port 8443) is HTTPS and needs a bearer token", notes)
+        self.assertIn("ClusterRole wasd-metrics-reader", notes)
+        self.assertIn("is plain HTTP, readable by anyone",
+                      chart.render_text(notes=True, sets=["metrics.secure=false"]))
         objs = chart.render(sets=["metrics.secure=false"])
         for dep, name in (("wasd-webhook", "webhook"), ("wasd-reconciler", "reconciler")):
             args = args_map(container(one(objs, "Deployment", dep), name)["args"][1:])
