@@ -107,7 +107,7 @@ inline bool IsLiteral(const char* p, const char* end, const char (&word)[N]) {
 
 // The \uXXXX code unit at `p` (which is at the '\'), or -1.
 inline int CodeUnit(const char* p, const char* end) {
-  if (end - p < 6 || p[1] != 'u') return -1;
+  if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return -1;
   int v = 0;
   for (int i = 2; i < 6; ++i) {
     const int h = HexValue(p[i]);

@@ -181,6 +181,8 @@ TEST_CASE("PrunedParse accepts exactly what nlohmann accepts", "[unit]") {
       "[1,,2]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\" 1}", "{1:2}", "{\"a\":1 \"b\":2}",
       "\"abc\"", "\"a\tb\"", "\"a\\tb\"", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"\\u0000\"",
       "\"\\uD800\"", "\"\\uD800\\uDC00\"", "\"\\uDC00\"", "\"\\uD800\\u0041\"", "\"\\uDBFF\\uDFFF\"",
+      // A high surrogate, then "u" + four hex digits not behind a backslash.
+      "\"\\uD83DXuDE00\"", "\"\\uD83D\\\\uDE00\"", "{\"obj\":{\"drop\":\"\\uD83DxuDE00\"}}",
       "\"\\/\\b\\f\\n\\r\\\"\\\\\"", "\"\xC3\xA9\"", "\"\xC0\x80\"", "\"\xED\xA0\x80\"",
       "\"\xED\x9F\xBF\"", "\"\xF4\x90\x80\x80\"", "\"\xF0\x9F\x98\x80\"", "\"\xE2\x82\"",
       "\"\x80\"", "\"\xFF\"", "\"unterminated", "\"long plain string of more than eight bytes\"",
